@@ -1,0 +1,29 @@
+// Element types of collage tensors and their properties.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace collage {
+
+// The element types a collage value can have. f16 and bf16 are stored as raw 16-bit words.
+enum class DType : uint8_t { f32, f16, bf16, i8, i32, i64, boolean };
+
+// Size of one element in bytes.
+size_t dtype_size(DType t);
+// Short lower-case name ("f32", "i64", "bool").
+std::string_view dtype_name(DType t);
+// Inverse of dtype_name; nullopt for an unknown name.
+std::optional<DType> parse_dtype(std::string_view name);
+bool is_float(DType t);
+bool is_integer(DType t);
+
+// Conversions between float and the 16-bit float formats (round to nearest even).
+uint16_t float_to_half(float f);
+float half_to_float(uint16_t h);
+uint16_t float_to_bfloat16(float f);
+float bfloat16_to_float(uint16_t b);
+
+}  // namespace collage

@@ -1,0 +1,157 @@
+// Tensor storage, element access and conversions.
+#include "collage/tensor.h"
+
+#include <cassert>
+#include <cstdlib>
+#include <cstring>
+
+namespace collage {
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::vector<int64_t> shape_strides(const Shape& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+std::string shape_to_string(const Shape& shape) {
+  if (shape.empty()) return "scalar";
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += 'x';
+    s += std::to_string(shape[i]);
+  }
+  return s;
+}
+
+std::string type_to_string(const TensorType& t) {
+  return std::string(dtype_name(t.dtype)) + "[" + shape_to_string(t.shape) + "]";
+}
+
+Tensor::Tensor(DType dtype, Shape shape) {
+  type_ = TensorType{dtype, std::move(shape)};
+  size_t bytes = type_.bytes();
+  size_t alloc = (bytes + 63) / 64 * 64;
+  if (alloc == 0) alloc = 64;
+  void* p = std::aligned_alloc(64, alloc);
+  assert(p && "out of memory");
+  std::memset(p, 0, alloc);
+  owner_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  data_ = p;
+}
+
+Tensor Tensor::wrap(DType dtype, Shape shape, void* data, std::shared_ptr<void> keep_alive) {
+  Tensor t;
+  t.type_ = TensorType{dtype, std::move(shape)};
+  t.owner_ = std::move(keep_alive);
+  t.data_ = data;
+  return t;
+}
+
+Tensor Tensor::from_f32(Shape shape, std::span<const float> values) {
+  Tensor t(DType::f32, std::move(shape));
+  assert(static_cast<int64_t>(values.size()) == t.numel());
+  std::memcpy(t.raw(), values.data(), t.bytes());
+  return t;
+}
+
+Tensor Tensor::from_i64(Shape shape, std::span<const int64_t> values) {
+  Tensor t(DType::i64, std::move(shape));
+  assert(static_cast<int64_t>(values.size()) == t.numel());
+  std::memcpy(t.raw(), values.data(), t.bytes());
+  return t;
+}
+
+Tensor Tensor::scalar_f32(float v) { return from_f32({}, std::span<const float>(&v, 1)); }
+Tensor Tensor::scalar_i64(int64_t v) { return from_i64({}, std::span<const int64_t>(&v, 1)); }
+
+Tensor Tensor::clone() const {
+  if (empty()) return Tensor();
+  Tensor t(type_.dtype, type_.shape);
+  std::memcpy(t.raw(), data_, bytes());
+  return t;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  assert(shape_numel(shape) == numel());
+  Tensor t = *this;
+  t.type_.shape = std::move(shape);
+  return t;
+}
+
+double Tensor::get_as_double(int64_t i) const {
+  switch (dtype()) {
+    case DType::f32: return data<float>()[i];
+    case DType::f16: return half_to_float(data<uint16_t>()[i]);
+    case DType::bf16: return bfloat16_to_float(data<uint16_t>()[i]);
+    case DType::i8: return data<int8_t>()[i];
+    case DType::i32: return data<int32_t>()[i];
+    case DType::i64: return static_cast<double>(data<int64_t>()[i]);
+    case DType::boolean: return data<uint8_t>()[i] ? 1.0 : 0.0;
+  }
+  return 0;
+}
+
+int64_t Tensor::get_as_int64(int64_t i) const {
+  switch (dtype()) {
+    case DType::i8: return data<int8_t>()[i];
+    case DType::i32: return data<int32_t>()[i];
+    case DType::i64: return data<int64_t>()[i];
+    case DType::boolean: return data<uint8_t>()[i] ? 1 : 0;
+    default: return static_cast<int64_t>(get_as_double(i));
+  }
+}
+
+std::vector<int64_t> Tensor::to_int64_vector() const {
+  std::vector<int64_t> v(static_cast<size_t>(numel()));
+  for (int64_t i = 0; i < numel(); ++i) v[i] = get_as_int64(i);
+  return v;
+}
+
+namespace {
+void store_double(Tensor& t, int64_t i, double v) {
+  switch (t.dtype()) {
+    case DType::f32: t.data<float>()[i] = static_cast<float>(v); break;
+    case DType::f16: t.data<uint16_t>()[i] = float_to_half(static_cast<float>(v)); break;
+    case DType::bf16: t.data<uint16_t>()[i] = float_to_bfloat16(static_cast<float>(v)); break;
+    case DType::i8: t.data<int8_t>()[i] = static_cast<int8_t>(v); break;
+    case DType::i32: t.data<int32_t>()[i] = static_cast<int32_t>(v); break;
+    case DType::i64: t.data<int64_t>()[i] = static_cast<int64_t>(v); break;
+    case DType::boolean: t.data<uint8_t>()[i] = v != 0.0; break;
+  }
+}
+}  // namespace
+
+Tensor Tensor::cast(DType to) const {
+  if (to == dtype()) return clone();
+  Tensor out(to, shape());
+  bool int_to_int = (is_integer(dtype()) || dtype() == DType::boolean) &&
+                    (is_integer(to) || to == DType::boolean);
+  for (int64_t i = 0; i < numel(); ++i) {
+    if (int_to_int) {
+      int64_t v = get_as_int64(i);
+      switch (to) {
+        case DType::i8: out.data<int8_t>()[i] = static_cast<int8_t>(v); break;
+        case DType::i32: out.data<int32_t>()[i] = static_cast<int32_t>(v); break;
+        case DType::i64: out.data<int64_t>()[i] = v; break;
+        default: out.data<uint8_t>()[i] = v != 0; break;
+      }
+    } else {
+      store_double(out, i, get_as_double(i));
+    }
+  }
+  return out;
+}
+
+bool Tensor::identical(const Tensor& other) const {
+  if (type_ != other.type_) return false;
+  if (empty() || other.empty()) return empty() == other.empty();
+  return std::memcmp(data_, other.data_, bytes()) == 0;
+}
+
+}  // namespace collage

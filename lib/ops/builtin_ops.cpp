@@ -1,0 +1,13 @@
+// The built-in operator set.
+#include "ops/op_sets.h"
+
+namespace collage {
+
+void register_builtin_ops(OpRegistry& registry) {
+  ops::register_nn_ops(registry);
+  ops::register_elementwise_ops(registry);
+  ops::register_reduction_ops(registry);
+  ops::register_tensor_ops(registry);
+}
+
+}  // namespace collage

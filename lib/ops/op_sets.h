@@ -1,0 +1,13 @@
+// Registration functions of the built-in operator families (one .cpp file family each).
+#pragma once
+
+#include "collage/op.h"
+
+namespace collage::ops {
+
+void register_nn_ops(OpRegistry& r);           // conv, pooling, normalisation, softmax, matmul
+void register_elementwise_ops(OpRegistry& r);  // unary, binary, comparison, cast, where
+void register_reduction_ops(OpRegistry& r);    // ReduceMean, ReduceSum, ReduceMax
+void register_tensor_ops(OpRegistry& r);       // shape manipulation and data movement
+
+}  // namespace collage::ops

@@ -1,0 +1,73 @@
+// Implementation of the shared test helpers.
+#include "common/test_util.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <sstream>
+
+namespace collage::testing {
+namespace {
+struct Worst {
+  double err = 0;
+  int64_t index = -1;
+};
+Worst worst(const Tensor& a, const Tensor& e, double floor) {
+  Worst w;
+  if (a.type() != e.type()) return {std::numeric_limits<double>::infinity(), -1};
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double x = a.get_as_double(i), y = e.get_as_double(i);
+    double err;
+    if (std::isnan(x) || std::isnan(y)) {
+      err = (std::isnan(x) && std::isnan(y)) ? 0 : std::numeric_limits<double>::infinity();
+    } else if (std::isinf(x) || std::isinf(y)) {
+      err = x == y ? 0 : std::numeric_limits<double>::infinity();
+    } else {
+      err = std::fabs(x - y) / std::max(std::fabs(y), floor);
+    }
+    if (err > w.err || w.index < 0) w = {err, i};
+  }
+  return w;
+}
+}  // namespace
+
+double max_relative_error(const Tensor& actual, const Tensor& expected, double floor) {
+  return worst(actual, expected, floor).err;
+}
+
+std::string describe_mismatch(const Tensor& actual, const Tensor& expected, double floor) {
+  std::ostringstream s;
+  if (actual.type() != expected.type()) {
+    s << "type " << type_to_string(actual.type()) << " vs expected "
+      << type_to_string(expected.type());
+    return s.str();
+  }
+  Worst w = worst(actual, expected, floor);
+  s << "max rel err " << w.err;
+  if (w.index >= 0)
+    s << " at element " << w.index << ": " << actual.get_as_double(w.index) << " vs expected "
+      << expected.get_as_double(w.index);
+  return s.str();
+}
+
+Tensor random_f32(const Shape& shape, uint64_t seed, float lo, float hi) {
+  Tensor t(DType::f32, shape);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
+  return t;
+}
+
+std::filesystem::path test_data_dir() {
+  if (const char* e = std::getenv("COLLAGE_TEST_DATA")) return e;
+  return std::filesystem::path(COLLAGE_BINARY_DIR) / "test-data";
+}
+
+std::filesystem::path model_cache_dir() {
+  if (const char* e = std::getenv("COLLAGE_MODEL_CACHE")) return e;
+  const char* home = std::getenv("HOME");
+  return std::filesystem::path(home ? home : "/tmp") / ".cache" / "collage" / "models";
+}
+
+}  // namespace collage::testing
