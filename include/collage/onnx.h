@@ -1,0 +1,33 @@
+// ONNX import: reads an ONNX model (opsets 11-17) into a collage Graph.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <span>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "collage/graph.h"
+
+namespace collage {
+
+struct OnnxImportOptions {
+  // Shapes for graph inputs, by input name. Required for inputs with a symbolic or unknown
+  // dimension; when given for a fully static input it must agree with the model.
+  std::map<std::string, Shape> input_shapes;
+};
+
+// Imports a model file. External-data weight files are resolved relative to the model's folder;
+// a location that escapes that folder is refused. Errors name the file, and the node (op type,
+// node name, opset) or tensor at fault; nothing half-built is returned.
+absl::StatusOr<Graph> import_onnx_file(const Context& ctx, const std::filesystem::path& path,
+                                       const OnnxImportOptions& options = {});
+
+// Imports a model held in memory. `base_dir` is where external data is looked up; if empty, a
+// model that refers to external data is refused.
+absl::StatusOr<Graph> import_onnx_buffer(const Context& ctx, std::span<const uint8_t> bytes,
+                                         const OnnxImportOptions& options = {},
+                                         const std::filesystem::path& base_dir = {});
+
+}  // namespace collage

@@ -1,0 +1,6 @@
+// Attribute structs of every built-in operator.
+#pragma once
+
+#include "collage/ops/elementwise.h"
+#include "collage/ops/nn.h"
+#include "collage/ops/tensor.h"

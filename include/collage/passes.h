@@ -1,0 +1,25 @@
+// The graph optimisation pipeline run before placement.
+#pragma once
+
+#include <functional>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "collage/graph.h"
+
+namespace collage {
+
+struct PassOptions {
+  bool fold_constants = true;
+  bool fold_batch_norm = true;
+  bool canonicalize = true;  // recognise LayerNorm and GELU subgraphs
+  bool eliminate_dead_code = true;
+  // Called with each pass's name and result, e.g. to print the IR after a pass.
+  std::function<void(std::string_view pass, const Graph& g)> after_pass;
+};
+
+// Runs the pipeline: shape inference, constant folding, canonicalisation, batch-norm folding,
+// constant folding again, dead-code elimination. In debug builds the verifier runs after each.
+absl::StatusOr<Graph> run_passes(const Context& ctx, const Graph& g, const PassOptions& options = {});
+
+}  // namespace collage
