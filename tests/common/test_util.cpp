@@ -36,6 +36,19 @@ double max_relative_error(const Tensor& actual, const Tensor& expected, double f
   return worst(actual, expected, floor).err;
 }
 
+double max_scaled_error(const Tensor& actual, const Tensor& expected) {
+  if (actual.type() != expected.type()) return std::numeric_limits<double>::infinity();
+  double diff = 0, scale = 0;
+  for (int64_t i = 0; i < actual.numel(); ++i) {
+    double x = actual.get_as_double(i), y = expected.get_as_double(i);
+    if (std::isnan(x) != std::isnan(y)) return std::numeric_limits<double>::infinity();
+    if (std::isnan(x)) continue;
+    diff = std::max(diff, std::fabs(x - y));
+    scale = std::max(scale, std::fabs(y));
+  }
+  return scale == 0 ? diff : diff / scale;
+}
+
 std::string describe_mismatch(const Tensor& actual, const Tensor& expected, double floor) {
   std::ostringstream s;
   if (actual.type() != expected.type()) {

@@ -12,6 +12,9 @@ namespace collage::testing {
 // Largest |a-b| / max(|b|, floor) over all elements; +inf on a type or shape mismatch, or where
 // one side is NaN and the other is not. `floor` keeps values near zero from dominating.
 double max_relative_error(const Tensor& actual, const Tensor& expected, double floor = 1e-3);
+// max|a-b| / max|b| over all elements: error relative to the output's scale. +inf on a type or
+// shape mismatch or a NaN in one side only.
+double max_scaled_error(const Tensor& actual, const Tensor& expected);
 // A human-readable summary of the worst element, for failure messages.
 std::string describe_mismatch(const Tensor& actual, const Tensor& expected, double floor = 1e-3);
 // Uniform random f32 tensor in [lo, hi) from a fixed seed.

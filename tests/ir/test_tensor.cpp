@@ -1,0 +1,45 @@
+// Tensor storage, dtype helpers and conversions.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "collage/tensor.h"
+
+using namespace collage;
+
+TEST_CASE("dtype names round trip", "[tensor]") {
+  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::i8, DType::i32, DType::i64,
+                  DType::boolean}) {
+    CHECK(parse_dtype(dtype_name(t)) == t);
+  }
+  CHECK_FALSE(parse_dtype("f64").has_value());
+  CHECK(dtype_size(DType::i64) == 8);
+}
+
+TEST_CASE("half and bfloat16 conversions round to nearest even", "[tensor]") {
+  CHECK(half_to_float(float_to_half(1.0f)) == 1.0f);
+  CHECK(half_to_float(float_to_half(65504.0f)) == 65504.0f);
+  CHECK(std::isinf(half_to_float(float_to_half(1e6f))));
+  CHECK(half_to_float(float_to_half(5.96046448e-8f)) == 5.96046448e-8f);  // smallest subnormal
+  CHECK(std::isnan(half_to_float(float_to_half(NAN))));
+  CHECK(bfloat16_to_float(float_to_bfloat16(1.5f)) == 1.5f);
+  CHECK(bfloat16_to_float(float_to_bfloat16(1.00390625f)) == 1.0f);  // tie rounds to even
+}
+
+TEST_CASE("tensors share buffers, clone deep-copies, cast converts", "[tensor]") {
+  Tensor a = Tensor::from_f32({2, 2}, std::vector<float>{1.5f, -2.5f, 3.f, 0.f});
+  Tensor b = a;
+  b.data<float>()[0] = 7.f;
+  CHECK(a.data<float>()[0] == 7.f);
+  Tensor c = a.clone();
+  c.data<float>()[0] = 1.f;
+  CHECK(a.data<float>()[0] == 7.f);
+  Tensor i = a.cast(DType::i64);
+  CHECK(i.to_int64_vector() == std::vector<int64_t>{7, -2, 3, 0});
+  Tensor bl = a.cast(DType::boolean);
+  CHECK(bl.data<uint8_t>()[3] == 0);
+  CHECK(bl.data<uint8_t>()[1] == 1);
+  CHECK(a.reshaped({4}).shape() == Shape{4});
+  CHECK(shape_to_string({1, 3, 224, 224}) == "1x3x224x224");
+  CHECK(shape_to_string({}) == "scalar");
+  CHECK(reinterpret_cast<uintptr_t>(a.raw()) % 64 == 0);
+}
