@@ -1,4 +1,5 @@
-// ONNX import: reads an ONNX model (opsets 11-17) into a collage Graph.
+// ONNX import: reads an ONNX model (default-domain opsets 11-17, and 18-20 where their changes to
+// the supported operators are handled) into a collage Graph.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +20,15 @@ struct OnnxImportOptions {
 };
 
 // Imports a model file. External-data weight files are resolved relative to the model's folder;
-// a location that escapes that folder is refused. Errors name the file, and the node (op type,
-// node name, opset) or tensor at fault; nothing half-built is returned.
+// a location that escapes that folder is refused. Shape-like operator inputs (Reshape's shape,
+// Slice's starts, ...) must be compile-time constants; nodes whose inputs are all constants (and
+// Shape of a statically shaped value) are evaluated at import time, so Shape->Gather->Concat->
+// Reshape chains fold away. Graph input and output values keep their ONNX names.
+// Errors name the file, and the node (op type, node name, opset) or tensor at fault; nothing
+// half-built is returned. Codes: NotFound for a missing model or external-data file;
+// Unimplemented for valid ONNX that collage does not handle (an operator, domain, opset, element
+// type or training-only output); InvalidArgument for everything else (malformed protobuf,
+// missing tensor, symbolic input dimension without a shape in `options`, bad external data).
 absl::StatusOr<Graph> import_onnx_file(const Context& ctx, const std::filesystem::path& path,
                                        const OnnxImportOptions& options = {});
 

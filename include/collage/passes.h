@@ -19,7 +19,9 @@ struct PassOptions {
 };
 
 // Runs the pipeline: shape inference, constant folding, canonicalisation, batch-norm folding,
-// constant folding again, dead-code elimination. In debug builds the verifier runs after each.
+// dead-code elimination; the options turn passes off. In debug builds the verifier runs after
+// each pass. The input is not modified. Errors: a node whose shape inference fails (naming it),
+// or an internal error naming the pass after which the graph no longer verifies.
 absl::StatusOr<Graph> run_passes(const Context& ctx, const Graph& g, const PassOptions& options = {});
 
 }  // namespace collage

@@ -1,0 +1,101 @@
+// Backends (BYOC): a backend names the subgraphs it can run (patterns and pattern rules) and
+// builds one group at a time into a Kernel. Backends are registered on a BackendRegistry owned
+// by the caller (usually next to the Context); nothing is global.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collage/graph.h"
+#include "collage/kernel.h"
+#include "collage/pattern.h"
+#include "collage/subgraph.h"
+
+namespace collage {
+
+enum class DeviceKind : uint8_t { cpu, cuda };
+std::string_view device_kind_name(DeviceKind d);
+
+class Backend;
+
+// One candidate group: nodes of the graph that `backend` offers to run as one kernel.
+struct Candidate {
+  NodeSet nodes;
+  const Backend* backend = nullptr;
+  std::string origin;  // the pattern or rule that produced it
+};
+
+// Extra acceptance test for a pattern match (attributes, shapes, dtypes the library supports).
+// Returns OK or a reason (shown in placement explanations).
+using PatternCheck = std::function<absl::Status(const Graph& g, const PatternMatch& m)>;
+
+struct RuleOptions {
+  int max_depth = 8;  // largest number of nodes a rule may put in one candidate
+};
+// A pattern rule generates candidate node sets directly (e.g. the native backend's fusion rule).
+using PatternRule =
+    std::function<std::vector<NodeSet>(const Graph& g, const GraphReachability& r,
+                                       const RuleOptions& options)>;
+
+struct BuildOptions {
+  int num_threads = 0;  // threads the kernel may use (0: every core)
+};
+
+class Backend {
+ public:
+  Backend(std::string name, DeviceKind device, std::string version)
+      : name_(std::move(name)), device_(device), version_(std::move(version)) {}
+  virtual ~Backend() = default;
+
+  const std::string& name() const { return name_; }
+  DeviceKind device() const { return device_; }
+  // Part of every cost-database key: bump it when generated code or library version changes.
+  const std::string& version() const { return version_; }
+
+  void add_pattern(std::string name, Pattern pattern, PatternCheck check = nullptr);
+  void add_pattern_rule(std::string name, PatternRule rule);
+
+  // Every convex candidate of this backend in g: matches of its patterns that pass their checks,
+  // and the node sets its rules generate. Deterministic order.
+  std::vector<Candidate> candidates(const Graph& g, const GraphReachability& reach,
+                                    const RuleOptions& options = {}) const;
+
+  // Builds one group, given as a standalone graph (extract_subgraph). Errors say why the backend
+  // cannot run it.
+  virtual absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
+                                                        const BuildOptions& options) const = 0;
+
+ private:
+  struct PatternEntry {
+    std::string name;
+    Pattern pattern;
+    PatternCheck check;
+  };
+  struct RuleEntry {
+    std::string name;
+    PatternRule rule;
+  };
+  std::string name_;
+  DeviceKind device_;
+  std::string version_;
+  std::vector<PatternEntry> patterns_;
+  std::vector<RuleEntry> rules_;
+};
+
+// Backends by name, in registration order (the priority order of the `greedy` baseline).
+class BackendRegistry {
+ public:
+  // AlreadyExists when the name is taken.
+  absl::Status add(std::unique_ptr<Backend> backend);
+  const Backend* find(std::string_view name) const;
+  std::vector<const Backend*> all() const;
+
+ private:
+  std::vector<std::unique_ptr<Backend>> backends_;
+};
+
+}  // namespace collage

@@ -1,0 +1,38 @@
+// Kernel: one compiled group (a subgraph placed on one backend), runnable in process and
+// describable as a record the runtime can rebuild it from.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "collage/tensor.h"
+
+namespace collage {
+
+// What the runtime needs to recreate a kernel from an artifact: the runtime module that executes
+// it (include/collage/runtime_module.h), the module-specific entry and parameters, and the
+// constants it owns (already in the layout the kernel wants, e.g. pre-packed weights).
+struct KernelRecord {
+  std::string module;  // "native", "dnnl", "eigen", or a plugin backend's name
+  std::string entry;   // kernel kind or native symbol name
+  std::vector<uint8_t> params;
+  std::vector<Tensor> constants;
+};
+
+// A kernel reads the group's inputs and writes its outputs. Arguments are dense row-major
+// buffers: inputs first, then outputs, in the order of the group's standalone graph. The work is
+// split into task_count() independent tasks which may run concurrently; running every task once
+// computes the outputs. A kernel may be run from several threads at once.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual int32_t task_count() const = 0;
+  // Runs task `task_id` (0 <= task_id < task_count()). Errors (possible for plugin kernels)
+  // name the kernel.
+  virtual absl::Status run_task(void* const* args, int32_t task_id) = 0;
+  virtual const KernelRecord& record() const = 0;
+};
+
+}  // namespace collage

@@ -1,0 +1,84 @@
+/* The C interface between the runtime and a backend runtime module (native code, oneDNN, Eigen,
+ * a user plugin). Each library backend ships its runtime part as its own shared library exporting
+ * `collage_rt_module_v1_get`; the core runtime dlopens only the modules an artifact names.
+ *
+ * ABI rules: structs start with `struct_size` so fields can be appended; functions are only ever
+ * added; no C++ exception crosses this boundary; every pointer's owner is stated. */
+#ifndef COLLAGE_RUNTIME_MODULE_H_
+#define COLLAGE_RUNTIME_MODULE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define COLLAGE_RT_MODULE_ABI_VERSION 1
+
+/* Element types, numbered as collage::DType. */
+typedef enum {
+  COLLAGE_DTYPE_F32 = 0,
+  COLLAGE_DTYPE_F16 = 1,
+  COLLAGE_DTYPE_BF16 = 2,
+  COLLAGE_DTYPE_I8 = 3,
+  COLLAGE_DTYPE_I32 = 4,
+  COLLAGE_DTYPE_I64 = 5,
+  COLLAGE_DTYPE_BOOL = 6
+} collage_dtype_t;
+
+/* Type of a dense row-major tensor. `shape` is owned by whoever owns the descriptor. */
+typedef struct {
+  int32_t dtype; /* collage_dtype_t */
+  int32_t rank;
+  const int64_t* shape;
+} collage_tensor_desc_t;
+
+/* Everything a module needs to create one kernel instance. All pointers are borrowed for the
+ * duration of the create call, except `constants[i]`, which stay valid until the kernel is
+ * destroyed (they point into the loaded artifact). */
+typedef struct {
+  uint32_t struct_size;
+  const char* entry;              /* kernel kind or symbol name, NUL-terminated */
+  const uint8_t* params;          /* module-specific serialized parameters */
+  size_t params_size;
+  int32_t num_args;               /* inputs then outputs, as passed to run */
+  const collage_tensor_desc_t* args;
+  int32_t num_inputs;             /* the first num_inputs args are inputs */
+  int32_t num_constants;
+  const collage_tensor_desc_t* constant_descs;
+  const void* const* constants;
+} collage_kernel_desc_t;
+
+/* A backend runtime module. Returned by `collage_rt_module_v1_get`; static storage, never freed.
+ * Functions returning int32_t return 0 on success; on failure they write a NUL-terminated message
+ * into `err` (capacity `err_size`) naming the kernel and what went wrong. */
+typedef struct {
+  uint32_t struct_size;
+  uint32_t abi_version; /* COLLAGE_RT_MODULE_ABI_VERSION */
+  const char* name;     /* e.g. "dnnl" */
+  const char* version;  /* e.g. "dnnl-2.6.3/1" */
+  /* Creates a kernel; *kernel receives an opaque instance owned by the caller (destroy it). */
+  int32_t (*kernel_create)(const collage_kernel_desc_t* desc, void** kernel, char* err,
+                           size_t err_size);
+  /* Number of independent tasks (>= 1); tasks of one run may execute concurrently. */
+  int32_t (*kernel_task_count)(void* kernel);
+  /* Runs task `task_id` of `task_count` on `args` (num_args buffer pointers, inputs then
+   * outputs). Thread-safe: one kernel instance may run on several threads at once. */
+  int32_t (*kernel_run)(void* kernel, void* const* args, int32_t task_id, int32_t task_count,
+                        char* err, size_t err_size);
+  /* Releases a kernel; accepts NULL. */
+  void (*kernel_destroy)(void* kernel);
+} collage_rt_module_v1_t;
+
+typedef const collage_rt_module_v1_t* (*collage_rt_module_v1_get_fn)(void);
+
+/* Generated (native) kernels have this signature: the outermost parallel loop is split into
+ * task_count contiguous chunks and task task_id runs its chunk. */
+typedef void (*collage_native_kernel_fn)(void* const* args, int32_t task_id, int32_t task_count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COLLAGE_RUNTIME_MODULE_H_ */

@@ -1,0 +1,110 @@
+// Entry points of the ONNX frontend: protobuf parsing, model-level checks (opsets), error context.
+#include "collage/onnx.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/onnx_pb.h>
+
+#include "core/str_cat.h"
+#include "frontends/onnx/onnx_graph.h"
+
+namespace collage {
+namespace {
+
+constexpr int kMinOpset = 11;
+constexpr int kMaxOpset = 20;
+
+// Parses a whole stream as a ModelProto. Protobuf's default 64 MB cap is lifted to its hard
+// 2 GiB maximum, so models with inline weights of several hundred MB load.
+bool parse_model(google::protobuf::io::ZeroCopyInputStream& in, onnx::ModelProto& model) {
+  google::protobuf::io::CodedInputStream coded(&in);
+  coded.SetTotalBytesLimit(std::numeric_limits<int>::max());
+  return model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+}
+
+// The opset of the default domain, checked against the supported range.
+absl::StatusOr<int> default_opset(const onnx::ModelProto& model) {
+  int opset = -1;
+  for (const auto& id : model.opset_import()) {
+    if (id.domain().empty() || id.domain() == "ai.onnx") opset = static_cast<int>(id.version());
+  }
+  if (opset < 0)
+    return absl::InvalidArgumentError("the model imports no opset of the default ONNX domain");
+  if (opset < kMinOpset || opset > kMaxOpset)
+    return absl::UnimplementedError(
+        str_cat("the model uses opset ", opset, " of the default ONNX domain; collage supports "
+                "opsets ", kMinOpset, " to ", kMaxOpset,
+                " (convert it with onnx.version_converter)"));
+  return opset;
+}
+
+absl::StatusOr<Graph> import_model(const Context& ctx, onnx::ModelProto& model,
+                                   const OnnxImportOptions& options,
+                                   onnx_import::TensorSource source) {
+  const std::string label = source.model_label;
+  auto in_model = [&](const absl::Status& s) {
+    return absl::Status(s.code(), str_cat(s.message(), " in ", label));
+  };
+  if (!model.has_graph())
+    return in_model(absl::InvalidArgumentError("not an ONNX model: it has no graph"));
+  auto opset = default_opset(model);
+  if (!opset.ok()) return in_model(opset.status());
+  onnx_import::GraphImporter importer(ctx, *model.mutable_graph(), *opset, options,
+                                      std::move(source));
+  auto g = importer.run();
+  if (!g.ok()) return in_model(g.status());
+  return g;
+}
+
+}  // namespace
+
+absl::StatusOr<Graph> import_onnx_file(const Context& ctx, const std::filesystem::path& path,
+                                       const OnnxImportOptions& options) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    const std::string msg =
+        str_cat("cannot open ONNX model '", path.string(), "': ", std::strerror(err));
+    return err == ENOENT ? absl::NotFoundError(msg) : absl::InvalidArgumentError(msg);
+  }
+  onnx::ModelProto model;
+  bool parsed;
+  {
+    google::protobuf::io::FileInputStream stream(fd);
+    stream.SetCloseOnDelete(true);
+    parsed = parse_model(stream, model);
+  }
+  if (!parsed)
+    return absl::InvalidArgumentError(
+        str_cat("cannot parse '", path.string(),
+                "' as an ONNX model: the file is truncated, corrupt or not a protobuf (or larger "
+                "than protobuf's 2 GiB limit; store the weights as external data)"));
+  std::filesystem::path dir = path.parent_path();
+  if (dir.empty()) dir = ".";
+  return import_model(ctx, model, options, {dir, path.string()});
+}
+
+absl::StatusOr<Graph> import_onnx_buffer(const Context& ctx, std::span<const uint8_t> bytes,
+                                         const OnnxImportOptions& options,
+                                         const std::filesystem::path& base_dir) {
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    return absl::InvalidArgumentError(
+        "ONNX model buffer is larger than protobuf's 2 GiB limit; store the weights as external "
+        "data");
+  onnx::ModelProto model;
+  google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
+  if (!parse_model(stream, model))
+    return absl::InvalidArgumentError(
+        "cannot parse the ONNX model buffer: it is truncated, corrupt or not a protobuf");
+  return import_model(ctx, model, options, {base_dir, "the model buffer"});
+}
+
+}  // namespace collage

@@ -1,0 +1,83 @@
+// NodeContext: what an operator conversion sees of one ONNX node, and the conversion table.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "absl/status/statusor.h"
+#include "collage/attrs.h"
+#include "frontends/onnx/onnx_graph.h"
+
+namespace collage::onnx_import {
+
+class NodeContext {
+ public:
+  // `inputs` has one entry per ONNX input (null for an absent optional one); `name` is how the
+  // node is shown (its ONNX name, or its first output's when it has none).
+  NodeContext(GraphImporter& importer, const onnx::NodeProto& node, std::string name, int opset,
+              std::vector<Ref*> inputs, AttrMap attrs);
+
+  const std::string& op_type() const { return node_.op_type(); }
+  const std::string& name() const { return name_; }
+  int opset() const { return opset_; }
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  // Input i, or null when absent or not given at all.
+  Ref* input(int i) const { return i < num_inputs() ? inputs_[i] : nullptr; }
+  const std::vector<Ref*>& inputs() const { return inputs_; }
+  // Declared outputs, trailing unnamed ones dropped.
+  int num_outputs() const;
+  // True when output i is named and read by a node or the graph.
+  bool output_used(int i) const;
+  AttrMap& attrs() { return attrs_; }
+
+  // "<Op> '<name>': message" as InvalidArgument (bad model) or Unimplemented (valid ONNX that
+  // collage does not handle).
+  absl::Status error(std::string_view message) const;
+  absl::Status unsupported(std::string_view message) const;
+
+  // Fails unless the number of given inputs is in [min, max].
+  absl::Status check_inputs(int min, int max) const;
+  // The value of input i, which must be a compile-time constant; `role` ("shape") names it in
+  // the error.
+  absl::StatusOr<Tensor> constant_input(int i, std::string_view role) const;
+  // When input i is given, stores its constant value as integer-list attribute `attr`.
+  absl::Status input_to_ints(int i, std::string_view role, const std::string& attr);
+  // When input i is given, stores its single constant value as float attribute `attr`.
+  absl::Status input_to_float(int i, std::string_view role, const std::string& attr);
+  // Removes attribute `attr` and returns it (nullopt when absent).
+  std::optional<AttrValue> take_attr(const std::string& attr);
+  // Fails unless no output from index `first` on is used; `what` says what they are.
+  absl::Status refuse_outputs_from(int first, std::string_view what) const;
+
+  // Emits `op` on `inputs` with attrs(); the node takes the ONNX node's name and outputs.
+  absl::StatusOr<std::vector<Ref>> emit(std::string_view op, std::vector<Ref*> inputs,
+                                        int num_outputs = -1);
+  // Emits a helper node "<name>/<suffix>" with its own attributes (multi-node conversions).
+  absl::StatusOr<std::vector<Ref>> emit_helper(std::string_view op, std::vector<Ref*> inputs,
+                                               const AttrMap& attrs, std::string_view suffix);
+
+ private:
+  GraphImporter& importer_;
+  const onnx::NodeProto& node_;
+  std::string name_;
+  int opset_;
+  std::vector<Ref*> inputs_;
+  AttrMap attrs_;
+};
+
+// Converts one node: returns a Ref per ONNX output (at least those that are used).
+using ConvertFn = absl::StatusOr<std::vector<Ref>> (*)(NodeContext&);
+
+struct OpConversion {
+  ConvertFn convert;
+  int since_opset;      // first default-domain opset that has the operator
+  bool needs_ir_op;     // false for ONNX operators with no IR counterpart (Constant)
+};
+
+// The conversion of ONNX operator `op_type`, or null when collage does not import it.
+const OpConversion* find_conversion(std::string_view op_type);
+
+}  // namespace collage::onnx_import

@@ -1,0 +1,174 @@
+// BatchNormalization (inference), InstanceNormalization and LayerNormalization.
+#include <cmath>
+#include <vector>
+
+#include "collage/ops/nn.h"
+#include "core/str_cat.h"
+#include "ops/nn_ops.h"
+#include "ops/op_util.h"
+
+namespace collage::ops {
+namespace {
+
+// Checks that input `i` (named `name`) is a vector of `channels` elements.
+absl::Status require_channel_vector(const InferContext& ctx, int i, const char* name,
+                                    int64_t channels) {
+  if (ctx.input(i).shape == Shape{channels}) return absl::OkStatus();
+  return ctx.error(str_cat("input ", name, " has shape ", list_to_string(ctx.input(i).shape),
+                           ", expected [", channels, "] (the channels of X ",
+                           list_to_string(ctx.input(0).shape), ")"));
+}
+
+absl::Status infer_batch_norm(InferContext& ctx) {
+  const auto& a = ctx.attrs<BatchNormalizationAttrs>();
+  if (absl::Status s = require_f32(ctx, {"X", "scale", "B", "input_mean", "input_var"}); !s.ok())
+    return s;
+  if (a.training_mode != 0)
+    return ctx.error(str_cat("training_mode=", a.training_mode,
+                             " is not supported (inference only)"));
+  if (ctx.requested_outputs() > 1)
+    return ctx.error(str_cat(ctx.requested_outputs(), " outputs requested; running mean and ",
+                             "variance are training outputs and are not supported"));
+  const Shape& x = ctx.input(0).shape;
+  if (x.size() < 2)
+    return ctx.error(str_cat("input X has shape ", list_to_string(x),
+                             ", expected rank >= 2 (N x C x ...)"));
+  const char* names[] = {"scale", "B", "input_mean", "input_var"};
+  for (int i = 1; i < 5; ++i)
+    if (absl::Status s = require_channel_vector(ctx, i, names[i - 1], x[1]); !s.ok()) return s;
+  ctx.set_output(0, ctx.input(0));
+  return absl::OkStatus();
+}
+
+absl::Status batch_norm_reference(const KernelArgs& args) {
+  const auto& a = args.get<BatchNormalizationAttrs>();
+  const Tensor& x = args.inputs[0];
+  const float* scale = args.inputs[1].data<float>();
+  const float* bias = args.inputs[2].data<float>();
+  const float* mean = args.inputs[3].data<float>();
+  const float* var = args.inputs[4].data<float>();
+  const int64_t batch = x.shape()[0], channels = x.shape()[1];
+  const int64_t size = batch * channels == 0 ? 0 : x.numel() / (batch * channels);
+  const float* in = x.data<float>();
+  float* out = args.outputs[0].data<float>();
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const float mul = scale[c] / std::sqrt(var[c] + a.epsilon);
+      const float add = bias[c] - mean[c] * mul;
+      const int64_t base = (n * channels + c) * size;
+      for (int64_t i = 0; i < size; ++i) out[base + i] = in[base + i] * mul + add;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// y = (x - mean(x)) / sqrt(var(x) + epsilon) * scale[i] + bias[i] over n contiguous elements;
+// statistics are accumulated in double.
+void normalize_row(const float* x, int64_t n, float epsilon, const float* scale,
+                   const float* bias, float* y) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += x[i];
+  const double mean = sum / static_cast<double>(n);
+  double sq = 0;
+  for (int64_t i = 0; i < n; ++i) sq += (x[i] - mean) * (x[i] - mean);
+  const float m = static_cast<float>(mean);
+  const float inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(n) + epsilon));
+  for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * inv * scale[i] + (bias ? bias[i] : 0.f);
+}
+
+absl::Status infer_instance_norm(InferContext& ctx) {
+  if (absl::Status s = require_f32(ctx, {"input", "scale", "B"}); !s.ok()) return s;
+  const Shape& x = ctx.input(0).shape;
+  if (x.size() < 3)
+    return ctx.error(str_cat("input has shape ", list_to_string(x),
+                             ", expected rank >= 3 (N x C x spatial axes)"));
+  if (absl::Status s = require_channel_vector(ctx, 1, "scale", x[1]); !s.ok()) return s;
+  if (absl::Status s = require_channel_vector(ctx, 2, "B", x[1]); !s.ok()) return s;
+  ctx.set_output(0, ctx.input(0));
+  return absl::OkStatus();
+}
+
+absl::Status instance_norm_reference(const KernelArgs& args) {
+  const auto& a = args.get<InstanceNormalizationAttrs>();
+  const Tensor& x = args.inputs[0];
+  const int64_t batch = x.shape()[0], channels = x.shape()[1];
+  const int64_t size = batch * channels == 0 ? 0 : x.numel() / (batch * channels);
+  if (size == 0) return absl::OkStatus();
+  std::vector<float> scale(size), bias(size);
+  for (int64_t c = 0; c < channels; ++c) {
+    std::fill(scale.begin(), scale.end(), args.inputs[1].data<float>()[c]);
+    std::fill(bias.begin(), bias.end(), args.inputs[2].data<float>()[c]);
+    for (int64_t n = 0; n < batch; ++n) {
+      const int64_t base = (n * channels + c) * size;
+      normalize_row(x.data<float>() + base, size, a.epsilon, scale.data(), bias.data(),
+                    args.outputs[0].data<float>() + base);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status infer_layer_norm(InferContext& ctx) {
+  const auto& a = ctx.attrs<LayerNormalizationAttrs>();
+  if (absl::Status s = require_f32(ctx, {"X", "Scale", "B"}); !s.ok()) return s;
+  if (ctx.requested_outputs() > 1)
+    return ctx.error(str_cat(ctx.requested_outputs(), " outputs requested; the Mean and ",
+                             "InvStdDev outputs are not supported"));
+  const Shape& x = ctx.input(0).shape;
+  const auto axis = normalize_axis(a.axis, static_cast<int64_t>(x.size()));
+  if (x.empty() || !axis)
+    return ctx.error(str_cat("axis ", a.axis, " is out of range for X of shape ",
+                             list_to_string(x)));
+  const Shape norm(x.begin() + *axis, x.end());
+  const char* names[] = {"Scale", "B"};
+  for (int i = 1; i < 3; ++i) {
+    if (!ctx.has_input(i)) continue;
+    const Shape& s = ctx.input(i).shape;
+    auto b = broadcast_shapes(norm, s);
+    if (!b || *b != norm)
+      return ctx.error(str_cat("input ", names[i - 1], " has shape ", list_to_string(s),
+                               ", which does not broadcast to the normalized shape ",
+                               list_to_string(norm), " (axis ", a.axis, ")"));
+  }
+  ctx.set_output(0, ctx.input(0));
+  return absl::OkStatus();
+}
+
+// The values of `t` broadcast to `shape`, materialised.
+std::vector<float> expand_to(const Tensor& t, const Shape& shape) {
+  std::vector<float> out(shape_numel(shape));
+  for_each_broadcast(t.shape(), t.shape(), shape,
+                     [&](int64_t ia, int64_t, int64_t o) { out[o] = t.data<float>()[ia]; });
+  return out;
+}
+
+absl::Status layer_norm_reference(const KernelArgs& args) {
+  const auto& a = args.get<LayerNormalizationAttrs>();
+  const Tensor& x = args.inputs[0];
+  const int64_t axis = *normalize_axis(a.axis, x.rank());
+  const Shape norm(x.shape().begin() + axis, x.shape().end());
+  const int64_t size = shape_numel(norm);
+  if (size == 0) return absl::OkStatus();
+  const std::vector<float> scale = expand_to(args.inputs[1], norm);
+  const bool has_bias = args.inputs.size() > 2 && !args.inputs[2].empty();
+  const std::vector<float> bias = has_bias ? expand_to(args.inputs[2], norm) : std::vector<float>();
+  const int64_t rows = x.numel() / size;
+  for (int64_t r = 0; r < rows; ++r)
+    normalize_row(x.data<float>() + r * size, size, a.epsilon, scale.data(),
+                  has_bias ? bias.data() : nullptr, args.outputs[0].data<float>() + r * size);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void register_norm_ops(OpRegistry& r) {
+  // Inference batch normalisation is a per-channel affine map: it fuses like a broadcast op.
+  add_builtin(r, make_op<BatchNormalizationAttrs>("BatchNormalization", FusionKind::broadcast, 5,
+                                                  5, infer_batch_norm, batch_norm_reference));
+  add_builtin(r, make_op<InstanceNormalizationAttrs>("InstanceNormalization", FusionKind::opaque,
+                                                     3, 3, infer_instance_norm,
+                                                     instance_norm_reference));
+  add_builtin(r, make_op<LayerNormalizationAttrs>("LayerNormalization", FusionKind::opaque, 2, 3,
+                                                  infer_layer_norm, layer_norm_reference));
+}
+
+}  // namespace collage::ops

@@ -1,0 +1,299 @@
+// Inlining and bounds inference: which region of each stage must be computed where it is
+// attached, the extents of every loop, and the value of each root axis in terms of the loops.
+#include <algorithm>
+#include <set>
+
+#include "arith.h"
+#include "core/str_cat.h"
+#include "lower_state.h"
+
+namespace collage::te::detail {
+
+absl::Status LowerState::error(const std::string& message) const {
+  return absl::InvalidArgumentError(str_cat("lower '", func_name, "': ", message));
+}
+
+VarRanges LowerState::enclosing_ranges(int index) const {
+  VarRanges ranges;
+  for (int k = index; k >= 0;) {
+    const StageInfo& info = stages[k];
+    for (const IterVar& l : info.data->leaf) {
+      auto it = info.iv_extent.find(l.get());
+      if (it != info.iv_extent.end()) ranges[l.var().get()] = Range{0, it->second};
+    }
+    k = info.data->attach == AttachKind::at ? index_of(info.data->attach_stage.get()) : -1;
+  }
+  return ranges;
+}
+
+namespace {
+
+class Inliner : public ExprMutator {
+ public:
+  explicit Inliner(LowerState& st) : st_(st) {}
+
+  // The body of stage k with every inlined read substituted (memoised).
+  Expr inlined_body(int k) {
+    auto it = memo_.find(k);
+    if (it != memo_.end()) return it->second;
+    Expr b = mutate(st_.sched->stages[k].body);
+    memo_[k] = b;
+    return b;
+  }
+
+ protected:
+  Expr mutate_ProducerLoad(const ProducerLoadNode& n, const Expr& e) override {
+    Expr rebuilt = ExprMutator::mutate_ProducerLoad(n, e);
+    const auto* load = rebuilt.as<ProducerLoadNode>();
+    int k = st_.index_of(n.producer.get());
+    if (k < 0 || st_.sched->stages[k].attach != AttachKind::inline_ || st_.stages[k].is_input) return rebuilt;
+    const StageData& s = st_.sched->stages[k];
+    VarMap m;
+    for (size_t d = 0; d < s.axis.size() && d < load->indices.size(); ++d) {
+      m[s.axis[d].var().get()] = load->indices[d];
+    }
+    return substitute(inlined_body(k), m);
+  }
+
+ private:
+  LowerState& st_;
+  std::map<int, Expr> memo_;
+};
+
+class ReadFinder : public ExprVisitor {
+ public:
+  std::vector<Tensor> reads;
+  // Index lists of the reads of `target` (when set).
+  const TensorNode* target = nullptr;
+  std::vector<std::vector<Expr>> accesses;
+
+ protected:
+  void visit_ProducerLoad(const ProducerLoadNode& n, const Expr& e) override {
+    bool seen = false;
+    for (const Tensor& t : reads) seen |= t.same_as(n.producer);
+    if (!seen) reads.push_back(n.producer);
+    if (n.producer.get() == target) accesses.push_back(n.indices);
+    ExprVisitor::visit_ProducerLoad(n, e);
+  }
+};
+
+void mark_needed(LowerState& st, Inliner& inl, int k) {
+  StageInfo& info = st.stages[k];
+  if (info.needed) return;
+  info.needed = true;
+  info.data = &st.sched->stages[k];
+  if (info.is_input || info.data->is_placeholder()) return;
+  info.body = inl.inlined_body(k);
+  ReadFinder f;
+  f.visit(info.body);
+  info.reads = f.reads;
+  for (const Tensor& t : info.reads) {
+    int j = st.index_of(t.get());
+    if (j >= 0) mark_needed(st, inl, j);
+  }
+}
+
+// Extents of every iteration axis of stage s from the extents of its root axes.
+void compute_extents(const StageData& s, StageInfo& info) {
+  info.iv_extent.clear();
+  for (size_t d = 0; d < s.axis.size(); ++d) info.iv_extent[s.axis[d].get()] = info.extent[d];
+  for (const IterVar& r : s.reduce_axis) info.iv_extent[r.get()] = r.dom().extent;
+  for (const Relation& rel : s.relations) {
+    if (const auto* sp = std::get_if<SplitRel>(&rel)) {
+      int64_t e = info.iv_extent[sp->parent.get()];
+      if (sp->factor > 0) {
+        info.iv_extent[sp->inner.get()] = sp->factor;
+        info.iv_extent[sp->outer.get()] = (e + sp->factor - 1) / sp->factor;
+      } else {
+        int64_t in = (e + sp->nparts - 1) / sp->nparts;
+        info.iv_extent[sp->inner.get()] = in;
+        info.iv_extent[sp->outer.get()] = sp->nparts;
+      }
+    } else {
+      const auto& f = std::get<FuseRel>(rel);
+      info.iv_extent[f.fused.get()] = info.iv_extent[f.outer.get()] * info.iv_extent[f.inner.get()];
+    }
+  }
+}
+
+// Root axis values (global coordinates) in terms of the leaf loop variables.
+void compute_root_values(const StageData& s, StageInfo& info) {
+  std::map<const IterVarNode*, Expr> val;
+  for (const IterVar& l : s.leaf) val[l.get()] = l.var();
+  for (auto it = s.relations.rbegin(); it != s.relations.rend(); ++it) {
+    if (const auto* sp = std::get_if<SplitRel>(&*it)) {
+      int64_t in = info.iv_extent[sp->inner.get()];
+      val[sp->parent.get()] = val[sp->outer.get()] * make_int(DType::i64, in) + val[sp->inner.get()];
+    } else {
+      const auto& f = std::get<FuseRel>(*it);
+      Expr in_ext = make_int(DType::i64, info.iv_extent[f.inner.get()]);
+      val[f.outer.get()] = floordiv(val[f.fused.get()], in_ext);
+      val[f.inner.get()] = floormod(val[f.fused.get()], in_ext);
+    }
+  }
+  info.root_value.clear();
+  for (size_t d = 0; d < s.axis.size(); ++d) {
+    info.root_value[s.axis[d].var().get()] = simplify(info.min[d] + val[s.axis[d].get()]);
+  }
+  for (const IterVar& r : s.reduce_axis) {
+    info.root_value[r.var().get()] = simplify(make_int(DType::i64, r.dom().min) + val[r.get()]);
+  }
+}
+
+
+struct DimRegion {
+  Expr base;
+  int64_t lo = 0, hi = -1;
+  bool full = false;
+};
+
+// The region of stage `s` that one iteration of loop `axis` of consumer `c` reads.
+absl::Status attached_region(LowerState& st, int s_index, int c_index) {
+  StageInfo& s = st.stages[s_index];
+  const StageInfo& c = st.stages[c_index];
+  const StageData& sd = *s.data;
+  const StageData& cd = *c.data;
+  int pos = -1;
+  for (size_t i = 0; i < cd.leaf.size(); ++i) {
+    if (cd.leaf[i].same_as(sd.attach_axis)) pos = static_cast<int>(i);
+  }
+  if (pos < 0) {
+    return st.error(str_cat("stage '", sd.tensor.name(), "' is computed at axis '", sd.attach_axis.name(), "' of '",
+                            cd.tensor.name(), "', which is no longer one of its loops (it was split or fused)"));
+  }
+  for (int i = 0; i <= pos; ++i) {
+    if (cd.attr(cd.leaf[i]).kind == ForKind::vectorized) {
+      return st.error(str_cat("stage '", sd.tensor.name(), "' is computed at axis '", sd.attach_axis.name(), "' of '",
+                              cd.tensor.name(), "', inside its vectorized loop '", cd.leaf[i].name(), "'"));
+    }
+  }
+  std::set<const VarNode*> relaxed;
+  for (size_t i = pos + 1; i < cd.leaf.size(); ++i) relaxed.insert(cd.leaf[i].var().get());
+  VarRanges ranges = st.enclosing_ranges(c_index);
+
+  ReadFinder f;
+  f.target = sd.tensor.get();
+  f.visit(c.body);
+  const size_t rank = sd.axis.size();
+  std::vector<DimRegion> dims(rank);
+  bool first = true;
+  for (const auto& access : f.accesses) {
+    for (size_t d = 0; d < rank && d < access.size(); ++d) {
+      DimRegion& r = dims[d];
+      if (r.full) continue;
+      Expr e = simplify(substitute(access[d], c.root_value), ranges);
+      arith::LinearForm lf = arith::linearize(e), fixed, var;
+      fixed.dtype = var.dtype = lf.dtype;
+      fixed.constant = lf.constant;
+      for (const auto& t : lf.terms) {
+        bool uses_relaxed = false;
+        for (const VarNode* v : relaxed) uses_relaxed |= uses_var(t.atom, v);
+        (uses_relaxed ? var : fixed).add(t.atom, t.coeff);
+      }
+      arith::Interval iv = arith::bound(var, ranges);
+      if (!iv.bounded()) {
+        r.full = true;
+        continue;
+      }
+      Expr base = arith::rebuild(fixed);
+      if (first) {
+        r.base = base;
+        r.lo = iv.lo;
+        r.hi = iv.hi;
+        continue;
+      }
+      const auto* diff = simplify(base - r.base, ranges).as<IntImmNode>();
+      if (!diff) {
+        r.full = true;
+        continue;
+      }
+      r.lo = std::min(r.lo, iv.lo + diff->value);
+      r.hi = std::max(r.hi, iv.hi + diff->value);
+    }
+    first = false;
+  }
+  if (f.accesses.empty()) {
+    return st.error(str_cat("stage '", sd.tensor.name(), "' is computed at '", cd.tensor.name(),
+                            "', which does not read it"));
+  }
+  s.min.assign(rank, Expr());
+  s.extent.assign(rank, 0);
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t shape = sd.tensor.shape()[d];
+    DimRegion& r = dims[d];
+    int64_t ext = r.hi - r.lo + 1;
+    if (r.full || ext >= shape) {
+      s.min[d] = make_int(DType::i64, 0);
+      s.extent[d] = shape;
+      continue;
+    }
+    Expr mn = simplify(r.base + make_int(DType::i64, r.lo), ranges);
+    if (const auto* imm = mn.as<IntImmNode>()) {
+      // A constant region is clipped to the tensor.
+      int64_t lo = std::max<int64_t>(imm->value, 0);
+      int64_t hi = std::min<int64_t>(imm->value + ext - 1, shape - 1);
+      mn = make_int(DType::i64, lo);
+      ext = std::max<int64_t>(hi - lo + 1, 1);
+    }
+    s.min[d] = mn;
+    s.extent[d] = ext;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void inline_stages(LowerState& st) {
+  Inliner inl(st);
+  std::vector<int> roots;
+  for (size_t k = 0; k < st.stages.size(); ++k) {
+    if (st.stages[k].needed) roots.push_back(static_cast<int>(k));
+    st.stages[k].needed = false;
+  }
+  for (int k : roots) mark_needed(st, inl, k);
+}
+
+absl::Status infer_bounds(LowerState& st) {
+  for (int k = static_cast<int>(st.stages.size()) - 1; k >= 0; --k) {
+    StageInfo& info = st.stages[k];
+    if (!info.needed || info.is_input || info.data->is_placeholder()) continue;
+    const StageData& sd = *info.data;
+    if (sd.attach == AttachKind::inline_) continue;
+    const std::string& name = sd.tensor.name();
+    // Readers among the computed stages.
+    std::vector<int> readers;
+    for (size_t j = 0; j < st.stages.size(); ++j) {
+      const StageInfo& o = st.stages[j];
+      if (!o.needed || o.is_input || o.data->is_placeholder() || o.data->attach == AttachKind::inline_) continue;
+      for (const Tensor& t : o.reads) {
+        if (t.get() == sd.tensor.get()) readers.push_back(static_cast<int>(j));
+      }
+    }
+    if (sd.attach == AttachKind::at) {
+      int c = st.index_of(sd.attach_stage.get());
+      const StageInfo& ci = st.stages[c];
+      if (!ci.needed || ci.is_input || ci.data->attach == AttachKind::inline_) {
+        return st.error(str_cat("stage '", name, "' is computed at '", sd.attach_stage.name(),
+                                "', which is not computed by this function (inlined or an input)"));
+      }
+      for (int r : readers) {
+        if (r != c) {
+          return st.error(str_cat("stage '", name, "' is computed at '", sd.attach_stage.name(), "' but '",
+                                  st.stages[r].data->tensor.name(), "' reads it too"));
+        }
+      }
+      if (absl::Status e = attached_region(st, k, c); !e.ok()) return e;
+      st.stages[c].attached.push_back(k);
+    } else {
+      info.min.assign(sd.axis.size(), make_int(DType::i64, 0));
+      info.extent.assign(sd.tensor.shape().begin(), sd.tensor.shape().end());
+    }
+    compute_extents(sd, info);
+    compute_root_values(sd, info);
+  }
+  // Attached stages are nested in producer-first order.
+  for (StageInfo& info : st.stages) std::sort(info.attached.begin(), info.attached.end());
+  return absl::OkStatus();
+}
+
+}  // namespace collage::te::detail

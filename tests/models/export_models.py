@@ -1,0 +1,298 @@
+"""Exports the real test models (torchvision CNNs, a DCGAN generator, a BERT encoder) to ONNX.
+
+Run with Debian's /usr/bin/python3 (torch 1.13, torchvision 0.14), not the project's .venv:
+  export_models.py --list small|full|all     print the model names of that size, one a line
+  export_models.py OUT_DIR NAME...           write OUT_DIR/NAME.onnx, NAME.inputs.npz, NAME.meta.json
+
+Weights are random but seeded (torch.manual_seed); BatchNorm statistics are calibrated on random
+data and then perturbed, so the networks stay numerically sane while BN folding meets non-trivial
+running means and variances. Models are exported in eval mode without the exporter's Conv+BN
+fusion, so the BatchNormalization nodes reach collage. tests/models/build_models.sh drives this
+script and then make_references.py (ONNX Runtime outputs).
+"""
+import json
+import math
+import os
+import pathlib
+import sys
+import time
+import warnings
+import zlib
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Tuple
+
+import numpy as np
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    size: str          # "small" (fast unit suite, ctest label models) or "full" (models-full)
+    opset: int
+    make: Callable     # () -> (torch module, {input name: np.ndarray}, [output names])
+    rtol: float        # bound on max|collage - reference| / max|reference| (README.md)
+
+
+# ---- inputs -------------------------------------------------------------------------------------
+
+def image(shape: Tuple[int, ...], seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(-1.0, 1.0, shape).astype(np.float32)
+
+
+def token_inputs(batch: int, seq: int, vocab: int, seed: int) -> Dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, vocab, (batch, seq), dtype=np.int64)
+    mask = np.ones((batch, seq), dtype=np.int64)
+    for row in range(batch):  # padding at the end, a different length per row
+        mask[row, seq - seq // 4 - row * seq // 8:] = 0
+    return {"input_ids": ids, "attention_mask": mask}
+
+
+# ---- architectures --------------------------------------------------------------------------------
+
+def dcgan_generator(nz: int, ngf: int, nc: int = 3):
+    """The DCGAN generator of Radford et al. (PyTorch example): 1x1 latent -> 64x64 image."""
+    from torch import nn
+
+    def up(cin, cout, stride, pad):
+        return [nn.ConvTranspose2d(cin, cout, 4, stride, pad, bias=False), nn.BatchNorm2d(cout),
+                nn.ReLU(True)]
+
+    net = nn.Sequential(*up(nz, ngf * 8, 1, 0), *up(ngf * 8, ngf * 4, 2, 1),
+                        *up(ngf * 4, ngf * 2, 2, 1), *up(ngf * 2, ngf, 2, 1),
+                        nn.ConvTranspose2d(ngf, nc, 4, 2, 1, bias=False), nn.Tanh())
+    for m in net.modules():
+        if isinstance(m, nn.ConvTranspose2d):
+            nn.init.normal_(m.weight, 0.0, 0.02)
+    return net
+
+
+def bert_encoder(vocab: int, hidden: int, layers: int, heads: int, intermediate: int):
+    """A BERT encoder in plain torch, written the way Hugging Face's BertModel computes it."""
+    import torch
+    from torch import nn
+    from torch.nn import functional as F
+
+    eps = 1e-12
+
+    class Embeddings(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.word = nn.Embedding(vocab, hidden)
+            self.position = nn.Embedding(512, hidden)
+            self.token_type = nn.Embedding(2, hidden)
+            self.norm = nn.LayerNorm(hidden, eps=eps)
+            self.register_buffer("position_ids", torch.arange(512).unsqueeze(0))
+
+        def forward(self, input_ids):
+            positions = self.position_ids[:, :input_ids.size(1)]
+            token_types = torch.zeros_like(input_ids)
+            x = self.word(input_ids) + self.position(positions) + self.token_type(token_types)
+            return self.norm(x)
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.head_dim = hidden // heads
+            self.query = nn.Linear(hidden, hidden)
+            self.key = nn.Linear(hidden, hidden)
+            self.value = nn.Linear(hidden, hidden)
+            self.attn_out = nn.Linear(hidden, hidden)
+            self.attn_norm = nn.LayerNorm(hidden, eps=eps)
+            self.ffn_in = nn.Linear(hidden, intermediate)
+            self.ffn_out = nn.Linear(intermediate, hidden)
+            self.ffn_norm = nn.LayerNorm(hidden, eps=eps)
+
+        def forward(self, x, mask):
+            b, s = x.size(0), x.size(1)
+
+            def heads_first(t):
+                return t.view(b, s, heads, self.head_dim).transpose(1, 2)
+
+            q, k, v = heads_first(self.query(x)), heads_first(self.key(x)), heads_first(self.value(x))
+            scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim)
+            probs = torch.softmax(scores + mask, dim=-1)
+            context = torch.matmul(probs, v).transpose(1, 2).reshape(b, s, hidden)
+            x = self.attn_norm(x + self.attn_out(context))
+            return self.ffn_norm(x + self.ffn_out(F.gelu(self.ffn_in(x))))
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embeddings = Embeddings()
+            self.layers = nn.ModuleList(Layer() for _ in range(layers))
+
+        def forward(self, input_ids, attention_mask):
+            mask = (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * -10000.0
+            x = self.embeddings(input_ids)
+            for layer in self.layers:
+                x = layer(x, mask)
+            return x
+
+    net = Encoder()
+    for m in net.modules():  # BERT's initialiser, plus non-trivial biases and norm parameters
+        if isinstance(m, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(m.weight, 0.0, 0.02)
+        if isinstance(m, nn.Linear):
+            nn.init.uniform_(m.bias, -0.05, 0.05)
+        if isinstance(m, nn.LayerNorm):
+            nn.init.uniform_(m.weight, 0.8, 1.2)
+            nn.init.uniform_(m.bias, -0.1, 0.1)
+    return net
+
+
+def randomize_batchnorm(net, calib_input) -> None:
+    """Sets every BatchNorm's statistics from one random batch, then perturbs them and its affine
+    parameters, so eval-mode BN is a non-trivial per-channel affine map on O(1) activations."""
+    import torch
+    from torch import nn
+
+    norms = [m for m in net.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    with torch.no_grad():
+        for bn in norms:
+            bn.reset_running_stats()
+            bn.momentum = None  # cumulative average: the statistics of exactly this batch
+            bn.weight.uniform_(0.5, 1.5)
+            bn.bias.uniform_(-0.25, 0.25)
+        net.train()
+        net(calib_input)
+        net.eval()
+        for bn in norms:
+            std = bn.running_var.sqrt()
+            bn.running_mean.add_(0.05 * std * torch.randn_like(std))
+            bn.running_var.mul_(torch.empty_like(std).uniform_(0.9, 1.1))
+
+
+def cnn(build: Callable, shape: Tuple[int, ...], seed: int, calib_batch: int,
+        output: str = "logits"):
+    """A make() for an image model: builds the net, calibrates BatchNorm on calib_batch random
+    images (small inputs need more of them: late layers have few spatial positions), makes the
+    input."""
+    def make():
+        import torch
+        net = build()
+        calib = torch.from_numpy(image((calib_batch,) + shape[1:], seed + 1))
+        randomize_batchnorm(net, calib)
+        return net, {"input": image(shape, seed)}, [output]
+    return make
+
+
+def torchvision_model(fn: str, **kwargs):
+    def build():
+        import torchvision
+        return getattr(torchvision.models, fn)(weights=None, **kwargs)
+    return build
+
+
+def resnext_small():
+    from torchvision.models.resnet import Bottleneck, ResNet
+    return ResNet(Bottleneck, [1, 1, 1, 1], groups=32, width_per_group=4)
+
+
+def bert(batch: int, seq: int, vocab: int, hidden: int, layers: int, heads: int,
+         intermediate: int, seed: int):
+    def make():
+        net = bert_encoder(vocab, hidden, layers, heads, intermediate).eval()
+        return net, token_inputs(batch, seq, vocab, seed), ["last_hidden_state"]
+    return make
+
+
+GOOGLENET = dict(aux_logits=False, init_weights=True, transform_input=False)
+
+SPECS: List[Spec] = [
+    # Width- or resolution-reduced variants of the same architecture code: ctest label "models".
+    Spec("resnet50_small", "small", 13,
+         cnn(torchvision_model("resnet50"), (2, 3, 64, 64), 11, 16), 5e-4),
+    Spec("mobilenetv2_small", "small", 17,
+         cnn(torchvision_model("mobilenet_v2", width_mult=0.5), (2, 3, 96, 96), 12, 16), 5e-4),
+    Spec("resnext50_small", "small", 13,
+         cnn(resnext_small, (2, 3, 64, 64), 13, 16), 5e-4),
+    Spec("googlenet_small", "small", 17,
+         cnn(torchvision_model("googlenet", **GOOGLENET), (2, 3, 64, 64), 14, 16), 5e-4),
+    Spec("inceptionv3_small", "small", 13,
+         cnn(torchvision_model("inception_v3", **GOOGLENET), (2, 3, 75, 75), 15, 16), 5e-4),
+    Spec("dcgan_small", "small", 17,
+         cnn(lambda: dcgan_generator(100, 16), (2, 100, 1, 1), 16, 16, "image"), 1e-4),
+    Spec("bert_small", "small", 14, bert(2, 32, 4096, 128, 2, 4, 512, 17), 1e-4),
+    # Full size: ctest label "models-full".
+    Spec("resnet50", "full", 13,
+         cnn(torchvision_model("resnet50"), (1, 3, 224, 224), 21, 4), 5e-4),
+    Spec("mobilenetv2", "full", 17,
+         cnn(torchvision_model("mobilenet_v2"), (1, 3, 224, 224), 22, 4), 5e-4),
+    Spec("resnext50", "full", 13,
+         cnn(torchvision_model("resnext50_32x4d"), (1, 3, 224, 224), 23, 4), 5e-4),
+    Spec("googlenet", "full", 17,
+         cnn(torchvision_model("googlenet", **GOOGLENET), (1, 3, 224, 224), 24, 4), 5e-4),
+    Spec("inceptionv3", "full", 13,
+         cnn(torchvision_model("inception_v3", **GOOGLENET), (1, 3, 299, 299), 25, 4), 5e-4),
+    Spec("dcgan", "full", 17,
+         cnn(lambda: dcgan_generator(100, 64), (1, 100, 1, 1), 26, 16, "image"), 1e-4),
+    Spec("bert", "full", 14, bert(1, 128, 30522, 768, 12, 12, 3072, 27), 1e-4),
+]
+
+
+def tensor_info(name: str, array: np.ndarray) -> Dict:
+    return {"name": name, "shape": list(array.shape), "dtype": str(array.dtype)}
+
+
+def export(spec: Spec, out: pathlib.Path) -> None:
+    import torch
+
+    start = time.monotonic()
+    torch.manual_seed(zlib.crc32(spec.name.encode()))
+    net, inputs, output_names = spec.make()
+    args = tuple(torch.from_numpy(a) for a in inputs.values())
+    with torch.no_grad():
+        outputs = net(*args)
+    if isinstance(outputs, torch.Tensor):
+        outputs = (outputs,)
+    onnx_path = out / f"{spec.name}.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tracer warnings about Python ints from x.size()
+        # PRESERVE exports eval-mode semantics without the exporter folding BN into Conv.
+        torch.onnx.export(net, args, str(onnx_path), opset_version=spec.opset,
+                          input_names=list(inputs), output_names=output_names,
+                          training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=True)
+    np.savez(out / f"{spec.name}.inputs.npz", **inputs)
+    np.savez(out / f"{spec.name}.torch_outputs.npz",
+             **{n: o.numpy() for n, o in zip(output_names, outputs)})
+    meta = {
+        "name": spec.name,
+        "label": spec.size,
+        "opset": spec.opset,
+        "onnx": onnx_path.name,
+        "inputs": [tensor_info(n, a) for n, a in inputs.items()],
+        "outputs": [tensor_info(n, o.numpy()) for n, o in zip(output_names, outputs)],
+        "rtol": spec.rtol,
+        "export_seconds": round(time.monotonic() - start, 2),
+        "onnx_bytes": onnx_path.stat().st_size,
+    }
+    (out / f"{spec.name}.meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+    print(f"exported {spec.name}: {meta['onnx_bytes'] / 1e6:.1f} MB in "
+          f"{meta['export_seconds']:.1f} s", flush=True)
+
+
+def main(argv: List[str]) -> int:
+    by_name = {s.name: s for s in SPECS}
+    if len(argv) == 2 and argv[0] == "--list" and argv[1] in ("small", "full", "all"):
+        for s in SPECS:
+            if argv[1] in ("all", s.size):
+                print(s.name)
+        return 0
+    if len(argv) < 2 or argv[0].startswith("-"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    unknown = [n for n in argv[1:] if n not in by_name]
+    if unknown:
+        print(f"unknown model(s): {' '.join(unknown)}; known: {' '.join(by_name)}", file=sys.stderr)
+        return 2
+    import torch
+    torch.set_num_threads(len(os.sched_getaffinity(0)))
+    out = pathlib.Path(argv[0])
+    out.mkdir(parents=True, exist_ok=True)
+    for name in argv[1:]:
+        export(by_name[name], out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,80 @@
+// Model loading, error reporting and table formatting shared by the `collage` subcommands.
+#include "cli_common.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "absl/strings/str_format.h"
+#include "collage/onnx.h"
+#include "core/str_cat.h"
+
+namespace collage::cli {
+
+void ModelArgs::declare(ArgParser& parser) {
+  parser.positional("MODEL", "the ONNX model file", &model);
+  parser.repeated("--input-shape", "NAME=DIMS",
+                  "shape of graph input NAME, e.g. input=1x3x224x224 (NAME= for a scalar);\n"
+                  "needed for inputs with symbolic dimensions; repeat for several inputs",
+                  &input_shape_specs);
+  parser.check([this]() -> std::optional<std::string> {
+    auto parsed = parse_input_shapes(input_shape_specs);
+    if (!parsed.ok()) return std::string(parsed.status().message());
+    shapes = *std::move(parsed);
+    return std::nullopt;
+  });
+}
+
+absl::StatusOr<Graph> load_model(const Context& ctx, const ModelArgs& args) {
+  OnnxImportOptions options;
+  options.input_shapes = args.shapes;
+  return import_onnx_file(ctx, args.model, options);
+}
+
+int report_failure(std::string_view command, const absl::Status& status) {
+  std::fprintf(stderr, "collage %s: error: %s\n", std::string(command).c_str(),
+               std::string(status.message()).c_str());
+  return kExitFailure;
+}
+
+std::string with_commas(int64_t v) {
+  std::string digits = std::to_string(v < 0 ? -v : v);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+std::string human_bytes(int64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  return u == 0 ? str_cat(bytes, " B") : absl::StrFormat("%.1f %s", v, units[u]);
+}
+
+std::string TextTable::render(int indent) const {
+  std::vector<size_t> width;
+  for (const auto& row : rows_) {
+    if (width.size() < row.size()) width.resize(row.size(), 0);
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : rows_) {
+    std::string line(static_cast<size_t>(indent), ' ');
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(width[c] - row[c].size(), ' ');
+      const bool right = c < right_.size() && right_[c];
+      if (c) line += "  ";
+      line += right ? pad + row[c] : (c + 1 == row.size() ? row[c] : row[c] + pad);
+    }
+    out += line + '\n';
+  }
+  return out;
+}
+
+}  // namespace collage::cli
