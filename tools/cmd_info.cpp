@@ -8,8 +8,9 @@
 namespace collage::cli {
 namespace {
 
-std::string gflops(int64_t flops) {
-  return absl::StrFormat("%.3f", static_cast<double>(flops) * 1e-9);
+// FLOPs in units of `scale` (1e9 for GFLOPs), three decimals.
+std::string scaled(int64_t flops, double scale) {
+  return absl::StrFormat("%.3f", static_cast<double>(flops) / scale);
 }
 
 std::string value_rows(const Graph& g, const std::vector<ValueId>& ids) {
@@ -48,15 +49,18 @@ int run_info(std::span<const std::string> args) {
   out += absl::StrFormat("nodes       %s\n", with_commas(stats.nodes));
   out += absl::StrFormat("parameters  %s (%s)\n", with_commas(stats.parameters),
                          human_bytes(stats.parameter_bytes));
-  out += absl::StrFormat("FLOPs       %s GFLOPs (%s)\n", gflops(stats.flops),
+  out += absl::StrFormat("FLOPs       %s GFLOPs (%s)\n", scaled(stats.flops, 1e9),
                          with_commas(stats.flops));
   out += "\n";
+  // Small models read better in MFLOPs.
+  const bool giga = stats.flops >= 1'000'000'000;
   TextTable ops({false, true, true, true});
-  ops.add({"operator", "count", "GFLOPs", "share"});
+  ops.add({"operator", "count", giga ? "GFLOPs" : "MFLOPs", "share"});
   for (const OpStats& o : stats.ops) {
     const double share =
         stats.flops ? 100.0 * static_cast<double>(o.flops) / static_cast<double>(stats.flops) : 0;
-    ops.add({o.op, with_commas(o.count), gflops(o.flops), absl::StrFormat("%.1f%%", share)});
+    ops.add({o.op, with_commas(o.count), scaled(o.flops, giga ? 1e9 : 1e6),
+             absl::StrFormat("%.1f%%", share)});
   }
   out += ops.render(0);
   std::fputs(out.c_str(), stdout);

@@ -10,7 +10,9 @@ namespace {
 
 constexpr TypeSet kPReluTypes = kFloatTypes | type_bit(DType::i32) | type_bit(DType::i64);
 
-float clamp01(float v) { return blend(v < 0.f, 0.f, blend(v > 1.f, 1.f, v)); }
+float clamp01(float v) {
+  return blend(v < 0.f, 0.f, blend(v > 1.f, 1.f, v));
+}
 
 absl::Status infer_gelu(InferContext& ctx) {
   const std::string& mode = ctx.attrs<GeluAttrs>().approximate;
@@ -22,7 +24,9 @@ absl::Status infer_gelu(InferContext& ctx) {
 
 // Both forms are written without 1 + f(x) for f near -1, which would cancel for negative x:
 // 1 + erf(x / sqrt 2) = erfc(-x / sqrt 2) and 1 + tanh(z) = 2 / (1 + exp(-2z)).
-float gelu_erf(float x) { return 0.5f * x * std::erfc(x * -0.70710678118654752f); }
+float gelu_erf(float x) {
+  return 0.5f * x * std::erfc(x * -0.70710678118654752f);
+}
 
 float gelu_tanh(float x) {
   constexpr float kSqrt2OverPi = 0.79788456080286536f;
@@ -63,16 +67,13 @@ absl::Status prelu_kernel(const KernelArgs& args) {
 }  // namespace
 
 void register_activation_ops(OpRegistry& r) {
-  add_builtin_op(r, unary_op<kFloatTypes, LeakyReluAttrs>(
-                        "LeakyRelu", [](const LeakyReluAttrs& a) {
-                          return [alpha = a.alpha](float x) { return blend(x < 0.f, alpha * x, x); };
-                        }));
-  add_builtin_op(r, unary_op<kFloatTypes, HardSigmoidAttrs>(
-                        "HardSigmoid", [](const HardSigmoidAttrs& a) {
-                          return [alpha = a.alpha, beta = a.beta](float x) {
-                            return clamp01(alpha * x + beta);
-                          };
-                        }));
+  add_builtin_op(r, unary_op<kFloatTypes, LeakyReluAttrs>("LeakyRelu", [](const LeakyReluAttrs& a) {
+                   return [alpha = a.alpha](float x) { return blend(x < 0.f, alpha * x, x); };
+                 }));
+  add_builtin_op(
+      r, unary_op<kFloatTypes, HardSigmoidAttrs>("HardSigmoid", [](const HardSigmoidAttrs& a) {
+        return [alpha = a.alpha, beta = a.beta](float x) { return clamp01(alpha * x + beta); };
+      }));
   // ONNX defines HardSwish as x * HardSigmoid(x) with alpha = 1/6, beta = 0.5.
   add_builtin_op(r, unary_op<kFloatTypes, NoAttrs>("HardSwish", [](const NoAttrs&) {
                    return [](float x) { return x * clamp01(x * (1.f / 6.f) + 0.5f); };
@@ -101,8 +102,8 @@ void register_activation_ops(OpRegistry& r) {
                      return blend(y > h, h, y);
                    };
                  }));
-  add_builtin_op(r, make_op<NoAttrs>("PRelu", FusionKind::broadcast, 2, 2, infer_prelu,
-                                     prelu_kernel));
+  add_builtin_op(r,
+                 make_op<NoAttrs>("PRelu", FusionKind::broadcast, 2, 2, infer_prelu, prelu_kernel));
 }
 
 }  // namespace collage::ops

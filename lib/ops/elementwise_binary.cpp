@@ -128,10 +128,10 @@ void register_binary_arith_ops(OpRegistry& r) {
                         "Sub", [](auto a, auto b) { return wrap_sub(a, b); }, false));
   add_builtin_op(r, binary_op<kNumericTypes>(
                         "Mul", [](auto a, auto b) { return wrap_mul(a, b); }, true));
-  add_builtin_op(r, make_op<NoAttrs>(
-                        "Div", FusionKind::broadcast, 2, 2,
-                        [](InferContext& ctx) { return infer_binary(ctx, kNumericTypes); },
-                        div_kernel));
+  add_builtin_op(
+      r, make_op<NoAttrs>(
+             "Div", FusionKind::broadcast, 2, 2,
+             [](InferContext& ctx) { return infer_binary(ctx, kNumericTypes); }, div_kernel));
   add_builtin_op(r, make_op<NoAttrs>("Pow", FusionKind::broadcast, 2, 2, infer_pow, pow_kernel));
 }
 

@@ -34,9 +34,8 @@ absl::Status cast_kernel(const KernelArgs& args) {
     using CI = decltype(in_codec);
     return dispatch_codec<kAllTypes>(out.dtype(), [&](auto out_codec) {
       using CO = decltype(out_codec);
-      map_elements<CI, CO>(in, out, [](typename CI::Compute v) {
-        return convert_value<typename CO::Compute>(v);
-      });
+      map_elements<CI, CO>(
+          in, out, [](typename CI::Compute v) { return convert_value<typename CO::Compute>(v); });
     });
   });
 }
@@ -59,7 +58,8 @@ absl::Status infer_dropout(InferContext& ctx) {
   if (!(ratio >= 0.f && ratio < 1.f))
     return ctx.error(str_cat("ratio ", static_cast<double>(ratio), " is outside [0, 1)"));
   ctx.set_output(0, ctx.input(0));
-  if (ctx.requested_outputs() == 2) ctx.set_output(1, TensorType{DType::boolean, ctx.input(0).shape});
+  if (ctx.requested_outputs() == 2)
+    ctx.set_output(1, TensorType{DType::boolean, ctx.input(0).shape});
   return absl::OkStatus();
 }
 
@@ -75,10 +75,10 @@ absl::Status dropout_kernel(const KernelArgs& args) {
 }  // namespace
 
 void register_cast_ops(OpRegistry& r) {
-  add_builtin_op(r, make_op<CastAttrs>("Cast", FusionKind::elementwise, 1, 1, infer_cast,
-                                       cast_kernel));
-  add_builtin_op(r, make_op<NoAttrs>("Identity", FusionKind::elementwise, 1, 1, infer_identity,
-                                     copy_kernel));
+  add_builtin_op(
+      r, make_op<CastAttrs>("Cast", FusionKind::elementwise, 1, 1, infer_cast, cast_kernel));
+  add_builtin_op(
+      r, make_op<NoAttrs>("Identity", FusionKind::elementwise, 1, 1, infer_identity, copy_kernel));
   add_builtin_op(r, make_op<DropoutAttrs>("Dropout", FusionKind::elementwise, 1, 1, infer_dropout,
                                           dropout_kernel));
 }

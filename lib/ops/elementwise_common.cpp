@@ -9,8 +9,8 @@ namespace collage::ops {
 
 std::string type_set_to_string(TypeSet s) {
   std::string out;
-  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::i8, DType::i32, DType::i64,
-                  DType::boolean}) {
+  for (DType t :
+       {DType::f32, DType::f16, DType::bf16, DType::i8, DType::i32, DType::i64, DType::boolean}) {
     if (!in_set(s, t)) continue;
     if (!out.empty()) out += ", ";
     out += dtype_name(t);

@@ -26,13 +26,17 @@ namespace collage::ops {
 
 // A set of dtypes as a bit mask, so the dtypes an operator accepts are a compile-time constant.
 using TypeSet = uint32_t;
-constexpr TypeSet type_bit(DType t) { return TypeSet{1} << static_cast<unsigned>(t); }
+constexpr TypeSet type_bit(DType t) {
+  return TypeSet{1} << static_cast<unsigned>(t);
+}
 constexpr TypeSet kFloatTypes = type_bit(DType::f32) | type_bit(DType::f16) | type_bit(DType::bf16);
 constexpr TypeSet kSignedIntTypes =
     type_bit(DType::i8) | type_bit(DType::i32) | type_bit(DType::i64);
 constexpr TypeSet kNumericTypes = kFloatTypes | kSignedIntTypes;
 constexpr TypeSet kAllTypes = kNumericTypes | type_bit(DType::boolean);
-constexpr bool in_set(TypeSet s, DType t) { return (s & type_bit(t)) != 0; }
+constexpr bool in_set(TypeSet s, DType t) {
+  return (s & type_bit(t)) != 0;
+}
 // "f32, f16, bf16" in DType order.
 std::string type_set_to_string(TypeSet s);
 
@@ -318,10 +322,10 @@ OpDef unary_op(std::string name, MakeFn make_fn, InferFn infer = nullptr) {
 void add_builtin_op(OpRegistry& r, OpDef def);
 
 // Registration of each elementwise file; register_elementwise_ops calls them all.
-void register_unary_math_ops(OpRegistry& r);      // elementwise_unary.cpp
-void register_binary_arith_ops(OpRegistry& r);    // elementwise_binary.cpp
-void register_comparison_ops(OpRegistry& r);      // elementwise_compare.cpp
-void register_cast_ops(OpRegistry& r);            // elementwise_cast.cpp
-void register_activation_ops(OpRegistry& r);      // elementwise_activation.cpp
+void register_unary_math_ops(OpRegistry& r);    // elementwise_unary.cpp
+void register_binary_arith_ops(OpRegistry& r);  // elementwise_binary.cpp
+void register_comparison_ops(OpRegistry& r);    // elementwise_compare.cpp
+void register_cast_ops(OpRegistry& r);          // elementwise_cast.cpp
+void register_activation_ops(OpRegistry& r);    // elementwise_activation.cpp
 
 }  // namespace collage::ops

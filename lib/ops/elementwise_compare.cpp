@@ -64,11 +64,20 @@ absl::Status where_kernel(const KernelArgs& args) {
   const Tensor& y = args.inputs[2];
   Tensor& out = args.outputs[0];
   switch (dtype_size(x.dtype())) {
-    case 1: where_loop<uint8_t>(cond, x, y, out); break;
-    case 2: where_loop<uint16_t>(cond, x, y, out); break;
-    case 4: where_loop<uint32_t>(cond, x, y, out); break;
-    case 8: where_loop<uint64_t>(cond, x, y, out); break;
-    default: return absl::InternalError("Where: unexpected element size");
+    case 1:
+      where_loop<uint8_t>(cond, x, y, out);
+      break;
+    case 2:
+      where_loop<uint16_t>(cond, x, y, out);
+      break;
+    case 4:
+      where_loop<uint32_t>(cond, x, y, out);
+      break;
+    case 8:
+      where_loop<uint64_t>(cond, x, y, out);
+      break;
+    default:
+      return absl::InternalError("Where: unexpected element size");
   }
   return absl::OkStatus();
 }
@@ -76,13 +85,14 @@ absl::Status where_kernel(const KernelArgs& args) {
 }  // namespace
 
 void register_comparison_ops(OpRegistry& r) {
-  add_builtin_op(r, compare_op<kAllTypes>("Equal", [](auto a, auto b) { return a == b; }, true));
+  add_builtin_op(r, compare_op<kAllTypes>(
+                        "Equal", [](auto a, auto b) { return a == b; }, true));
+  add_builtin_op(r, compare_op<kNumericTypes>(
+                        "Less", [](auto a, auto b) { return a < b; }, false));
+  add_builtin_op(r, compare_op<kNumericTypes>(
+                        "Greater", [](auto a, auto b) { return a > b; }, false));
   add_builtin_op(r,
-                 compare_op<kNumericTypes>("Less", [](auto a, auto b) { return a < b; }, false));
-  add_builtin_op(r,
-                 compare_op<kNumericTypes>("Greater", [](auto a, auto b) { return a > b; }, false));
-  add_builtin_op(r, make_op<NoAttrs>("Where", FusionKind::broadcast, 3, 3, infer_where,
-                                     where_kernel));
+                 make_op<NoAttrs>("Where", FusionKind::broadcast, 3, 3, infer_where, where_kernel));
 }
 
 }  // namespace collage::ops

@@ -28,9 +28,8 @@ void register_unary_math_ops(OpRegistry& r) {
                                                        using T = decltype(x);
                                                        return blend(x < T(0), T(0), x);
                                                      })));
-  add_builtin_op(r, unary_op<kNumericTypes, NoAttrs>("Neg", plain([](auto x) {
-                                                       return wrap_neg(x);
-                                                     })));
+  add_builtin_op(
+      r, unary_op<kNumericTypes, NoAttrs>("Neg", plain([](auto x) { return wrap_neg(x); })));
   add_builtin_op(r, unary_op<kNumericTypes, NoAttrs>("Abs", plain([](auto x) {
                                                        using T = decltype(x);
                                                        if constexpr (std::is_integral_v<T>) {
@@ -40,18 +39,18 @@ void register_unary_math_ops(OpRegistry& r) {
                                                        }
                                                      })));
   add_builtin_op(r, unary_op<kFloatTypes, NoAttrs>("Sigmoid", plain(sigmoid)));
-  add_builtin_op(r, unary_op<kFloatTypes, NoAttrs>(
-                        "Tanh", plain([](float x) { return std::tanh(x); })));
-  add_builtin_op(r, unary_op<kFloatTypes, NoAttrs>(
-                        "Erf", plain([](float x) { return std::erf(x); })));
-  add_builtin_op(r, unary_op<kFloatTypes, NoAttrs>(
-                        "Exp", plain([](float x) { return std::exp(x); })));
-  add_builtin_op(r, unary_op<kFloatTypes, NoAttrs>(
-                        "Log", plain([](float x) { return std::log(x); })));
-  add_builtin_op(r, unary_op<kFloatTypes, NoAttrs>(
-                        "Sqrt", plain([](float x) { return std::sqrt(x); })));
-  add_builtin_op(r, unary_op<kFloatTypes, NoAttrs>(
-                        "Reciprocal", plain([](float x) { return 1.f / x; })));
+  add_builtin_op(
+      r, unary_op<kFloatTypes, NoAttrs>("Tanh", plain([](float x) { return std::tanh(x); })));
+  add_builtin_op(r,
+                 unary_op<kFloatTypes, NoAttrs>("Erf", plain([](float x) { return std::erf(x); })));
+  add_builtin_op(r,
+                 unary_op<kFloatTypes, NoAttrs>("Exp", plain([](float x) { return std::exp(x); })));
+  add_builtin_op(r,
+                 unary_op<kFloatTypes, NoAttrs>("Log", plain([](float x) { return std::log(x); })));
+  add_builtin_op(
+      r, unary_op<kFloatTypes, NoAttrs>("Sqrt", plain([](float x) { return std::sqrt(x); })));
+  add_builtin_op(
+      r, unary_op<kFloatTypes, NoAttrs>("Reciprocal", plain([](float x) { return 1.f / x; })));
 }
 
 }  // namespace collage::ops

@@ -153,9 +153,8 @@ absl::Status reduce_kernel(const KernelArgs& args) {
     if (in.bytes() > 0) std::memcpy(out.raw(), in.raw(), in.bytes());
     return absl::OkStatus();
   }
-  return dispatch_codec<Allowed>(in.dtype(), [&](auto codec) {
-    reduce_loop<Reducer, decltype(codec)>(in, *mask, out);
-  });
+  return dispatch_codec<Allowed>(
+      in.dtype(), [&](auto codec) { reduce_loop<Reducer, decltype(codec)>(in, *mask, out); });
 }
 
 template <TypeSet Allowed, template <typename> class Reducer>

@@ -2,9 +2,11 @@
 // of the tensor operator family.
 #include "ops/tensor_copy.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "ops/op_sets.h"
@@ -71,19 +73,41 @@ void copy_strided(const Shape& shape, size_t esize, void* dst, const StridedView
   if (!coalesce(shape, d, s, dims)) return;
   const Dim inner = dims.back();
   dims.pop_back();
+  // When the innermost axis is contiguous only in the destination (a transpose), copy square
+  // tiles with an outer axis that is contiguous in the source, so both sides stay in cache.
+  std::optional<Dim> across;
+  if (inner.ds == 1 && inner.ss != 1) {
+    for (size_t j = dims.size(); j-- > 0;) {
+      if (dims[j].ss == 1) {
+        across = dims[j];
+        dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(j));
+        break;
+      }
+    }
+  }
   const int64_t e = static_cast<int64_t>(esize);
   auto* dp = static_cast<unsigned char*>(dst) + d.offset * e;
   auto* sp = static_cast<const unsigned char*>(src) + s.offset * e;
-  const bool run = inner.ds == 1 && inner.ss == 1;
   dispatch_esize(esize, [&](auto size_tag) {
     constexpr int64_t E = decltype(size_tag)::value;
+    constexpr int64_t kTile = 32;
     std::vector<int64_t> idx(dims.size(), 0);
     int64_t doff = 0, soff = 0;
     for (;;) {
       unsigned char* drow = dp + doff * E;
       const unsigned char* srow = sp + soff * E;
-      if (run) {
+      if (inner.ds == 1 && inner.ss == 1) {
         std::memcpy(drow, srow, static_cast<size_t>(inner.n * E));
+      } else if (across) {
+        for (int64_t j0 = 0; j0 < across->n; j0 += kTile) {
+          const int64_t j1 = std::min(across->n, j0 + kTile);
+          for (int64_t i0 = 0; i0 < inner.n; i0 += kTile) {
+            const int64_t i1 = std::min(inner.n, i0 + kTile);
+            for (int64_t j = j0; j < j1; ++j)
+              for (int64_t i = i0; i < i1; ++i)
+                std::memcpy(drow + (j * across->ds + i) * E, srow + (j + i * inner.ss) * E, E);
+          }
+        }
       } else {
         for (int64_t i = 0; i < inner.n; ++i)
           std::memcpy(drow + i * inner.ds * E, srow + i * inner.ss * E, E);

@@ -243,7 +243,7 @@ std::string Schedule::to_string() const {
     os << "\n  loops:";
     for (const IterVar& iv : s.leaf) {
       os << " " << iv.name();
-      IterAttr a = s.attr(iv);
+      detail::IterAttr a = s.attr(iv);
       if (a.kind == ForKind::thread_bound) {
         os << "(" << a.thread_tag << ")";
       } else if (a.kind != ForKind::serial) {

@@ -33,6 +33,10 @@ TEST_CASE("unreadable model files", "[onnx][errors]") {
     auto g = import_onnx_file(ctx, dir / "absent.onnx");
     check_error(g.status(), StatusCode::kNotFound, "absent.onnx");
   }
+  SECTION("a directory") {
+    auto g = import_onnx_file(ctx, dir);
+    check_error(g.status(), StatusCode::kInvalidArgument, "it is a directory");
+  }
   SECTION("truncated file") {
     OnnxModel m = relu_model();
     m.initializer("w", Tensor(DType::f32, {64}));

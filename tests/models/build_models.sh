@@ -39,16 +39,19 @@ while (($#)); do
 done
 if ((${#sizes[@]} == 0 && ${#only[@]} == 0)); then sizes=(small); fi
 
-known=" $("$torch_python" "$here/export_models.py" --list all | tr '\n' ' ') "
+declare -A label_of=()
 requested=("${only[@]}")
-for size in "${sizes[@]}"; do
-  requested+=($("$torch_python" "$here/export_models.py" --list "$size"))
-done
+while read -r name label; do
+  label_of[$name]=$label
+  for size in "${sizes[@]}"; do
+    if [[ $size == all || $size == "$label" ]]; then requested+=("$name"); fi
+  done
+done < <("$torch_python" "$here/export_models.py" --list)
 names=()
 declare -A chosen=()
 for name in "${requested[@]}"; do
-  if [[ $known != *" $name "* ]]; then
-    echo "build_models: unknown model '$name'; known:$known" >&2
+  if [[ -z ${label_of[$name]:-} ]]; then
+    echo "build_models: unknown model '$name'; known: ${!label_of[*]}" >&2
     exit 2
   fi
   if [[ -z ${chosen[$name]:-} ]]; then

@@ -1,8 +1,9 @@
 """Exports the real test models (torchvision CNNs, a DCGAN generator, a BERT encoder) to ONNX.
 
 Run with Debian's /usr/bin/python3 (torch 1.13, torchvision 0.14), not the project's .venv:
-  export_models.py --list small|full|all     print the model names of that size, one a line
-  export_models.py OUT_DIR NAME...           write OUT_DIR/NAME.onnx, NAME.inputs.npz, NAME.meta.json
+  export_models.py --list                    print every model's name and label, one a line
+  export_models.py OUT_DIR NAME...           write OUT_DIR/NAME.onnx, NAME.inputs.npz,
+                                             NAME.torch_outputs.npz and NAME.meta.json
 
 Weights are random but seeded (torch.manual_seed); BatchNorm statistics are calibrated on random
 data and then perturbed, so the networks stay numerically sane while BN folding meets non-trivial
@@ -23,10 +24,11 @@ from typing import Callable, Dict, List, Tuple
 
 import numpy as np
 
+
 @dataclass(frozen=True)
 class Spec:
     name: str
-    size: str          # "small" (fast unit suite, ctest label models) or "full" (models-full)
+    label: str         # "small" (ctest label models) or "full" (ctest label models-full)
     opset: int
     make: Callable     # () -> (torch module, {input name: np.ndarray}, [output names])
     rtol: float        # bound on max|collage - reference| / max|reference| (README.md)
@@ -257,7 +259,7 @@ def export(spec: Spec, out: pathlib.Path) -> None:
              **{n: o.numpy() for n, o in zip(output_names, outputs)})
     meta = {
         "name": spec.name,
-        "label": spec.size,
+        "label": spec.label,
         "opset": spec.opset,
         "onnx": onnx_path.name,
         "inputs": [tensor_info(n, a) for n, a in inputs.items()],
@@ -273,10 +275,9 @@ def export(spec: Spec, out: pathlib.Path) -> None:
 
 def main(argv: List[str]) -> int:
     by_name = {s.name: s for s in SPECS}
-    if len(argv) == 2 and argv[0] == "--list" and argv[1] in ("small", "full", "all"):
+    if argv == ["--list"]:
         for s in SPECS:
-            if argv[1] in ("all", s.size):
-                print(s.name)
+            print(s.name, s.label)
         return 0
     if len(argv) < 2 or argv[0].startswith("-"):
         print(__doc__, file=sys.stderr)

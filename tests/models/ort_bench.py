@@ -55,17 +55,18 @@ def collage_median(command, show_output: bool) -> float:
     return float(found[-1])
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv) -> int:
+    split = argv.index("--") if "--" in argv else len(argv)
+    command = argv[split + 1:]
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        epilog="-- COMMAND...: the collage command to interleave with ONNX Runtime")
     parser.add_argument("model")
     parser.add_argument("--inputs", default="", help="npz of inputs (default: random)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("collage", nargs=argparse.REMAINDER,
-                        help="-- then the collage command line to interleave with")
-    args = parser.parse_args()
-    command = args.collage[1:] if args.collage[:1] == ["--"] else args.collage
+    args = parser.parse_args(argv[:split])
 
     sess = ort_session(args.model, args.threads)
     data = feeds(sess, args.inputs)
@@ -95,4 +96,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -1,7 +1,6 @@
 // Reference kernels and shape inference of the elementwise and reduction operators, checked on
 // single-node graphs against values computed independently (naive loops or numpy literals).
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -32,10 +31,18 @@ Tensor make(DType dtype, Shape shape, std::vector<T> values) {
   if (!values.empty()) std::memcpy(t.raw(), values.data(), t.bytes());
   return t;
 }
-Tensor f32(Shape s, std::vector<float> v) { return make(DType::f32, std::move(s), std::move(v)); }
-Tensor i32(Shape s, std::vector<int32_t> v) { return make(DType::i32, std::move(s), std::move(v)); }
-Tensor i64(Shape s, std::vector<int64_t> v) { return make(DType::i64, std::move(s), std::move(v)); }
-Tensor i8(Shape s, std::vector<int8_t> v) { return make(DType::i8, std::move(s), std::move(v)); }
+Tensor f32(Shape s, std::vector<float> v) {
+  return make(DType::f32, std::move(s), std::move(v));
+}
+Tensor i32(Shape s, std::vector<int32_t> v) {
+  return make(DType::i32, std::move(s), std::move(v));
+}
+Tensor i64(Shape s, std::vector<int64_t> v) {
+  return make(DType::i64, std::move(s), std::move(v));
+}
+Tensor i8(Shape s, std::vector<int8_t> v) {
+  return make(DType::i8, std::move(s), std::move(v));
+}
 Tensor boolean(Shape s, std::vector<uint8_t> v) {
   return make(DType::boolean, std::move(s), std::move(v));
 }
@@ -104,10 +111,11 @@ int64_t source_index(const Shape& in, const Shape& out, int64_t flat) {
 
 TEST_CASE("binary arithmetic broadcasts like numpy", "[elementwise]") {
   const std::vector<std::pair<Shape, Shape>> pairs = {
-      {{2, 3}, {2, 3}},          {{2, 3}, {3}},     {{3}, {2, 3}},      {{2, 1}, {1, 3}},
-      {{}, {2, 3}},              {{2, 3}, {}},      {{}, {}},           {{4, 1, 5}, {3, 1}},
-      {{2, 3, 1, 7}, {3, 5, 1}}, {{1, 1}, {5}},     {{0, 3}, {3}},      {{1, 6, 1}, {2, 1, 1, 4}},
-      {{7, 1}, {7, 9}},          {{1, 9}, {7, 1}},  {{3, 2, 2}, {3, 1, 2}}};
+      {{2, 3}, {2, 3}}, {{2, 3}, {3}},       {{3}, {2, 3}},
+      {{2, 1}, {1, 3}}, {{}, {2, 3}},        {{2, 3}, {}},
+      {{}, {}},         {{4, 1, 5}, {3, 1}}, {{2, 3, 1, 7}, {3, 5, 1}},
+      {{1, 1}, {5}},    {{0, 3}, {3}},       {{1, 6, 1}, {2, 1, 1, 4}},
+      {{7, 1}, {7, 9}}, {{1, 9}, {7, 1}},    {{3, 2, 2}, {3, 1, 2}}};
   for (const auto& [sa, sb] : pairs) {
     Tensor a = random_f32(sa, 1, -2.f, 2.f), b = random_f32(sb, 2, 0.5f, 2.f);
     for (std::string op : {"Add", "Sub", "Mul", "Div"}) {
@@ -118,8 +126,10 @@ TEST_CASE("binary arithmetic broadcasts like numpy", "[elementwise]") {
       for (int64_t i = 0; i < want.numel(); ++i) {
         const float x = a.data<float>()[source_index(sa, so, i)];
         const float y = b.data<float>()[source_index(sb, so, i)];
-        want.data<float>()[i] = op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y
-                                                                                       : x / y;
+        want.data<float>()[i] = op == "Add"   ? x + y
+                                : op == "Sub" ? x - y
+                                : op == "Mul" ? x * y
+                                              : x / y;
       }
       INFO(op << " " << shape_to_string(sa) << " with " << shape_to_string(sb));
       check_close(out, want, 0);
@@ -178,8 +188,8 @@ TEST_CASE("unary math matches numpy", "[elementwise]") {
   check_close(run1("Neg", {x}), f32({7}, {3.5f, 1.f, 0.25f, -0.f, -0.5f, -2.f, -7.25f}), 0);
   check_close(run1("Abs", {x}), f32({7}, {3.5f, 1.f, 0.25f, 0.f, 0.5f, 2.f, 7.25f}), 0);
   Tensor y = f32({5}, {0.25f, 1.f, 2.f, 9.f, 100.f});
-  check_close(run1("Log", {y}), f32({5}, {-1.38629436f, 0.f, 0.693147182f, 2.19722462f,
-                                          4.60517025f}));
+  check_close(run1("Log", {y}),
+              f32({5}, {-1.38629436f, 0.f, 0.693147182f, 2.19722462f, 4.60517025f}));
   check_close(run1("Sqrt", {y}), f32({5}, {0.5f, 1.f, 1.41421354f, 3.f, 10.f}));
   check_close(run1("Reciprocal", {y}), f32({5}, {4.f, 1.f, 0.5f, 0.111111112f, 0.00999999978f}));
   CHECK(std::isnan(run1("Sqrt", {f32({1}, {-1.f})}).data<float>()[0]));
@@ -197,15 +207,16 @@ TEST_CASE("unary math matches numpy", "[elementwise]") {
 
 TEST_CASE("activations with attributes", "[elementwise]") {
   Tensor x = f32({7}, {-3.5f, -1.f, -0.25f, 0.f, 0.5f, 2.f, 7.25f});
-  check_close(run1("Gelu", {x}), f32({7}, {-0.000814201776f, -0.158655256f, -0.100323416f, 0.f,
-                                           0.345731229f, 1.95449972f, 7.25f}),
+  check_close(run1("Gelu", {x}),
+              f32({7}, {-0.000814201776f, -0.158655256f, -0.100323416f, 0.f, 0.345731229f,
+                        1.95449972f, 7.25f}),
               1e-5);
   check_close(run1("Gelu", {x}, make_attrs<GeluAttrs>([](auto& a) { a.approximate = "tanh"; })),
               f32({7}, {-0.000616197649f, -0.158808008f, -0.100324646f, 0.f, 0.345714003f,
                         1.95459771f, 7.25f}),
               1e-5);
-  check_close(run1("HardSigmoid", {x}), f32({7}, {0.f, 0.300000012f, 0.449999988f, 0.5f,
-                                                  0.600000024f, 0.899999976f, 1.f}));
+  check_close(run1("HardSigmoid", {x}),
+              f32({7}, {0.f, 0.300000012f, 0.449999988f, 0.5f, 0.600000024f, 0.899999976f, 1.f}));
   check_close(run1("HardSwish", {x}), f32({7}, {-0.f, -0.333333343f, -0.114583336f, 0.f,
                                                 0.291666657f, 1.66666663f, 7.25f}));
   check_close(run1("LeakyRelu", {x}), f32({7}, {-0.035f, -0.01f, -0.0025f, 0.f, 0.5f, 2.f, 7.25f}));
@@ -262,9 +273,7 @@ TEST_CASE("comparisons and Where", "[elementwise]") {
 }
 
 TEST_CASE("Cast follows ONNX semantics with defined edge cases", "[elementwise]") {
-  auto cast_to = [](std::string to) {
-    return make_attrs<CastAttrs>([&](auto& a) { a.to = to; });
-  };
+  auto cast_to = [](std::string to) { return make_attrs<CastAttrs>([&](auto& a) { a.to = to; }); };
   const float inf = std::numeric_limits<float>::infinity();
   Tensor x = f32({8}, {2.7f, -2.7f, 0.f, -0.f, NAN, inf, -inf, 3e9f});
   check_close(run1("Cast", {x}, cast_to("i32")),
@@ -308,9 +317,7 @@ TEST_CASE("Cast follows ONNX semantics with defined edge cases", "[elementwise]"
 }
 
 TEST_CASE("16-bit float arithmetic computes in float", "[elementwise]") {
-  auto cast_to = [](std::string to) {
-    return make_attrs<CastAttrs>([&](auto& a) { a.to = to; });
-  };
+  auto cast_to = [](std::string to) { return make_attrs<CastAttrs>([&](auto& a) { a.to = to; }); };
   for (const char* dt : {"f16", "bf16"}) {
     Tensor a = run1("Cast", {f32({2, 2}, {1.5f, -2.f, 0.25f, 8.f})}, cast_to(dt));
     Tensor b = run1("Cast", {f32({2}, {0.5f, 4.f})}, cast_to(dt));
@@ -338,8 +345,7 @@ TEST_CASE("Identity and inference-mode Dropout copy their input", "[elementwise]
 }
 
 // Naive reduction: every output element visits the whole input.
-Tensor naive_reduce(const std::string& op, const Tensor& x, std::vector<bool> mask,
-                    bool keepdims) {
+Tensor naive_reduce(const std::string& op, const Tensor& x, std::vector<bool> mask, bool keepdims) {
   Shape out_keep = x.shape(), out;
   for (size_t d = 0; d < mask.size(); ++d) {
     if (mask[d]) out_keep[d] = 1;
@@ -372,9 +378,9 @@ TEST_CASE("reductions over any axes", "[reduction]") {
     std::vector<int64_t> axes;
   };
   const std::vector<Spec> specs = {
-      {{2, 3, 4}, {1}},        {{2, 3, 4}, {-1}},     {{2, 3, 4}, {0, 2}}, {{2, 3, 4}, {}},
-      {{2, 3, 4}, {-3, -2}},   {{5, 1, 7}, {1}},      {{3, 4, 5, 6}, {1, 3}},
-      {{3, 4, 5, 6}, {0, 2}},  {{1, 128, 77}, {-1}},  {{9}, {0}},          {{4, 6}, {0}}};
+      {{2, 3, 4}, {1}},      {{2, 3, 4}, {-1}}, {{2, 3, 4}, {0, 2}},    {{2, 3, 4}, {}},
+      {{2, 3, 4}, {-3, -2}}, {{5, 1, 7}, {1}},  {{3, 4, 5, 6}, {1, 3}}, {{3, 4, 5, 6}, {0, 2}},
+      {{1, 128, 77}, {-1}},  {{9}, {0}},        {{4, 6}, {0}}};
   for (const Spec& s : specs) {
     Tensor x = random_f32(s.shape, 11, -3.f, 3.f);
     std::vector<bool> mask(s.shape.size(), s.axes.empty());
@@ -431,8 +437,9 @@ TEST_CASE("shape inference errors name the node and the shapes", "[elementwise]"
               "Mul 'n3': inputs 0 and 1 have different dtypes f32 and i64");
   check_error(infer_error("Sigmoid", {i23}),
               "Sigmoid 'n3': input 0 has dtype i64, expected one of f32, f16, bf16");
-  check_error(infer_error("Less", {TensorType{DType::boolean, {2}}, TensorType{DType::boolean, {2}}}),
-              "Less 'n3': input 0 has dtype bool");
+  check_error(
+      infer_error("Less", {TensorType{DType::boolean, {2}}, TensorType{DType::boolean, {2}}}),
+      "Less 'n3': input 0 has dtype bool");
   check_error(infer_error("Where", {f23, f23, f23}),
               "Where 'n3': condition (input 0) has dtype f32, expected bool");
   check_error(infer_error("Where", {TensorType{DType::boolean, {2}}, f23, f43}),
@@ -448,11 +455,13 @@ TEST_CASE("shape inference errors name the node and the shapes", "[elementwise]"
               "Dropout 'n3': ratio 1 is outside [0, 1)");
   check_error(infer_error("Add", {f23, f23}, nullptr, 2),
               "Add 'n3': 2 outputs requested, the operator has 1 output");
-  check_error(infer_error("ReduceSum", {f23}, make_attrs<ReduceAttrs>([](auto& a) { a.axes = {2}; })),
-              "ReduceSum 'n3': axis 2 is out of range for input rank 2");
   check_error(
-      infer_error("ReduceMax", {f23}, make_attrs<ReduceAttrs>([](auto& a) { a.axes = {1, -1}; })),
-      "ReduceMax 'n3': axis -1 appears twice in axes [1, -1]");
+      infer_error("ReduceSum", {f23}, make_attrs<ReduceAttrs>([](auto& a) { a.axes = {2}; })),
+      "ReduceSum 'n3': axis 2 is out of range for input rank 2");
+  check_error(infer_error("ReduceMax", {f23}, make_attrs<ReduceAttrs>([](auto& a) {
+                            a.axes = {1, -1};
+                          })),
+              "ReduceMax 'n3': axis -1 appears twice in axes [1, -1]");
   check_error(infer_error("ReduceMean", {TensorType{DType::boolean, {2}}}),
               "ReduceMean 'n3': input 0 has dtype bool");
   check_error(infer_error("Pow", {TensorType{DType::i8, {2}}, f23}),
@@ -465,12 +474,12 @@ TEST_CASE("operator definitions declare fusion kinds and commutativity", "[eleme
     REQUIRE(d != nullptr);
     return d;
   };
-  for (const char* n : {"Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Log", "Sqrt", "Reciprocal",
-                        "Neg", "Abs", "LeakyRelu", "HardSigmoid", "HardSwish", "Gelu", "Clip",
-                        "Cast", "Identity", "Dropout"})
+  for (const char* n :
+       {"Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "Abs",
+        "LeakyRelu", "HardSigmoid", "HardSwish", "Gelu", "Clip", "Cast", "Identity", "Dropout"})
     CHECK(op(n)->fusion == FusionKind::elementwise);
-  for (const char* n : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu", "Where", "Equal", "Less",
-                        "Greater"})
+  for (const char* n :
+       {"Add", "Sub", "Mul", "Div", "Pow", "PRelu", "Where", "Equal", "Less", "Greater"})
     CHECK(op(n)->fusion == FusionKind::broadcast);
   for (const char* n : {"ReduceSum", "ReduceMean", "ReduceMax"})
     CHECK(op(n)->fusion == FusionKind::reduction);

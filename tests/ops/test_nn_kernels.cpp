@@ -98,10 +98,12 @@ TEST_CASE("gemm_f32 with beta 0 ignores NaNs already in C", "[ops][nn][gemm]") {
   CHECK(c[3] == 8);
 }
 
+// Attributes left out keep their ONNX defaults.
 struct ConvSpec {
   Shape x, w;
   int64_t group = 1;
-  std::vector<int64_t> strides, dilations, pads, output_padding, output_shape;
+  std::vector<int64_t> strides = {}, dilations = {}, pads = {}, output_padding = {},
+                       output_shape = {};
   std::string auto_pad = "NOTSET";
 };
 
@@ -230,9 +232,10 @@ TEST_CASE("Conv matches direct convolution", "[ops][nn]") {
   const ConvSpec specs[] = {
       {.x = {1, 3, 7, 9}, .w = {4, 3, 3, 3}},
       {.x = {2, 4, 8, 7}, .w = {6, 2, 3, 2}, .group = 2, .strides = {2, 1}, .pads = {1, 0, 0, 2}},
-      {.x = {1, 3, 9, 9}, .w = {2, 3, 3, 3}, .strides = {2, 1}, .dilations = {2, 3},
+      // Dilated SAME padding with an odd total pad on every axis.
+      {.x = {1, 3, 8, 9}, .w = {2, 3, 3, 2}, .strides = {2, 1}, .dilations = {2, 3},
        .auto_pad = "SAME_UPPER"},
-      {.x = {1, 2, 8, 7}, .w = {3, 2, 4, 3}, .dilations = {2, 2}, .auto_pad = "SAME_LOWER"},
+      {.x = {1, 2, 8, 7}, .w = {3, 2, 4, 2}, .dilations = {1, 3}, .auto_pad = "SAME_LOWER"},
       {.x = {1, 6, 10}, .w = {6, 1, 5}, .group = 6, .strides = {3}, .dilations = {2},
        .pads = {4, 3}},
       {.x = {1, 2, 5, 6, 7}, .w = {4, 1, 3, 2, 3}, .group = 2, .strides = {1, 2, 2},

@@ -345,6 +345,12 @@ TEST_CASE("Transpose matches a naive loop", "[ops][tensor]") {
     check_equal(run1("Transpose", {{x}}, a), naive_transpose(x, perm));
   }
   check_equal(run1("Transpose", {{x}}, nullptr), naive_transpose(x, {3, 2, 1, 0}));
+  // Large enough for several full and partial copy tiles.
+  Tensor big = testing::random_f32({3, 45, 70}, 2);
+  for (std::vector<int64_t> perm : std::vector<std::vector<int64_t>>{{0, 2, 1}, {2, 1, 0}, {1, 2, 0}}) {
+    auto a = make_attrs<TransposeAttrs>([&](auto& t) { t.perm = perm; });
+    check_equal(run1("Transpose", {{big}}, a), naive_transpose(big, perm));
+  }
   auto bad = make_attrs<TransposeAttrs>([](auto& t) { t.perm = {0, 0, 1}; });
   check_error(infer_error("Transpose", {f32_type({1, 2, 3})}, bad, "t"),
               "Transpose 't': perm [0, 0, 1] is not a permutation of the 3 axes");
@@ -389,10 +395,10 @@ TEST_CASE("Pad errors", "[ops][tensor][errors]") {
   a = make_attrs<PadAttrs>([](auto& p) { p.pads = {-2, -1}; });
   check_error(infer_error("Pad", {f32_type({2})}, a, "p"), "crop 3 elements from axis 0 of size 2");
   a = make_attrs<PadAttrs>([](auto& p) {
-    p.pads = {-1, 1, -1, 0};
+    p.pads = {0, -1, 0, 1};
     p.mode = "edge";
   });
-  check_error(infer_error("Pad", {f32_type({1, 2})}, a, "p"),
+  check_error(infer_error("Pad", {f32_type({2, 1})}, a, "p"),
               "mode 'edge' cannot pad axis 1, which is empty");
 }
 

@@ -89,10 +89,10 @@ TEST_CASE("cli: info describes the model", "[cli]") {
   CHECK_THAT(r.out, Contains("nodes       4\n"));
   CHECK_THAT(r.out, Contains("parameters  6 (24 B)\n"));
   CHECK_THAT(r.out, Contains("FLOPs       0.000 GFLOPs (22)\n"));
-  CHECK_THAT(r.out, Contains("operator  count  GFLOPs   share\n"
-                             "Add           2   0.000   45.5%\n"
-                             "Mul           1   0.000   27.3%\n"
-                             "Relu          1   0.000   27.3%\n"));
+  CHECK_THAT(r.out, Contains("operator  count  MFLOPs  share\n"
+                             "Add           2   0.000  45.5%\n"
+                             "Mul           1   0.000  27.3%\n"
+                             "Relu          1   0.000  27.3%\n"));
 }
 
 TEST_CASE("cli: info on a bad file fails cleanly with the importer's message", "[cli]") {

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <system_error>
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -68,6 +69,10 @@ absl::StatusOr<Graph> import_model(const Context& ctx, onnx::ModelProto& model,
 
 absl::StatusOr<Graph> import_onnx_file(const Context& ctx, const std::filesystem::path& path,
                                        const OnnxImportOptions& options) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return absl::InvalidArgumentError(
+        str_cat("cannot read ONNX model '", path.string(), "': it is a directory"));
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;

@@ -12,7 +12,9 @@ namespace {
 using Result = absl::StatusOr<std::vector<Ref>>;
 
 // Operators whose ONNX form (opsets 11-20) is the IR form: inputs and attributes carry over.
-Result generic(NodeContext& n) { return n.emit(n.op_type(), n.inputs(), n.num_outputs()); }
+Result generic(NodeContext& n) {
+  return n.emit(n.op_type(), n.inputs(), n.num_outputs() > 0 ? n.num_outputs() : -1);
+}
 
 // Generic, after moving the constant input `index` into integer-list attribute `attr`.
 template <int kIndex, const char* kRole, const char* kAttr>

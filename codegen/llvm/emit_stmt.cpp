@@ -1,0 +1,231 @@
+// Statement emission: serial, unrolled, vectorized and task-split parallel loops, stores, lets,
+// conditionals (branches, or lane masks inside vectorized loops) and local allocations.
+#include <optional>
+
+#include "codegen/llvm/emitter.h"
+#include "core/str_cat.h"
+
+namespace collage::codegen::detail {
+
+
+
+namespace {
+// Allocations up to this size live on the stack (in the kernel's entry block); larger ones on the
+// heap, so deep kernels stay within worker threads' stacks.
+constexpr int64_t kMaxStackBytes = 128 * 1024;
+constexpr int64_t kMaxLanes = 1024;
+constexpr int64_t kMaxUnroll = 4096;
+}  // namespace
+
+void Emitter::when_any_lane(const std::function<void()>& emit_body) {
+  if (!mask_) {
+    emit_body();
+    return;
+  }
+  llvm::Value* any = b_.CreateOrReduce(mask_);
+  llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ctx_, "lanes", fn_);
+  llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx_, "lanes.end", fn_);
+  b_.CreateCondBr(any, then_bb, merge);
+  b_.SetInsertPoint(then_bb);
+  emit_body();
+  b_.CreateBr(merge);
+  b_.SetInsertPoint(merge);
+}
+
+void Emitter::emit(const te::Stmt& s) {
+  if (!s.defined()) return;
+  switch (s.kind()) {
+    case te::StmtKind::For: emit_for(*s.as<te::ForNode>()); return;
+    case te::StmtKind::Store: {
+      const auto* n = s.as<te::StoreNode>();
+      store_buffer(n->buffer, n->indices, emit(n->value));
+      return;
+    }
+    case te::StmtKind::Let: {
+      const auto* n = s.as<te::LetNode>();
+      Val v = emit(n->value);
+      auto old = vars_.find(n->var.get());
+      std::optional<Val> saved;
+      if (old != vars_.end()) saved = old->second;
+      vars_[n->var.get()] = v;
+      if (v.vec) varying_.insert(n->var.get());
+      emit(n->body);
+      varying_.erase(n->var.get());
+      if (saved) {
+        vars_[n->var.get()] = *saved;
+        if (saved->vec) varying_.insert(n->var.get());
+      } else {
+        vars_.erase(n->var.get());
+      }
+      return;
+    }
+    case te::StmtKind::IfThenElse: emit_if(*s.as<te::IfThenElseNode>()); return;
+    case te::StmtKind::Allocate: emit_allocate(*s.as<te::AllocateNode>()); return;
+    case te::StmtKind::Evaluate: emit(s.as<te::EvaluateNode>()->value); return;
+    case te::StmtKind::Seq:
+      for (const te::Stmt& c : s.as<te::SeqNode>()->stmts) emit(c);
+      return;
+  }
+}
+
+void Emitter::emit_for(const te::ForNode& n) {
+  const std::string& name = n.var.name();
+  switch (n.for_kind) {
+    case te::ForKind::thread_bound:
+      fail(str_cat("loop '", name, "' is bound to ", n.thread_tag,
+                   "; the CPU code generator cannot run GPU-bound loops"));
+      return;
+    case te::ForKind::vectorized:
+      emit_vector_loop(n);
+      return;
+    case te::ForKind::unrolled: {
+      const auto* ext = n.extent.as<te::IntImmNode>();
+      if (!ext || ext->value > kMaxUnroll) {
+        fail(str_cat("unrolled loop '", name, "' needs a constant extent of at most ", kMaxUnroll));
+        return;
+      }
+      llvm::Value* mn = emit_scalar(n.min);
+      for (int64_t i = 0; i < ext->value; ++i) {
+        vars_[n.var.get()] = {b_.CreateAdd(mn, llvm::ConstantInt::get(mn->getType(), i)), false};
+        emit(n.body);
+      }
+      vars_.erase(n.var.get());
+      return;
+    }
+    case te::ForKind::parallel:
+      if (&n == task_loop_) {
+        // Task task_id runs the task_id-th of task_count contiguous chunks.
+        llvm::Type* i64 = llvm::Type::getInt64Ty(ctx_);
+        llvm::Value* mn = emit_scalar(n.min);
+        llvm::Value* ext = emit_scalar(n.extent);
+        llvm::Value* tasks = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b_.CreateSExt(task_count_, i64),
+                                                      llvm::ConstantInt::get(i64, 1));
+        llvm::Value* tid = b_.CreateSExt(task_id_, i64);
+        llvm::Value* chunk = b_.CreateSDiv(b_.CreateAdd(ext, b_.CreateSub(tasks, llvm::ConstantInt::get(i64, 1))), tasks);
+        llvm::Value* begin = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateMul(tid, chunk), ext);
+        llvm::Value* end = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(begin, chunk), ext);
+        emit_serial_loop(n.var, b_.CreateAdd(mn, begin), b_.CreateAdd(mn, end), n.body);
+        return;
+      }
+      [[fallthrough]];
+    case te::ForKind::serial: {
+      llvm::Value* mn = emit_scalar(n.min);
+      llvm::Value* ext = emit_scalar(n.extent);
+      emit_serial_loop(n.var, mn, b_.CreateAdd(mn, ext), n.body);
+      return;
+    }
+  }
+}
+
+void Emitter::emit_serial_loop(const te::Var& var, llvm::Value* begin, llvm::Value* end, const te::Stmt& body) {
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, var.name() + ".loop", fn_);
+  llvm::BasicBlock* body_bb = llvm::BasicBlock::Create(ctx_, var.name() + ".body", fn_);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, var.name() + ".end", fn_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* phi = b_.CreatePHI(begin->getType(), 2, var.name());
+  phi->addIncoming(begin, pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(phi, end), body_bb, exit);
+  b_.SetInsertPoint(body_bb);
+  vars_[var.get()] = {phi, false};
+  emit(body);
+  llvm::Value* next = b_.CreateNSWAdd(phi, llvm::ConstantInt::get(phi->getType(), 1));
+  phi->addIncoming(next, b_.GetInsertBlock());
+  b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+  vars_.erase(var.get());
+}
+
+void Emitter::emit_vector_loop(const te::ForNode& n) {
+  const std::string& name = n.var.name();
+  if (lanes_ != 0) {
+    fail(str_cat("vectorized loop '", name, "' is nested in vectorized loop '", vec_var_.name(), "'"));
+    return;
+  }
+  const auto* ext = n.extent.as<te::IntImmNode>();
+  if (!ext || ext->value < 1 || ext->value > kMaxLanes) {
+    fail(str_cat("vectorized loop '", name, "' needs a constant extent between 1 and ", kMaxLanes));
+    return;
+  }
+  llvm::Value* mn = emit_scalar(n.min);
+  lanes_ = static_cast<int>(ext->value);
+  std::vector<llvm::Constant*> steps;
+  for (int i = 0; i < lanes_; ++i) steps.push_back(llvm::ConstantInt::get(mn->getType(), i));
+  llvm::Value* lane_values = b_.CreateAdd(b_.CreateVectorSplat(lanes_, mn), llvm::ConstantVector::get(steps));
+  vec_var_ = n.var;
+  vec_base_ = n.min;
+  vars_[n.var.get()] = {lane_values, true};
+  varying_.insert(n.var.get());
+  emit(n.body);
+  varying_.erase(n.var.get());
+  vars_.erase(n.var.get());
+  vec_var_ = te::Var();
+  vec_base_ = te::Expr();
+  lanes_ = 0;
+}
+
+void Emitter::emit_if(const te::IfThenElseNode& n) {
+  Val c = emit(n.cond);
+  if (c.vec) {
+    // Lane-varying condition: both branches run under complementary masks.
+    llvm::Value* saved = mask_;
+    mask_ = saved ? b_.CreateAnd(saved, c.v) : c.v;
+    when_any_lane([&] { emit(n.then_case); });
+    if (n.else_case.defined()) {
+      llvm::Value* inv = b_.CreateNot(c.v);
+      mask_ = saved ? b_.CreateAnd(saved, inv) : inv;
+      when_any_lane([&] { emit(n.else_case); });
+    }
+    mask_ = saved;
+    return;
+  }
+  llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ctx_, "then", fn_);
+  llvm::BasicBlock* else_bb = n.else_case.defined() ? llvm::BasicBlock::Create(ctx_, "else", fn_) : nullptr;
+  llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx_, "endif", fn_);
+  b_.CreateCondBr(c.v, then_bb, else_bb ? else_bb : merge);
+  b_.SetInsertPoint(then_bb);
+  emit(n.then_case);
+  b_.CreateBr(merge);
+  if (else_bb) {
+    b_.SetInsertPoint(else_bb);
+    emit(n.else_case);
+    b_.CreateBr(merge);
+  }
+  b_.SetInsertPoint(merge);
+}
+
+void Emitter::emit_allocate(const te::AllocateNode& n) {
+  const te::Buffer& buf = n.buffer;
+  if (lanes_ != 0) {
+    fail(str_cat("allocates '", buf.name(), "' inside vectorized loop '", vec_var_.name(), "'"));
+    return;
+  }
+  const int64_t numel = shape_numel(buf.shape());
+  const int64_t bytes = numel * static_cast<int64_t>(dtype_size(buf.dtype()));
+  llvm::Type* i64 = llvm::Type::getInt64Ty(ctx_);
+  llvm::Value* ptr;
+  bool heap = bytes > kMaxStackBytes;
+  if (!heap) {
+    // Entry-block allocas are what SROA/mem2reg promote to registers.
+    llvm::IRBuilder<> entry(entry_, entry_->begin());
+    llvm::AllocaInst* a = entry.CreateAlloca(mem_type(buf.dtype()), llvm::ConstantInt::get(i64, std::max<int64_t>(numel, 1)),
+                                             buf.name());
+    a->setAlignment(llvm::Align(64));
+    ptr = a;
+  } else {
+    llvm::FunctionCallee malloc_fn =
+        module_.getOrInsertFunction("malloc", llvm::PointerType::getUnqual(ctx_), i64);
+    ptr = b_.CreateCall(malloc_fn, {llvm::ConstantInt::get(i64, bytes)}, buf.name());
+  }
+  buffers_[buf.get()] = ptr;
+  emit(n.body);
+  buffers_.erase(buf.get());
+  if (heap) {
+    llvm::FunctionCallee free_fn =
+        module_.getOrInsertFunction("free", llvm::Type::getVoidTy(ctx_), llvm::PointerType::getUnqual(ctx_));
+    b_.CreateCall(free_fn, {ptr});
+  }
+}
+
+}  // namespace collage::codegen::detail

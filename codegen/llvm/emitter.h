@@ -1,0 +1,109 @@
+// Emitter: translates one loop-IR PrimFunc into an LLVM function with the collage kernel ABI.
+// Vectorized loops are emitted as explicit vector code (one vector iteration of `extent` lanes, a
+// lane mask under lane-varying conditions), unrolled loops are repeated, and the outermost
+// parallel loop is split into task chunks.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+
+#include "absl/status/status.h"
+#include "codegen/llvm/target.h"
+#include "collage/loop_ir.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+namespace collage::codegen::detail {
+
+// A value in the emitter: a scalar, or a vector with one element per lane of the vectorized loop
+// being emitted.
+struct Val {
+  llvm::Value* v = nullptr;
+  bool vec = false;
+};
+
+class Emitter {
+ public:
+  Emitter(llvm::Module& module, const TargetSpec& target);
+
+  // Defines `void f.name(void* const* args, int32_t task_id, int32_t task_count)` in the module.
+  absl::Status emit_function(const te::PrimFunc& f);
+
+ private:
+  // ---- expressions (emit_expr.cpp)
+  Val emit(const te::Expr& e);
+  llvm::Value* emit_scalar(const te::Expr& e);
+  Val emit_binary(te::ExprKind k, const te::BinaryNode& n);
+  Val emit_cast(DType to, const te::Expr& value);
+  llvm::Value* convert(llvm::Value* v, DType from, DType to);
+  Val emit_load(const te::LoadNode& n);
+  Val emit_select(const te::SelectNode& n);
+  llvm::Value* int_div(llvm::Value* a, llvm::Value* b, const te::Expr& divisor, bool floor);
+  llvm::Value* int_mod(llvm::Value* a, llvm::Value* b, const te::Expr& divisor, bool floor);
+
+  // ---- memory (emit_memory.cpp)
+  enum class Access { uniform, contiguous, gather };
+  te::Expr flat_index(const te::Buffer& b, const std::vector<te::Expr>& indices) const;
+  Access classify(const te::Expr& flat) const;
+  llvm::Value* element_ptr(const te::Buffer& b, llvm::Value* flat);
+  // The contiguous vector access at `flat`: the address of lane 0.
+  llvm::Value* lane0_ptr(const te::Buffer& b, const te::Expr& flat);
+  llvm::Value* vector_ptrs(const te::Buffer& b, const te::Expr& flat);
+  Val load_buffer(const te::Buffer& b, const std::vector<te::Expr>& indices);
+  void store_buffer(const te::Buffer& b, const std::vector<te::Expr>& indices, Val value);
+  llvm::Value* to_memory(llvm::Value* v, DType t);
+  llvm::Value* from_memory(llvm::Value* v, DType t);
+  llvm::Value* buffer_base(const te::Buffer& b);
+
+  // ---- statements (emit_stmt.cpp)
+  void emit(const te::Stmt& s);
+  void emit_for(const te::ForNode& n);
+  void emit_serial_loop(const te::Var& var, llvm::Value* begin, llvm::Value* end, const te::Stmt& body);
+  void emit_vector_loop(const te::ForNode& n);
+  void emit_if(const te::IfThenElseNode& n);
+  void emit_allocate(const te::AllocateNode& n);
+  // Runs `emit_body` only when some lane of the current mask is active.
+  void when_any_lane(const std::function<void()>& emit_body);
+
+  // ---- math (emit_math.cpp)
+  llvm::Value* emit_call(te::Intrinsic f, const std::vector<llvm::Value*>& args);
+  llvm::Value* math_exp(llvm::Value* x);
+  llvm::Value* math_log(llvm::Value* x);
+  llvm::Value* math_tanh(llvm::Value* x);
+  llvm::Value* math_erf(llvm::Value* x);
+  llvm::Value* fconst(llvm::Value* like, double v);
+  llvm::Value* iconst(llvm::Value* like, int64_t v);
+  llvm::Value* poly(llvm::Value* x, std::initializer_list<double> coeffs);
+
+  // ---- types and helpers
+  llvm::Type* reg_type(DType t) const;     // type of a value in registers
+  llvm::Type* mem_type(DType t) const;     // type of an element in memory
+  llvm::Type* with_lanes(llvm::Type* t) const; // vector of the current lane count
+  llvm::Value* broadcast(Val v);               // a vector (splat of a scalar)
+  llvm::Value* make_bool(bool v);
+  void fail(const std::string& what);
+
+  llvm::Module& module_;
+  llvm::LLVMContext& ctx_;
+  TargetSpec target_;
+  llvm::IRBuilder<> b_;
+  std::string func_name_;
+  llvm::Function* fn_ = nullptr;
+  llvm::BasicBlock* entry_ = nullptr;
+  llvm::Value* task_id_ = nullptr;
+  llvm::Value* task_count_ = nullptr;
+  const te::ForNode* task_loop_ = nullptr;
+
+  std::map<const te::VarNode*, Val> vars_;
+  std::map<const te::BufferNode*, llvm::Value*> buffers_;
+  std::set<const te::VarNode*> varying_;  // variables whose value differs across lanes
+  int lanes_ = 0;                         // lane count inside a vectorized loop, else 0
+  te::Var vec_var_;                       // the vectorized loop's variable
+  te::Expr vec_base_;                     // the vectorized loop's first value
+  llvm::Value* mask_ = nullptr;           // active lanes; null when all are active
+  absl::Status status_;
+};
+
+}  // namespace collage::codegen::detail

@@ -1,0 +1,105 @@
+// JitModule: builds the kernel module for the host and hands it to an ORC LLJIT instance that
+// resolves libc/libm symbols (malloc, powf) from the process.
+#include "codegen/llvm/jit.h"
+
+#include "codegen/llvm/kernel_module.h"
+#include "codegen/llvm/llvm_target.h"
+#include "core/str_cat.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
+
+namespace collage::codegen {
+
+struct JitModule::Impl {
+  TargetSpec target;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::string ir, assembly;
+};
+
+namespace {
+absl::Status llvm_error(const std::string& what, llvm::Error err) {
+  return absl::InternalError(str_cat(what, ": ", llvm::toString(std::move(err))));
+}
+}  // namespace
+
+JitModule::JitModule(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+JitModule::~JitModule() = default;
+
+absl::StatusOr<std::unique_ptr<JitModule>> JitModule::compile(const std::vector<te::PrimFunc>& funcs,
+                                                              const JitOptions& options) {
+  detail::initialize_llvm();
+  auto impl = std::make_unique<Impl>();
+  impl->target = options.target ? *options.target : TargetSpec::host();
+  if (impl->target.triple != llvm::sys::getProcessTriple()) {
+    return absl::InvalidArgumentError(str_cat("JIT target triple '", impl->target.triple,
+                                              "' is not the host's '", llvm::sys::getProcessTriple(), "'"));
+  }
+  absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm = detail::make_target_machine(impl->target);
+  if (!tm.ok()) return tm.status();
+
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  absl::StatusOr<std::unique_ptr<llvm::Module>> m = detail::build_kernel_module(*ctx, funcs, impl->target, **tm);
+  if (!m.ok()) return m.status();
+  if (options.keep_llvm_ir) {
+    llvm::raw_string_ostream os(impl->ir);
+    (*m)->print(os, nullptr);
+  }
+  if (options.keep_assembly) {
+    absl::StatusOr<std::string> a = detail::emit_machine_code(**m, **tm, /*assembly=*/true);
+    if (!a.ok()) return a.status();
+    impl->assembly = std::move(*a);
+  }
+
+  llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(impl->target.triple)};
+  jtmb.setCPU(impl->target.cpu);
+  jtmb.addFeatures(std::vector<std::string>{impl->target.features});
+  jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
+  llvm::TargetOptions topts;
+  topts.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  jtmb.setOptions(topts);
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
+  if (!jit) return llvm_error("cannot create the JIT", jit.takeError());
+  impl->jit = std::move(*jit);
+  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      impl->jit->getDataLayout().getGlobalPrefix());
+  if (!gen) return llvm_error("cannot expose process symbols to the JIT", gen.takeError());
+  impl->jit->getMainJITDylib().addGenerator(std::move(*gen));
+  (*m)->setDataLayout(impl->jit->getDataLayout());
+  if (llvm::Error e = impl->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(*m), std::move(ctx)))) {
+    return llvm_error("cannot add the kernel module to the JIT", std::move(e));
+  }
+  // Materialise every kernel now so that compile errors surface here, not at first lookup.
+  auto result = std::unique_ptr<JitModule>(new JitModule(std::move(impl)));
+  for (const te::PrimFunc& f : funcs) {
+    absl::StatusOr<KernelFn> fn = result->lookup(f.name);
+    if (!fn.ok()) return fn.status();
+  }
+  return result;
+}
+
+absl::StatusOr<KernelFn> JitModule::lookup(const std::string& name) const {
+  auto sym = impl_->jit->lookup(name);
+  if (!sym) {
+    llvm::consumeError(sym.takeError());
+    return absl::NotFoundError(str_cat("the JIT module has no kernel '", name, "'"));
+  }
+  return sym->toPtr<KernelFn>();
+}
+
+const TargetSpec& JitModule::target() const { return impl_->target; }
+const std::string& JitModule::llvm_ir() const { return impl_->ir; }
+const std::string& JitModule::assembly() const { return impl_->assembly; }
+
+void run_kernel(KernelFn fn, void* const* args, int task_count, ThreadPool* pool) {
+  if (task_count < 1) task_count = 1;
+  if (pool) {
+    pool->parallel_for(task_count, [&](int64_t t) { fn(args, static_cast<int32_t>(t), task_count); });
+    return;
+  }
+  for (int t = 0; t < task_count; ++t) fn(args, t, task_count);
+}
+
+}  // namespace collage::codegen

@@ -1,0 +1,67 @@
+// In-process compilation of loop-IR kernels with LLVM's ORC LLJIT.
+//
+// Kernel ABI (every generated kernel, JIT-compiled or in an object file):
+//
+//   void name(void* const* args, int32_t task_id, int32_t task_count);
+//
+// `args` holds one pointer per PrimFunc parameter, in parameter order, each to a dense row-major
+// buffer of the parameter's shape and type (bool as one byte per element). Buffers must not
+// overlap. The outermost loop marked `parallel` is split into task_count contiguous chunks of
+// iterations and call `task_id` runs chunk task_id; a kernel without a parallel loop does all its
+// work in task 0 and returns at once in the others. Calls for different task ids may run
+// concurrently; running every task_id in [0, task_count) once computes the whole result.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codegen/llvm/target.h"
+#include "collage/loop_ir.h"
+#include "collage/thread_pool.h"
+
+namespace collage::codegen {
+
+using KernelFn = void (*)(void* const* args, int32_t task_id, int32_t task_count);
+
+struct JitOptions {
+  // CPU and features to compile for; the triple must be the host's. Default: TargetSpec::host().
+  std::optional<TargetSpec> target;
+  bool keep_llvm_ir = false;    // keep the optimised IR text (llvm_ir())
+  bool keep_assembly = false;   // keep the assembly text (assembly())
+};
+
+// A set of compiled kernels. Owns the code: function pointers stay valid while it lives. Lookup
+// and calls are thread-safe.
+class JitModule {
+ public:
+  // Compiles all `funcs` into one module. Errors: InvalidArgument for kernels the CPU code generator
+  // cannot compile (GPU-bound loops, a misplaced parallel loop, invalid loop IR), Internal for LLVM
+  // failures.
+  static absl::StatusOr<std::unique_ptr<JitModule>> compile(const std::vector<te::PrimFunc>& funcs,
+                                                            const JitOptions& options = {});
+  ~JitModule();
+  JitModule(const JitModule&) = delete;
+  JitModule& operator=(const JitModule&) = delete;
+
+  // The kernel called `name`; NotFound when this module has none.
+  absl::StatusOr<KernelFn> lookup(const std::string& name) const;
+  const TargetSpec& target() const;
+  // Empty unless requested in the options.
+  const std::string& llvm_ir() const;
+  const std::string& assembly() const;
+
+ private:
+  struct Impl;
+  explicit JitModule(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Runs every task of a kernel: on `pool` when given (task_count tasks spread over its threads),
+// else one after another on the calling thread.
+void run_kernel(KernelFn fn, void* const* args, int task_count, ThreadPool* pool);
+
+}  // namespace collage::codegen
