@@ -75,9 +75,15 @@ const ArgParser::Option* ArgParser::find(std::string_view name) const {
 
 std::optional<std::string> ArgParser::store(const Option& o, std::string_view value) {
   switch (o.kind) {
-    case Kind::flag: *static_cast<bool*>(o.out) = true; break;
-    case Kind::text: *static_cast<std::string*>(o.out) = std::string(value); break;
-    case Kind::repeated: static_cast<std::vector<std::string>*>(o.out)->emplace_back(value); break;
+    case Kind::flag:
+      *static_cast<bool*>(o.out) = true;
+      break;
+    case Kind::text:
+      *static_cast<std::string*>(o.out) = std::string(value);
+      break;
+    case Kind::repeated:
+      static_cast<std::vector<std::string>*>(o.out)->emplace_back(value);
+      break;
     case Kind::integer: {
       std::optional<int64_t> v = parse_int(value);
       if (!v) return str_cat(o.name, " expects an integer, got '", value, "'");
@@ -165,9 +171,8 @@ std::string ArgParser::help() const {
 absl::StatusOr<std::pair<std::string, Shape>> parse_input_shape(std::string_view spec) {
   const size_t eq = spec.rfind('=');
   auto bad = [&](std::string_view why) {
-    return absl::InvalidArgumentError(
-        str_cat("bad --input-shape '", spec, "': ", why, " (expected NAME=DIMS, e.g. ",
-                "input=1x3x224x224)"));
+    return absl::InvalidArgumentError(str_cat("bad --input-shape '", spec, "': ", why,
+                                              " (expected NAME=DIMS, e.g. ", "input=1x3x224x224)"));
   };
   if (eq == std::string_view::npos) return bad("no '='");
   if (eq == 0) return bad("empty input name");

@@ -46,8 +46,8 @@ class ArgParser {
   void option(std::string_view name, std::string_view metavar, std::string_view help,
               std::string* out);
   // `--name N` with an integer N >= min.
-  void option(std::string_view name, std::string_view metavar, std::string_view help,
-              int64_t* out, int64_t min);
+  void option(std::string_view name, std::string_view metavar, std::string_view help, int64_t* out,
+              int64_t min);
   // `--name VALUE`, any number of times, appended in order.
   void repeated(std::string_view name, std::string_view metavar, std::string_view help,
                 std::vector<std::string>* out);

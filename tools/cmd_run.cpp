@@ -42,13 +42,27 @@ Tensor random_tensor(const TensorType& type, uint64_t seed) {
   std::uniform_int_distribution<int> digit(0, 9), bit(0, 1);
   for (int64_t i = 0; i < t.numel(); ++i) {
     switch (type.dtype) {
-      case DType::f32: t.data<float>()[i] = real(rng); break;
-      case DType::f16: t.data<uint16_t>()[i] = float_to_half(real(rng)); break;
-      case DType::bf16: t.data<uint16_t>()[i] = float_to_bfloat16(real(rng)); break;
-      case DType::i8: t.data<int8_t>()[i] = static_cast<int8_t>(digit(rng)); break;
-      case DType::i32: t.data<int32_t>()[i] = digit(rng); break;
-      case DType::i64: t.data<int64_t>()[i] = digit(rng); break;
-      case DType::boolean: t.data<uint8_t>()[i] = static_cast<uint8_t>(bit(rng)); break;
+      case DType::f32:
+        t.data<float>()[i] = real(rng);
+        break;
+      case DType::f16:
+        t.data<uint16_t>()[i] = float_to_half(real(rng));
+        break;
+      case DType::bf16:
+        t.data<uint16_t>()[i] = float_to_bfloat16(real(rng));
+        break;
+      case DType::i8:
+        t.data<int8_t>()[i] = static_cast<int8_t>(digit(rng));
+        break;
+      case DType::i32:
+        t.data<int32_t>()[i] = digit(rng);
+        break;
+      case DType::i64:
+        t.data<int64_t>()[i] = digit(rng);
+        break;
+      case DType::boolean:
+        t.data<uint8_t>()[i] = static_cast<uint8_t>(bit(rng));
+        break;
     }
   }
   return t;
@@ -59,8 +73,8 @@ absl::StatusOr<std::vector<Tensor>> make_inputs(const Graph& g, const RunArgs& a
   std::vector<Tensor> inputs;
   if (args.inputs.empty()) {
     for (size_t i = 0; i < g.inputs().size(); ++i)
-      inputs.push_back(random_tensor(g.value(g.inputs()[i]).type,
-                                     static_cast<uint64_t>(args.seed) + i));
+      inputs.push_back(
+          random_tensor(g.value(g.inputs()[i]).type, static_cast<uint64_t>(args.seed) + i));
     return inputs;
   }
   auto arrays = read_npz(args.inputs);
@@ -70,9 +84,8 @@ absl::StatusOr<std::vector<Tensor>> make_inputs(const Graph& g, const RunArgs& a
     auto it = std::find_if(arrays->begin(), arrays->end(),
                            [&](const auto& a) { return a.first == v.name; });
     if (it == arrays->end())
-      return absl::InvalidArgumentError(
-          str_cat(args.inputs, ": no array for graph input '", v.name, "' (",
-                  type_to_string(v.type), ")"));
+      return absl::InvalidArgumentError(str_cat(args.inputs, ": no array for graph input '", v.name,
+                                                "' (", type_to_string(v.type), ")"));
     if (it->second.type() != v.type)
       return absl::InvalidArgumentError(
           str_cat(args.inputs, ": array '", v.name, "' is ", type_to_string(it->second.type()),
@@ -83,9 +96,9 @@ absl::StatusOr<std::vector<Tensor>> make_inputs(const Graph& g, const RunArgs& a
     const bool known = std::any_of(g.inputs().begin(), g.inputs().end(),
                                    [&](ValueId id) { return g.value(id).name == name; });
     if (!known)
-      return absl::InvalidArgumentError(str_cat(args.inputs, ": array '", name,
-                                                "' matches no graph input (inputs: ",
-                                                names_of(g, g.inputs()), ")"));
+      return absl::InvalidArgumentError(
+          str_cat(args.inputs, ": array '", name,
+                  "' matches no graph input (inputs: ", names_of(g, g.inputs()), ")"));
   }
   return inputs;
 }
@@ -123,14 +136,11 @@ int run_run(std::span<const std::string> raw_args) {
                    "reference\nexecutor; print the median wall time and a summary of each output.");
   RunArgs args;
   args.model.declare(parser);
-  parser.option("--inputs", "FILE.npz", "input arrays, one per graph input, by name",
-                &args.inputs);
+  parser.option("--inputs", "FILE.npz", "input arrays, one per graph input, by name", &args.inputs);
   parser.option("--outputs", "FILE.npz", "write the outputs here, by graph output name",
                 &args.outputs);
-  parser.option("--repeat", "N", "timed runs; the median is reported (default 1)", &args.repeat,
-                1);
-  parser.option("--warmup", "N", "untimed runs before the timed ones (default 0)", &args.warmup,
-                0);
+  parser.option("--repeat", "N", "timed runs; the median is reported (default 1)", &args.repeat, 1);
+  parser.option("--warmup", "N", "untimed runs before the timed ones (default 0)", &args.warmup, 0);
   parser.option("--seed", "SEED", "seed of the random inputs (default 0)", &args.seed, 0);
   parser.flag("--no-passes", "run the graph as imported, without the optimisation passes",
               &args.no_passes);
@@ -178,8 +188,7 @@ int run_run(std::span<const std::string> raw_args) {
   out += "outputs\n" + table.render(2);
   std::fputs(out.c_str(), stdout);
   if (!args.outputs.empty()) {
-    if (absl::Status s = write_npz(args.outputs, named); !s.ok())
-      return report_failure("run", s);
+    if (absl::Status s = write_npz(args.outputs, named); !s.ok()) return report_failure("run", s);
     std::printf("wrote %s\n", args.outputs.c_str());
   }
   return kExitOk;

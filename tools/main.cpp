@@ -61,8 +61,7 @@ int main_impl(const std::vector<std::string>& args) {
         const std::vector<std::string> help_flag = {"--help"};
         return c->run(help_flag);
       }
-      std::fprintf(stderr, "collage: unknown command '%s'\n\n%s", args[1].c_str(),
-                   usage().c_str());
+      std::fprintf(stderr, "collage: unknown command '%s'\n\n%s", args[1].c_str(), usage().c_str());
       return kExitUsage;
     }
     std::fputs(usage().c_str(), stdout);

@@ -139,14 +139,17 @@ Val Emitter::emit_binary(ExprKind k, const te::BinaryNode& n) {
       }
       break;
     case ExprKind::Min:
-      r = fl        ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, x, y)
-          : boolean ? b_.CreateAnd(x, y)
-                    : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, y);
-      break;
     case ExprKind::Max:
-      r = fl        ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, y)
-          : boolean ? b_.CreateOr(x, y)
-                    : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, y);
+      if (fl) {
+        // NaN-propagating min/max (LLVM 16 cannot select llvm.minimum/maximum on x86): the
+        // ordered comparison picks a number, a NaN operand makes the result NaN.
+        llvm::Value* pick = k == ExprKind::Min ? b_.CreateFCmpOLT(x, y) : b_.CreateFCmpOGT(x, y);
+        r = b_.CreateSelect(b_.CreateFCmpUNO(x, y), b_.CreateFAdd(x, y), b_.CreateSelect(pick, x, y));
+      } else if (boolean) {
+        r = k == ExprKind::Min ? b_.CreateAnd(x, y) : b_.CreateOr(x, y);
+      } else {
+        r = b_.CreateBinaryIntrinsic(k == ExprKind::Min ? llvm::Intrinsic::smin : llvm::Intrinsic::smax, x, y);
+      }
       break;
     case ExprKind::EQ: r = fl ? b_.CreateFCmpOEQ(x, y) : b_.CreateICmpEQ(x, y); break;
     case ExprKind::NE: r = fl ? b_.CreateFCmpUNE(x, y) : b_.CreateICmpNE(x, y); break;

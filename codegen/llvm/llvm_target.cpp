@@ -41,9 +41,13 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
+  // Vectorization is the schedule's decision (vectorized loops are emitted as vector code). LLVM's
+  // own vectorizers stay off: they would compute some iterations of a loop in vector form and
+  // others in a scalar remainder, with different rounding, so that a result would depend on how a
+  // kernel's iterations are split into tasks.
   llvm::PipelineTuningOptions pto;
-  pto.LoopVectorization = true;
-  pto.SLPVectorization = true;
+  pto.LoopVectorization = false;
+  pto.SLPVectorization = false;
   llvm::PassBuilder pb(&tm, pto);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);

@@ -92,8 +92,7 @@ absl::Status AtomicFileWriter::write_fd(const uint8_t* p, size_t n) {
 }
 
 absl::Status AtomicFileWriter::flush() {
-  absl::Status s =
-      write_fd(reinterpret_cast<const uint8_t*>(buffer_.data()), buffer_.size());
+  absl::Status s = write_fd(reinterpret_cast<const uint8_t*>(buffer_.data()), buffer_.size());
   buffer_.clear();
   return s;
 }

@@ -86,8 +86,8 @@ class HeaderParser {
                        shown.size() < s_.size() ? "...\"" : "\""));
   }
   void skip_space() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' ||
-                                s_[pos_] == '\r'))
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
       ++pos_;
   }
   bool consume(char c) {
@@ -174,8 +174,9 @@ absl::StatusOr<DType> dtype_from_descr(std::string_view descr) {
     if (code.size() != 2 || code[0] != c.kind || code[1] != static_cast<char>('0' + c.size))
       continue;
     if (order == '>' && c.size > 1)
-      return bad(str_cat("big-endian dtype '", descr, "' is not supported; save the array "
-                         "little-endian (e.g. a.astype(a.dtype.newbyteorder('<')))"));
+      return bad(str_cat("big-endian dtype '", descr,
+                         "' is not supported; save the array little-endian ",
+                         "(e.g. a.astype(a.dtype.newbyteorder('<')))"));
     if (order == '|' && c.size > 1) return bad(str_cat("dtype '", descr, "' lacks a byte order"));
     return c.dtype;
   }
@@ -212,8 +213,9 @@ absl::StatusOr<Tensor> decode_npy(std::span<const uint8_t> bytes, std::shared_pt
   auto fields = HeaderParser(header).parse();
   if (!fields.ok()) return fields.status();
   if (fields->fortran_order)
-    return bad("Fortran-order arrays are not supported; save a C-order array "
-               "(np.ascontiguousarray)");
+    return bad(
+        "Fortran-order arrays are not supported; save a C-order array "
+        "(np.ascontiguousarray)");
   auto dtype = dtype_from_descr(fields->descr);
   if (!dtype.ok()) return dtype.status();
 
@@ -255,11 +257,10 @@ absl::StatusOr<std::string> encode_npy_header(const Tensor& t) {
       descr = str_cat(c.size == 1 ? '|' : '<', c.kind, static_cast<char>('0' + c.size));
   }
   if (descr.empty())
-    return absl::InvalidArgumentError(str_cat("dtype ", dtype_name(t.dtype()),
-                                              " has no NumPy equivalent; cast it to f32 first"));
-  std::string dict =
-      str_cat("{'descr': '", descr, "', 'fortran_order': False, 'shape': ", shape_repr(t.shape()),
-              ", }");
+    return absl::InvalidArgumentError(
+        str_cat("dtype ", dtype_name(t.dtype()), " has no NumPy equivalent; cast it to f32 first"));
+  std::string dict = str_cat("{'descr': '", descr,
+                             "', 'fortran_order': False, 'shape': ", shape_repr(t.shape()), ", }");
   if (!t.shape().empty()) dict.append(kGrowthAxisMaxDigits - str_cat(t.shape()[0]).size(), ' ');
 
   // Version 1.0 has a 16-bit header length; longer headers need version 2.0 (as numpy does).

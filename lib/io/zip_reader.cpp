@@ -75,8 +75,8 @@ absl::StatusOr<Directory> find_directory(std::span<const uint8_t> a) {
     return bad(str_cat("central directory (offset ", d.offset, ", ", d.size,
                        " bytes) lies outside the archive"));
   if (d.entries > d.size / kCentralHeaderSize)
-    return bad(str_cat(d.entries, " entries cannot fit in a central directory of ", d.size,
-                       " bytes"));
+    return bad(
+        str_cat(d.entries, " entries cannot fit in a central directory of ", d.size, " bytes"));
   return d;
 }
 
@@ -136,8 +136,7 @@ absl::Status inflate_into(std::span<const uint8_t> in, uint8_t* out, uint64_t ou
   inflateEnd(&z);
   if (rc == Z_STREAM_END) {
     if (produced != out_size)
-      return bad_member(name, str_cat("decompressed to ", produced, " bytes, expected ",
-                                      out_size));
+      return bad_member(name, str_cat("decompressed to ", produced, " bytes, expected ", out_size));
     if (input_left) return bad_member(name, "data after the end of the deflate stream");
     return absl::OkStatus();
   }
@@ -147,8 +146,7 @@ absl::Status inflate_into(std::span<const uint8_t> in, uint8_t* out, uint64_t ou
   if (out_left == 0 && z.avail_out == 0 && !input_left)
     return bad_member(name, "truncated deflate stream");
   if (out_left == 0 && z.avail_out == 0)
-    return bad_member(name, str_cat("decompresses to more than the declared ", out_size,
-                                    " bytes"));
+    return bad_member(name, str_cat("decompresses to more than the declared ", out_size, " bytes"));
   return bad_member(name, "truncated deflate stream");
 }
 
@@ -219,9 +217,9 @@ absl::StatusOr<ZipMemberBytes> read_zip_member(std::span<const uint8_t> a, const
     out.bytes = data;
   } else {
     if (m.uncompressed_size > m.compressed_size * kMaxDeflateRatio + 1024)
-      return bad_member(m.name, str_cat("claims ", m.uncompressed_size, " bytes from ",
-                                        m.compressed_size, " compressed bytes, which deflate "
-                                        "cannot produce"));
+      return bad_member(m.name,
+                        str_cat("claims ", m.uncompressed_size, " bytes from ", m.compressed_size,
+                                " compressed bytes, which deflate cannot produce"));
     const size_t alloc = (m.uncompressed_size + 63) / 64 * 64 + 64;
     void* buf = std::aligned_alloc(64, alloc);
     if (!buf)

@@ -25,15 +25,17 @@ uint16_t name_flags(std::string_view name) {
   return 0;
 }
 
-uint64_t clamp32(uint64_t v, bool zip64) { return zip64 || v >= kMax32 ? kMax32 : v; }
+uint64_t clamp32(uint64_t v, bool zip64) {
+  return zip64 || v >= kMax32 ? kMax32 : v;
+}
 
 }  // namespace
 
 absl::Status ZipWriter::add_stored(std::string_view name,
                                    std::span<const std::span<const uint8_t>> pieces) {
   if (name.empty() || name.size() >= kMax16)
-    return absl::InvalidArgumentError(str_cat("zip member name of ", name.size(),
-                                              " bytes (must be 1..65534)"));
+    return absl::InvalidArgumentError(
+        str_cat("zip member name of ", name.size(), " bytes (must be 1..65534)"));
   for (const Entry& e : entries_)
     if (e.name == name)
       return absl::InvalidArgumentError(str_cat("zip member '", name, "' added twice"));
@@ -111,8 +113,8 @@ absl::Status ZipWriter::finish() {
   }
   const uint64_t dir_size = d.size();
   const uint64_t count = entries_.size();
-  const bool zip64 = options_.force_zip64 || count >= kMax16 || dir_offset >= kMax32 ||
-                     dir_size >= kMax32;
+  const bool zip64 =
+      options_.force_zip64 || count >= kMax16 || dir_offset >= kMax32 || dir_size >= kMax32;
   if (zip64) {
     const uint64_t end64_offset = dir_offset + dir_size;
     store32(d, kZip64EndSig);

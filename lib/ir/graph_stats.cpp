@@ -69,7 +69,9 @@ int64_t tail_numel(const Shape& s) {
   return s.empty() ? 0 : p;
 }
 
-int64_t conv(const NodeTypes& t) { return mul(2, mul(t.out_numel(), tail_numel(t.in(1)))); }
+int64_t conv(const NodeTypes& t) {
+  return mul(2, mul(t.out_numel(), tail_numel(t.in(1))));
+}
 int64_t conv_transpose(const NodeTypes& t) {
   return mul(2, mul(t.in_numel(0), tail_numel(t.in(1))));
 }
@@ -82,17 +84,29 @@ int64_t gemm(const NodeTypes& t) {
   if (out.empty() || out[0] == 0) return 0;
   return mul(2, mul(t.out_numel(), t.in_numel(0) / out[0]));
 }
-int64_t zero(const NodeTypes&) { return 0; }
-int64_t per_output(const NodeTypes& t) { return t.out_numel(); }
-int64_t per_input(const NodeTypes& t) { return t.in_numel(0); }
+int64_t zero(const NodeTypes&) {
+  return 0;
+}
+int64_t per_output(const NodeTypes& t) {
+  return t.out_numel();
+}
+int64_t per_input(const NodeTypes& t) {
+  return t.in_numel(0);
+}
 int64_t pool(const NodeTypes& t) {
   int64_t k = 1;
   for (int64_t d : read_field(t.n, "kernel_shape").ints) k = mul(k, d);
   return mul(t.out_numel(), k);
 }
-int64_t batch_norm(const NodeTypes& t) { return mul(2, t.in_numel(0)); }
-int64_t normalization(const NodeTypes& t) { return mul(7, t.in_numel(0)); }
-int64_t softmax(const NodeTypes& t) { return mul(5, t.in_numel(0)); }
+int64_t batch_norm(const NodeTypes& t) {
+  return mul(2, t.in_numel(0));
+}
+int64_t normalization(const NodeTypes& t) {
+  return mul(7, t.in_numel(0));
+}
+int64_t softmax(const NodeTypes& t) {
+  return mul(5, t.in_numel(0));
+}
 int64_t resize(const NodeTypes& t) {
   if (read_field(t.n, "mode").text != "linear") return 0;
   const Shape &in = t.in(0), &out = t.out();
@@ -137,9 +151,12 @@ int64_t node_flops(const Graph& g, const Node& n) {
     if (f.op == n.op_name()) return f.flops(types);
   switch (n.op->fusion) {
     case FusionKind::elementwise:
-    case FusionKind::broadcast: return per_output(types);
-    case FusionKind::reduction: return per_input(types);
-    default: return 0;
+    case FusionKind::broadcast:
+      return per_output(types);
+    case FusionKind::reduction:
+      return per_input(types);
+    default:
+      return 0;
   }
 }
 

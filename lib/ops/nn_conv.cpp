@@ -25,15 +25,14 @@ absl::Status infer_conv(InferContext& ctx) {
     return ctx.error(str_cat("input X has shape ", list_to_string(x), ", expected rank 3 to 5 ",
                              "(N x C x 1-3 spatial axes)"));
   if (w.size() != x.size())
-    return ctx.error(str_cat("weight W has shape ", list_to_string(w), ", expected rank ",
-                             x.size(), " like X ", list_to_string(x)));
+    return ctx.error(str_cat("weight W has shape ", list_to_string(w), ", expected rank ", x.size(),
+                             " like X ", list_to_string(x)));
   if (a.group < 1) return ctx.error(str_cat("group ", a.group, " must be >= 1"));
   if (x[1] != w[1] * a.group)
     return ctx.error(str_cat("input channels ", x[1], " do not match weight channels ", w[1],
                              " x group ", a.group));
   if (w[0] % a.group != 0)
-    return ctx.error(
-        str_cat("output channels ", w[0], " are not divisible by group ", a.group));
+    return ctx.error(str_cat("output channels ", w[0], " are not divisible by group ", a.group));
   const Shape kernel = spatial_dims(w);
   if (!a.kernel_shape.empty() && a.kernel_shape != kernel)
     return ctx.error(str_cat("kernel_shape ", list_to_string(a.kernel_shape),
@@ -83,9 +82,11 @@ void im2col(const float* x, int64_t channels, const Window3& g, float* col) {
                 continue;
               }
               const int64_t id = off_d + od * g.stride[0], ih = off_h + oh * g.stride[1];
-              const float* src = xc + (id * g.in[1] + ih) * g.in[2] + off_w + w_lo * g.stride[2];
+              const float* src = xc + (id * g.in[1] + ih) * g.in[2];
               std::fill(dst, dst + w_lo, 0.f);
-              copy_strided(src, g.stride[2], w_hi - w_lo, dst + w_lo);
+              if (w_lo < w_hi)
+                copy_strided(src + off_w + w_lo * g.stride[2], g.stride[2], w_hi - w_lo,
+                             dst + w_lo);
               std::fill(dst + w_hi, dst + g.out[2], 0.f);
             }
           }

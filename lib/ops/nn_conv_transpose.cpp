@@ -34,9 +34,9 @@ absl::StatusOr<Window> resolve_transpose_window(const Shape& in, const Shape& ke
   w.stride = *std::move(stride);
   w.dilation = *std::move(dilation);
   if (!a.output_shape.empty() && static_cast<int64_t>(a.output_shape.size()) != rank)
-    return absl::InvalidArgumentError(
-        str_cat("output_shape ", list_to_string(a.output_shape), " must have ", rank,
-                " values (the spatial output sizes)"));
+    return absl::InvalidArgumentError(str_cat("output_shape ", list_to_string(a.output_shape),
+                                              " must have ", rank,
+                                              " values (the spatial output sizes)"));
   const bool explicit_pads = a.auto_pad == "NOTSET" && a.output_shape.empty() && !a.pads.empty();
   if (explicit_pads && static_cast<int64_t>(a.pads.size()) != 2 * rank)
     return absl::InvalidArgumentError(str_cat("pads has ", a.pads.size(), " values, expected ",
@@ -47,18 +47,17 @@ absl::StatusOr<Window> resolve_transpose_window(const Shape& in, const Shape& ke
   for (int64_t i = 0; i < rank; ++i) {
     const int64_t op = (*out_pad)[i];
     if (op >= std::max(w.stride[i], w.dilation[i]))
-      return absl::InvalidArgumentError(
-          str_cat("output_padding ", op, " on spatial axis ", i,
-                  " must be less than max(stride, dilation) = ",
-                  std::max(w.stride[i], w.dilation[i])));
+      return absl::InvalidArgumentError(str_cat(
+          "output_padding ", op, " on spatial axis ", i,
+          " must be less than max(stride, dilation) = ", std::max(w.stride[i], w.dilation[i])));
     const int64_t extent = (kernel[i] - 1) * w.dilation[i] + 1;
     const int64_t full = w.stride[i] * (in[i] - 1) + op + extent;
     if (explicit_pads) {
       w.pad_begin[i] = a.pads[i];
       w.pad_end[i] = a.pads[rank + i];
       if (w.pad_begin[i] < 0 || w.pad_end[i] < 0)
-        return absl::InvalidArgumentError(str_cat("pads ", list_to_string(a.pads),
-                                                  " must be >= 0"));
+        return absl::InvalidArgumentError(
+            str_cat("pads ", list_to_string(a.pads), " must be >= 0"));
       w.out[i] = full - w.pad_begin[i] - w.pad_end[i];
       if (w.out[i] < 1)
         return absl::InvalidArgumentError(str_cat("pads ", list_to_string(a.pads),
@@ -72,8 +71,7 @@ absl::StatusOr<Window> resolve_transpose_window(const Shape& in, const Shape& ke
     }
     if (!a.output_shape.empty()) {
       w.out[i] = a.output_shape[i];
-      if (w.out[i] < 1 ||
-          (w.out[i] > full && (w.out[i] - extent - op) / w.stride[i] + 1 != in[i]))
+      if (w.out[i] < 1 || (w.out[i] > full && (w.out[i] - extent - op) / w.stride[i] + 1 != in[i]))
         return absl::InvalidArgumentError(str_cat(
             "output_shape ", list_to_string(a.output_shape), " cannot be produced on spatial axis ",
             i, " (full output size ", full, ", stride ", w.stride[i], ")"));
@@ -98,12 +96,12 @@ absl::Status infer_conv_transpose(InferContext& ctx) {
     return ctx.error(str_cat("input X has shape ", list_to_string(x), ", expected rank 3 to 5 ",
                              "(N x C x 1-3 spatial axes)"));
   if (w.size() != x.size())
-    return ctx.error(str_cat("weight W has shape ", list_to_string(w), ", expected rank ",
-                             x.size(), " like X ", list_to_string(x)));
+    return ctx.error(str_cat("weight W has shape ", list_to_string(w), ", expected rank ", x.size(),
+                             " like X ", list_to_string(x)));
   if (a.group < 1) return ctx.error(str_cat("group ", a.group, " must be >= 1"));
   if (x[1] != w[0])
-    return ctx.error(str_cat("input channels ", x[1], " do not match weight input channels ",
-                             w[0], " (W is C x M/group x kernel)"));
+    return ctx.error(str_cat("input channels ", x[1], " do not match weight input channels ", w[0],
+                             " (W is C x M/group x kernel)"));
   if (x[1] % a.group != 0)
     return ctx.error(str_cat("input channels ", x[1], " are not divisible by group ", a.group));
   const Shape kernel = spatial_dims(w);
@@ -144,8 +142,8 @@ void col2im(const float* col, int64_t channels, const Window3& g, float* y) {
             for (int64_t ih = h_lo; ih < h_hi; ++ih) {
               const int64_t od = off_d + id * g.stride[0], oh = off_h + ih * g.stride[1];
               const float* src = row + (id * g.in[1] + ih) * g.in[2];
-              float* dst = yc + (od * g.out[1] + oh) * g.out[2] + off_w;
-              for (int64_t iw = w_lo; iw < w_hi; ++iw) dst[iw * g.stride[2]] += src[iw];
+              float* dst = yc + (od * g.out[1] + oh) * g.out[2];
+              for (int64_t iw = w_lo; iw < w_hi; ++iw) dst[off_w + iw * g.stride[2]] += src[iw];
             }
           }
         }
@@ -189,8 +187,7 @@ absl::Status conv_transpose_reference(const KernelArgs& args) {
 
 void register_conv_transpose_op(OpRegistry& r) {
   add_builtin(r, make_op<ConvTransposeAttrs>("ConvTranspose", FusionKind::out_elementwise_fusable,
-                                             2, 3, infer_conv_transpose,
-                                             conv_transpose_reference));
+                                             2, 3, infer_conv_transpose, conv_transpose_reference));
 }
 
 }  // namespace collage::ops

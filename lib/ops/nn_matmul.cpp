@@ -60,8 +60,8 @@ absl::Status matmul_reference(const KernelArgs& args) {
   float* yd = args.outputs[0].data<float>();
   if (shape_numel(d->b_batch) == 1) {
     // One B for every A matrix: the A stack is a single (batch * m) x k matrix.
-    gemm_f32(shape_numel(d->a_batch) * d->m, d->n, d->k, 1.f, {ad, d->k, false},
-             {bd, d->n, false}, 0.f, yd, d->n);
+    gemm_f32(shape_numel(d->a_batch) * d->m, d->n, d->k, 1.f, {ad, d->k, false}, {bd, d->n, false},
+             0.f, yd, d->n);
     return absl::OkStatus();
   }
   const int64_t a_step = d->m * d->k, b_step = d->k * d->n, y_step = d->m * d->n;
@@ -78,13 +78,13 @@ absl::Status infer_gemm(InferContext& ctx) {
   const Shape& a = ctx.input(0).shape;
   const Shape& b = ctx.input(1).shape;
   if (a.size() != 2 || b.size() != 2)
-    return ctx.error(str_cat("A ", list_to_string(a), " and B ", list_to_string(b),
-                             " must both have rank 2"));
+    return ctx.error(
+        str_cat("A ", list_to_string(a), " and B ", list_to_string(b), " must both have rank 2"));
   const int64_t m = g.transA ? a[1] : a[0], k = g.transA ? a[0] : a[1];
   const int64_t kb = g.transB ? b[1] : b[0], n = g.transB ? b[0] : b[1];
   if (k != kb)
-    return ctx.error(str_cat("inner dimensions do not match: A ", list_to_string(a), " (transA=",
-                             g.transA, ") has ", k, " columns, B ", list_to_string(b),
+    return ctx.error(str_cat("inner dimensions do not match: A ", list_to_string(a),
+                             " (transA=", g.transA, ") has ", k, " columns, B ", list_to_string(b),
                              " (transB=", g.transB, ") has ", kb, " rows"));
   const Shape out = {m, n};
   if (ctx.has_input(2)) {
@@ -121,8 +121,8 @@ absl::Status gemm_reference(const KernelArgs& args) {
 }  // namespace
 
 void register_matmul_ops(OpRegistry& r) {
-  add_builtin(r, make_op<NoAttrs>("MatMul", FusionKind::out_elementwise_fusable, 2, 2,
-                                  infer_matmul, matmul_reference));
+  add_builtin(r, make_op<NoAttrs>("MatMul", FusionKind::out_elementwise_fusable, 2, 2, infer_matmul,
+                                  matmul_reference));
   add_builtin(r, make_op<GemmAttrs>("Gemm", FusionKind::out_elementwise_fusable, 2, 3, infer_gemm,
                                     gemm_reference));
 }

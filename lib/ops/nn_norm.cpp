@@ -24,15 +24,15 @@ absl::Status infer_batch_norm(InferContext& ctx) {
   if (absl::Status s = require_f32(ctx, {"X", "scale", "B", "input_mean", "input_var"}); !s.ok())
     return s;
   if (a.training_mode != 0)
-    return ctx.error(str_cat("training_mode=", a.training_mode,
-                             " is not supported (inference only)"));
+    return ctx.error(
+        str_cat("training_mode=", a.training_mode, " is not supported (inference only)"));
   if (ctx.requested_outputs() > 1)
     return ctx.error(str_cat(ctx.requested_outputs(), " outputs requested; running mean and ",
                              "variance are training outputs and are not supported"));
   const Shape& x = ctx.input(0).shape;
   if (x.size() < 2)
-    return ctx.error(str_cat("input X has shape ", list_to_string(x),
-                             ", expected rank >= 2 (N x C x ...)"));
+    return ctx.error(
+        str_cat("input X has shape ", list_to_string(x), ", expected rank >= 2 (N x C x ...)"));
   const char* names[] = {"scale", "B", "input_mean", "input_var"};
   for (int i = 1; i < 5; ++i)
     if (absl::Status s = require_channel_vector(ctx, i, names[i - 1], x[1]); !s.ok()) return s;
@@ -64,8 +64,8 @@ absl::Status batch_norm_reference(const KernelArgs& args) {
 
 // y = (x - mean(x)) / sqrt(var(x) + epsilon) * scale[i] + bias[i] over n contiguous elements;
 // statistics are accumulated in double.
-void normalize_row(const float* x, int64_t n, float epsilon, const float* scale,
-                   const float* bias, float* y) {
+void normalize_row(const float* x, int64_t n, float epsilon, const float* scale, const float* bias,
+                   float* y) {
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) sum += x[i];
   const double mean = sum / static_cast<double>(n);
@@ -116,8 +116,8 @@ absl::Status infer_layer_norm(InferContext& ctx) {
   const Shape& x = ctx.input(0).shape;
   const auto axis = normalize_axis(a.axis, static_cast<int64_t>(x.size()));
   if (x.empty() || !axis)
-    return ctx.error(str_cat("axis ", a.axis, " is out of range for X of shape ",
-                             list_to_string(x)));
+    return ctx.error(
+        str_cat("axis ", a.axis, " is out of range for X of shape ", list_to_string(x)));
   const Shape norm(x.begin() + *axis, x.end());
   const char* names[] = {"Scale", "B"};
   for (int i = 1; i < 3; ++i) {
@@ -162,11 +162,11 @@ absl::Status layer_norm_reference(const KernelArgs& args) {
 
 void register_norm_ops(OpRegistry& r) {
   // Inference batch normalisation is a per-channel affine map: it fuses like a broadcast op.
-  add_builtin(r, make_op<BatchNormalizationAttrs>("BatchNormalization", FusionKind::broadcast, 5,
-                                                  5, infer_batch_norm, batch_norm_reference));
-  add_builtin(r, make_op<InstanceNormalizationAttrs>("InstanceNormalization", FusionKind::opaque,
-                                                     3, 3, infer_instance_norm,
-                                                     instance_norm_reference));
+  add_builtin(r, make_op<BatchNormalizationAttrs>("BatchNormalization", FusionKind::broadcast, 5, 5,
+                                                  infer_batch_norm, batch_norm_reference));
+  add_builtin(r,
+              make_op<InstanceNormalizationAttrs>("InstanceNormalization", FusionKind::opaque, 3, 3,
+                                                  infer_instance_norm, instance_norm_reference));
   add_builtin(r, make_op<LayerNormalizationAttrs>("LayerNormalization", FusionKind::opaque, 2, 3,
                                                   infer_layer_norm, layer_norm_reference));
 }

@@ -28,7 +28,9 @@ absl::Status node_error(const InferContext& ctx, const absl::Status& s) {
   return ctx.error(std::string(s.message()));
 }
 
-Shape spatial_dims(const Shape& s) { return Shape(s.begin() + 2, s.end()); }
+Shape spatial_dims(const Shape& s) {
+  return Shape(s.begin() + 2, s.end());
+}
 
 void register_nn_ops(OpRegistry& r) {
   register_conv_op(r);

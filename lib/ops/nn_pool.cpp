@@ -88,9 +88,10 @@ absl::Status max_pool_reference(const KernelArgs& args) {
           float m = -std::numeric_limits<float>::infinity();
           for (int64_t kd = kd_lo; kd < kd_hi; ++kd)
             for (int64_t kh = kh_lo; kh < kh_hi; ++kh) {
-              const float* row = in + ((sd + kd * g.dilation[0]) * g.in[1] +
-                                       sh + kh * g.dilation[1]) * g.in[2] + sw;
-              for (int64_t kw = kw_lo; kw < kw_hi; ++kw) m = std::max(m, row[kw * g.dilation[2]]);
+              const float* row =
+                  in + ((sd + kd * g.dilation[0]) * g.in[1] + sh + kh * g.dilation[1]) * g.in[2];
+              for (int64_t kw = kw_lo; kw < kw_hi; ++kw)
+                m = std::max(m, row[sw + kw * g.dilation[2]]);
             }
           *out++ = m;
         }
@@ -126,16 +127,15 @@ absl::Status average_pool_reference(const KernelArgs& args) {
         const int64_t h_lo = std::max<int64_t>(sh, 0), h_hi = std::min(sh + g.kernel[1], g.in[1]);
         for (int64_t ow = 0; ow < g.out[2]; ++ow) {
           const int64_t sw = ow * g.stride[2] - g.pad[2];
-          const int64_t w_lo = std::max<int64_t>(sw, 0),
-                        w_hi = std::min(sw + g.kernel[2], g.in[2]);
+          const int64_t w_lo = std::max<int64_t>(sw, 0), w_hi = std::min(sw + g.kernel[2], g.in[2]);
           float sum = 0.f;
           for (int64_t id = d_lo; id < d_hi; ++id)
             for (int64_t ih = h_lo; ih < h_hi; ++ih) {
               const float* row = in + (id * g.in[1] + ih) * g.in[2];
               for (int64_t iw = w_lo; iw < w_hi; ++iw) sum += row[iw];
             }
-          const int64_t count = clipped(0, sd, d_lo, d_hi) * clipped(1, sh, h_lo, h_hi) *
-                                clipped(2, sw, w_lo, w_hi);
+          const int64_t count =
+              clipped(0, sd, d_lo, d_hi) * clipped(1, sh, h_lo, h_hi) * clipped(2, sw, w_lo, w_hi);
           *out++ = count > 0 ? sum / static_cast<float>(count) : 0.f;
         }
       }

@@ -16,8 +16,8 @@ absl::Status infer_softmax(InferContext& ctx) {
   const int64_t axis = ctx.attrs<SoftmaxAttrs>().axis;
   const Shape& x = ctx.input(0).shape;
   if (!normalize_axis(axis, static_cast<int64_t>(x.size())))
-    return ctx.error(str_cat("axis ", axis, " is out of range for input of shape ",
-                             list_to_string(x)));
+    return ctx.error(
+        str_cat("axis ", axis, " is out of range for input of shape ", list_to_string(x)));
   ctx.set_output(0, ctx.input(0));
   return absl::OkStatus();
 }

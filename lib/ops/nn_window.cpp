@@ -9,20 +9,22 @@
 namespace collage::ops {
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 }  // namespace
 
 absl::StatusOr<Shape> per_axis_list(std::string_view name, std::span<const int64_t> v, int64_t rank,
-                               int64_t fallback, int64_t min) {
+                                    int64_t fallback, int64_t min) {
   if (v.empty()) return Shape(rank, fallback);
   if (static_cast<int64_t>(v.size()) != rank)
-    return absl::InvalidArgumentError(str_cat(name, " has ", v.size(), " values, expected ", rank,
-                                              " (one per spatial axis)"));
+    return absl::InvalidArgumentError(
+        str_cat(name, " has ", v.size(), " values, expected ", rank, " (one per spatial axis)"));
   for (int64_t x : v)
     if (x < min)
-      return absl::InvalidArgumentError(str_cat(name, " ", list_to_string(Shape(v.begin(), v.end())),
-                                                " must be >= ", min));
+      return absl::InvalidArgumentError(
+          str_cat(name, " ", list_to_string(Shape(v.begin(), v.end())), " must be >= ", min));
   return Shape(v.begin(), v.end());
 }
 
@@ -58,7 +60,8 @@ absl::StatusOr<Window> resolve_window(const Shape& in, const Shape& kernel, cons
     if (!a.pads.empty()) {
       if (static_cast<int64_t>(a.pads.size()) != 2 * rank)
         return absl::InvalidArgumentError(str_cat("pads has ", a.pads.size(), " values, expected ",
-                                                  2 * rank, " (begin and end of each spatial axis)"));
+                                                  2 * rank,
+                                                  " (begin and end of each spatial axis)"));
       for (int64_t i = 0; i < rank; ++i) {
         w.pad_begin[i] = a.pads[i];
         w.pad_end[i] = a.pads[rank + i];
@@ -79,10 +82,9 @@ absl::StatusOr<Window> resolve_window(const Shape& in, const Shape& kernel, cons
     }
     const int64_t padded = in[i] + w.pad_begin[i] + w.pad_end[i];
     if (extent > padded)
-      return absl::InvalidArgumentError(str_cat("kernel ", extent,
-                                                w.dilation[i] > 1 ? " (dilated)" : "",
-                                                " is larger than padded input ", padded,
-                                                " on spatial axis ", i));
+      return absl::InvalidArgumentError(
+          str_cat("kernel ", extent, w.dilation[i] > 1 ? " (dilated)" : "",
+                  " is larger than padded input ", padded, " on spatial axis ", i));
     if (!a.ceil_mode) {
       w.out[i] = (padded - extent) / w.stride[i] + 1;
     } else {

@@ -34,8 +34,8 @@ absl::StatusOr<Window> resolve_window(const Shape& in, const Shape& kernel, cons
 
 // Reads an optional per-axis attribute list: empty means `fallback` on every axis; a wrong
 // length or a value below `min` is an InvalidArgument error naming the attribute.
-absl::StatusOr<Shape> per_axis_list(std::string_view name, std::span<const int64_t> v,
-                                    int64_t rank, int64_t fallback, int64_t min);
+absl::StatusOr<Shape> per_axis_list(std::string_view name, std::span<const int64_t> v, int64_t rank,
+                                    int64_t fallback, int64_t min);
 
 // Checks an auto_pad value; InvalidArgument naming the value otherwise.
 absl::Status check_auto_pad(std::string_view auto_pad);

@@ -103,10 +103,10 @@ absl::Status run_split(const KernelArgs& k) {
 }  // namespace
 
 void register_concat_split_ops(OpRegistry& r) {
-  add_tensor_op(r, make_op<ConcatAttrs>("Concat", FusionKind::injective, 1, -1, infer_concat,
-                                        run_concat));
-  add_tensor_op(r, make_op<SplitAttrs>("Split", FusionKind::injective, 1, 1, infer_split,
-                                       run_split));
+  add_tensor_op(
+      r, make_op<ConcatAttrs>("Concat", FusionKind::injective, 1, -1, infer_concat, run_concat));
+  add_tensor_op(r,
+                make_op<SplitAttrs>("Split", FusionKind::injective, 1, 1, infer_split, run_split));
 }
 
 }  // namespace collage::ops

@@ -18,10 +18,18 @@ namespace {
 template <typename F>
 void dispatch_esize(size_t esize, F&& f) {
   switch (esize) {
-    case 1: f(std::integral_constant<size_t, 1>()); return;
-    case 2: f(std::integral_constant<size_t, 2>()); return;
-    case 4: f(std::integral_constant<size_t, 4>()); return;
-    case 8: f(std::integral_constant<size_t, 8>()); return;
+    case 1:
+      f(std::integral_constant<size_t, 1>());
+      return;
+    case 2:
+      f(std::integral_constant<size_t, 2>());
+      return;
+    case 4:
+      f(std::integral_constant<size_t, 4>());
+      return;
+    case 8:
+      f(std::integral_constant<size_t, 8>());
+      return;
   }
   assert(false && "element size of no dtype");
 }
@@ -186,7 +194,9 @@ void fill_elements(void* dst, int64_t n, size_t esize, const void* value) {
 
 void store_float_as(float v, DType t, void* out) {
   switch (t) {
-    case DType::f32: std::memcpy(out, &v, 4); return;
+    case DType::f32:
+      std::memcpy(out, &v, 4);
+      return;
     case DType::f16: {
       uint16_t h = float_to_half(v);
       std::memcpy(out, &h, 2);
@@ -197,7 +207,9 @@ void store_float_as(float v, DType t, void* out) {
       std::memcpy(out, &b, 2);
       return;
     }
-    case DType::i8: *static_cast<int8_t*>(out) = saturate<int8_t>(v); return;
+    case DType::i8:
+      *static_cast<int8_t*>(out) = saturate<int8_t>(v);
+      return;
     case DType::i32: {
       auto i = saturate<int32_t>(v);
       std::memcpy(out, &i, 4);
@@ -208,7 +220,9 @@ void store_float_as(float v, DType t, void* out) {
       std::memcpy(out, &i, 8);
       return;
     }
-    case DType::boolean: *static_cast<uint8_t*>(out) = v != 0.f; return;
+    case DType::boolean:
+      *static_cast<uint8_t*>(out) = v != 0.f;
+      return;
   }
 }
 

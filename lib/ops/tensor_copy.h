@@ -45,13 +45,13 @@ void store_float_as(float v, DType t, void* out);
 void add_tensor_op(OpRegistry& r, OpDef def);
 
 // Registration of each tensor operator file; register_tensor_ops calls them all.
-void register_concat_split_ops(OpRegistry& r);   // Concat, Split
-void register_slice_gather_ops(OpRegistry& r);   // Slice, Gather
-void register_reshape_ops(OpRegistry& r);        // Reshape, Flatten, Squeeze, Unsqueeze
-void register_transpose_op(OpRegistry& r);       // Transpose
-void register_pad_op(OpRegistry& r);             // Pad
-void register_expand_tile_ops(OpRegistry& r);    // Expand, Tile
-void register_generator_ops(OpRegistry& r);      // Shape, ConstantOfShape, Range
-void register_resize_op(OpRegistry& r);          // Resize
+void register_concat_split_ops(OpRegistry& r);  // Concat, Split
+void register_slice_gather_ops(OpRegistry& r);  // Slice, Gather
+void register_reshape_ops(OpRegistry& r);       // Reshape, Flatten, Squeeze, Unsqueeze
+void register_transpose_op(OpRegistry& r);      // Transpose
+void register_pad_op(OpRegistry& r);            // Pad
+void register_expand_tile_ops(OpRegistry& r);   // Expand, Tile
+void register_generator_ops(OpRegistry& r);     // Shape, ConstantOfShape, Range
+void register_resize_op(OpRegistry& r);         // Resize
 
 }  // namespace collage::ops

@@ -67,8 +67,8 @@ absl::Status run_tile(const KernelArgs& k) {
 }  // namespace
 
 void register_expand_tile_ops(OpRegistry& r) {
-  add_tensor_op(r, make_op<ExpandAttrs>("Expand", FusionKind::injective, 1, 1, infer_expand,
-                                        run_expand));
+  add_tensor_op(
+      r, make_op<ExpandAttrs>("Expand", FusionKind::injective, 1, 1, infer_expand, run_expand));
   add_tensor_op(r, make_op<TileAttrs>("Tile", FusionKind::injective, 1, 1, infer_tile, run_tile));
 }
 

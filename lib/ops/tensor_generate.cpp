@@ -24,8 +24,7 @@ std::pair<int64_t, int64_t> shape_range(const ShapeAttrs& a, int64_t rank) {
 
 absl::Status infer_shape(InferContext& ctx) {
   const TensorType& in = ctx.input(0);
-  auto [start, end] =
-      shape_range(ctx.attrs<ShapeAttrs>(), static_cast<int64_t>(in.shape.size()));
+  auto [start, end] = shape_range(ctx.attrs<ShapeAttrs>(), static_cast<int64_t>(in.shape.size()));
   ctx.set_output(0, {DType::i64, {end - start}});
   return absl::OkStatus();
 }
@@ -40,7 +39,8 @@ absl::Status run_shape(const KernelArgs& k) {
 absl::Status infer_constant_of_shape(InferContext& ctx) {
   const auto& a = ctx.attrs<ConstantOfShapeAttrs>();
   for (int64_t d : a.shape)
-    if (d < 0) return ctx.error(str_cat("shape ", list_to_string(a.shape), " has a negative entry"));
+    if (d < 0)
+      return ctx.error(str_cat("shape ", list_to_string(a.shape), " has a negative entry"));
   if (!a.value.empty() && a.value.numel() != 1)
     return ctx.error(str_cat("value must have one element, got ", type_to_string(a.value.type())));
   ctx.set_output(0, {a.value.empty() ? DType::f32 : a.value.dtype(), a.shape});
@@ -87,8 +87,7 @@ absl::Status infer_range(InferContext& ctx) {
                                dtype_name(t)));
     if (in.numel() != 1 || in.shape.size() > 1)
       return ctx.error(str_cat(kNames[i], " must be a scalar, got ", type_to_string(in)));
-    if (!ctx.constant(i))
-      return ctx.error(str_cat(kNames[i], " must be a compile-time constant"));
+    if (!ctx.constant(i)) return ctx.error(str_cat(kNames[i], " must be a compile-time constant"));
   }
   if (t == DType::boolean) return ctx.error("Range does not take bool");
   auto n = range_length(t, *ctx.constant(0), *ctx.constant(1), *ctx.constant(2));

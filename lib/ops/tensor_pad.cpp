@@ -29,8 +29,8 @@ absl::StatusOr<std::vector<PadAxis>> plan_pad(const PadAttrs& a, const Shape& in
   const size_t rank = in.size();
   if (a.pads.size() != 2 * rank)
     return absl::InvalidArgumentError(str_cat("pads ", list_to_string(a.pads), " has ",
-                                              a.pads.size(), " entries, expected 2 * rank = ",
-                                              2 * rank));
+                                              a.pads.size(),
+                                              " entries, expected 2 * rank = ", 2 * rank));
   auto mode = parse_mode(a.mode);
   if (!mode.ok()) return mode.status();
   std::vector<PadAxis> axes(rank);
@@ -43,8 +43,8 @@ absl::StatusOr<std::vector<PadAxis>> plan_pad(const PadAttrs& a, const Shape& in
     PadAxis p{std::max<int64_t>(0, -b), in[d] - crop, std::max<int64_t>(0, b),
               std::max<int64_t>(0, e)};
     if (*mode != PadMode::constant && p.kept == 0 && p.before + p.after > 0)
-      return absl::InvalidArgumentError(str_cat("mode '", a.mode, "' cannot pad axis ", d,
-                                                ", which is empty"));
+      return absl::InvalidArgumentError(
+          str_cat("mode '", a.mode, "' cannot pad axis ", d, ", which is empty"));
     axes[d] = p;
   }
   return axes;
@@ -103,8 +103,8 @@ absl::Status run_pad(const KernelArgs& k) {
     t.resize(static_cast<size_t>(out.shape()[d]));
     for (int64_t o = 0; o < out.shape()[d]; ++o) {
       const int64_t i = o - p.before;
-      const int64_t j = mode == PadMode::edge ? std::clamp<int64_t>(i, 0, p.kept - 1)
-                                              : reflect_index(i, p.kept);
+      const int64_t j =
+          mode == PadMode::edge ? std::clamp<int64_t>(i, 0, p.kept - 1) : reflect_index(i, p.kept);
       t[o] = (p.crop_begin + j) * in_strides[d];
     }
   }

@@ -52,8 +52,8 @@ absl::Status infer_reshape(InferContext& ctx) {
   }
   if (inferred >= 0) {
     if (has_zero)
-      return ctx.error(str_cat("shape ", list_to_string(a.shape),
-                               " has both -1 and 0 with allowzero=1"));
+      return ctx.error(
+          str_cat("shape ", list_to_string(a.shape), " has both -1 and 0 with allowzero=1"));
     if (known == 0 || total % known != 0) return mismatch();
     out[inferred] = total / known;
   } else if (known != total) {
@@ -123,12 +123,12 @@ absl::Status infer_unsqueeze(InferContext& ctx) {
 }  // namespace
 
 void register_reshape_ops(OpRegistry& r) {
-  add_tensor_op(r, make_op<ReshapeAttrs>("Reshape", FusionKind::injective, 1, 1, infer_reshape,
-                                         run_copy));
-  add_tensor_op(r, make_op<FlattenAttrs>("Flatten", FusionKind::injective, 1, 1, infer_flatten,
-                                         run_copy));
-  add_tensor_op(r, make_op<SqueezeAttrs>("Squeeze", FusionKind::injective, 1, 1, infer_squeeze,
-                                         run_copy));
+  add_tensor_op(
+      r, make_op<ReshapeAttrs>("Reshape", FusionKind::injective, 1, 1, infer_reshape, run_copy));
+  add_tensor_op(
+      r, make_op<FlattenAttrs>("Flatten", FusionKind::injective, 1, 1, infer_flatten, run_copy));
+  add_tensor_op(
+      r, make_op<SqueezeAttrs>("Squeeze", FusionKind::injective, 1, 1, infer_squeeze, run_copy));
   add_tensor_op(r, make_op<UnsqueezeAttrs>("Unsqueeze", FusionKind::injective, 1, 1,
                                            infer_unsqueeze, run_copy));
 }

@@ -1,6 +1,7 @@
 // Resize: nearest, n-linear and cubic resampling with the ONNX coordinate transformation modes.
 // The arithmetic follows ONNX Runtime's CPU kernel (coordinates in f32, the same rounding rules,
 // axes with scale 1 left alone) so that results agree with it to rounding.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -83,9 +84,9 @@ absl::StatusOr<ResizePlan> plan_resize(const ResizeAttrs& a, const TensorType& i
                                               " sizes)"));
   const size_t given = a.scales.empty() ? a.sizes.size() : a.scales.size();
   if (given != rank)
-    return absl::InvalidArgumentError(str_cat(a.scales.empty() ? "sizes" : "scales", " has ",
-                                              given, " entries, but the input ",
-                                              shape_to_string(in.shape), " has rank ", rank));
+    return absl::InvalidArgumentError(str_cat(a.scales.empty() ? "sizes" : "scales", " has ", given,
+                                              " entries, but the input ", shape_to_string(in.shape),
+                                              " has rank ", rank));
   p.out.resize(rank);
   p.scales.resize(rank);
   for (size_t d = 0; d < rank; ++d) {
@@ -93,12 +94,12 @@ absl::StatusOr<ResizePlan> plan_resize(const ResizeAttrs& a, const TensorType& i
     if (!a.scales.empty()) {
       const float s = a.scales[d];
       if (!(s > 0))
-        return absl::InvalidArgumentError(str_cat("scale ", static_cast<double>(s),
-                                                  " for axis ", d, " must be > 0"));
+        return absl::InvalidArgumentError(
+            str_cat("scale ", static_cast<double>(s), " for axis ", d, " must be > 0"));
       const float size = s * static_cast<float>(dim);
       if (!(size < 1e15f))
-        return absl::InvalidArgumentError(str_cat("scale ", static_cast<double>(s),
-                                                  " makes axis ", d, " too large"));
+        return absl::InvalidArgumentError(
+            str_cat("scale ", static_cast<double>(s), " makes axis ", d, " too large"));
       p.scales[d] = s;
       p.out[d] = static_cast<int64_t>(size);
     } else {
@@ -138,16 +139,22 @@ float source_coordinate(const ResizePlan& p, size_t d, float x, float len_in) {
   const auto len_out = static_cast<float>(p.out[d]);
   if (scale == 1.f) return x;
   switch (p.coord) {
-    case Coord::asymmetric: return x / scale;
-    case Coord::pytorch_half_pixel: return len_out > 1 ? (x + 0.5f) / scale - 0.5f : 0.f;
-    case Coord::tf_half_pixel_for_nn: return (x + 0.5f) / scale;
-    case Coord::align_corners: return len_out == 1 ? 0.f : x * (len_in - 1) / (len_out - 1);
+    case Coord::asymmetric:
+      return x / scale;
+    case Coord::pytorch_half_pixel:
+      return len_out > 1 ? (x + 0.5f) / scale - 0.5f : 0.f;
+    case Coord::tf_half_pixel_for_nn:
+      return (x + 0.5f) / scale;
+    case Coord::align_corners:
+      return len_out == 1 ? 0.f : x * (len_in - 1) / (len_out - 1);
     case Coord::tf_crop_and_resize: {
       const float start = p.roi[d], end = p.roi[d + p.out.size()];
-      if (len_out > 1) return start * (len_in - 1) + (x * (end - start) * (len_in - 1)) / (len_out - 1);
+      if (len_out > 1)
+        return start * (len_in - 1) + (x * (end - start) * (len_in - 1)) / (len_out - 1);
       return static_cast<float>(0.5 * (start + end) * (len_in - 1));
     }
-    case Coord::half_pixel: break;
+    case Coord::half_pixel:
+      break;
   }
   return ((x + 0.5f) / scale) - 0.5f;
 }
@@ -163,13 +170,15 @@ int64_t nearest_index(Rounding r, float x) {
         return static_cast<int64_t>(below) + (r == Rounding::round_prefer_ceil ? 1 : 0);
       return static_cast<int64_t>(std::round(x));
     }
-    case Rounding::floor: return static_cast<int64_t>(std::floor(x));
-    case Rounding::ceil: return static_cast<int64_t>(std::ceil(x));
+    case Rounding::floor:
+      return static_cast<int64_t>(std::floor(x));
+    case Rounding::ceil:
+      return static_cast<int64_t>(std::ceil(x));
   }
   return 0;
 }
 
-// Whether output position x of axis d falls outside the input (only tf_crop_and_resize
+// Whether a source coordinate lies outside an axis of length len_in (only tf_crop_and_resize
 // extrapolates).
 bool extrapolates(const ResizePlan& p, float coord, int64_t len_in) {
   return p.coord == Coord::tf_crop_and_resize &&
@@ -210,7 +219,8 @@ Taps linear_taps(float x, int64_t len) {
   const int64_t x1 = std::min(static_cast<int64_t>(xc), len - 1);
   const int64_t x2 = std::min(x1 + 1, len - 1);
   if (x1 == x2) return {{x1}, {1.f}};
-  return {{x1, x2}, {std::fabs(xc - static_cast<float>(x2)), std::fabs(xc - static_cast<float>(x1))}};
+  return {{x1, x2},
+          {std::fabs(xc - static_cast<float>(x2)), std::fabs(xc - static_cast<float>(x1))}};
 }
 
 Taps cubic_taps(float x, int64_t len, float a, bool exclude_outside) {
@@ -323,8 +333,8 @@ absl::Status run_resize(const KernelArgs& k) {
 }  // namespace
 
 void register_resize_op(OpRegistry& r) {
-  add_tensor_op(r, make_op<ResizeAttrs>("Resize", FusionKind::injective, 1, 1, infer_resize,
-                                        run_resize));
+  add_tensor_op(
+      r, make_op<ResizeAttrs>("Resize", FusionKind::injective, 1, 1, infer_resize, run_resize));
 }
 
 }  // namespace collage::ops

@@ -53,13 +53,15 @@ absl::StatusOr<SlicePlan> plan_slice(const SliceAttrs& a, const Shape& in) {
     if (step > 0) {
       start = std::clamp<int64_t>(start, 0, dim);
       end = std::clamp<int64_t>(end, 0, dim);
-      if (end > start) len = 1 + static_cast<int64_t>(static_cast<uint64_t>(end - start - 1) /
-                                                      static_cast<uint64_t>(step));
+      if (end > start)
+        len = 1 + static_cast<int64_t>(static_cast<uint64_t>(end - start - 1) /
+                                       static_cast<uint64_t>(step));
     } else if (dim > 0) {
       start = std::clamp<int64_t>(start, 0, dim - 1);
       end = std::clamp<int64_t>(end, -1, dim - 1);
       const uint64_t back = uint64_t{0} - static_cast<uint64_t>(step);
-      if (start > end) len = 1 + static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / back);
+      if (start > end)
+        len = 1 + static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / back);
     }
     p.shape[*axis] = len;
     if (len > 0) p.src.offset += start * in_strides[*axis];
@@ -117,8 +119,8 @@ absl::Status run_gather(const KernelArgs& k) {
   const int64_t count = indices.numel();
   std::vector<int64_t> idx(static_cast<size_t>(count));
   for (int64_t j = 0; j < count; ++j) {
-    int64_t v = indices.dtype() == DType::i64 ? indices.data<int64_t>()[j]
-                                               : indices.data<int32_t>()[j];
+    int64_t v =
+        indices.dtype() == DType::i64 ? indices.data<int64_t>()[j] : indices.data<int32_t>()[j];
     if (v < -dim || v >= dim)
       return absl::InvalidArgumentError(str_cat("index ", v, " (indices element ", j,
                                                 ") is out of range for axis ", axis, " of size ",
@@ -139,10 +141,10 @@ absl::Status run_gather(const KernelArgs& k) {
 }  // namespace
 
 void register_slice_gather_ops(OpRegistry& r) {
-  add_tensor_op(r, make_op<SliceAttrs>("Slice", FusionKind::injective, 1, 1, infer_slice,
-                                       run_slice));
-  add_tensor_op(r, make_op<GatherAttrs>("Gather", FusionKind::injective, 2, 2, infer_gather,
-                                        run_gather));
+  add_tensor_op(r,
+                make_op<SliceAttrs>("Slice", FusionKind::injective, 1, 1, infer_slice, run_slice));
+  add_tensor_op(
+      r, make_op<GatherAttrs>("Gather", FusionKind::injective, 2, 2, infer_gather, run_gather));
 }
 
 }  // namespace collage::ops

@@ -33,8 +33,7 @@ absl::StatusOr<std::vector<int64_t>> resolve_perm(const std::vector<int64_t>& pe
 
 absl::Status infer_transpose(InferContext& ctx) {
   const TensorType& in = ctx.input(0);
-  auto perm = resolve_perm(ctx.attrs<TransposeAttrs>().perm,
-                           static_cast<int64_t>(in.shape.size()));
+  auto perm = resolve_perm(ctx.attrs<TransposeAttrs>().perm, static_cast<int64_t>(in.shape.size()));
   if (!perm.ok()) return ctx.error(std::string(perm.status().message()));
   Shape out(in.shape.size());
   for (size_t i = 0; i < out.size(); ++i) out[i] = in.shape[(*perm)[i]];

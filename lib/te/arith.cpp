@@ -204,6 +204,30 @@ void LinearForm::add(const LinearForm& other, int64_t s) {
   constant += other.constant * s;
 }
 
+void LinearForm::fold_div_mod() {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < terms.size() && !changed; ++i) {
+      if (terms[i].atom.kind() != ExprKind::FloorMod) continue;
+      const auto* mod = terms[i].atom.as<BinaryNode>();
+      auto q = const_int(mod->b);
+      if (!q || *q <= 0) continue;
+      const int64_t m = terms[i].coeff;
+      for (size_t j = 0; j < terms.size(); ++j) {
+        if (terms[j].atom.kind() != ExprKind::FloorDiv || terms[j].coeff != m * *q) continue;
+        const auto* div = terms[j].atom.as<BinaryNode>();
+        if (!structural_equal(div->a, mod->a) || !structural_equal(div->b, mod->b)) continue;
+        Expr x = mod->a;
+        terms.erase(terms.begin() + std::max(i, j));
+        terms.erase(terms.begin() + std::min(i, j));
+        add(linearize(x), m);
+        changed = true;
+        break;
+      }
+    }
+  }
+}
+
 LinearForm linearize(const Expr& e) {
   LinearForm f;
   f.dtype = e.dtype();
@@ -219,11 +243,15 @@ Expr rebuild(const LinearForm& f) {
   for (const LinearTerm& t : f.terms) {
     if (t.coeff > 0) acc = acc.defined() ? acc + term(t, t.coeff) : term(t, t.coeff);
   }
-  for (const LinearTerm& t : f.terms) {
-    if (t.coeff >= 0) continue;
-    acc = acc.defined() ? acc - term(t, -t.coeff) : term(t, t.coeff);
+  if (!acc.defined()) {
+    // Only negative terms: constant first ("3 - i", "0 - i").
+    acc = make_int(f.dtype, f.constant);
+    for (const LinearTerm& t : f.terms) acc = acc - term(t, -t.coeff);
+    return acc;
   }
-  if (!acc.defined()) return make_int(f.dtype, f.constant);
+  for (const LinearTerm& t : f.terms) {
+    if (t.coeff < 0) acc = acc - term(t, -t.coeff);
+  }
   if (f.constant > 0) acc = acc + make_int(f.dtype, f.constant);
   if (f.constant < 0) acc = acc - make_int(f.dtype, -f.constant);
   return acc;

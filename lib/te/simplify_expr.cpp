@@ -220,7 +220,9 @@ class Simplifier : public ExprMutator {
       case ExprKind::Sub:
       case ExprKind::Mul: {
         Expr combined = rebuild_default();
-        return keep_if_same(original, arith::rebuild(arith::linearize(combined)));
+        LinearForm f = arith::linearize(combined);
+        f.fold_div_mod();
+        return keep_if_same(original, arith::rebuild(f));
       }
       case ExprKind::Div:
       case ExprKind::Mod: {
@@ -269,6 +271,18 @@ class Simplifier : public ExprMutator {
       k = flip(k);
     }
     if (d.terms.empty()) return rebuild_default();
+    // floordiv(x, q) < c  <=>  x < q*c (q > 0), and the like for the other orderings.
+    if (d.terms.size() == 1 && d.terms[0].coeff == 1 && d.terms[0].atom.kind() == ExprKind::FloorDiv &&
+        k != ExprKind::EQ && k != ExprKind::NE) {
+      const auto* fd = d.terms[0].atom.as<BinaryNode>();
+      if (auto q = as_int(fd->b); q && *q > 0) {
+        const int64_t bound = -c;
+        const bool strict_below = k == ExprKind::LT || k == ExprKind::GE;
+        const int64_t limit = *q * (strict_below ? bound : bound + 1);
+        const ExprKind nk = (k == ExprKind::LT || k == ExprKind::LE) ? ExprKind::LT : ExprKind::GE;
+        return simplify_binary(nk, fd->a, make_int(d.dtype, limit), Expr());
+      }
+    }
     return keep_if_same(original, make_binary(k, arith::rebuild(d), make_int(d.dtype, -c)));
   }
 

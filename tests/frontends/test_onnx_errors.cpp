@@ -440,5 +440,33 @@ TEST_CASE("training-only features are refused", "[onnx][errors]") {
   }
 }
 
+TEST_CASE("corrupted bytes never crash the importer", "[onnx][errors]") {
+  Context ctx;
+  OnnxModel m(13);
+  m.input("x", TP::FLOAT, {2, 3});
+  m.initializer("shape", Tensor::from_i64({2}, std::vector<int64_t>{3, 2}));
+  m.initializer("w", Tensor::from_f32({2}, std::vector<float>{0.5f, -1.f}));
+  m.node("Reshape", {"x", "shape"}, {"r"}, "reshape");
+  m.node("Add", {"r", "w"}, {"y"}, "add");
+  attr_int(m.node("Cast", {"y"}, {"z"}, "cast"), "to", TP::INT32);
+  m.output("z");
+  const std::string good = m.bytes();
+  REQUIRE(m.import(ctx).ok());
+  int failures = 0;
+  for (size_t i = 0; i < good.size(); ++i) {
+    for (unsigned char v : {0x00, 0xff, 0x7f, static_cast<unsigned char>(good[i] ^ 0x55)}) {
+      std::string bad = good;
+      bad[i] = static_cast<char>(v);
+      auto g = import_onnx_buffer(
+          ctx, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bad.data()), bad.size()));
+      if (!g.ok()) {
+        ++failures;
+        CHECK_FALSE(g.status().message().empty());
+      }
+    }
+  }
+  CHECK(failures > 0);
+}
+
 }  // namespace
 }  // namespace collage::testing

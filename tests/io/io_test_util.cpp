@@ -51,15 +51,27 @@ Tensor pattern_tensor(DType dtype, const Shape& shape, int seed) {
   for (int64_t i = 0; i < t.numel(); ++i) {
     const int64_t v = (i * 7 + seed * 13) % 101 - 50;
     switch (dtype) {
-      case DType::f32: t.data<float>()[i] = static_cast<float>(v) * 0.25f; break;
-      case DType::f16: t.data<uint16_t>()[i] = float_to_half(static_cast<float>(v) * 0.5f); break;
+      case DType::f32:
+        t.data<float>()[i] = static_cast<float>(v) * 0.25f;
+        break;
+      case DType::f16:
+        t.data<uint16_t>()[i] = float_to_half(static_cast<float>(v) * 0.5f);
+        break;
       case DType::bf16:
         t.data<uint16_t>()[i] = float_to_bfloat16(static_cast<float>(v) * 0.5f);
         break;
-      case DType::i8: t.data<int8_t>()[i] = static_cast<int8_t>(v); break;
-      case DType::i32: t.data<int32_t>()[i] = static_cast<int32_t>(v * 1000003); break;
-      case DType::i64: t.data<int64_t>()[i] = v * 1000000000007LL; break;
-      case DType::boolean: t.data<uint8_t>()[i] = (i + seed) % 3 == 0; break;
+      case DType::i8:
+        t.data<int8_t>()[i] = static_cast<int8_t>(v);
+        break;
+      case DType::i32:
+        t.data<int32_t>()[i] = static_cast<int32_t>(v * 1000003);
+        break;
+      case DType::i64:
+        t.data<int64_t>()[i] = v * 1000000000007LL;
+        break;
+      case DType::boolean:
+        t.data<uint8_t>()[i] = (i + seed) % 3 == 0;
+        break;
     }
   }
   return t;

@@ -1,6 +1,5 @@
 // Tests of .npy reading and writing: round trips, numpy compatibility, and malformed files.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <string>
 
@@ -73,7 +72,8 @@ std::string as_string(std::span<const unsigned char> b) {
   return {reinterpret_cast<const char*>(b.data()), b.size()};
 }
 
-const std::vector<Shape> kShapesByRank = {{}, {3}, {2, 3}, {2, 1, 3}, {1, 2, 3, 2}, {2, 1, 2, 1, 3}};
+const std::vector<Shape> kShapesByRank = {{},        {3},          {2, 3},
+                                          {2, 1, 3}, {1, 2, 3, 2}, {2, 1, 2, 1, 3}};
 
 TEST_CASE("npy: every dtype and rank 0..5 round-trips", "[io]") {
   ScratchDir dir;
@@ -104,14 +104,14 @@ TEST_CASE("npy: the writer produces np.save's exact bytes", "[io]") {
   ScratchDir dir;
   const float v[] = {0, 1, 2, 3, 4, 5};
   REQUIRE(write_npy(dir / "f.npy", Tensor::from_f32({2, 3}, v)).ok());
-  CHECK(read_bytes(dir / "f.npy") == std::vector<uint8_t>(std::begin(kNumpyF32x2x3),
-                                                          std::end(kNumpyF32x2x3)));
+  CHECK(read_bytes(dir / "f.npy") ==
+        std::vector<uint8_t>(std::begin(kNumpyF32x2x3), std::end(kNumpyF32x2x3)));
   REQUIRE(write_npy(dir / "i.npy", Tensor::scalar_i64(-5)).ok());
-  CHECK(read_bytes(dir / "i.npy") == std::vector<uint8_t>(std::begin(kNumpyI64Scalar),
-                                                          std::end(kNumpyI64Scalar)));
+  CHECK(read_bytes(dir / "i.npy") ==
+        std::vector<uint8_t>(std::begin(kNumpyI64Scalar), std::end(kNumpyI64Scalar)));
   REQUIRE(write_npy(dir / "b.npy", Tensor(DType::boolean, {0})).ok());
-  CHECK(read_bytes(dir / "b.npy") == std::vector<uint8_t>(std::begin(kNumpyBoolEmpty),
-                                                          std::end(kNumpyBoolEmpty)));
+  CHECK(read_bytes(dir / "b.npy") ==
+        std::vector<uint8_t>(std::begin(kNumpyBoolEmpty), std::end(kNumpyBoolEmpty)));
 }
 
 TEST_CASE("npy: reads files numpy wrote", "[io]") {
@@ -141,12 +141,14 @@ TEST_CASE("npy: accepts the header spellings numpy can produce", "[io]") {
       {"{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }", 2, {DType::i32, {3}}},
       {"{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }", 3, {DType::i32, {3}}},
       {"{'shape': (3L,), 'fortran_order': False, 'descr': '<f4'}", 1, {DType::f32, {3}}},
-      {"{\"descr\": \"<f2\", \"fortran_order\": False, \"shape\": (2, 3)}", 1,
+      {"{\"descr\": \"<f2\", \"fortran_order\": False, \"shape\": (2, 3)}",
+       1,
        {DType::f16, {2, 3}}},
       {"{'descr':'|i1','fortran_order':False,'shape':(12,)}", 1, {DType::i8, {12}}},
       {"{'descr': '<i1', 'fortran_order': False, 'shape': (2, 6), }", 1, {DType::i8, {2, 6}}},
       {"{'descr': '>i1', 'fortran_order': False, 'shape': (12,), }", 1, {DType::i8, {12}}},
-      {"{'descr': '=i8', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1), }", 1,
+      {"{'descr': '=i8', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1), }",
+       1,
        {DType::i64, {1, 1, 1, 1, 1, 1, 1, 1}}},
       {"{'descr': 'f4', 'fortran_order': False, 'shape': (1, 3), }", 1, {DType::f32, {1, 3}}},
       {"{'descr': '|b1', 'fortran_order': False, 'shape': (12,), }", 1, {DType::boolean, {12}}},

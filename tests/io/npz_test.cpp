@@ -1,11 +1,12 @@
 // Tests of .npz reading and writing: round trips, numpy archives, deflate, zip64, corrupt files.
-#include <catch2/catch.hpp>
+#include "collage/npz.h"
+
 #include <zlib.h>
 
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <string>
 
-#include "collage/npz.h"
 #include "io/io_test_util.h"
 #include "io/le_bytes.h"
 #include "io/npy_format.h"
@@ -102,8 +103,8 @@ std::string npy_bytes(const Tensor& t) {
 }
 
 uint32_t crc_of(const std::string& s) {
-  return static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(s.data()),
-                                     static_cast<uInt>(s.size())));
+  return static_cast<uint32_t>(
+      crc32(0, reinterpret_cast<const Bytef*>(s.data()), static_cast<uInt>(s.size())));
 }
 
 // Raw deflate data made with zlib's compress2 (which adds a 2-byte header and an Adler-32).
@@ -196,9 +197,9 @@ TEST_CASE("npz: every dtype and rank 0..5 round-trips in archive order", "[io]")
   int seed = 0;
   for (DType dt : testing::kNpyDTypes)
     for (const Shape& s : shapes)
-      arrays.emplace_back(std::string("z/") + std::string(dtype_name(dt)) + "_r" +
-                              std::to_string(s.size()),
-                          testing::pattern_tensor(dt, s, seed++));
+      arrays.emplace_back(
+          std::string("z/") + std::string(dtype_name(dt)) + "_r" + std::to_string(s.size()),
+          testing::pattern_tensor(dt, s, seed++));
   arrays.emplace_back("empty", Tensor(DType::i32, {2, 0}));
   arrays.emplace_back("\xc3\xa4rger", Tensor::scalar_f32(2));  // a UTF-8 name
   REQUIRE(write_npz(dir / "all.npz", arrays).ok());

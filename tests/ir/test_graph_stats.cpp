@@ -8,10 +8,14 @@ using namespace collage;
 
 namespace {
 
-Tensor zeros(Shape s) { return Tensor(DType::f32, std::move(s)); }
+Tensor zeros(Shape s) {
+  return Tensor(DType::f32, std::move(s));
+}
 
 // The FLOPs of the node producing `v`.
-int64_t flops_of(const Graph& g, ValueId v) { return node_flops(g, g.node(g.value(v).producer)); }
+int64_t flops_of(const Graph& g, ValueId v) {
+  return node_flops(g, g.node(g.value(v).producer));
+}
 
 }  // namespace
 
@@ -37,11 +41,12 @@ TEST_CASE("graph_stats counts FLOPs per operator", "[ir]") {
   REQUIRE(pool.ok());
   auto relu = b.add("Relu", {*pool});
   REQUIRE(relu.ok());
-  auto flat = b.add("Reshape", {*relu},
-                    make_attrs<ReshapeAttrs>([](auto& r) { r.shape = {1, 64}; }));
+  auto flat = b.add("Reshape", {*relu}, make_attrs<ReshapeAttrs>([](auto& r) {
+                      r.shape = {1, 64};
+                    }));
   REQUIRE(flat.ok());
-  auto gemm = b.add("Gemm", {*flat, b.add_constant("g", zeros({64, 10})),
-                             b.add_constant("gc", zeros({10}))});
+  auto gemm = b.add(
+      "Gemm", {*flat, b.add_constant("g", zeros({64, 10})), b.add_constant("gc", zeros({10}))});
   REQUIRE(gemm.ok());
   auto mm = b.add("MatMul", {a, b.add_constant("b", zeros({5, 7}))});
   REQUIRE(mm.ok());

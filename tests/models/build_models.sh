@@ -40,9 +40,11 @@ done
 if ((${#sizes[@]} == 0 && ${#only[@]} == 0)); then sizes=(small); fi
 
 declare -A label_of=()
+known=()
 requested=("${only[@]}")
 while read -r name label; do
   label_of[$name]=$label
+  known+=("$name")
   for size in "${sizes[@]}"; do
     if [[ $size == all || $size == "$label" ]]; then requested+=("$name"); fi
   done
@@ -51,7 +53,7 @@ names=()
 declare -A chosen=()
 for name in "${requested[@]}"; do
   if [[ -z ${label_of[$name]:-} ]]; then
-    echo "build_models: unknown model '$name'; known: ${!label_of[*]}" >&2
+    echo "build_models: unknown model '$name'; known: ${known[*]}" >&2
     exit 2
   fi
   if [[ -z ${chosen[$name]:-} ]]; then

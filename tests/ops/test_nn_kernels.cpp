@@ -2,7 +2,6 @@
 // im2col Conv and col2im ConvTranspose, over shapes and attribute mixes that cross the GEMM's
 // block edges and combinations ONNX Runtime refuses (dilated SAME padding).
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <random>
 
@@ -55,7 +54,7 @@ TEST_CASE("gemm_f32 matches a naive product across block edges", "[ops][nn][gemm
   struct Dims {
     int64_t m, n, k;
   };
-  const Dims dims[] = {{1, 1, 1},   {3, 5, 7},    {4, 16, 9},  {5, 17, 300}, {33, 70, 257},
+  const Dims dims[] = {{1, 1, 1},     {3, 5, 7},     {4, 16, 9},   {5, 17, 300}, {33, 70, 257},
                        {130, 40, 20}, {1, 100, 513}, {3, 3100, 5}, {7, 1, 64}};
   uint64_t seed = 1;
   for (const Dims& d : dims) {
@@ -190,15 +189,15 @@ void for_each_tap(const Shape& y_shape, const Shape& x_shape, const Shape& w_sha
   }
 }
 
-Tensor naive(const ConvSpec& c, const Tensor& x, const Tensor& w, const Tensor& b,
-             bool transpose) {
+Tensor naive(const ConvSpec& c, const Tensor& x, const Tensor& w, const Tensor& b, bool transpose) {
   const Geometry g = transpose ? conv_transpose_geometry(c) : conv_geometry(c);
   const int64_t filters = transpose ? c.w[1] * c.group : c.w[0];
   Shape y_shape = {c.x[0], filters};
   y_shape.insert(y_shape.end(), g.out.begin(), g.out.end());
   Tensor y(DType::f32, y_shape);
   const int64_t plane = shape_numel(g.out);
-  for (int64_t i = 0; i < y.numel(); ++i) y.data<float>()[i] = b.data<float>()[(i / plane) % filters];
+  for (int64_t i = 0; i < y.numel(); ++i)
+    y.data<float>()[i] = b.data<float>()[(i / plane) % filters];
   for_each_tap(y_shape, c.x, c.w, c.group, g, transpose, [&](int64_t xi, int64_t wi, int64_t yi) {
     y.data<float>()[yi] += x.data<float>()[xi] * w.data<float>()[wi];
   });
@@ -233,13 +232,24 @@ TEST_CASE("Conv matches direct convolution", "[ops][nn]") {
       {.x = {1, 3, 7, 9}, .w = {4, 3, 3, 3}},
       {.x = {2, 4, 8, 7}, .w = {6, 2, 3, 2}, .group = 2, .strides = {2, 1}, .pads = {1, 0, 0, 2}},
       // Dilated SAME padding with an odd total pad on every axis.
-      {.x = {1, 3, 8, 9}, .w = {2, 3, 3, 2}, .strides = {2, 1}, .dilations = {2, 3},
+      {.x = {1, 3, 8, 9},
+       .w = {2, 3, 3, 2},
+       .strides = {2, 1},
+       .dilations = {2, 3},
        .auto_pad = "SAME_UPPER"},
       {.x = {1, 2, 8, 7}, .w = {3, 2, 4, 2}, .dilations = {1, 3}, .auto_pad = "SAME_LOWER"},
-      {.x = {1, 6, 10}, .w = {6, 1, 5}, .group = 6, .strides = {3}, .dilations = {2},
+      {.x = {1, 6, 10},
+       .w = {6, 1, 5},
+       .group = 6,
+       .strides = {3},
+       .dilations = {2},
        .pads = {4, 3}},
-      {.x = {1, 2, 5, 6, 7}, .w = {4, 1, 3, 2, 3}, .group = 2, .strides = {1, 2, 2},
-       .dilations = {1, 1, 2}, .pads = {1, 0, 1, 1, 1, 0}},
+      {.x = {1, 2, 5, 6, 7},
+       .w = {4, 1, 3, 2, 3},
+       .group = 2,
+       .strides = {1, 2, 2},
+       .dilations = {1, 1, 2},
+       .pads = {1, 0, 1, 1, 1, 0}},
       {.x = {1, 8, 6, 6}, .w = {4, 8, 1, 1}},
       {.x = {1, 64, 9, 9}, .w = {70, 64, 3, 3}, .pads = {1, 1, 1, 1}},
       {.x = {2, 3, 4, 4}, .w = {5, 3, 4, 4}, .auto_pad = "VALID"},
@@ -254,7 +264,10 @@ TEST_CASE("Conv matches direct convolution", "[ops][nn]") {
 
 TEST_CASE("ConvTranspose matches direct scattering", "[ops][nn]") {
   const ConvSpec specs[] = {
-      {.x = {1, 3, 5, 6}, .w = {3, 2, 3, 3}, .strides = {2, 2}, .pads = {1, 0, 2, 1},
+      {.x = {1, 3, 5, 6},
+       .w = {3, 2, 3, 3},
+       .strides = {2, 2},
+       .pads = {1, 0, 2, 1},
        .output_padding = {1, 0}},
       {.x = {1, 4, 4, 5}, .w = {4, 3, 3, 2}, .group = 2, .strides = {1, 3}, .dilations = {2, 1}},
       {.x = {2, 2, 3, 4}, .w = {2, 3, 4, 4}, .strides = {2, 2}, .auto_pad = "SAME_UPPER"},

@@ -1,7 +1,6 @@
 // nn operators: shape-inference errors and output shapes, and reference kernels on small inputs
 // whose results are worked out by hand (cases ONNX Runtime cannot check or that pin semantics).
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "collage/ops/nn.h"
@@ -19,8 +18,12 @@ const Context& ctx() {
   return c;
 }
 
-Tensor f32(Shape s, std::vector<float> v) { return Tensor::from_f32(std::move(s), v); }
-Tensor zeros(Shape s) { return Tensor(DType::f32, std::move(s)); }
+Tensor f32(Shape s, std::vector<float> v) {
+  return Tensor::from_f32(std::move(s), v);
+}
+Tensor zeros(Shape s) {
+  return Tensor(DType::f32, std::move(s));
+}
 
 // Evaluates one node named "n1" (shape inference, then the reference kernel).
 absl::StatusOr<std::vector<Tensor>> run(std::string_view op, const std::vector<Tensor>& inputs,
@@ -57,7 +60,9 @@ void check_close(const Tensor& actual, const Tensor& expected, double tol = 1e-5
 }
 
 template <typename F>
-std::shared_ptr<const OpAttrs> conv(F&& f) { return make_attrs<ConvAttrs>(f); }
+std::shared_ptr<const OpAttrs> conv(F&& f) {
+  return make_attrs<ConvAttrs>(f);
+}
 
 TEST_CASE("nn operators are registered with their fusion kinds", "[ops][nn]") {
   const std::pair<const char*, FusionKind> expected[] = {
@@ -103,8 +108,8 @@ TEST_CASE("Conv shape inference errors are precise", "[ops][nn]") {
   CHECK(error("Conv", {zeros({1, 3, 5, 5}), zeros({2, 4, 3, 3})}) ==
         "Conv 'n1': input channels 3 do not match weight channels 4 x group 1");
   CHECK(error("Conv", {zeros({1, 4, 5, 5}), zeros({3, 2, 3, 3})}, conv([](auto& a) {
-          a.group = 2;
-        })) == "Conv 'n1': output channels 3 are not divisible by group 2");
+                a.group = 2;
+              })) == "Conv 'n1': output channels 3 are not divisible by group 2");
   CHECK(error("Conv", {zeros({3, 5}), zeros({2, 3, 3})}) ==
         "Conv 'n1': input X has shape [3, 5], expected rank 3 to 5 (N x C x 1-3 spatial axes)");
   CHECK_THAT(error("Conv", {zeros({1, 3, 5, 5}), zeros({2, 3, 3})}),
@@ -112,30 +117,31 @@ TEST_CASE("Conv shape inference errors are precise", "[ops][nn]") {
   CHECK(error("Conv", {zeros({1, 1, 4, 4}), zeros({1, 1, 6, 3})}) ==
         "Conv 'n1': kernel 6 is larger than padded input 4 on spatial axis 0");
   CHECK(error("Conv", {zeros({1, 1, 4, 4}), zeros({1, 1, 3, 3})}, conv([](auto& a) {
-          a.dilations = {1, 2};
-        })) == "Conv 'n1': kernel 5 (dilated) is larger than padded input 4 on spatial axis 1");
+                a.dilations = {1, 2};
+              })) ==
+        "Conv 'n1': kernel 5 (dilated) is larger than padded input 4 on spatial axis 1");
   CHECK(error("Conv", {zeros({1, 1, 4, 4}), zeros({1, 1, 3, 3})}, conv([](auto& a) {
-          a.auto_pad = "SAME";
-        })) == "Conv 'n1': auto_pad 'SAME' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID");
+                a.auto_pad = "SAME";
+              })) == "Conv 'n1': auto_pad 'SAME' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID");
   CHECK(error("Conv", {zeros({1, 1, 4, 4}), zeros({1, 1, 3, 3})}, conv([](auto& a) {
-          a.strides = {2};
-        })) == "Conv 'n1': strides has 1 values, expected 2 (one per spatial axis)");
+                a.strides = {2};
+              })) == "Conv 'n1': strides has 1 values, expected 2 (one per spatial axis)");
   CHECK(error("Conv", {zeros({1, 1, 4, 4}), zeros({1, 1, 3, 3})}, conv([](auto& a) {
-          a.pads = {1, 1, 1};
-        })) == "Conv 'n1': pads has 3 values, expected 4 (begin and end of each spatial axis)");
+                a.pads = {1, 1, 1};
+              })) ==
+        "Conv 'n1': pads has 3 values, expected 4 (begin and end of each spatial axis)");
   CHECK(error("Conv", {zeros({1, 1, 4, 4}), zeros({1, 1, 3, 3})}, conv([](auto& a) {
-          a.pads = {0, -1, 0, 0};
-        })) == "Conv 'n1': pads [0, -1, 0, 0] must be >= 0");
+                a.pads = {0, -1, 0, 0};
+              })) == "Conv 'n1': pads [0, -1, 0, 0] must be >= 0");
   CHECK(error("Conv", {zeros({1, 1, 4, 4}), zeros({1, 1, 3, 3})}, conv([](auto& a) {
-          a.kernel_shape = {3, 2};
-        })) == "Conv 'n1': kernel_shape [3, 2] does not match weight spatial shape [3, 3]");
+                a.kernel_shape = {3, 2};
+              })) == "Conv 'n1': kernel_shape [3, 2] does not match weight spatial shape [3, 3]");
   CHECK(error("Conv", {zeros({1, 1, 4, 4}), zeros({2, 1, 3, 3}), zeros({3})}) ==
         "Conv 'n1': bias B has shape [3], expected [2]");
   CHECK(error("Conv", {Tensor(DType::i64, {1, 1, 4, 4}), zeros({2, 1, 3, 3})}) ==
         "Conv 'n1': input X must be f32, got i64");
-  CHECK(error("Conv", {zeros({1, 1, 4, 4}), zeros({1, 1, 3, 3})}, conv([](auto& a) {
-          a.group = 0;
-        })) == "Conv 'n1': group 0 must be >= 1");
+  CHECK(error("Conv", {zeros({1, 1, 4, 4}), zeros({1, 1, 3, 3})},
+              conv([](auto& a) { a.group = 0; })) == "Conv 'n1': group 0 must be >= 1");
 }
 
 TEST_CASE("Conv output shapes follow the padding mode", "[ops][nn]") {
@@ -144,28 +150,29 @@ TEST_CASE("Conv output shapes follow the padding mode", "[ops][nn]") {
   };
   CHECK(shape_of({1, 3, 7, 9}, {4, 3, 3, 3}, nullptr) == Shape{1, 4, 5, 7});
   CHECK(shape_of({2, 3, 7, 9}, {4, 3, 3, 3}, conv([](auto& a) {
-          a.auto_pad = "SAME_UPPER";
-          a.strides = {2, 2};
-        })) == Shape{2, 4, 4, 5});
+                   a.auto_pad = "SAME_UPPER";
+                   a.strides = {2, 2};
+                 })) == Shape{2, 4, 4, 5});
   CHECK(shape_of({1, 3, 7, 9}, {4, 3, 3, 3}, conv([](auto& a) { a.auto_pad = "VALID"; })) ==
         Shape{1, 4, 5, 7});
   CHECK(shape_of({1, 3, 7, 9}, {4, 3, 3, 3}, conv([](auto& a) {
-          a.pads = {1, 0, 2, 1};
-          a.strides = {2, 3};
-        })) == Shape{1, 4, 4, 3});
+                   a.pads = {1, 0, 2, 1};
+                   a.strides = {2, 3};
+                 })) == Shape{1, 4, 4, 3});
   CHECK(shape_of({1, 2, 10}, {3, 2, 3}, conv([](auto& a) { a.dilations = {4}; })) ==
         Shape{1, 3, 2});
 }
 
 TEST_CASE("Conv computes 1-D and dilated SAME convolutions", "[ops][nn]") {
   // y[i] = x[i-1] - x[i+1] + 10, with one zero of padding on each side.
-  Tensor y = run1("Conv",
-                  {f32({1, 1, 5}, {1, 2, 3, 4, 5}), f32({1, 1, 3}, {1, 0, -1}), f32({1}, {10})},
-                  conv([](auto& a) { a.pads = {1, 1}; }));
+  Tensor y =
+      run1("Conv", {f32({1, 1, 5}, {1, 2, 3, 4, 5}), f32({1, 1, 3}, {1, 0, -1}), f32({1}, {10})},
+           conv([](auto& a) {
+             a.pads = {1, 1};
+           }));
   check_close(y, f32({1, 1, 5}, {8, 8, 8, 8, 14}));
   // Dilation 2 with SAME_UPPER (ONNX Runtime refuses this combination): extent 5, total pad 4.
-  y = run1("Conv", {f32({1, 1, 5}, {1, 2, 3, 4, 5}), f32({1, 1, 3}, {1, 1, 1})},
-           conv([](auto& a) {
+  y = run1("Conv", {f32({1, 1, 5}, {1, 2, 3, 4, 5}), f32({1, 1, 3}, {1, 1, 1})}, conv([](auto& a) {
              a.dilations = {2};
              a.auto_pad = "SAME_UPPER";
            }));
@@ -205,24 +212,28 @@ TEST_CASE("ConvTranspose shape inference errors are precise", "[ops][nn]") {
         "ConvTranspose 'n1': input channels 3 do not match weight input channels 2 "
         "(W is C x M/group x kernel)");
   CHECK(error("ConvTranspose", {zeros({1, 2, 4, 4}), zeros({2, 2, 3, 3})}, attrs([](auto& a) {
-          a.strides = {2, 2};
-          a.output_padding = {2, 0};
-        })) == "ConvTranspose 'n1': output_padding 2 on spatial axis 0 must be less than "
-               "max(stride, dilation) = 2");
+                a.strides = {2, 2};
+                a.output_padding = {2, 0};
+              })) ==
+        "ConvTranspose 'n1': output_padding 2 on spatial axis 0 must be less than "
+        "max(stride, dilation) = 2");
   CHECK(error("ConvTranspose", {zeros({1, 2, 4, 4}), zeros({2, 2, 3, 3})}, attrs([](auto& a) {
-          a.strides = {2, 2};
-          a.output_shape = {11, 9};
-        })) == "ConvTranspose 'n1': output_shape [11, 9] cannot be produced on spatial axis 0 "
-               "(full output size 9, stride 2)");
-  CHECK_THAT(error("ConvTranspose", {zeros({1, 2, 4, 4}), zeros({2, 2, 3, 3})},
-                   attrs([](auto& a) { a.output_shape = {1, 2, 6, 6}; })),
+                a.strides = {2, 2};
+                a.output_shape = {11, 9};
+              })) ==
+        "ConvTranspose 'n1': output_shape [11, 9] cannot be produced on spatial axis 0 "
+        "(full output size 9, stride 2)");
+  CHECK_THAT(error("ConvTranspose", {zeros({1, 2, 4, 4}), zeros({2, 2, 3, 3})}, attrs([](auto& a) {
+                     a.output_shape = {1, 2, 6, 6};
+                   })),
              Catch::Contains("output_shape [1, 2, 6, 6] must have 2 values"));
-  CHECK_THAT(error("ConvTranspose", {zeros({1, 2, 2}), zeros({2, 1, 2})},
-                   attrs([](auto& a) { a.pads = {2, 1}; })),
+  CHECK_THAT(error("ConvTranspose", {zeros({1, 2, 2}), zeros({2, 1, 2})}, attrs([](auto& a) {
+                     a.pads = {2, 1};
+                   })),
              Catch::Contains("leave no output on spatial axis 0"));
-  CHECK(error("ConvTranspose", {zeros({1, 3, 4}), zeros({3, 1, 2})},
-              attrs([](auto& a) { a.group = 2; })) ==
-        "ConvTranspose 'n1': input channels 3 are not divisible by group 2");
+  CHECK(error("ConvTranspose", {zeros({1, 3, 4}), zeros({3, 1, 2})}, attrs([](auto& a) {
+                a.group = 2;
+              })) == "ConvTranspose 'n1': input channels 3 are not divisible by group 2");
 }
 
 TEST_CASE("pool shapes, ceil_mode and padding counts", "[ops][nn]") {
@@ -268,13 +279,16 @@ TEST_CASE("pool shape inference errors are precise", "[ops][nn]") {
         "MaxPool 'n1': kernel_shape [] must have 2 values, one per spatial axis of X "
         "[1, 1, 4, 4]");
   CHECK(error("MaxPool", {zeros({1, 1, 4, 4})}, mp([](auto& a) {
-          a.kernel_shape = {2, 2};
-          a.pads = {2, 0, 0, 0};
-        })) == "MaxPool 'n1': pads [2, 0, 0, 0] must be smaller than the kernel [2, 2]");
-  CHECK(error("MaxPool", {zeros({1, 1, 4, 4})}, mp([](auto& a) { a.kernel_shape = {2, 2}; }),
+                a.kernel_shape = {2, 2};
+                a.pads = {2, 0, 0, 0};
+              })) == "MaxPool 'n1': pads [2, 0, 0, 0] must be smaller than the kernel [2, 2]");
+  CHECK(error("MaxPool", {zeros({1, 1, 4, 4})}, mp([](auto& a) {
+                a.kernel_shape = {2, 2};
+              }),
               2) == "MaxPool 'n1': 2 outputs requested; only the pooled output is supported");
-  CHECK(error("MaxPool", {zeros({1, 1, 4, 4})}, mp([](auto& a) { a.kernel_shape = {5, 2}; })) ==
-        "MaxPool 'n1': kernel 5 is larger than padded input 4 on spatial axis 0");
+  CHECK(error("MaxPool", {zeros({1, 1, 4, 4})}, mp([](auto& a) {
+                a.kernel_shape = {5, 2};
+              })) == "MaxPool 'n1': kernel 5 is larger than padded input 4 on spatial axis 0");
   CHECK(error("GlobalAveragePool", {zeros({2, 3})}) ==
         "GlobalAveragePool 'n1': input X has shape [2, 3], expected rank >= 3 (N x C x spatial "
         "axes)");
@@ -290,9 +304,9 @@ TEST_CASE("normalisations compute and check their inputs", "[ops][nn]") {
               f32({1, 2, 1}, {0, 3}));
   const std::vector<Tensor> bn_in = {zeros({1, 2, 3}), zeros({2}), zeros({2}), zeros({2}),
                                      zeros({2})};
-  CHECK(error("BatchNormalization", bn_in,
-              make_attrs<BatchNormalizationAttrs>([](auto& a) { a.training_mode = 1; })) ==
-        "BatchNormalization 'n1': training_mode=1 is not supported (inference only)");
+  CHECK(error("BatchNormalization", bn_in, make_attrs<BatchNormalizationAttrs>([](auto& a) {
+                a.training_mode = 1;
+              })) == "BatchNormalization 'n1': training_mode=1 is not supported (inference only)");
   CHECK_THAT(error("BatchNormalization", bn_in, nullptr, 3),
              Catch::Contains("3 outputs requested"));
   CHECK(error("BatchNormalization",
@@ -301,16 +315,15 @@ TEST_CASE("normalisations compute and check their inputs", "[ops][nn]") {
         "[1, 2, 3])");
 
   const float s = 1.f / std::sqrt(1.25f);
-  check_close(run1("InstanceNormalization", {f32({1, 1, 4}, {1, 2, 3, 4}), f32({1}, {1}),
-                                             f32({1}, {0})},
-                   make_attrs<InstanceNormalizationAttrs>([](auto& a) { a.epsilon = 0; })),
-              f32({1, 1, 4}, {-1.5f * s, -0.5f * s, 0.5f * s, 1.5f * s}));
+  check_close(
+      run1("InstanceNormalization", {f32({1, 1, 4}, {1, 2, 3, 4}), f32({1}, {1}), f32({1}, {0})},
+           make_attrs<InstanceNormalizationAttrs>([](auto& a) { a.epsilon = 0; })),
+      f32({1, 1, 4}, {-1.5f * s, -0.5f * s, 0.5f * s, 1.5f * s}));
 
   const float r = std::sqrt(1.5f);
   auto ln_attrs = make_attrs<LayerNormalizationAttrs>([](auto& a) { a.epsilon = 0; });
-  check_close(run1("LayerNormalization", {f32({1, 3}, {1, 2, 3}), f32({3}, {2, 2, 2}),
-                                          f32({3}, {1, 1, 1})},
-                   ln_attrs),
+  check_close(run1("LayerNormalization",
+                   {f32({1, 3}, {1, 2, 3}), f32({3}, {2, 2, 2}), f32({3}, {1, 1, 1})}, ln_attrs),
               f32({1, 3}, {1 - 2 * r, 1, 1 + 2 * r}));
   // Scale broadcasts to the normalized shape [2, 3]; B is absent.
   check_close(run1("LayerNormalization", {f32({2, 3}, {1, 2, 3, 3, 2, 1}), f32({1}, {2})},
@@ -376,7 +389,8 @@ TEST_CASE("Gemm transposes, scales and broadcasts C", "[ops][nn]") {
   // A*B = [19 22; 43 50], A'*B = [26 30; 38 44], A*B' = [17 23; 39 53], A'*B' = [23 31; 34 46].
   const Tensor c_row = f32({2}, {1, -1});
   check_close(run1("Gemm", {a, b, c_row}, g(0, 0, 1, 1)), f32({2, 2}, {20, 21, 44, 49}));
-  check_close(run1("Gemm", {a, b, c_row}, g(1, 0, 2, 0.5f)), f32({2, 2}, {52.5f, 59.5f, 76.5f, 87.5f}));
+  check_close(run1("Gemm", {a, b, c_row}, g(1, 0, 2, 0.5f)),
+              f32({2, 2}, {52.5f, 59.5f, 76.5f, 87.5f}));
   check_close(run1("Gemm", {a, b, f32({2, 1}, {1, -1})}, g(0, 1, 1, 1)),
               f32({2, 2}, {18, 24, 38, 52}));
   check_close(run1("Gemm", {a, b, f32({}, {10})}, g(1, 1, -1, 1)),

@@ -1,7 +1,6 @@
 // Reference kernels and shape inference of the tensor operators (data movement, shapes, Resize),
 // checked on single-node graphs against numpy / ONNX Runtime values written out as literals.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <limits>
 
@@ -32,9 +31,15 @@ Tensor make(DType dtype, Shape shape, const std::vector<T>& values) {
   if (!values.empty()) std::memcpy(t.raw(), values.data(), t.bytes());
   return t;
 }
-Tensor f32(Shape s, const std::vector<float>& v) { return make(DType::f32, std::move(s), v); }
-Tensor i64(Shape s, const std::vector<int64_t>& v) { return make(DType::i64, std::move(s), v); }
-Tensor i32(Shape s, const std::vector<int32_t>& v) { return make(DType::i32, std::move(s), v); }
+Tensor f32(Shape s, const std::vector<float>& v) {
+  return make(DType::f32, std::move(s), v);
+}
+Tensor i64(Shape s, const std::vector<int64_t>& v) {
+  return make(DType::i64, std::move(s), v);
+}
+Tensor i32(Shape s, const std::vector<int32_t>& v) {
+  return make(DType::i32, std::move(s), v);
+}
 
 // 0, 1, 2, ... converted to `dtype` (bool: alternating false/true).
 Tensor iota(DType dtype, Shape shape) {
@@ -110,13 +115,14 @@ void check_close(const Tensor& actual, const Tensor& expected, double tol = 1e-5
   CHECK(max_relative_error(actual, expected) <= tol);
 }
 
-TensorType f32_type(Shape s) { return {DType::f32, std::move(s)}; }
+TensorType f32_type(Shape s) {
+  return {DType::f32, std::move(s)};
+}
 
 TEST_CASE("Concat joins along positive and negative axes", "[ops][tensor]") {
   Tensor a = iota(DType::f32, {2, 2}), b = iota(DType::f32, {2, 3});
   auto axis1 = make_attrs<ConcatAttrs>([](auto& x) { x.axis = -1; });
-  check_equal(run1("Concat", {{a}, {b}}, axis1),
-              f32({2, 5}, {0, 1, 0, 1, 2, 2, 3, 3, 4, 5}));
+  check_equal(run1("Concat", {{a}, {b}}, axis1), f32({2, 5}, {0, 1, 0, 1, 2, 2, 3, 3, 4, 5}));
   auto axis0 = make_attrs<ConcatAttrs>([](auto& x) { x.axis = 0; });
   check_equal(run1("Concat", {{iota(DType::i64, {1, 3})}, {iota(DType::i64, {2, 3})}}, axis0),
               i64({3, 3}, {0, 1, 2, 0, 1, 2, 3, 4, 5}));
@@ -221,7 +227,8 @@ TEST_CASE("Slice errors", "[ops][tensor][errors]") {
     a.ends = {1};
     a.steps = {0};
   });
-  check_error(infer_error("Slice", {f32_type({3})}, step0, "sl"), "Slice 'sl': step for axis 0 is 0");
+  check_error(infer_error("Slice", {f32_type({3})}, step0, "sl"),
+              "Slice 'sl': step for axis 0 is 0");
   auto twice = make_attrs<SliceAttrs>([](auto& a) {
     a.starts = {0, 0};
     a.ends = {1, 1};
@@ -260,8 +267,9 @@ TEST_CASE("Gather with negative and 2-D indices on every axis", "[ops][tensor]")
 TEST_CASE("Gather index out of range is a kernel error", "[ops][tensor][errors]") {
   auto r = run_op("Gather", {{iota(DType::f32, {3, 2})}, {i64({2}, {1, 3})}}, nullptr, 1, "g");
   REQUIRE(!r.ok());
-  check_error(r.status(), "Gather 'g': index 3 (indices element 1) is out of range for axis 0 of "
-                          "size 3");
+  check_error(r.status(),
+              "Gather 'g': index 3 (indices element 1) is out of range for axis 0 of "
+              "size 3");
   r = run_op("Gather", {{iota(DType::f32, {3, 2})}, {i32({1}, {-4})}}, nullptr, 1, "g");
   REQUIRE(!r.ok());
   check_error(r.status(), "index -4");
@@ -294,7 +302,9 @@ TEST_CASE("Reshape errors", "[ops][tensor][errors]") {
 
 TEST_CASE("Flatten, Squeeze and Unsqueeze shapes", "[ops][tensor]") {
   Tensor x = iota(DType::f32, {2, 3, 4});
-  auto flat = [](int64_t axis) { return make_attrs<FlattenAttrs>([=](auto& a) { a.axis = axis; }); };
+  auto flat = [](int64_t axis) {
+    return make_attrs<FlattenAttrs>([=](auto& a) { a.axis = axis; });
+  };
   CHECK(run1("Flatten", {{x}}, flat(0)).shape() == Shape{1, 24});
   CHECK(run1("Flatten", {{x}}, flat(3)).shape() == Shape{24, 1});
   check_equal(run1("Flatten", {{x}}, flat(-1)), x.reshaped({6, 4}));
@@ -347,7 +357,8 @@ TEST_CASE("Transpose matches a naive loop", "[ops][tensor]") {
   check_equal(run1("Transpose", {{x}}, nullptr), naive_transpose(x, {3, 2, 1, 0}));
   // Large enough for several full and partial copy tiles.
   Tensor big = testing::random_f32({3, 45, 70}, 2);
-  for (std::vector<int64_t> perm : std::vector<std::vector<int64_t>>{{0, 2, 1}, {2, 1, 0}, {1, 2, 0}}) {
+  for (std::vector<int64_t> perm :
+       std::vector<std::vector<int64_t>>{{0, 2, 1}, {2, 1, 0}, {1, 2, 0}}) {
     auto a = make_attrs<TransposeAttrs>([&](auto& t) { t.perm = perm; });
     check_equal(run1("Transpose", {{big}}, a), naive_transpose(big, perm));
   }
@@ -366,15 +377,15 @@ TEST_CASE("Pad constant, reflect and edge with cropping", "[ops][tensor]") {
     });
   };
   check_equal(run1("Pad", {{y}}, pad({1, -1, 0, 2}, "constant", -1.5f)),
-              f32({4, 5}, {-1.5, -1.5, -1.5, -1.5, -1.5, 1, 2, 3, -1.5, -1.5, 5, 6, 7, -1.5, -1.5,
-                           9, 10, 11, -1.5, -1.5}));
-  check_equal(run1("Pad", {{y}}, pad({2, 1, 1, 3}, "reflect")),
-              f32({6, 8}, {9, 8, 9, 10, 11, 10, 9, 8, 5, 4, 5, 6, 7, 6, 5, 4, 1, 0, 1, 2, 3, 2,
-                           1, 0, 5, 4, 5, 6, 7, 6, 5, 4, 9, 8, 9, 10, 11, 10, 9, 8, 5, 4, 5, 6,
-                           7, 6, 5, 4}));
+              f32({4, 5}, {-1.5, -1.5, -1.5, -1.5, -1.5, 1, 2,  3,  -1.5, -1.5,
+                           5,    6,    7,    -1.5, -1.5, 9, 10, 11, -1.5, -1.5}));
+  check_equal(
+      run1("Pad", {{y}}, pad({2, 1, 1, 3}, "reflect")),
+      f32({6, 8}, {9, 8, 9, 10, 11, 10, 9, 8, 5, 4, 5, 6,  7,  6,  5, 4, 1, 0, 1, 2, 3, 2, 1, 0,
+                   5, 4, 5, 6,  7,  6,  5, 4, 9, 8, 9, 10, 11, 10, 9, 8, 5, 4, 5, 6, 7, 6, 5, 4}));
   check_equal(run1("Pad", {{y}}, pad({0, 3, 2, 1}, "edge")),
-              f32({5, 8}, {0, 0, 0, 0, 1, 2, 3, 3, 4, 4, 4, 4, 5, 6, 7, 7, 8, 8, 8, 8, 9, 10, 11,
-                           11, 8, 8, 8, 8, 9, 10, 11, 11, 8, 8, 8, 8, 9, 10, 11, 11}));
+              f32({5, 8}, {0, 0,  0,  0,  1, 2, 3, 3, 4, 4,  4,  4,  5, 6, 7, 7, 8, 8,  8,  8,
+                           9, 10, 11, 11, 8, 8, 8, 8, 9, 10, 11, 11, 8, 8, 8, 8, 9, 10, 11, 11}));
   // Cropping comes first; reflection mirrors the cropped tensor.
   check_equal(run1("Pad", {{y}}, pad({-1, 0, 1, 2}, "reflect")),
               f32({3, 6}, {4, 5, 6, 7, 6, 5, 8, 9, 10, 11, 10, 9, 4, 5, 6, 7, 6, 5}));
@@ -406,9 +417,9 @@ TEST_CASE("Expand broadcasts up in rank and both ways; Tile repeats", "[ops][ten
   auto expand = [](std::vector<int64_t> s) {
     return make_attrs<ExpandAttrs>([&](auto& a) { a.shape = s; });
   };
-  check_equal(run1("Expand", {{iota(DType::i64, {3, 1})}}, expand({2, 3, 4})),
-              i64({2, 3, 4}, {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
-                              0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2}));
+  check_equal(
+      run1("Expand", {{iota(DType::i64, {3, 1})}}, expand({2, 3, 4})),
+      i64({2, 3, 4}, {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2}));
   check_equal(run1("Expand", {{iota(DType::i64, {2, 1, 3})}}, expand({2, 1})),
               i64({2, 2, 3}, {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5}));
   check_error(infer_error("Expand", {f32_type({3, 2})}, expand({4}), "e"),
@@ -417,9 +428,9 @@ TEST_CASE("Expand broadcasts up in rank and both ways; Tile repeats", "[ops][ten
   auto tile = [](std::vector<int64_t> r) {
     return make_attrs<TileAttrs>([&](auto& a) { a.repeats = r; });
   };
-  check_equal(run1("Tile", {{iota(DType::i64, {2, 3})}}, tile({2, 2})),
-              i64({4, 6}, {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5,
-                           0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5}));
+  check_equal(
+      run1("Tile", {{iota(DType::i64, {2, 3})}}, tile({2, 2})),
+      i64({4, 6}, {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5, 0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5}));
   CHECK(run1("Tile", {{iota(DType::i64, {2, 3})}}, tile({0, 3})).shape() == Shape{0, 9});
   check_error(infer_error("Tile", {f32_type({2, 3})}, tile({2}), "t"),
               "Tile 't': repeats [2] has 1 entries, but the input 2x3 has rank 2");
@@ -469,16 +480,22 @@ TEST_CASE("Range for integers and floats", "[ops][tensor]") {
 }
 
 TEST_CASE("Range errors", "[ops][tensor][errors]") {
-  auto r = run_op("Range", {{Tensor::scalar_i64(0), true}, {Tensor::scalar_i64(3), true},
-                            {Tensor::scalar_i64(0), true}}, nullptr, 1, "rg");
+  auto r = run_op(
+      "Range",
+      {{Tensor::scalar_i64(0), true}, {Tensor::scalar_i64(3), true}, {Tensor::scalar_i64(0), true}},
+      nullptr, 1, "rg");
   REQUIRE(!r.ok());
   check_error(r.status(), "Range 'rg': delta is 0");
-  r = run_op("Range", {{Tensor::scalar_i64(0)}, {Tensor::scalar_i64(3), true},
-                       {Tensor::scalar_i64(1), true}}, nullptr, 1, "rg");
+  r = run_op(
+      "Range",
+      {{Tensor::scalar_i64(0)}, {Tensor::scalar_i64(3), true}, {Tensor::scalar_i64(1), true}},
+      nullptr, 1, "rg");
   REQUIRE(!r.ok());
   check_error(r.status(), "must be a compile-time constant");
-  r = run_op("Range", {{Tensor::scalar_i64(0), true}, {Tensor::scalar_f32(3), true},
-                       {Tensor::scalar_i64(1), true}}, nullptr, 1, "rg");
+  r = run_op(
+      "Range",
+      {{Tensor::scalar_i64(0), true}, {Tensor::scalar_f32(3), true}, {Tensor::scalar_i64(1), true}},
+      nullptr, 1, "rg");
   REQUIRE(!r.ok());
   check_error(r.status(), "limit has dtype f32, but start has i64");
 }
@@ -498,15 +515,15 @@ std::shared_ptr<const OpAttrs> resize(std::string mode, std::string coord,
 // Expected values below are ONNX Runtime 1.31's outputs for the same inputs.
 TEST_CASE("Resize nearest and linear", "[ops][tensor]") {
   Tensor a = iota(DType::f32, {1, 1, 2, 3});
-  check_equal(run1("Resize", {{a}}, resize("nearest", "asymmetric", {1, 1, 2, 2}, {}, "floor")),
-              f32({1, 1, 4, 6}, {0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2,
-                                 3, 3, 4, 4, 5, 5, 3, 3, 4, 4, 5, 5}));
+  check_equal(
+      run1("Resize", {{a}}, resize("nearest", "asymmetric", {1, 1, 2, 2}, {}, "floor")),
+      f32({1, 1, 4, 6}, {0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 3, 3, 4, 4, 5, 5}));
   check_close(run1("Resize", {{a}}, resize("linear", "align_corners", {}, {1, 1, 3, 5})),
               f32({1, 1, 3, 5}, {0, 0.5, 1, 1.5, 2, 1.5, 2, 2.5, 3, 3.5, 3, 3.5, 4, 4.5, 5}));
   Tensor b = iota(DType::f32, {1, 1, 4, 4});
   check_close(run1("Resize", {{b}}, resize("linear", "half_pixel", {1, 1, 1.5f, 0.5f}, {})),
-              f32({1, 1, 6, 2}, {0.5f, 2.5f, 2.5f, 4.5f, 5.166667f, 7.166667f, 7.833333f,
-                                 9.833333f, 10.5f, 12.5f, 12.5f, 14.5f}));
+              f32({1, 1, 6, 2}, {0.5f, 2.5f, 2.5f, 4.5f, 5.166667f, 7.166667f, 7.833333f, 9.833333f,
+                                 10.5f, 12.5f, 12.5f, 14.5f}));
   check_equal(
       run1("Resize", {{b}}, resize("nearest", "half_pixel", {}, {1, 1, 3, 6}, "round_prefer_ceil")),
       f32({1, 1, 3, 6}, {0, 1, 1, 2, 3, 3, 8, 9, 9, 10, 11, 11, 12, 13, 13, 14, 15, 15}));
@@ -518,14 +535,14 @@ TEST_CASE("Resize nearest and linear", "[ops][tensor]") {
 
 TEST_CASE("Resize cubic and tf_crop_and_resize", "[ops][tensor]") {
   Tensor c = iota(DType::f32, {1, 1, 3, 3});
-  check_close(run1("Resize", {{c}}, resize("cubic", "half_pixel", {1, 1, 2, 2}, {})),
-              f32({1, 1, 6, 6},
-                  {-0.421875f, -0.125f,   0.3515625f, 1.015625f, 1.492188f, 1.789062f,
-                   0.46875f,   0.765625f, 1.242188f,  1.90625f,  2.382812f, 2.679688f,
-                   1.898438f,  2.195312f, 2.671875f,  3.335938f, 3.8125f,   4.109375f,
-                   3.890625f,  4.1875f,   4.664062f,  5.328125f, 5.804688f, 6.101562f,
-                   5.320312f,  5.617188f, 6.09375f,   6.757812f, 7.234375f, 7.53125f,
-                   6.210938f,  6.507812f, 6.984375f,  7.648438f, 8.125f,    8.421875f}));
+  check_close(
+      run1("Resize", {{c}}, resize("cubic", "half_pixel", {1, 1, 2, 2}, {})),
+      f32({1, 1, 6, 6},
+          {-0.421875f, -0.125f,   0.3515625f, 1.015625f, 1.492188f, 1.789062f, 0.46875f,  0.765625f,
+           1.242188f,  1.90625f,  2.382812f,  2.679688f, 1.898438f, 2.195312f, 2.671875f, 3.335938f,
+           3.8125f,    4.109375f, 3.890625f,  4.1875f,   4.664062f, 5.328125f, 5.804688f, 6.101562f,
+           5.320312f,  5.617188f, 6.09375f,   6.757812f, 7.234375f, 7.53125f,  6.210938f, 6.507812f,
+           6.984375f,  7.648438f, 8.125f,     8.421875f}));
   auto excl = make_attrs<ResizeAttrs>([](auto& a) {
     a.mode = "cubic";
     a.cubic_coeff_a = -0.5f;
@@ -533,8 +550,8 @@ TEST_CASE("Resize cubic and tf_crop_and_resize", "[ops][tensor]") {
     a.sizes = {1, 1, 2, 4};
   });
   check_close(run1("Resize", {{c}}, excl),
-              f32({1, 1, 2, 4}, {0.4514108f, 1.060245f, 1.947055f, 2.555889f, 5.444111f,
-                                 6.052946f, 6.939755f, 7.548589f}));
+              f32({1, 1, 2, 4}, {0.4514108f, 1.060245f, 1.947055f, 2.555889f, 5.444111f, 6.052946f,
+                                 6.939755f, 7.548589f}));
   auto crop = make_attrs<ResizeAttrs>([](auto& a) {
     a.mode = "linear";
     a.coordinate_transformation_mode = "tf_crop_and_resize";
@@ -548,9 +565,9 @@ TEST_CASE("Resize cubic and tf_crop_and_resize", "[ops][tensor]") {
 
 TEST_CASE("Resize errors", "[ops][tensor][errors]") {
   TensorType t = f32_type({1, 1, 2, 2});
-  check_error(infer_error("Resize", {t}, resize("nearest", "half_pixel", {1, 1, 2, 2},
-                                                {1, 1, 4, 4}), "rs"),
-              "Resize 'rs': exactly one of scales and sizes must be given (4 scales, 4 sizes)");
+  check_error(
+      infer_error("Resize", {t}, resize("nearest", "half_pixel", {1, 1, 2, 2}, {1, 1, 4, 4}), "rs"),
+      "Resize 'rs': exactly one of scales and sizes must be given (4 scales, 4 sizes)");
   check_error(infer_error("Resize", {t}, resize("nearest", "half_pixel", {2, 2}, {}), "rs"),
               "scales has 2 entries, but the input 1x1x2x2 has rank 4");
   check_error(infer_error("Resize", {t}, resize("area", "half_pixel", {1, 1, 2, 2}, {}), "rs"),
@@ -573,7 +590,9 @@ TEST_CASE("Data movement works on every dtype", "[ops][tensor]") {
     bool two_inputs = false;  // Concat with itself, Gather with fixed indices
   };
   const std::vector<OpCase> ops = {
-      {"Transpose", make_attrs<TransposeAttrs>([](auto& a) { a.perm = {2, 0, 1}; })},
+      {"Transpose", make_attrs<TransposeAttrs>([](auto& a) {
+         a.perm = {2, 0, 1};
+       })},
       {"Slice", make_attrs<SliceAttrs>([](auto& a) {
          a.starts = {-1, 1};
          a.ends = {kMin, 3};
@@ -590,13 +609,19 @@ TEST_CASE("Data movement works on every dtype", "[ops][tensor]") {
          a.pads = {1, 0, -1, 0, 2, 1};
          a.value = 1;
        })},
-      {"Tile", make_attrs<TileAttrs>([](auto& a) { a.repeats = {2, 1, 2}; })},
-      {"Expand", make_attrs<ExpandAttrs>([](auto& a) { a.shape = {2, 1, 3, 1}; })},
-      {"Reshape", make_attrs<ReshapeAttrs>([](auto& a) { a.shape = {0, -1}; })},
+      {"Tile", make_attrs<TileAttrs>([](auto& a) {
+         a.repeats = {2, 1, 2};
+       })},
+      {"Expand", make_attrs<ExpandAttrs>([](auto& a) {
+         a.shape = {2, 1, 3, 1};
+       })},
+      {"Reshape", make_attrs<ReshapeAttrs>([](auto& a) {
+         a.shape = {0, -1};
+       })},
       {"Resize", resize("nearest", "asymmetric", {1, 1.5f, 0.7f}, {})},
   };
-  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::i8, DType::i32, DType::i64,
-                  DType::boolean}) {
+  for (DType t :
+       {DType::f32, DType::f16, DType::bf16, DType::i8, DType::i32, DType::i64, DType::boolean}) {
     const Tensor x = iota(t, {2, 3, 4});
     for (const OpCase& c : ops) {
       INFO(c.op << " on " << dtype_name(t));
@@ -619,9 +644,8 @@ TEST_CASE("Data movement works on every dtype", "[ops][tensor]") {
 
 TEST_CASE("Tensor operator definitions", "[ops][tensor]") {
   const OpRegistry& r = ctx().ops();
-  for (const char* name : {"Concat", "Split", "Slice", "Gather", "Reshape", "Flatten",
-                           "Transpose", "Squeeze", "Unsqueeze", "Pad", "Expand", "Tile",
-                           "Resize"}) {
+  for (const char* name : {"Concat", "Split", "Slice", "Gather", "Reshape", "Flatten", "Transpose",
+                           "Squeeze", "Unsqueeze", "Pad", "Expand", "Tile", "Resize"}) {
     INFO(name);
     REQUIRE(r.find(name));
     CHECK(r.find(name)->fusion == FusionKind::injective);

@@ -1,6 +1,5 @@
 // Tests of the `collage` command line, run as a separate process on a tiny ONNX model.
 #include <catch2/catch.hpp>
-
 #include <fstream>
 
 #include "collage/npz.h"
@@ -108,8 +107,8 @@ TEST_CASE("cli: info on a bad file fails cleanly with the importer's message", "
   CHECK_THAT(garbage.err, Contains("collage info: error: "));
 
   testing::write_tiny_model(dir / "tiny.onnx");
-  auto bad_shape = run_collage(dir, {"info", (dir / "tiny.onnx").string(), "--input-shape",
-                                     "x=5x3"});
+  auto bad_shape =
+      run_collage(dir, {"info", (dir / "tiny.onnx").string(), "--input-shape", "x=5x3"});
   CHECK(bad_shape.exit_code == 1);
   CHECK_THAT(bad_shape.err, Contains("'x'"));
 }
@@ -121,8 +120,8 @@ TEST_CASE("cli: run reads inputs by name and writes outputs by name", "[cli]") {
   std::swap(inputs[0], inputs[2]);  // archive order does not matter
   REQUIRE(write_npz(dir / "in.npz", inputs).ok());
   for (bool passes : {true, false}) {
-    std::vector<std::string> args = {"run",     (dir / "tiny.onnx").string(),
-                                     "--inputs", (dir / "in.npz").string(),
+    std::vector<std::string> args = {"run",       (dir / "tiny.onnx").string(),
+                                     "--inputs",  (dir / "in.npz").string(),
                                      "--outputs", (dir / "out.npz").string()};
     if (!passes) args.push_back("--no-passes");
     auto r = run_collage(dir, args);
@@ -149,9 +148,9 @@ TEST_CASE("cli: run with random inputs is deterministic and in the documented ra
   TempDir dir;
   testing::write_tiny_model(dir / "tiny.onnx");
   auto run = [&](const std::string& out, const std::string& seed) {
-    auto r = run_collage(dir, {"run", (dir / "tiny.onnx").string(), "--outputs",
-                               (dir / out).string(), "--seed", seed, "--repeat", "3",
-                               "--warmup", "1"});
+    auto r =
+        run_collage(dir, {"run", (dir / "tiny.onnx").string(), "--outputs", (dir / out).string(),
+                          "--seed", seed, "--repeat", "3", "--warmup", "1"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK_THAT(r.out, Contains("over 3 runs"));
@@ -197,16 +196,16 @@ TEST_CASE("cli: run names the input array that is missing, extra or mis-shaped",
   for (const Case& c : cases) {
     INFO(c.message);
     REQUIRE(write_npz(dir / "in.npz", c.arrays).ok());
-    auto r = run_collage(dir, {"run", (dir / "tiny.onnx").string(), "--inputs",
-                               (dir / "in.npz").string()});
+    auto r = run_collage(
+        dir, {"run", (dir / "tiny.onnx").string(), "--inputs", (dir / "in.npz").string()});
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.err, Contains("collage run: error: "));
     CHECK_THAT(r.err, Contains(c.message));
     CHECK_THAT(r.err, Contains("in.npz"));
   }
   std::ofstream(dir / "bad.npz") << "not a zip";
-  auto bad = run_collage(dir, {"run", (dir / "tiny.onnx").string(), "--inputs",
-                               (dir / "bad.npz").string()});
+  auto bad = run_collage(
+      dir, {"run", (dir / "tiny.onnx").string(), "--inputs", (dir / "bad.npz").string()});
   CHECK(bad.exit_code == 1);
   CHECK_THAT(bad.err, Contains("bad.npz: invalid zip archive"));
 }
@@ -219,8 +218,7 @@ TEST_CASE("cli: --input-shape gives symbolic dimensions their size", "[cli]") {
   CHECK_THAT(without.err, Contains("collage run: error: "));
 
   auto with = run_collage(dir, {"run", (dir / "dyn.onnx").string(), "--input-shape", "x=2x3",
-                                "--input-shape", "y=2x3", "--outputs",
-                                (dir / "out.npz").string()});
+                                "--input-shape", "y=2x3", "--outputs", (dir / "out.npz").string()});
   INFO(with.err);
   REQUIRE(with.exit_code == 0);
   auto out = read_npz(dir / "out.npz");

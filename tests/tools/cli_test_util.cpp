@@ -2,6 +2,7 @@
 #include "tools/cli_test_util.h"
 
 #include <fcntl.h>
+#include <onnx/onnx_pb.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -9,8 +10,6 @@
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
-
-#include <onnx/onnx_pb.h>
 
 extern char** environ;
 

@@ -176,8 +176,9 @@ struct TileAttrs : AttrsOf<TileAttrs> {
 // "align_corners", "asymmetric", "tf_half_pixel_for_nn" or "tf_crop_and_resize" (which samples
 // the region `roi` = [starts..., ends...] in normalised coordinates, empty = the whole input, and
 // writes extrapolation_value outside the input). `nearest_mode`: "round_prefer_floor",
-// "round_prefer_ceil", "floor" or "ceil". Exactly one of `scales` (output = floor(input * scale))
-// and `sizes` is non-empty, with one entry per axis. As in ONNX Runtime, an axis whose scale is
+// "round_prefer_ceil", "floor" or "ceil" (a fraction within 1e-6 of one half is a tie). Exactly
+// one of `scales` and `sizes` is non-empty, with one entry per axis; with scales the output size
+// is floor(input * scale), the product taken in f32. As in ONNX Runtime, an axis whose scale is
 // exactly 1 is not resampled, and a resize that changes no size is a copy.
 struct ResizeAttrs : AttrsOf<ResizeAttrs> {
   std::string mode = "nearest";

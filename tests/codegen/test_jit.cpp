@@ -1,0 +1,281 @@
+// JIT-compiled kernels against plain C++ loops: elementwise with split tails for every factor and
+// vector width, parallel task splitting, reductions, compute_at, matmul with packing and
+// cache_write, a convolution with an inlined padding stage.
+#include <cmath>
+
+#include "jit_test_util.h"
+
+using namespace collage;
+using collage::testing::compile_kernel;
+using collage::testing::random_floats;
+using collage::testing::run_tasks;
+namespace te = collage::te;
+
+TEST_CASE("elementwise kernels with split tails match for every factor and vector width", "[codegen][jit]") {
+  const int64_t rows = 7, cols = 13;
+  te::Tensor A = te::placeholder({rows, cols}, DType::f32, "A");
+  te::Tensor B = te::placeholder({rows, cols}, DType::f32, "B");
+  te::Tensor C = te::compute({rows, cols}, [&](te::Var i, te::Var j) { return A(i, j) * 2.0f + B(i, j); }, "C");
+  std::vector<float> a = random_floats(rows * cols, 1), b = random_floats(rows * cols, 2);
+  for (int64_t factor : {1, 2, 3, 4, 5, 8, 13, 16, 17}) {
+    for (bool vectorize : {false, true}) {
+      te::Schedule s = te::create_schedule({C});
+      auto [io, ii] = s[C].split(C.axis(0), 3);
+      auto [jo, ji] = s[C].split(C.axis(1), factor);
+      s[C].reorder({io, jo, ii, ji});
+      if (vectorize) s[C].vectorize(ji);
+      testing::Compiled k = compile_kernel(s, {A, B, C});
+      std::vector<float> c(rows * cols, -7.f);
+      run_tasks(k, {a.data(), b.data(), c.data()});
+      INFO("factor " << factor << " vectorized " << vectorize);
+      for (int64_t i = 0; i < rows * cols; ++i) REQUIRE(c[i] == a[i] * 2.0f + b[i]);
+    }
+  }
+}
+
+TEST_CASE("vectorizing an outer loop and a fused loop", "[codegen][jit]") {
+  te::Tensor A = te::placeholder({5, 6}, DType::f32, "A");
+  te::Tensor C = te::compute({5, 6}, [&](te::Var i, te::Var j) { return A(i, j) - 1.0f; }, "C");
+  std::vector<float> a = random_floats(30, 3);
+  SECTION("outer") {
+    te::Schedule s = te::create_schedule({C});
+    s[C].vectorize(C.axis(0));
+    testing::Compiled k = compile_kernel(s, {A, C});
+    std::vector<float> c(30);
+    run_tasks(k, {a.data(), c.data()});
+    for (int i = 0; i < 30; ++i) REQUIRE(c[i] == a[i] - 1.0f);
+  }
+  SECTION("fused and split with a tail") {
+    te::Schedule s = te::create_schedule({C});
+    te::IterVar f = s[C].fuse(C.axis(0), C.axis(1));
+    auto [fo, fi] = s[C].split(f, 8);
+    s[C].vectorize(fi);
+    testing::Compiled k = compile_kernel(s, {A, C});
+    std::vector<float> c(30);
+    run_tasks(k, {a.data(), c.data()});
+    for (int i = 0; i < 30; ++i) REQUIRE(c[i] == a[i] - 1.0f);
+  }
+}
+
+TEST_CASE("parallel kernels give identical results for 1 to 7 tasks", "[codegen][jit]") {
+  const int64_t n = 37, m = 9;
+  te::Tensor A = te::placeholder({n, m}, DType::f32, "A");
+  te::IterVar k = te::reduce_axis({0, m}, "k");
+  te::Tensor S = te::compute({n}, [&](te::Var i) { return te::sum(A(i, k) * A(i, k), {k}); }, "S");
+  te::Schedule s = te::create_schedule({S});
+  auto [o, i] = s[S].split(S.axis(0), 4);
+  s[S].parallel(o);
+  testing::Compiled kern = compile_kernel(s, {A, S});
+  std::vector<float> a = random_floats(n * m, 4);
+  std::vector<float> first;
+  for (int tasks = 1; tasks <= 7; ++tasks) {
+    std::vector<float> out(n, std::nanf(""));
+    run_tasks(kern, {a.data(), out.data()}, tasks);
+    if (tasks == 1) {
+      first = out;
+      for (int64_t r = 0; r < n; ++r) {
+        double ref = 0;
+        for (int64_t c = 0; c < m; ++c) ref += double(a[r * m + c]) * a[r * m + c];
+        REQUIRE(std::fabs(out[r] - ref) <= 1e-5 * std::fabs(ref) + 1e-6);
+      }
+    }
+    INFO("tasks " << tasks);
+    REQUIRE(out == first);
+  }
+  // On a thread pool as well.
+  ThreadPool pool(3);
+  std::vector<float> out(n);
+  std::vector<void*> args = {a.data(), out.data()};
+  codegen::run_kernel(kern.fn, args.data(), 5, &pool);
+  CHECK(out == first);
+}
+
+TEST_CASE("a kernel without a parallel loop works only in task 0", "[codegen][jit]") {
+  te::Tensor A = te::placeholder({4}, DType::f32, "A");
+  te::Tensor B = te::compute({4}, [&](te::Var i) { return A(i) + 1.0f; }, "B");
+  te::Schedule s = te::create_schedule({B});
+  testing::Compiled k = compile_kernel(s, {A, B});
+  std::vector<float> a = {1, 2, 3, 4}, b(4, 0.f);
+  std::vector<void*> args = {a.data(), b.data()};
+  k.fn(args.data(), 1, 2);
+  CHECK(b == std::vector<float>(4, 0.f));
+  k.fn(args.data(), 0, 2);
+  CHECK(b == std::vector<float>{2, 3, 4, 5});
+}
+
+TEST_CASE("reductions: sum, max and min with split reduction axes", "[codegen][jit]") {
+  const int64_t rows = 5, cols = 11;
+  te::Tensor A = te::placeholder({rows, cols}, DType::f32, "A");
+  te::IterVar k1 = te::reduce_axis({0, cols}, "k");
+  te::IterVar k2 = te::reduce_axis({0, cols}, "k");
+  te::IterVar k3 = te::reduce_axis({0, cols}, "k");
+  te::IterVar k4 = te::reduce_axis({0, rows}, "r");
+  te::Tensor Sum = te::compute({rows}, [&](te::Var i) { return te::sum(A(i, k1), {k1}); }, "Sum");
+  te::Tensor Max = te::compute({rows}, [&](te::Var i) { return te::max(A(i, k2), {k2}); }, "Max");
+  te::Tensor Min = te::compute({rows}, [&](te::Var i) { return te::min(A(i, k3), {k3}, -0.5f); }, "Min");
+  te::Tensor Col = te::compute({cols}, [&](te::Var j) { return te::sum(A(k4, j), {k4}); }, "Col");
+  te::Schedule s = te::create_schedule({Sum, Max, Min, Col});
+  s[Sum].split(k1, 4);
+  s[Max].split(k2, 3);
+  auto [jo, ji] = s[Col].split(Col.axis(0), 8);
+  s[Col].reorder({jo, k4, ji}).vectorize(ji);
+  testing::Compiled k = compile_kernel(s, {A, Sum, Max, Min, Col});
+  std::vector<float> a = random_floats(rows * cols, 5);
+  std::vector<float> sum(rows), mx(rows), mn(rows), col(cols);
+  run_tasks(k, {a.data(), sum.data(), mx.data(), mn.data(), col.data()});
+  for (int64_t i = 0; i < rows; ++i) {
+    float rs = 0, rmax = -INFINITY, rmin = -0.5f;
+    for (int64_t j = 0; j < cols; ++j) {
+      rs += a[i * cols + j];
+      rmax = std::max(rmax, a[i * cols + j]);
+      rmin = std::min(rmin, a[i * cols + j]);
+    }
+    CHECK(sum[i] == rs);
+    CHECK(mx[i] == rmax);
+    CHECK(mn[i] == rmin);
+  }
+  for (int64_t j = 0; j < cols; ++j) {
+    float cs = 0;
+    for (int64_t i = 0; i < rows; ++i) cs += a[i * cols + j];
+    CHECK(col[j] == cs);
+  }
+}
+
+TEST_CASE("compute_at with a halo and compute_inline run correctly", "[codegen][jit]") {
+  const int64_t n = 23;
+  te::Tensor A = te::placeholder({n}, DType::f32, "A");
+  te::Tensor B = te::compute({n + 2}, [&](te::Var i) { return A(te::minimum(i, n - 1)) * 3.0f; }, "B");
+  te::Tensor C = te::compute({n}, [&](te::Var i) { return B(i) + B(i + 1) - B(i + 2); }, "C");
+  std::vector<float> a = random_floats(n, 6);
+  std::vector<float> ref(n);
+  auto bval = [&](int64_t i) { return a[std::min<int64_t>(i, n - 1)] * 3.0f; };
+  for (int64_t i = 0; i < n; ++i) ref[i] = bval(i) + bval(i + 1) - bval(i + 2);
+  for (int variant = 0; variant < 3; ++variant) {
+    te::Schedule s = te::create_schedule({C});
+    auto [o, i] = s[C].split(C.axis(0), 4);
+    if (variant == 0) s[B].compute_at(s[C], o);
+    if (variant == 1) s[B].compute_inline();
+    if (variant == 2) s[C].vectorize(i);
+    testing::Compiled k = compile_kernel(s, {A, C});
+    std::vector<float> c(n);
+    run_tasks(k, {a.data(), c.data()});
+    INFO("variant " << variant);
+    REQUIRE(c == ref);
+  }
+}
+
+namespace {
+
+// The TVM-style CPU matmul: B packed into panels of nr columns, nr-wide register tile of mr rows
+// accumulated in a local buffer (cache_write) computed at the tile, k innermost-but-one, the
+// micro-kernel unrolled and vectorized, parallel over row blocks.
+struct PackedMatmul {
+  te::Tensor A, B, Bp, C;
+  te::Schedule sched;
+  PackedMatmul(int64_t M, int64_t N, int64_t K, int64_t mr, int64_t nr, int64_t vec)
+      : A(te::placeholder({M, K}, DType::f32, "A")),
+        B(te::placeholder({K, N}, DType::f32, "B")),
+        Bp(te::compute({(N + nr - 1) / nr, K, nr},
+                       [&](te::Var jo, te::Var k, te::Var jl) {
+                         te::Expr j = jo * nr + jl;
+                         return te::select(j < N, B(k, te::minimum(j, N - 1)), 0.0f);
+                       },
+                       "Bp")),
+        C(),
+        sched({}) {
+    te::IterVar k = te::reduce_axis({0, K}, "k");
+    C = te::compute({M, N}, [&](te::Var i, te::Var j) {
+      return te::sum(A(i, k) * Bp(te::floordiv(j, nr), k, te::floormod(j, nr)), {k});
+    }, "C");
+    sched = te::create_schedule({C});
+    te::Tensor CC = sched.cache_write(C);
+    sched[Bp].pack();
+    auto [bo, bi] = sched[Bp].split(Bp.axis(2), vec);
+    sched[Bp].vectorize(bi);
+    auto [io, jo, ii, ji] = sched[C].tile(C.axis(0), C.axis(1), mr, nr);
+    sched[C].parallel(io);
+    auto [jio, jii] = sched[C].split(ji, vec);
+    sched[C].vectorize(jii);
+    sched[CC].compute_at(sched[C], jo);
+    auto [cjo, cji] = sched[CC].split(CC.axis(1), vec);
+    sched[CC].reorder({sched[CC].reduce_axis(0), CC.axis(0), cjo, cji});
+    sched[CC].unroll(CC.axis(0)).unroll(cjo).vectorize(cji);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("packed, register-tiled matmul matches a plain loop at odd sizes", "[codegen][jit]") {
+  struct Size {
+    int64_t M, N, K, mr, nr, vec;
+  };
+  for (Size sz : {Size{13, 37, 19, 4, 16, 8}, Size{8, 32, 16, 4, 32, 16}, Size{1, 5, 3, 2, 4, 4},
+                  Size{30, 50, 70, 6, 32, 16}}) {
+    PackedMatmul mm(sz.M, sz.N, sz.K, sz.mr, sz.nr, sz.vec);
+    absl::StatusOr<te::PrimFunc> main = te::lower(mm.sched, {mm.A, mm.Bp, mm.C}, "mm");
+    absl::StatusOr<te::PrimFunc> pack = te::lower_pack(mm.sched, mm.Bp, {mm.B, mm.Bp}, "pack");
+    REQUIRE(main.ok());
+    REQUIRE(pack.ok());
+    auto module = codegen::JitModule::compile({*main, *pack});
+    REQUIRE(module.ok());
+    std::vector<float> a = random_floats(sz.M * sz.K, 7), b = random_floats(sz.K * sz.N, 8);
+    std::vector<float> bp(((sz.N + sz.nr - 1) / sz.nr) * sz.K * sz.nr), c(sz.M * sz.N, NAN);
+    std::vector<void*> pargs = {b.data(), bp.data()}, args = {a.data(), bp.data(), c.data()};
+    (*(*module)->lookup("pack"))(pargs.data(), 0, 1);
+    ThreadPool pool(2);
+    codegen::run_kernel(*(*module)->lookup("mm"), args.data(), 3, &pool);
+    INFO("M " << sz.M << " N " << sz.N << " K " << sz.K);
+    for (int64_t i = 0; i < sz.M; ++i) {
+      for (int64_t j = 0; j < sz.N; ++j) {
+        double ref = 0;
+        for (int64_t k = 0; k < sz.K; ++k) ref += double(a[i * sz.K + k]) * b[k * sz.N + j];
+        REQUIRE(std::fabs(c[i * sz.N + j] - ref) < 1e-4);
+      }
+    }
+  }
+}
+
+TEST_CASE("a convolution with an inlined zero-padding stage", "[codegen][jit]") {
+  const int64_t ci = 3, co = 4, h = 9, w = 11, kh = 3, kw = 3;
+  te::Tensor X = te::placeholder({ci, h, w}, DType::f32, "X");
+  te::Tensor W = te::placeholder({co, ci, kh, kw}, DType::f32, "W");
+  te::Tensor Xp = te::compute({ci, h + 2, w + 2}, [&](te::Var c, te::Var y, te::Var x) {
+    te::Expr inside = y >= 1 && y <= h && x >= 1 && x <= w;
+    return te::select(inside, X(c, te::maximum(te::minimum(y - 1, h - 1), 0), te::maximum(te::minimum(x - 1, w - 1), 0)),
+                      0.0f);
+  }, "Xp");
+  te::IterVar rc = te::reduce_axis({0, ci}, "rc"), ry = te::reduce_axis({0, kh}, "ry"),
+              rx = te::reduce_axis({0, kw}, "rx");
+  te::Tensor Y = te::compute({co, h, w}, [&](te::Var o, te::Var y, te::Var x) {
+    return te::sum(Xp(rc, y + ry, x + rx) * W(o, rc, ry, rx), {rc, ry, rx});
+  }, "Y");
+  te::Tensor R = te::compute({co, h, w}, [&](te::Var o, te::Var y, te::Var x) { return te::maximum(Y(o, y, x), 0.0f); }, "R");
+  te::Schedule s = te::create_schedule({R});
+  s[Xp].compute_inline();
+  auto [xo, xi] = s[R].split(R.axis(2), 8);
+  s[R].vectorize(xi).parallel(R.axis(0));
+  s[Y].compute_at(s[R], R.axis(1));
+  auto [yxo, yxi] = s[Y].split(Y.axis(2), 8);
+  s[Y].reorder({Y.axis(0), Y.axis(1), yxo, rc, ry, rx, yxi});
+  s[Y].vectorize(yxi).unroll(rx);
+  testing::Compiled k = compile_kernel(s, {X, W, R});
+  std::vector<float> x = random_floats(ci * h * w, 9), wt = random_floats(co * ci * kh * kw, 10), r(co * h * w);
+  run_tasks(k, {x.data(), wt.data(), r.data()}, 2);
+  for (int64_t o = 0; o < co; ++o) {
+    for (int64_t yy = 0; yy < h; ++yy) {
+      for (int64_t xx = 0; xx < w; ++xx) {
+        double acc = 0;
+        for (int64_t c = 0; c < ci; ++c) {
+          for (int64_t dy = 0; dy < kh; ++dy) {
+            for (int64_t dx = 0; dx < kw; ++dx) {
+              int64_t sy = yy + dy - 1, sx = xx + dx - 1;
+              if (sy < 0 || sy >= h || sx < 0 || sx >= w) continue;
+              acc += double(x[(c * h + sy) * w + sx]) * wt[((o * ci + c) * kh + dy) * kw + dx];
+            }
+          }
+        }
+        REQUIRE(std::fabs(r[(o * h + yy) * w + xx] - std::max(acc, 0.0)) < 1e-5);
+      }
+    }
+  }
+}
