@@ -4,3 +4,4 @@
 #include "collage/ops/elementwise.h"
 #include "collage/ops/nn.h"
 #include "collage/ops/tensor.h"
+#include "collage/ops/trees.h"

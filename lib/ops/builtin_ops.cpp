@@ -8,6 +8,7 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_elementwise_ops(registry);
   ops::register_reduction_ops(registry);
   ops::register_tensor_ops(registry);
+  ops::register_tree_ops(registry);
 }
 
 }  // namespace collage

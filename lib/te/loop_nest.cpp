@@ -91,10 +91,26 @@ absl::StatusOr<Stmt> build_stage_nest(LowerState& st, int index) {
     if (padded.count(s.axis[d].get())) {
       guards.push_back({lv < make_int(DType::i64, info.extent[d]), true, 0});
     }
-    if (s.attach == AttachKind::at) {
-      const int64_t shape = s.tensor.shape()[d];
-      guards.push_back({global[d] < make_int(DType::i64, shape), true, 0});
-      guards.push_back({global[d] >= make_int(DType::i64, 0), true, 0});
+  }
+  // An attached region may stick out of the tensor (next to a padded split of the consumer). A
+  // stage stored in its own local buffer then computes clamped elements there, which nobody reads;
+  // that keeps branches out of its loops. A stage stored in a parameter buffer is guarded instead.
+  VarMap body_values = info.root_value;
+  if (s.attach == AttachKind::at) {
+    for (size_t d = 0; d < s.axis.size(); ++d) {
+      const Expr shape = make_int(DType::i64, s.tensor.shape()[d]);
+      const Expr zero = make_int(DType::i64, 0);
+      Expr below = simplify(global[d] < shape, ranges), above = simplify(global[d] >= zero, ranges);
+      const auto* b = below.as<IntImmNode>();
+      const auto* a = above.as<IntImmNode>();
+      if (b && b->value && a && a->value) continue;
+      if (info.is_param) {
+        guards.push_back({global[d] < shape, true, 0});
+        guards.push_back({global[d] >= zero, true, 0});
+      } else {
+        body_values[s.axis[d].var().get()] =
+            simplify(maximum(minimum(global[d], shape - 1), zero), ranges);
+      }
     }
   }
   for (const IterVar& r : s.reduce_axis) {
@@ -116,12 +132,12 @@ absl::StatusOr<Stmt> build_stage_nest(LowerState& st, int index) {
   const auto* reduce = info.body.as<ReduceNode>();
   Stmt main_store, init_store;
   if (reduce) {
-    Expr src = substitute(reduce->source, info.root_value);
-    Expr init = substitute(reduce->init, info.root_value);
+    Expr src = substitute(reduce->source, body_values);
+    Expr init = substitute(reduce->init, body_values);
     init_store = make_store(info.buffer, local, init);
     main_store = make_store(info.buffer, local, combine(reduce->op, s.tensor(global), src));
   } else {
-    main_store = make_store(info.buffer, local, substitute(info.body, info.root_value));
+    main_store = make_store(info.buffer, local, substitute(info.body, body_values));
   }
 
   auto make_loop = [&](const IterVar& iv, Stmt body) {

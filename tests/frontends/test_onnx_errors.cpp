@@ -454,7 +454,7 @@ TEST_CASE("corrupted bytes never crash the importer", "[onnx][errors]") {
   REQUIRE(m.import(ctx).ok());
   int failures = 0;
   for (size_t i = 0; i < good.size(); ++i) {
-    for (unsigned char v : {0x00, 0xff, 0x7f, static_cast<unsigned char>(good[i] ^ 0x55)}) {
+    for (int v : {0x00, 0xff, 0x7f, (static_cast<unsigned char>(good[i]) ^ 0x55)}) {
       std::string bad = good;
       bad[i] = static_cast<char>(v);
       auto g = import_onnx_buffer(

@@ -1,0 +1,75 @@
+// The in-process executor of a placed graph: each group is cut out of the graph, built into a
+// kernel by its backend, and run in placement order over a planned arena, each kernel's tasks
+// spread over a thread pool. Also the `reference` backend, the fallback that can run any node.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collage/backend.h"
+#include "collage/context.h"
+#include "collage/graph.h"
+#include "collage/placement.h"
+#include "collage/thread_pool.h"
+
+namespace collage {
+
+// One compiled group, for reports and tests.
+struct CompiledGroupInfo {
+  std::string backend;
+  std::vector<std::string> nodes;  // node names, in topological order
+  int32_t task_count = 1;
+  std::string kernel_module;  // KernelRecord::module
+};
+
+struct ExecutorOptions {
+  BuildOptions build;
+  // Borrowed pool to run tasks on (must outlive the model); null: the model owns a pool of
+  // build.num_threads threads (0: one per core).
+  ThreadPool* pool = nullptr;
+};
+
+class CompiledModel {
+ public:
+  CompiledModel(CompiledModel&&) noexcept;
+  CompiledModel& operator=(CompiledModel&&) noexcept;
+  ~CompiledModel();
+
+  // Runs the model: `inputs` are one tensor per graph input, in order, of exactly the input
+  // types; returns freshly allocated outputs. Errors name the input or the group at fault.
+  // Several threads may call run at once (each run has its own intermediate buffers).
+  absl::StatusOr<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const;
+
+  const std::vector<CompiledGroupInfo>& groups() const;
+  // Bytes of the intermediate-value arena one run allocates (after liveness-based reuse), and the
+  // bytes it would take with one buffer per value.
+  size_t arena_bytes() const;
+  size_t unshared_bytes() const;
+
+  struct Impl;
+
+ private:
+  friend absl::StatusOr<CompiledModel> compile_placement(const Context&, const BackendRegistry&,
+                                                         const Graph&, const Placement&,
+                                                         const ExecutorOptions&);
+  explicit CompiledModel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Builds every group of `placement` (groups in executable order, as validate_placement leaves
+// them) with its backend. The graph and backends must outlive the model. Errors name the group:
+// an unknown backend, a node covered twice or never, a group that reads a value no earlier group
+// produces, or the backend's build error.
+absl::StatusOr<CompiledModel> compile_placement(const Context& ctx, const BackendRegistry& backends,
+                                                const Graph& graph, const Placement& placement,
+                                                const ExecutorOptions& options = {});
+
+// The name of the reference backend.
+inline constexpr std::string_view kReferenceBackend = "reference";
+// A backend whose kernels run their group with run_reference (one task). Its pattern rule offers
+// every node as a candidate of its own, so it can take any node a faster backend leaves.
+std::unique_ptr<Backend> make_reference_backend();
+
+}  // namespace collage

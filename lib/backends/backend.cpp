@@ -1,0 +1,67 @@
+// Backend pattern and rule registration, candidate generation, and the backend registry.
+#include "collage/backend.h"
+
+#include <set>
+
+#include "core/str_cat.h"
+
+namespace collage {
+
+std::string_view device_kind_name(DeviceKind d) {
+  switch (d) {
+    case DeviceKind::cpu: return "cpu";
+    case DeviceKind::cuda: return "cuda";
+  }
+  return "?";
+}
+
+void Backend::add_pattern(std::string name, Pattern pattern, PatternCheck check) {
+  patterns_.push_back({std::move(name), std::move(pattern), std::move(check)});
+}
+
+void Backend::add_pattern_rule(std::string name, PatternRule rule) {
+  rules_.push_back({std::move(name), std::move(rule)});
+}
+
+std::vector<Candidate> Backend::candidates(const Graph& g, const GraphReachability& reach,
+                                           const RuleOptions& options) const {
+  std::vector<Candidate> out;
+  std::set<NodeSet> seen;
+  auto offer = [&](NodeSet nodes, const std::string& origin) {
+    if (nodes.empty() || nodes.universe() != g.nodes().size()) return;
+    if (!reach.is_convex(nodes) || !seen.insert(nodes).second) return;
+    out.push_back({std::move(nodes), this, origin});
+  };
+  for (const PatternEntry& p : patterns_) {
+    for (PatternMatch& m : find_matches(g, p.pattern)) {
+      if (p.check && !p.check(g, m).ok()) continue;
+      offer(std::move(m.nodes), p.name);
+    }
+  }
+  for (const RuleEntry& r : rules_)
+    for (NodeSet& s : r.rule(g, reach, options)) offer(std::move(s), r.name);
+  return out;
+}
+
+absl::Status BackendRegistry::add(std::unique_ptr<Backend> backend) {
+  if (!backend) return absl::InvalidArgumentError("backend registry: null backend");
+  if (find(backend->name()))
+    return absl::AlreadyExistsError(
+        str_cat("backend '", backend->name(), "' is already registered"));
+  backends_.push_back(std::move(backend));
+  return absl::OkStatus();
+}
+
+const Backend* BackendRegistry::find(std::string_view name) const {
+  for (const auto& b : backends_)
+    if (b->name() == name) return b.get();
+  return nullptr;
+}
+
+std::vector<const Backend*> BackendRegistry::all() const {
+  std::vector<const Backend*> out;
+  for (const auto& b : backends_) out.push_back(b.get());
+  return out;
+}
+
+}  // namespace collage

@@ -1,0 +1,75 @@
+// Kernel wrapper around a runtime-module kernel instance.
+#include "backends/common/module_kernel.h"
+
+#include "core/str_cat.h"
+
+namespace collage {
+namespace {
+
+class ModuleKernel : public Kernel {
+ public:
+  ModuleKernel(const collage_rt_module_v1_t* module, KernelRecord record, void* instance)
+      : module_(module), record_(std::move(record)), instance_(instance) {}
+  ~ModuleKernel() override { module_->kernel_destroy(instance_); }
+
+  int32_t task_count() const override { return module_->kernel_task_count(instance_); }
+
+  absl::Status run_task(void* const* args, int32_t task_id) override {
+    char err[512] = {0};
+    if (module_->kernel_run(instance_, args, task_id, task_count(), err, sizeof err) != 0)
+      return absl::InternalError(str_cat(module_->name, " kernel '", record_.entry, "': ", err));
+    return absl::OkStatus();
+  }
+
+  const KernelRecord& record() const override { return record_; }
+
+ private:
+  const collage_rt_module_v1_t* module_;
+  KernelRecord record_;
+  void* instance_;
+};
+
+}  // namespace
+
+std::vector<TensorType> group_argument_types(const Graph& group) {
+  std::vector<TensorType> types;
+  for (ValueId v : group.inputs()) types.push_back(group.value(v).type);
+  for (ValueId v : group.outputs()) types.push_back(group.value(v).type);
+  return types;
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> make_module_kernel(const collage_rt_module_v1_t* module,
+                                                           KernelRecord record,
+                                                           const Graph& group) {
+  std::vector<TensorType> types = group_argument_types(group);
+  std::vector<collage_tensor_desc_t> args;
+  for (const TensorType& t : types)
+    args.push_back({static_cast<int32_t>(t.dtype), static_cast<int32_t>(t.shape.size()),
+                    t.shape.data()});
+  std::vector<collage_tensor_desc_t> const_descs;
+  std::vector<const void*> const_ptrs;
+  for (const Tensor& c : record.constants) {
+    const_descs.push_back({static_cast<int32_t>(c.dtype()), static_cast<int32_t>(c.rank()),
+                           c.shape().data()});
+    const_ptrs.push_back(c.raw());
+  }
+  collage_kernel_desc_t desc{};
+  desc.struct_size = sizeof desc;
+  desc.entry = record.entry.c_str();
+  desc.params = record.params.data();
+  desc.params_size = record.params.size();
+  desc.num_args = static_cast<int32_t>(args.size());
+  desc.args = args.data();
+  desc.num_inputs = static_cast<int32_t>(group.inputs().size());
+  desc.num_constants = static_cast<int32_t>(const_ptrs.size());
+  desc.constant_descs = const_descs.data();
+  desc.constants = const_ptrs.data();
+  void* instance = nullptr;
+  char err[512] = {0};
+  if (module->kernel_create(&desc, &instance, err, sizeof err) != 0 || !instance)
+    return absl::InvalidArgumentError(
+        str_cat(module->name, " cannot build '", record.entry, "': ", err));
+  return std::unique_ptr<Kernel>(new ModuleKernel(module, std::move(record), instance));
+}
+
+}  // namespace collage

@@ -1,0 +1,11 @@
+// Registration of the operators added for tree-ensemble programs (one file each).
+#pragma once
+
+#include "collage/op.h"
+
+namespace collage::ops {
+
+void register_gather_elements_op(OpRegistry& r);  // tree_gather_elements.cpp
+void register_argmax_op(OpRegistry& r);           // tree_argmax.cpp
+
+}  // namespace collage::ops
