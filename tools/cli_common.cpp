@@ -6,12 +6,16 @@
 
 #include "absl/strings/str_format.h"
 #include "collage/onnx.h"
+#include "collage/trees.h"
 #include "core/str_cat.h"
 
 namespace collage::cli {
 
 void ModelArgs::declare(ArgParser& parser) {
-  parser.positional("MODEL", "the ONNX model file", &model);
+  parser.positional("MODEL", "the model: ONNX, XGBoost JSON or LightGBM text", &model);
+  parser.option("--format", "FORMAT",
+                "model format: auto (detected from the content), onnx, xgboost or lightgbm",
+                &format);
   parser.repeated("--input-shape", "NAME=DIMS",
                   "shape of graph input NAME, e.g. input=1x3x224x224 (NAME= for a scalar);\n"
                   "needed for inputs with symbolic dimensions; repeat for several inputs",
@@ -25,9 +29,12 @@ void ModelArgs::declare(ArgParser& parser) {
 }
 
 absl::StatusOr<Graph> load_model(const Context& ctx, const ModelArgs& args) {
-  OnnxImportOptions options;
-  options.input_shapes = args.shapes;
-  return import_onnx_file(ctx, args.model, options);
+  ModelImportOptions options;
+  options.onnx.input_shapes = args.shapes;
+  auto format = parse_model_format(args.format);
+  if (!format.ok()) return format.status();
+  options.format = *format;
+  return import_model_file(ctx, args.model, options);
 }
 
 int report_failure(std::string_view command, const absl::Status& status) {

@@ -22,6 +22,7 @@ struct ModelArgs {
   std::string model;
   std::vector<std::string> input_shape_specs;
   std::map<std::string, Shape> shapes;
+  std::string format = "auto";  // auto|onnx|xgboost|lightgbm
   void declare(ArgParser& parser);
 };
 

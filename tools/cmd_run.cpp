@@ -1,12 +1,17 @@
-// `collage run`: imports a model, optimises it, runs it with the reference executor and times it.
+// `collage run`: imports a model, optimises it, runs it with the reference executor and times it;
+// or runs an artifact (told apart by its magic) through the runtime library.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <optional>
 #include <random>
 
 #include "absl/strings/str_format.h"
+#include "artifact_runner.h"
 #include "cli_common.h"
+#include "placement_cli.h"
 #include "collage/npz.h"
 #include "collage/passes.h"
 #include "collage/reference.h"
@@ -20,6 +25,7 @@ struct RunArgs {
   std::string inputs, outputs;
   int64_t repeat = 1, warmup = 0, seed = 0;
   bool no_passes = false;
+  std::string placement;  // --placement STRATEGY: run the placed model instead of the reference
 };
 
 constexpr std::string_view kRandomInputs =
@@ -29,9 +35,18 @@ constexpr std::string_view kRandomInputs =
     "archive must hold exactly one array per graph input, with the input's name, dtype and\n"
     "shape. Outputs are written under the graph outputs' names.";
 
-std::string names_of(const Graph& g, const std::vector<ValueId>& ids) {
+// What `run` executes: an imported graph on the reference executor, or an artifact on the
+// runtime.
+struct Runnable {
+  std::vector<std::string> input_names, output_names;
+  std::vector<TensorType> input_types;
+  std::string description;  // "12 nodes", "artifact, arena 1.2 MiB"
+  std::function<absl::StatusOr<std::vector<Tensor>>(const std::vector<Tensor>&)> run;
+};
+
+std::string names_of(const std::vector<std::string>& names) {
   std::string s;
-  for (ValueId id : ids) s += str_cat(s.empty() ? "" : ", ", g.value(id).name);
+  for (const std::string& name : names) s += str_cat(s.empty() ? "" : ", ", name);
   return s;
 }
 
@@ -69,36 +84,36 @@ Tensor random_tensor(const TensorType& type, uint64_t seed) {
 }
 
 // One tensor per graph input, in graph order: from the archive, matched by name, or random.
-absl::StatusOr<std::vector<Tensor>> make_inputs(const Graph& g, const RunArgs& args) {
+absl::StatusOr<std::vector<Tensor>> make_inputs(const Runnable& r, const RunArgs& args) {
   std::vector<Tensor> inputs;
   if (args.inputs.empty()) {
-    for (size_t i = 0; i < g.inputs().size(); ++i)
-      inputs.push_back(
-          random_tensor(g.value(g.inputs()[i]).type, static_cast<uint64_t>(args.seed) + i));
+    for (size_t i = 0; i < r.input_types.size(); ++i)
+      inputs.push_back(random_tensor(r.input_types[i], static_cast<uint64_t>(args.seed) + i));
     return inputs;
   }
   auto arrays = read_npz(args.inputs);
   if (!arrays.ok()) return arrays.status();
-  for (ValueId id : g.inputs()) {
-    const Value& v = g.value(id);
+  for (size_t i = 0; i < r.input_names.size(); ++i) {
+    const std::string& name = r.input_names[i];
+    const TensorType& type = r.input_types[i];
     auto it = std::find_if(arrays->begin(), arrays->end(),
-                           [&](const auto& a) { return a.first == v.name; });
+                           [&](const auto& a) { return a.first == name; });
     if (it == arrays->end())
-      return absl::InvalidArgumentError(str_cat(args.inputs, ": no array for graph input '", v.name,
-                                                "' (", type_to_string(v.type), ")"));
-    if (it->second.type() != v.type)
+      return absl::InvalidArgumentError(str_cat(args.inputs, ": no array for graph input '", name,
+                                                "' (", type_to_string(type), ")"));
+    if (it->second.type() != type)
       return absl::InvalidArgumentError(
-          str_cat(args.inputs, ": array '", v.name, "' is ", type_to_string(it->second.type()),
-                  ", but graph input '", v.name, "' is ", type_to_string(v.type)));
+          str_cat(args.inputs, ": array '", name, "' is ", type_to_string(it->second.type()),
+                  ", but graph input '", name, "' is ", type_to_string(type)));
     inputs.push_back(it->second);
   }
   for (const auto& [name, t] : *arrays) {
-    const bool known = std::any_of(g.inputs().begin(), g.inputs().end(),
-                                   [&](ValueId id) { return g.value(id).name == name; });
+    const bool known =
+        std::find(r.input_names.begin(), r.input_names.end(), name) != r.input_names.end();
     if (!known)
       return absl::InvalidArgumentError(
           str_cat(args.inputs, ": array '", name,
-                  "' matches no graph input (inputs: ", names_of(g, g.inputs()), ")"));
+                  "' matches no graph input (inputs: ", names_of(r.input_names), ")"));
   }
   return inputs;
 }
@@ -118,6 +133,7 @@ std::string summarize(const Tensor& t) {
     hi = std::max(hi, v);
     sum += v;
   }
+  if (nans == t.numel()) return "all NaN";
   std::string s = absl::StrFormat("min %.6g  max %.6g  mean %.6g", lo, hi,
                                   sum / static_cast<double>(t.numel() - nans));
   if (nans) s += absl::StrFormat("  NaN %d", nans);
@@ -133,7 +149,9 @@ double median(std::vector<double> v) {
 int run_run(std::span<const std::string> raw_args) {
   ArgParser parser("run",
                    "Import an ONNX model, run the optimisation passes and execute it with the "
-                   "reference\nexecutor; print the median wall time and a summary of each output.");
+                   "reference\nexecutor, or run an artifact (written by collage compile, told "
+                   "apart by its content)\nthrough the runtime library; print the median wall "
+                   "time and a summary of each output.");
   RunArgs args;
   args.model.declare(parser);
   parser.option("--inputs", "FILE.npz", "input arrays, one per graph input, by name", &args.inputs);
@@ -144,25 +162,59 @@ int run_run(std::span<const std::string> raw_args) {
   parser.option("--seed", "SEED", "seed of the random inputs (default 0)", &args.seed, 0);
   parser.flag("--no-passes", "run the graph as imported, without the optimisation passes",
               &args.no_passes);
+  parser.option("--placement", "STRATEGY",
+                "place the model on the backends and run the placed kernels in process:\n"
+                "two-level (10 s budget), op-level, greedy or single:NAME; the default\n"
+                "cost database is used",
+                &args.placement);
   parser.epilog(kRandomInputs);
   if (std::optional<int> exit = parser.parse(raw_args)) return *exit;
 
+  Runnable runnable;
   Context ctx;
-  auto imported = load_model(ctx, args.model);
-  if (!imported.ok()) return report_failure("run", imported.status());
-  absl::StatusOr<Graph> g = std::move(imported);
-  if (!args.no_passes) {
-    g = run_passes(ctx, *g);
+  absl::StatusOr<Graph> g;
+  std::optional<ArtifactRunner> artifact;
+  if (is_artifact_file(args.model.model)) {
+    auto loaded = ArtifactRunner::load(args.model.model);
+    if (!loaded.ok()) return report_failure("run", loaded.status());
+    artifact = std::move(*loaded);
+    runnable = {artifact->input_names(), artifact->output_names(), artifact->input_types(),
+                "artifact, arena " + human_bytes(static_cast<int64_t>(artifact->arena_bytes())),
+                [&](const std::vector<Tensor>& in) { return artifact->run(in); }};
+  } else {
+    g = load_model(ctx, args.model);
     if (!g.ok()) return report_failure("run", g.status());
+    if (!args.no_passes) {
+      g = run_passes(ctx, *g);
+      if (!g.ok()) return report_failure("run", g.status());
+    }
+    for (ValueId v : g->inputs()) {
+      runnable.input_names.push_back(g->value(v).name);
+      runnable.input_types.push_back(g->value(v).type);
+    }
+    for (ValueId v : g->outputs()) runnable.output_names.push_back(g->value(v).name);
+    runnable.description = str_cat(g->nodes().size(), " nodes");
+    runnable.run = [&](const std::vector<Tensor>& in) { return run_reference(*g, in); };
+    if (!args.placement.empty()) {
+      PlacementOptions options = PlacementArgs{}.options();
+      options.strategy = args.placement;
+      options.time_budget_s = 10;
+      auto placed = place_model(ctx, *g, options, /*progress=*/true, /*compile=*/true);
+      if (!placed.ok()) return report_failure("run", placed.status());
+      runnable.description += str_cat(", ", (*placed)->result.placement.groups.size(),
+                                      " groups placed ", args.placement);
+      runnable.run = [model = std::shared_ptr<PlacedModel>(*std::move(placed))](
+                         const std::vector<Tensor>& in) { return model->model->run(in); };
+    }
   }
-  auto inputs = make_inputs(*g, args);
+  auto inputs = make_inputs(runnable, args);
   if (!inputs.ok()) return report_failure("run", inputs.status());
 
   std::vector<double> times_ms;
   absl::StatusOr<std::vector<Tensor>> outputs;
   for (int64_t i = 0; i < args.warmup + args.repeat; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    auto result = run_reference(*g, *inputs);
+    auto result = runnable.run(*inputs);
     const auto stop = std::chrono::steady_clock::now();
     if (!result.ok()) return report_failure("run", result.status());
     if (i >= args.warmup)
@@ -171,19 +223,19 @@ int run_run(std::span<const std::string> raw_args) {
   }
 
   std::string out = absl::StrFormat(
-      "%s: %d nodes, median %.3f ms over %d run%s (min %.3f, max %.3f), %d warmup\n",
-      args.model.model, g->nodes().size(), median(times_ms), times_ms.size(),
-      times_ms.size() == 1 ? "" : "s", *std::min_element(times_ms.begin(), times_ms.end()),
+      "%s: %s, median %.3f ms over %d run%s (min %.3f, max %.3f), %d warmup\n", args.model.model,
+      runnable.description, median(times_ms), times_ms.size(), times_ms.size() == 1 ? "" : "s",
+      *std::min_element(times_ms.begin(), times_ms.end()),
       *std::max_element(times_ms.begin(), times_ms.end()), args.warmup);
   TextTable table({false, false, false});
   NamedTensors named;
-  for (size_t i = 0; i < g->outputs().size(); ++i) {
-    const Value& v = g->value(g->outputs()[i]);
+  for (size_t i = 0; i < runnable.output_names.size(); ++i) {
+    const std::string& name = runnable.output_names[i];
     const Tensor& t = (*outputs)[i];
-    table.add({v.name, type_to_string(t.type()), summarize(t)});
+    table.add({name, type_to_string(t.type()), summarize(t)});
     // A value listed twice as an output is written once.
-    if (std::none_of(named.begin(), named.end(), [&](const auto& n) { return n.first == v.name; }))
-      named.emplace_back(v.name, t);
+    if (std::none_of(named.begin(), named.end(), [&](const auto& n) { return n.first == name; }))
+      named.emplace_back(name, t);
   }
   out += "outputs\n" + table.render(2);
   std::fputs(out.c_str(), stdout);
@@ -197,6 +249,7 @@ int run_run(std::span<const std::string> raw_args) {
 }  // namespace
 
 extern const Command kRunCommand;
-const Command kRunCommand{"run", "run a model with the reference executor and time it", run_run};
+const Command kRunCommand{
+    "run", "run a model with the reference executor, or an artifact, and time it", run_run};
 
 }  // namespace collage::cli

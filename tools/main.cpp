@@ -13,7 +13,11 @@ namespace collage::cli {
 // of the two lists below.
 extern const Command kInfoCommand;
 extern const Command kRunCommand;
-constexpr const Command* kCommands[] = {&kInfoCommand, &kRunCommand};
+extern const Command kCompileCommand;
+extern const Command kExplainCommand;
+extern const Command kCostDbCommand;
+constexpr const Command* kCommands[] = {&kInfoCommand, &kRunCommand, &kCompileCommand,
+                                        &kExplainCommand, &kCostDbCommand};
 
 namespace {
 

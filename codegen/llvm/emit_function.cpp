@@ -41,20 +41,23 @@ absl::Status Emitter::emit_function(const te::PrimFunc& f) {
   func_name_ = f.name;
   status_ = absl::OkStatus();
   if (absl::Status s = te::verify(f); !s.ok()) return s;
-  if (module_.getFunction(f.name)) return absl::InvalidArgumentError(str_cat("kernel '", f.name, "' is defined twice"));
+  if (module_.getFunction(f.name))
+    return absl::InvalidArgumentError(str_cat("kernel '", f.name, "' is defined twice"));
 
   ParallelLoops pl;
   pl.visit(f.body);
   task_loop_ = nullptr;
   if (pl.loops.size() > 1) {
-    return absl::InvalidArgumentError(str_cat("kernel '", f.name, "' has ", pl.loops.size(),
-                                              " parallel loops; a kernel splits exactly one loop into tasks"));
+    return absl::InvalidArgumentError(
+        str_cat("kernel '", f.name, "' has ", pl.loops.size(),
+                " parallel loops; a kernel splits exactly one loop into tasks"));
   }
   if (pl.loops.size() == 1) {
     if (outermost(f.body) != pl.loops[0]) {
-      return absl::InvalidArgumentError(str_cat("kernel '", f.name, "': parallel loop '", pl.loops[0]->var.name(),
-                                                "' must be the outermost statement (code outside it would run in "
-                                                "every task)"));
+      return absl::InvalidArgumentError(
+          str_cat("kernel '", f.name, "': parallel loop '", pl.loops[0]->var.name(),
+                  "' must be the outermost statement (code outside it would run in "
+                  "every task)"));
     }
     task_loop_ = pl.loops[0];
   }
@@ -67,16 +70,18 @@ absl::Status Emitter::emit_function(const te::PrimFunc& f) {
   std::vector<llvm::Type*> params(f.params.size(), ptr);
   params.push_back(i32);
   params.push_back(i32);
-  llvm::Function* impl = llvm::Function::Create(llvm::FunctionType::get(void_ty, params, false),
-                                                llvm::Function::InternalLinkage, f.name + ".impl", module_);
+  llvm::Function* impl =
+      llvm::Function::Create(llvm::FunctionType::get(void_ty, params, false),
+                             llvm::Function::InternalLinkage, f.name + ".impl", module_);
   for (size_t i = 0; i < f.params.size(); ++i) {
     impl->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
     impl->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoCapture);
   }
   impl->addFnAttr(llvm::Attribute::AlwaysInline);
   // The wrapper with the kernel ABI.
-  llvm::Function* wrapper = llvm::Function::Create(llvm::FunctionType::get(void_ty, {ptr, i32, i32}, false),
-                                                   llvm::Function::ExternalLinkage, f.name, module_);
+  llvm::Function* wrapper =
+      llvm::Function::Create(llvm::FunctionType::get(void_ty, {ptr, i32, i32}, false),
+                             llvm::Function::ExternalLinkage, f.name, module_);
   for (llvm::Function* fn : {impl, wrapper}) {
     fn->addFnAttr(llvm::Attribute::NoUnwind);
     fn->addFnAttr("target-cpu", target_.cpu);
@@ -134,7 +139,8 @@ absl::Status Emitter::emit_function(const te::PrimFunc& f) {
     std::string msg;
     llvm::raw_string_ostream os(msg);
     if (llvm::verifyFunction(*impl, &os) || llvm::verifyFunction(*wrapper, &os)) {
-      status_ = absl::InternalError(str_cat("kernel '", f.name, "': generated invalid LLVM IR: ", os.str()));
+      status_ = absl::InternalError(
+          str_cat("kernel '", f.name, "': generated invalid LLVM IR: ", os.str()));
     }
   }
   if (!status_.ok()) {

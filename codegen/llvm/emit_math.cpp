@@ -8,7 +8,9 @@
 
 namespace collage::codegen::detail {
 
-llvm::Value* Emitter::fconst(llvm::Value* like, double v) { return llvm::ConstantFP::get(like->getType(), v); }
+llvm::Value* Emitter::fconst(llvm::Value* like, double v) {
+  return llvm::ConstantFP::get(like->getType(), v);
+}
 
 llvm::Value* Emitter::iconst(llvm::Value* like, int64_t v) {
   llvm::Type* i32 = llvm::Type::getInt32Ty(ctx_);
@@ -21,7 +23,8 @@ llvm::Value* Emitter::iconst(llvm::Value* like, int64_t v) {
 // Horner evaluation: coeffs[0]*x^(n-1) + ... + coeffs[n-1].
 llvm::Value* Emitter::poly(llvm::Value* x, std::initializer_list<double> coeffs) {
   llvm::Value* acc = nullptr;
-  for (double c : coeffs) acc = acc ? b_.CreateFAdd(b_.CreateFMul(acc, x), fconst(x, c)) : fconst(x, c);
+  for (double c : coeffs)
+    acc = acc ? b_.CreateFAdd(b_.CreateFMul(acc, x), fconst(x, c)) : fconst(x, c);
   return acc;
 }
 
@@ -32,19 +35,23 @@ llvm::Value* Emitter::math_exp(llvm::Value* x) {
   llvm::Value* lo = fconst(x, -87.33654022216797);
   llvm::Value* xc = b_.CreateSelect(b_.CreateFCmpOGT(x, hi), hi, x);
   xc = b_.CreateSelect(b_.CreateFCmpOLT(xc, lo), lo, xc);
-  llvm::Value* n = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor,
-                                           b_.CreateFAdd(b_.CreateFMul(xc, fconst(x, 1.44269504088896341)), fconst(x, 0.5)));
+  llvm::Value* n = b_.CreateUnaryIntrinsic(
+      llvm::Intrinsic::floor,
+      b_.CreateFAdd(b_.CreateFMul(xc, fconst(x, 1.44269504088896341)), fconst(x, 0.5)));
   llvm::Value* r = b_.CreateFSub(xc, b_.CreateFMul(n, fconst(x, 0.693359375)));
   r = b_.CreateFSub(r, b_.CreateFMul(n, fconst(x, -2.12194440e-4)));
-  llvm::Value* p = poly(r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2, 1.6666665459E-1,
-                            5.0000001201E-1});
-  llvm::Value* y = b_.CreateFAdd(b_.CreateFAdd(b_.CreateFMul(p, b_.CreateFMul(r, r)), r), fconst(x, 1.0));
+  llvm::Value* p = poly(r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
+                            1.6666665459E-1, 5.0000001201E-1});
+  llvm::Value* y =
+      b_.CreateFAdd(b_.CreateFAdd(b_.CreateFMul(p, b_.CreateFMul(r, r)), r), fconst(x, 1.0));
   // 2^n in two factors so that n = 128 (x near the overflow bound) stays representable.
   llvm::Value* ni = b_.CreateFPToSI(n, iconst(x, 0)->getType());
   llvm::Value* positive = b_.CreateICmpSGT(ni, iconst(x, 0));
-  llvm::Value* e = b_.CreateSub(b_.CreateAdd(ni, iconst(x, 127)), b_.CreateZExt(positive, ni->getType()));
+  llvm::Value* e =
+      b_.CreateSub(b_.CreateAdd(ni, iconst(x, 127)), b_.CreateZExt(positive, ni->getType()));
   llvm::Value* pow2 = b_.CreateBitCast(b_.CreateShl(e, iconst(x, 23)), x->getType());
-  llvm::Value* res = b_.CreateFMul(b_.CreateFMul(y, pow2), b_.CreateSelect(positive, fconst(x, 2.0), fconst(x, 1.0)));
+  llvm::Value* res = b_.CreateFMul(b_.CreateFMul(y, pow2),
+                                   b_.CreateSelect(positive, fconst(x, 2.0), fconst(x, 1.0)));
   res = b_.CreateSelect(b_.CreateFCmpOGT(x, hi), fconst(x, inf), res);
   res = b_.CreateSelect(b_.CreateFCmpOLT(x, lo), fconst(x, 0.0), res);
   return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
@@ -68,8 +75,9 @@ llvm::Value* Emitter::math_log(llvm::Value* x) {
   m = b_.CreateFSub(m, fconst(x, 1.0));
   llvm::Value* ef = b_.CreateSIToFP(e, x->getType());
   llvm::Value* z = b_.CreateFMul(m, m);
-  llvm::Value* p = poly(m, {7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 1.4249322787E-1,
-                            -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1});
+  llvm::Value* p = poly(
+      m, {7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 1.4249322787E-1,
+          -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1});
   llvm::Value* y = b_.CreateFMul(b_.CreateFMul(p, m), z);
   y = b_.CreateFAdd(y, b_.CreateFMul(ef, fconst(x, -2.12194440e-4)));
   y = b_.CreateFSub(y, b_.CreateFMul(z, fconst(x, 0.5)));
@@ -83,11 +91,12 @@ llvm::Value* Emitter::math_tanh(llvm::Value* x) {
   llvm::Value* ax = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
   // Small |x|: odd polynomial; elsewhere 1 - 2 / (exp(2|x|) + 1) with the sign of x.
   llvm::Value* z = b_.CreateFMul(x, x);
-  llvm::Value* p = poly(z, {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2, 1.33314422036E-1,
-                            -3.33332819422E-1});
+  llvm::Value* p = poly(z, {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2,
+                            1.33314422036E-1, -3.33332819422E-1});
   llvm::Value* small = b_.CreateFAdd(b_.CreateFMul(b_.CreateFMul(p, z), x), x);
   llvm::Value* e = math_exp(b_.CreateFMul(ax, fconst(x, 2.0)));
-  llvm::Value* large = b_.CreateFSub(fconst(x, 1.0), b_.CreateFDiv(fconst(x, 2.0), b_.CreateFAdd(e, fconst(x, 1.0))));
+  llvm::Value* large = b_.CreateFSub(
+      fconst(x, 1.0), b_.CreateFDiv(fconst(x, 2.0), b_.CreateFAdd(e, fconst(x, 1.0))));
   large = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, large, x);
   return b_.CreateSelect(b_.CreateFCmpOLT(ax, fconst(x, 0.625)), small, large);
 }
@@ -96,10 +105,13 @@ llvm::Value* Emitter::math_erf(llvm::Value* x) {
   llvm::Value* ax = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
   // |x| < 0.5: Maclaurin series; else Abramowitz-Stegun 7.1.26.
   llvm::Value* z = b_.CreateFMul(x, x);
-  llvm::Value* series = b_.CreateFMul(
-      x, poly(z, {1.128379167 / 216.0, -1.128379167 / 42.0, 1.128379167 / 10.0, -1.128379167 / 3.0, 1.128379167}));
-  llvm::Value* t = b_.CreateFDiv(fconst(x, 1.0), b_.CreateFAdd(fconst(x, 1.0), b_.CreateFMul(ax, fconst(x, 0.3275911))));
-  llvm::Value* p = b_.CreateFMul(t, poly(t, {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592}));
+  llvm::Value* series =
+      b_.CreateFMul(x, poly(z, {1.128379167 / 216.0, -1.128379167 / 42.0, 1.128379167 / 10.0,
+                                -1.128379167 / 3.0, 1.128379167}));
+  llvm::Value* t = b_.CreateFDiv(
+      fconst(x, 1.0), b_.CreateFAdd(fconst(x, 1.0), b_.CreateFMul(ax, fconst(x, 0.3275911))));
+  llvm::Value* p = b_.CreateFMul(
+      t, poly(t, {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592}));
   llvm::Value* tail = b_.CreateFSub(fconst(x, 1.0), b_.CreateFMul(p, math_exp(b_.CreateFNeg(z))));
   tail = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, tail, x);
   llvm::Value* r = b_.CreateSelect(b_.CreateFCmpOLT(ax, fconst(x, 0.5)), series, tail);
@@ -109,20 +121,31 @@ llvm::Value* Emitter::math_erf(llvm::Value* x) {
 llvm::Value* Emitter::emit_call(te::Intrinsic f, const std::vector<llvm::Value*>& args) {
   llvm::Value* x = args[0];
   switch (f) {
-    case te::Intrinsic::exp: return math_exp(x);
-    case te::Intrinsic::log: return math_log(x);
-    case te::Intrinsic::tanh: return math_tanh(x);
-    case te::Intrinsic::erf: return math_erf(x);
-    case te::Intrinsic::sqrt: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+    case te::Intrinsic::exp:
+      return math_exp(x);
+    case te::Intrinsic::log:
+      return math_log(x);
+    case te::Intrinsic::tanh:
+      return math_tanh(x);
+    case te::Intrinsic::erf:
+      return math_erf(x);
+    case te::Intrinsic::sqrt:
+      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
     case te::Intrinsic::rsqrt:
       return b_.CreateFDiv(fconst(x, 1.0), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
-    case te::Intrinsic::pow: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, args[1]);
-    case te::Intrinsic::fabs: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    case te::Intrinsic::pow:
+      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, args[1]);
+    case te::Intrinsic::fabs:
+      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
     case te::Intrinsic::sigmoid:
-      return b_.CreateFDiv(fconst(x, 1.0), b_.CreateFAdd(fconst(x, 1.0), math_exp(b_.CreateFNeg(x))));
-    case te::Intrinsic::floor: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
-    case te::Intrinsic::ceil: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
-    case te::Intrinsic::round: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);
+      return b_.CreateFDiv(fconst(x, 1.0),
+                           b_.CreateFAdd(fconst(x, 1.0), math_exp(b_.CreateFNeg(x))));
+    case te::Intrinsic::floor:
+      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
+    case te::Intrinsic::ceil:
+      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
+    case te::Intrinsic::round:
+      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);
   }
   return x;
 }

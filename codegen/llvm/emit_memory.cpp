@@ -7,8 +7,6 @@
 
 namespace collage::codegen::detail {
 
-
-
 namespace {
 class VarCollector : public te::ExprVisitor {
  public:
@@ -44,8 +42,7 @@ Emitter::Access Emitter::classify(const te::Expr& flat) const {
   if (other_varying) return Access::gather;
   // The distance between neighbouring lanes' elements.
   te::Expr next = te::substitute(flat, {{vec_var_.get(), vec_var_ + 1}});
-  const auto* step = te::simplify(next - flat).as<te::IntImmNode>();
-  return step && step->value == 1 ? Access::contiguous : Access::gather;
+  return te::as_const_int(te::simplify(next - flat)) == 1 ? Access::contiguous : Access::gather;
 }
 
 llvm::Value* Emitter::buffer_base(const te::Buffer& b) {
@@ -87,7 +84,8 @@ llvm::Value* Emitter::from_memory(llvm::Value* v, DType t) {
 
 Val Emitter::load_buffer(const te::Buffer& b, const std::vector<te::Expr>& indices) {
   if (indices.size() != b.shape().size()) {
-    fail(str_cat("reads buffer '", b.name(), "' with ", indices.size(), " indices but it has rank ", b.shape().size()));
+    fail(str_cat("reads buffer '", b.name(), "' with ", indices.size(), " indices but it has rank ",
+                 b.shape().size()));
     return {llvm::PoisonValue::get(reg_type(b.dtype())), false};
   }
   const te::Expr flat = flat_index(b, indices);
@@ -101,15 +99,16 @@ Val Emitter::load_buffer(const te::Buffer& b, const std::vector<te::Expr>& indic
     case Access::contiguous: {
       llvm::Type* vt = with_lanes(mt);
       llvm::Value* ptr = lane0_ptr(b, flat);
-      llvm::Value* v = mask_ ? static_cast<llvm::Value*>(
-                                   b_.CreateMaskedLoad(vt, ptr, align, mask_, llvm::Constant::getNullValue(vt)))
+      llvm::Value* v = mask_ ? static_cast<llvm::Value*>(b_.CreateMaskedLoad(
+                                   vt, ptr, align, mask_, llvm::Constant::getNullValue(vt)))
                              : b_.CreateAlignedLoad(vt, ptr, align);
       return {from_memory(v, b.dtype()), true};
     }
     case Access::gather: {
       llvm::Type* vt = with_lanes(mt);
       llvm::Value* mask = mask_ ? mask_ : broadcast({make_bool(true), false});
-      llvm::Value* v = b_.CreateMaskedGather(vt, vector_ptrs(b, flat), align, mask, llvm::Constant::getNullValue(vt));
+      llvm::Value* v = b_.CreateMaskedGather(vt, vector_ptrs(b, flat), align, mask,
+                                             llvm::Constant::getNullValue(vt));
       return {from_memory(v, b.dtype()), true};
     }
   }
@@ -118,7 +117,8 @@ Val Emitter::load_buffer(const te::Buffer& b, const std::vector<te::Expr>& indic
 
 void Emitter::store_buffer(const te::Buffer& b, const std::vector<te::Expr>& indices, Val value) {
   if (indices.size() != b.shape().size()) {
-    fail(str_cat("writes buffer '", b.name(), "' with ", indices.size(), " indices but it has rank ", b.shape().size()));
+    fail(str_cat("writes buffer '", b.name(), "' with ", indices.size(),
+                 " indices but it has rank ", b.shape().size()));
     return;
   }
   const te::Expr flat = flat_index(b, indices);
@@ -126,8 +126,9 @@ void Emitter::store_buffer(const te::Buffer& b, const std::vector<te::Expr>& ind
   switch (classify(flat)) {
     case Access::uniform: {
       if (value.vec) {
-        fail(str_cat("vectorized loop stores a value that differs across lanes to one element of buffer '",
-                     b.name(), "'"));
+        fail(str_cat(
+            "vectorized loop stores a value that differs across lanes to one element of buffer '",
+            b.name(), "'"));
         return;
       }
       llvm::Value* ptr = element_ptr(b, emit_scalar(flat));

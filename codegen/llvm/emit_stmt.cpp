@@ -7,8 +7,6 @@
 
 namespace collage::codegen::detail {
 
-
-
 namespace {
 // Allocations up to this size live on the stack (in the kernel's entry block); larger ones on the
 // heap, so deep kernels stay within worker threads' stacks.
@@ -35,7 +33,9 @@ void Emitter::when_any_lane(const std::function<void()>& emit_body) {
 void Emitter::emit(const te::Stmt& s) {
   if (!s.defined()) return;
   switch (s.kind()) {
-    case te::StmtKind::For: emit_for(*s.as<te::ForNode>()); return;
+    case te::StmtKind::For:
+      emit_for(*s.as<te::ForNode>());
+      return;
     case te::StmtKind::Store: {
       const auto* n = s.as<te::StoreNode>();
       store_buffer(n->buffer, n->indices, emit(n->value));
@@ -59,9 +59,15 @@ void Emitter::emit(const te::Stmt& s) {
       }
       return;
     }
-    case te::StmtKind::IfThenElse: emit_if(*s.as<te::IfThenElseNode>()); return;
-    case te::StmtKind::Allocate: emit_allocate(*s.as<te::AllocateNode>()); return;
-    case te::StmtKind::Evaluate: emit(s.as<te::EvaluateNode>()->value); return;
+    case te::StmtKind::IfThenElse:
+      emit_if(*s.as<te::IfThenElseNode>());
+      return;
+    case te::StmtKind::Allocate:
+      emit_allocate(*s.as<te::AllocateNode>());
+      return;
+    case te::StmtKind::Evaluate:
+      emit(s.as<te::EvaluateNode>()->value);
+      return;
     case te::StmtKind::Seq:
       for (const te::Stmt& c : s.as<te::SeqNode>()->stmts) emit(c);
       return;
@@ -98,12 +104,15 @@ void Emitter::emit_for(const te::ForNode& n) {
         llvm::Type* i64 = llvm::Type::getInt64Ty(ctx_);
         llvm::Value* mn = emit_scalar(n.min);
         llvm::Value* ext = emit_scalar(n.extent);
-        llvm::Value* tasks = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b_.CreateSExt(task_count_, i64),
-                                                      llvm::ConstantInt::get(i64, 1));
+        llvm::Value* tasks = b_.CreateBinaryIntrinsic(
+            llvm::Intrinsic::smax, b_.CreateSExt(task_count_, i64), llvm::ConstantInt::get(i64, 1));
         llvm::Value* tid = b_.CreateSExt(task_id_, i64);
-        llvm::Value* chunk = b_.CreateSDiv(b_.CreateAdd(ext, b_.CreateSub(tasks, llvm::ConstantInt::get(i64, 1))), tasks);
-        llvm::Value* begin = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateMul(tid, chunk), ext);
-        llvm::Value* end = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(begin, chunk), ext);
+        llvm::Value* chunk = b_.CreateSDiv(
+            b_.CreateAdd(ext, b_.CreateSub(tasks, llvm::ConstantInt::get(i64, 1))), tasks);
+        llvm::Value* begin =
+            b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateMul(tid, chunk), ext);
+        llvm::Value* end =
+            b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(begin, chunk), ext);
         emit_serial_loop(n.var, b_.CreateAdd(mn, begin), b_.CreateAdd(mn, end), n.body);
         return;
       }
@@ -117,7 +126,8 @@ void Emitter::emit_for(const te::ForNode& n) {
   }
 }
 
-void Emitter::emit_serial_loop(const te::Var& var, llvm::Value* begin, llvm::Value* end, const te::Stmt& body) {
+void Emitter::emit_serial_loop(const te::Var& var, llvm::Value* begin, llvm::Value* end,
+                               const te::Stmt& body) {
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, var.name() + ".loop", fn_);
   llvm::BasicBlock* body_bb = llvm::BasicBlock::Create(ctx_, var.name() + ".body", fn_);
@@ -140,7 +150,8 @@ void Emitter::emit_serial_loop(const te::Var& var, llvm::Value* begin, llvm::Val
 void Emitter::emit_vector_loop(const te::ForNode& n) {
   const std::string& name = n.var.name();
   if (lanes_ != 0) {
-    fail(str_cat("vectorized loop '", name, "' is nested in vectorized loop '", vec_var_.name(), "'"));
+    fail(str_cat("vectorized loop '", name, "' is nested in vectorized loop '", vec_var_.name(),
+                 "'"));
     return;
   }
   const auto* ext = n.extent.as<te::IntImmNode>();
@@ -152,7 +163,8 @@ void Emitter::emit_vector_loop(const te::ForNode& n) {
   lanes_ = static_cast<int>(ext->value);
   std::vector<llvm::Constant*> steps;
   for (int i = 0; i < lanes_; ++i) steps.push_back(llvm::ConstantInt::get(mn->getType(), i));
-  llvm::Value* lane_values = b_.CreateAdd(b_.CreateVectorSplat(lanes_, mn), llvm::ConstantVector::get(steps));
+  llvm::Value* lane_values =
+      b_.CreateAdd(b_.CreateVectorSplat(lanes_, mn), llvm::ConstantVector::get(steps));
   vec_var_ = n.var;
   vec_base_ = n.min;
   vars_[n.var.get()] = {lane_values, true};
@@ -181,7 +193,8 @@ void Emitter::emit_if(const te::IfThenElseNode& n) {
     return;
   }
   llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ctx_, "then", fn_);
-  llvm::BasicBlock* else_bb = n.else_case.defined() ? llvm::BasicBlock::Create(ctx_, "else", fn_) : nullptr;
+  llvm::BasicBlock* else_bb =
+      n.else_case.defined() ? llvm::BasicBlock::Create(ctx_, "else", fn_) : nullptr;
   llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx_, "endif", fn_);
   b_.CreateCondBr(c.v, then_bb, else_bb ? else_bb : merge);
   b_.SetInsertPoint(then_bb);
@@ -209,8 +222,9 @@ void Emitter::emit_allocate(const te::AllocateNode& n) {
   if (!heap) {
     // Entry-block allocas are what SROA/mem2reg promote to registers.
     llvm::IRBuilder<> entry(entry_, entry_->begin());
-    llvm::AllocaInst* a = entry.CreateAlloca(mem_type(buf.dtype()), llvm::ConstantInt::get(i64, std::max<int64_t>(numel, 1)),
-                                             buf.name());
+    llvm::AllocaInst* a =
+        entry.CreateAlloca(mem_type(buf.dtype()),
+                           llvm::ConstantInt::get(i64, std::max<int64_t>(numel, 1)), buf.name());
     a->setAlignment(llvm::Align(64));
     ptr = a;
   } else {
@@ -222,8 +236,8 @@ void Emitter::emit_allocate(const te::AllocateNode& n) {
   emit(n.body);
   buffers_.erase(buf.get());
   if (heap) {
-    llvm::FunctionCallee free_fn =
-        module_.getOrInsertFunction("free", llvm::Type::getVoidTy(ctx_), llvm::PointerType::getUnqual(ctx_));
+    llvm::FunctionCallee free_fn = module_.getOrInsertFunction("free", llvm::Type::getVoidTy(ctx_),
+                                                               llvm::PointerType::getUnqual(ctx_));
     b_.CreateCall(free_fn, {ptr});
   }
 }

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -36,6 +37,8 @@ class Emitter {
   Val emit(const te::Expr& e);
   llvm::Value* emit_scalar(const te::Expr& e);
   Val emit_binary(te::ExprKind k, const te::BinaryNode& n);
+  // Lane masks of the tail-guard form `affine(lane) < bound` as one compare of lane numbers.
+  std::optional<Val> emit_lane_compare(te::ExprKind k, const te::BinaryNode& n);
   Val emit_cast(DType to, const te::Expr& value);
   llvm::Value* convert(llvm::Value* v, DType from, DType to);
   Val emit_load(const te::LoadNode& n);
@@ -60,7 +63,8 @@ class Emitter {
   // ---- statements (emit_stmt.cpp)
   void emit(const te::Stmt& s);
   void emit_for(const te::ForNode& n);
-  void emit_serial_loop(const te::Var& var, llvm::Value* begin, llvm::Value* end, const te::Stmt& body);
+  void emit_serial_loop(const te::Var& var, llvm::Value* begin, llvm::Value* end,
+                        const te::Stmt& body);
   void emit_vector_loop(const te::ForNode& n);
   void emit_if(const te::IfThenElseNode& n);
   void emit_allocate(const te::AllocateNode& n);
@@ -78,10 +82,10 @@ class Emitter {
   llvm::Value* poly(llvm::Value* x, std::initializer_list<double> coeffs);
 
   // ---- types and helpers
-  llvm::Type* reg_type(DType t) const;     // type of a value in registers
-  llvm::Type* mem_type(DType t) const;     // type of an element in memory
-  llvm::Type* with_lanes(llvm::Type* t) const; // vector of the current lane count
-  llvm::Value* broadcast(Val v);               // a vector (splat of a scalar)
+  llvm::Type* reg_type(DType t) const;          // type of a value in registers
+  llvm::Type* mem_type(DType t) const;          // type of an element in memory
+  llvm::Type* with_lanes(llvm::Type* t) const;  // vector of the current lane count
+  llvm::Value* broadcast(Val v);                // a vector (splat of a scalar)
   llvm::Value* make_bool(bool v);
   void fail(const std::string& what);
 

@@ -28,20 +28,23 @@ absl::Status llvm_error(const std::string& what, llvm::Error err) {
 JitModule::JitModule(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 JitModule::~JitModule() = default;
 
-absl::StatusOr<std::unique_ptr<JitModule>> JitModule::compile(const std::vector<te::PrimFunc>& funcs,
-                                                              const JitOptions& options) {
+absl::StatusOr<std::unique_ptr<JitModule>> JitModule::compile(
+    const std::vector<te::PrimFunc>& funcs, const JitOptions& options) {
   detail::initialize_llvm();
   auto impl = std::make_unique<Impl>();
   impl->target = options.target ? *options.target : TargetSpec::host();
   if (impl->target.triple != llvm::sys::getProcessTriple()) {
     return absl::InvalidArgumentError(str_cat("JIT target triple '", impl->target.triple,
-                                              "' is not the host's '", llvm::sys::getProcessTriple(), "'"));
+                                              "' is not the host's '",
+                                              llvm::sys::getProcessTriple(), "'"));
   }
-  absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm = detail::make_target_machine(impl->target);
+  absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm =
+      detail::make_target_machine(impl->target);
   if (!tm.ok()) return tm.status();
 
   auto ctx = std::make_unique<llvm::LLVMContext>();
-  absl::StatusOr<std::unique_ptr<llvm::Module>> m = detail::build_kernel_module(*ctx, funcs, impl->target, **tm);
+  absl::StatusOr<std::unique_ptr<llvm::Module>> m =
+      detail::build_kernel_module(*ctx, funcs, impl->target, **tm);
   if (!m.ok()) return m.status();
   if (options.keep_llvm_ir) {
     llvm::raw_string_ostream os(impl->ir);
@@ -68,7 +71,8 @@ absl::StatusOr<std::unique_ptr<JitModule>> JitModule::compile(const std::vector<
   if (!gen) return llvm_error("cannot expose process symbols to the JIT", gen.takeError());
   impl->jit->getMainJITDylib().addGenerator(std::move(*gen));
   (*m)->setDataLayout(impl->jit->getDataLayout());
-  if (llvm::Error e = impl->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(*m), std::move(ctx)))) {
+  if (llvm::Error e =
+          impl->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(*m), std::move(ctx)))) {
     return llvm_error("cannot add the kernel module to the JIT", std::move(e));
   }
   // Materialise every kernel now so that compile errors surface here, not at first lookup.
@@ -89,14 +93,21 @@ absl::StatusOr<KernelFn> JitModule::lookup(const std::string& name) const {
   return sym->toPtr<KernelFn>();
 }
 
-const TargetSpec& JitModule::target() const { return impl_->target; }
-const std::string& JitModule::llvm_ir() const { return impl_->ir; }
-const std::string& JitModule::assembly() const { return impl_->assembly; }
+const TargetSpec& JitModule::target() const {
+  return impl_->target;
+}
+const std::string& JitModule::llvm_ir() const {
+  return impl_->ir;
+}
+const std::string& JitModule::assembly() const {
+  return impl_->assembly;
+}
 
 void run_kernel(KernelFn fn, void* const* args, int task_count, ThreadPool* pool) {
   if (task_count < 1) task_count = 1;
   if (pool) {
-    pool->parallel_for(task_count, [&](int64_t t) { fn(args, static_cast<int32_t>(t), task_count); });
+    pool->parallel_for(task_count,
+                       [&](int64_t t) { fn(args, static_cast<int32_t>(t), task_count); });
     return;
   }
   for (int t = 0; t < task_count; ++t) fn(args, t, task_count);

@@ -30,17 +30,17 @@ using KernelFn = void (*)(void* const* args, int32_t task_id, int32_t task_count
 struct JitOptions {
   // CPU and features to compile for; the triple must be the host's. Default: TargetSpec::host().
   std::optional<TargetSpec> target;
-  bool keep_llvm_ir = false;    // keep the optimised IR text (llvm_ir())
-  bool keep_assembly = false;   // keep the assembly text (assembly())
+  bool keep_llvm_ir = false;   // keep the optimised IR text (llvm_ir())
+  bool keep_assembly = false;  // keep the assembly text (assembly())
 };
 
 // A set of compiled kernels. Owns the code: function pointers stay valid while it lives. Lookup
 // and calls are thread-safe.
 class JitModule {
  public:
-  // Compiles all `funcs` into one module. Errors: InvalidArgument for kernels the CPU code generator
-  // cannot compile (GPU-bound loops, a misplaced parallel loop, invalid loop IR), Internal for LLVM
-  // failures.
+  // Compiles all `funcs` into one module. Errors: InvalidArgument for kernels the CPU code
+  // generator cannot compile (GPU-bound loops, a misplaced parallel loop, invalid loop IR),
+  // Internal for LLVM failures.
   static absl::StatusOr<std::unique_ptr<JitModule>> compile(const std::vector<te::PrimFunc>& funcs,
                                                             const JitOptions& options = {});
   ~JitModule();

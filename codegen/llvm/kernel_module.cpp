@@ -12,10 +12,9 @@
 
 namespace collage::codegen::detail {
 
-absl::StatusOr<std::unique_ptr<llvm::Module>> build_kernel_module(llvm::LLVMContext& ctx,
-                                                                 const std::vector<te::PrimFunc>& funcs,
-                                                                 const TargetSpec& target,
-                                                                 llvm::TargetMachine& tm) {
+absl::StatusOr<std::unique_ptr<llvm::Module>> build_kernel_module(
+    llvm::LLVMContext& ctx, const std::vector<te::PrimFunc>& funcs, const TargetSpec& target,
+    llvm::TargetMachine& tm) {
   auto m = std::make_unique<llvm::Module>("collage_kernels", ctx);
   m->setTargetTriple(target.triple);
   m->setDataLayout(tm.createDataLayout());
@@ -25,20 +24,23 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> build_kernel_module(llvm::LLVMCont
   }
   std::string msg;
   llvm::raw_string_ostream os(msg);
-  if (llvm::verifyModule(*m, &os)) return absl::InternalError(str_cat("generated invalid LLVM IR: ", os.str()));
+  if (llvm::verifyModule(*m, &os))
+    return absl::InternalError(str_cat("generated invalid LLVM IR: ", os.str()));
   optimize_module(*m, tm);
   return m;
 }
 
-absl::StatusOr<std::string> emit_machine_code(const llvm::Module& m, llvm::TargetMachine& tm, bool assembly) {
+absl::StatusOr<std::string> emit_machine_code(const llvm::Module& m, llvm::TargetMachine& tm,
+                                              bool assembly) {
   // Code generation passes modify the module they run on: work on a copy.
   std::unique_ptr<llvm::Module> copy = llvm::CloneModule(m);
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager pm;
-  if (tm.addPassesToEmitFile(pm, os, nullptr, assembly ? llvm::CGFT_AssemblyFile : llvm::CGFT_ObjectFile)) {
-    return absl::InternalError(str_cat("LLVM cannot emit ", assembly ? "assembly" : "object code", " for ",
-                                       tm.getTargetTriple().str()));
+  if (tm.addPassesToEmitFile(pm, os, nullptr,
+                             assembly ? llvm::CGFT_AssemblyFile : llvm::CGFT_ObjectFile)) {
+    return absl::InternalError(str_cat("LLVM cannot emit ", assembly ? "assembly" : "object code",
+                                       " for ", tm.getTargetTriple().str()));
   }
   pm.run(*copy);
   return std::string(buffer.begin(), buffer.end());

@@ -26,13 +26,17 @@ absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> make_target_machine(const T
   std::string err;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(spec.triple, err);
   if (!target) {
-    return absl::InvalidArgumentError(str_cat("no LLVM target for triple '", spec.triple, "': ", err));
+    return absl::InvalidArgumentError(
+        str_cat("no LLVM target for triple '", spec.triple, "': ", err));
   }
   llvm::TargetOptions opts;
   opts.AllowFPOpFusion = llvm::FPOpFusion::Fast;  // fma where the IR allows contraction
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      spec.triple, spec.cpu, spec.features, opts, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOpt::Aggressive));
-  if (!tm) return absl::InvalidArgumentError(str_cat("cannot create a target machine for ", spec.to_string()));
+  std::unique_ptr<llvm::TargetMachine> tm(
+      target->createTargetMachine(spec.triple, spec.cpu, spec.features, opts, llvm::Reloc::PIC_,
+                                  std::nullopt, llvm::CodeGenOpt::Aggressive));
+  if (!tm)
+    return absl::InvalidArgumentError(
+        str_cat("cannot create a target machine for ", spec.to_string()));
   return tm;
 }
 

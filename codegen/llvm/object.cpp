@@ -23,11 +23,13 @@ namespace {
 
 enum class Output { object, assembly, ir };
 
-absl::StatusOr<std::string> emit(const std::vector<te::PrimFunc>& funcs, const TargetSpec& target, Output what) {
+absl::StatusOr<std::string> emit(const std::vector<te::PrimFunc>& funcs, const TargetSpec& target,
+                                 Output what) {
   absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm = detail::make_target_machine(target);
   if (!tm.ok()) return tm.status();
   llvm::LLVMContext ctx;
-  absl::StatusOr<std::unique_ptr<llvm::Module>> m = detail::build_kernel_module(ctx, funcs, target, **tm);
+  absl::StatusOr<std::unique_ptr<llvm::Module>> m =
+      detail::build_kernel_module(ctx, funcs, target, **tm);
   if (!m.ok()) return m.status();
   if (what == Output::ir) {
     std::string s;
@@ -38,7 +40,8 @@ absl::StatusOr<std::string> emit(const std::vector<te::PrimFunc>& funcs, const T
   return detail::emit_machine_code(**m, **tm, what == Output::assembly);
 }
 
-// Runs argv[0] (searched in PATH) and returns its exit status; its stdout and stderr go to `output`.
+// Runs argv[0] (searched in PATH) and returns its exit status; its stdout and stderr go to
+// `output`.
 absl::StatusOr<int> run_program(const std::vector<std::string>& argv, std::string& output) {
   int fds[2];
   if (pipe(fds) != 0) return absl::InternalError("cannot create a pipe for the linker");
@@ -69,15 +72,18 @@ absl::StatusOr<int> run_program(const std::vector<std::string>& argv, std::strin
 
 }  // namespace
 
-absl::StatusOr<std::string> emit_object(const std::vector<te::PrimFunc>& funcs, const TargetSpec& target) {
+absl::StatusOr<std::string> emit_object(const std::vector<te::PrimFunc>& funcs,
+                                        const TargetSpec& target) {
   return emit(funcs, target, Output::object);
 }
 
-absl::StatusOr<std::string> emit_assembly(const std::vector<te::PrimFunc>& funcs, const TargetSpec& target) {
+absl::StatusOr<std::string> emit_assembly(const std::vector<te::PrimFunc>& funcs,
+                                          const TargetSpec& target) {
   return emit(funcs, target, Output::assembly);
 }
 
-absl::StatusOr<std::string> emit_llvm_ir(const std::vector<te::PrimFunc>& funcs, const TargetSpec& target) {
+absl::StatusOr<std::string> emit_llvm_ir(const std::vector<te::PrimFunc>& funcs,
+                                         const TargetSpec& target) {
   return emit(funcs, target, Output::ir);
 }
 
@@ -85,7 +91,8 @@ absl::Status link_shared_library(const std::vector<std::string>& objects, const 
                                  const TargetSpec& target, const LinkOptions& options) {
   std::string linker = options.linker;
   if (linker.empty()) linker = target.triple == llvm::sys::getProcessTriple() ? "cc" : "ld.lld";
-  const std::string base = linker.substr(linker.find_last_of('/') == std::string::npos ? 0 : linker.find_last_of('/') + 1);
+  const std::string base = linker.substr(
+      linker.find_last_of('/') == std::string::npos ? 0 : linker.find_last_of('/') + 1);
   const bool is_ld = base.find("ld") != std::string::npos;
   std::vector<std::string> argv = {linker, "-shared", "-o", output};
   argv.insert(argv.end(), objects.begin(), objects.end());
@@ -94,8 +101,8 @@ absl::Status link_shared_library(const std::vector<std::string>& objects, const 
   absl::StatusOr<int> rc = run_program(argv, diagnostics);
   if (!rc.ok()) return rc.status();
   if (*rc != 0) {
-    return absl::InternalError(str_cat("linker '", linker, "' failed with status ", *rc, " linking '", output,
-                                       "': ", diagnostics));
+    return absl::InternalError(str_cat("linker '", linker, "' failed with status ", *rc,
+                                       " linking '", output, "': ", diagnostics));
   }
   return absl::OkStatus();
 }

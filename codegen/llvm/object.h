@@ -14,11 +14,14 @@ namespace collage::codegen {
 
 // The bytes of a relocatable, position-independent object file holding every kernel of `funcs`
 // (see jit.h for the kernel ABI), optimised at O3 for `target`.
-absl::StatusOr<std::string> emit_object(const std::vector<te::PrimFunc>& funcs, const TargetSpec& target);
+absl::StatusOr<std::string> emit_object(const std::vector<te::PrimFunc>& funcs,
+                                        const TargetSpec& target);
 // The same code as assembly text.
-absl::StatusOr<std::string> emit_assembly(const std::vector<te::PrimFunc>& funcs, const TargetSpec& target);
+absl::StatusOr<std::string> emit_assembly(const std::vector<te::PrimFunc>& funcs,
+                                          const TargetSpec& target);
 // The optimised LLVM IR as text.
-absl::StatusOr<std::string> emit_llvm_ir(const std::vector<te::PrimFunc>& funcs, const TargetSpec& target);
+absl::StatusOr<std::string> emit_llvm_ir(const std::vector<te::PrimFunc>& funcs,
+                                         const TargetSpec& target);
 
 struct LinkOptions {
   // The linker program (looked up in PATH). Empty: "cc" for the host's triple, "ld.lld" otherwise.

@@ -1,7 +1,8 @@
 // TargetSpec: host detection through LLVM, and the properties code generation asks about.
 #include "codegen/llvm/target.h"
 
-#include <sstream>
+#include <algorithm>
+#include <vector>
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/TargetParser/Host.h"
@@ -37,14 +38,21 @@ TargetSpec TargetSpec::host() {
   if (llvm::sys::getHostCPUFeatures(features)) {
     // Sorted for a deterministic string.
     std::vector<std::string> names;
-    for (const auto& f : features) names.push_back((f.second ? "+" : "-") + f.first().str());
+    for (const auto& f : features) {
+      std::string n(1, f.second ? '+' : '-');
+      n.append(f.first().data(), f.first().size());
+      names.push_back(std::move(n));
+    }
     std::sort(names.begin(), names.end());
-    for (const std::string& n : names) fs += (fs.empty() ? "" : ",") + n;
+    for (const std::string& n : names) {
+      if (!fs.empty()) fs.push_back(',');
+      fs.append(n);
+    }
   }
   t.features = fs;
   if ((t.cpu.empty() || t.cpu == "generic") && t.is_x86()) {
-    const bool avx512 = t.has_feature("avx512f") && t.has_feature("avx512bw") && t.has_feature("avx512dq") &&
-                        t.has_feature("avx512vl");
+    const bool avx512 = t.has_feature("avx512f") && t.has_feature("avx512bw") &&
+                        t.has_feature("avx512dq") && t.has_feature("avx512vl");
     if (avx512 && host_is_amd()) {
       t.cpu = "znver4";
     } else if (avx512) {
@@ -66,8 +74,12 @@ TargetSpec TargetSpec::aarch64_linux(const std::string& cpu) {
   return t;
 }
 
-bool TargetSpec::is_x86() const { return llvm::Triple(triple).isX86(); }
-bool TargetSpec::is_aarch64() const { return llvm::Triple(triple).isAArch64(); }
+bool TargetSpec::is_x86() const {
+  return llvm::Triple(triple).isX86();
+}
+bool TargetSpec::is_aarch64() const {
+  return llvm::Triple(triple).isAArch64();
+}
 
 bool TargetSpec::has_feature(const std::string& name) const {
   const std::string want = "+" + name;
@@ -89,6 +101,8 @@ int TargetSpec::vector_bytes() const {
   return 16;
 }
 
-std::string TargetSpec::to_string() const { return triple + " " + cpu; }
+std::string TargetSpec::to_string() const {
+  return triple + " " + cpu;
+}
 
 }  // namespace collage::codegen

@@ -24,13 +24,6 @@ struct CompiledGroupInfo {
   std::string kernel_module;  // KernelRecord::module
 };
 
-struct ExecutorOptions {
-  BuildOptions build;
-  // Borrowed pool to run tasks on (must outlive the model); null: the model owns a pool of
-  // build.num_threads threads (0: one per core).
-  ThreadPool* pool = nullptr;
-};
-
 class CompiledModel {
  public:
   CompiledModel(CompiledModel&&) noexcept;
@@ -53,18 +46,21 @@ class CompiledModel {
  private:
   friend absl::StatusOr<CompiledModel> compile_placement(const Context&, const BackendRegistry&,
                                                          const Graph&, const Placement&,
-                                                         const ExecutorOptions&);
+                                                         const BuildOptions&, ThreadPool*);
   explicit CompiledModel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
 // Builds every group of `placement` (groups in executable order, as validate_placement leaves
-// them) with its backend. The graph and backends must outlive the model. Errors name the group:
-// an unknown backend, a node covered twice or never, a group that reads a value no earlier group
-// produces, or the backend's build error.
+// them) with its backend. Tasks run on `pool` when given (borrowed; it must outlive the model),
+// else on a pool the model owns with options.num_threads threads (0: one per core). The backends
+// must outlive the model; the graph need not. Errors name the group: an unknown backend, a node
+// covered twice or never, a group that reads a value no earlier group produces, or the backend's
+// build error.
 absl::StatusOr<CompiledModel> compile_placement(const Context& ctx, const BackendRegistry& backends,
                                                 const Graph& graph, const Placement& placement,
-                                                const ExecutorOptions& options = {});
+                                                const BuildOptions& options = {},
+                                                ThreadPool* pool = nullptr);
 
 // The name of the reference backend.
 inline constexpr std::string_view kReferenceBackend = "reference";

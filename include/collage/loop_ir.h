@@ -101,8 +101,13 @@ std::string_view for_kind_name(ForKind k);
 // for (var = min; var < min + extent; ++var) body
 struct ForNode : StmtNode {
   ForNode(Var v, Expr mn, Expr ext, ForKind k, std::string tag, Stmt b)
-      : StmtNode(StmtKind::For), var(std::move(v)), min(std::move(mn)), extent(std::move(ext)),
-        for_kind(k), thread_tag(std::move(tag)), body(std::move(b)) {}
+      : StmtNode(StmtKind::For),
+        var(std::move(v)),
+        min(std::move(mn)),
+        extent(std::move(ext)),
+        for_kind(k),
+        thread_tag(std::move(tag)),
+        body(std::move(b)) {}
   static bool classof(StmtKind k) { return k == StmtKind::For; }
   const Var var;
   const Expr min, extent;
@@ -113,7 +118,10 @@ struct ForNode : StmtNode {
 
 struct StoreNode : StmtNode {
   StoreNode(Buffer b, std::vector<Expr> i, Expr v)
-      : StmtNode(StmtKind::Store), buffer(std::move(b)), indices(std::move(i)), value(std::move(v)) {}
+      : StmtNode(StmtKind::Store),
+        buffer(std::move(b)),
+        indices(std::move(i)),
+        value(std::move(v)) {}
   static bool classof(StmtKind k) { return k == StmtKind::Store; }
   const Buffer buffer;
   const std::vector<Expr> indices;
@@ -133,7 +141,9 @@ struct LetNode : StmtNode {
 // else_case may be undefined.
 struct IfThenElseNode : StmtNode {
   IfThenElseNode(Expr c, Stmt t, Stmt e)
-      : StmtNode(StmtKind::IfThenElse), cond(std::move(c)), then_case(std::move(t)),
+      : StmtNode(StmtKind::IfThenElse),
+        cond(std::move(c)),
+        then_case(std::move(t)),
         else_case(std::move(e)) {}
   static bool classof(StmtKind k) { return k == StmtKind::IfThenElse; }
   const Expr cond;
@@ -142,7 +152,8 @@ struct IfThenElseNode : StmtNode {
 
 // A local buffer that lives for `body` (uninitialised).
 struct AllocateNode : StmtNode {
-  AllocateNode(Buffer b, Stmt s) : StmtNode(StmtKind::Allocate), buffer(std::move(b)), body(std::move(s)) {}
+  AllocateNode(Buffer b, Stmt s)
+      : StmtNode(StmtKind::Allocate), buffer(std::move(b)), body(std::move(s)) {}
   static bool classof(StmtKind k) { return k == StmtKind::Allocate; }
   const Buffer buffer;
   const Stmt body;

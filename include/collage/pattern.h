@@ -19,6 +19,7 @@
 //   (Conv * const)         a Conv node whose inputs match `*` and `const`, in order; the number of
 //                          inputs must be equal (trailing absent optional inputs do not count).
 //                          For commutative operators the first two inputs may match swapped.
+//                          An absent optional input before the last one matches only a bare *.
 //   ()                     not allowed; `(ConstantOfShape)` is a node with no inputs
 //   (Add|Mul * *)          either operator
 //   (Relu? p)              optional: Relu(p), or else p itself; `(BiasAdd? p *)` - the optional
@@ -58,8 +59,8 @@ struct PatternNode;  // private to the implementation (lib/backends/pattern_node
 
 // An attribute value a pattern compares against. Integers also match float fields of equal
 // value; float values are compared after rounding to the field's float precision.
-using PatternAttr = std::variant<int64_t, double, std::string, std::vector<int64_t>,
-                                 std::vector<double>>;
+using PatternAttr =
+    std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
 
 class Pattern {
  public:
@@ -75,10 +76,8 @@ class Pattern {
   // Predicates on the matched value. Each returns a new pattern (this one is unchanged).
   Pattern has_attr(std::string name, PatternAttr value) const;
   template <typename T>
-    requires std::is_integral_v<T>
-  Pattern has_attr(std::string name, T value) const {
-    return has_attr(std::move(name), PatternAttr(static_cast<int64_t>(value)));
-  }
+  requires std::is_integral_v<T> Pattern has_attr(std::string name, T value)
+  const { return has_attr(std::move(name), PatternAttr(static_cast<int64_t>(value))); }
   Pattern has_attr(std::string name, double value) const {
     return has_attr(std::move(name), PatternAttr(value));
   }

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -46,5 +48,122 @@ struct Placement {
 // Checks that `p` covers every node of `g` exactly once with convex groups whose backends exist,
 // and orders the groups topologically. Errors name the group at fault.
 absl::Status validate_placement(const Graph& g, const BackendRegistry& backends, Placement& p);
+
+// ---- The Collage optimizer (placement/) ----
+
+// The cost of running one candidate group as one kernel on its backend.
+struct Cost {
+  double ms = 0;           // median wall time of one run, in milliseconds
+  int samples = 0;         // timed samples behind the median; 0 for a modelled (unmeasured) cost
+  double spread = 0;       // (90th - 10th percentile) / median of those samples
+  bool from_cache = false; // taken from the cost database or an earlier identical group
+};
+
+// What the op-level search asks for the cost of a candidate. The measurer (placement/measurer.h)
+// builds and times kernels; tests plug in deterministic fakes.
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  // Cost of `candidate`, whose group is cut out of the graph as `group`. An error (the backend
+  // cannot build or run it) excludes the candidate; the message is kept as an explanation.
+  virtual absl::StatusOr<Cost> cost(const Candidate& candidate, const ExtractedSubgraph& group) = 0;
+  // Extra time a value of type `type` costs when it crosses a group boundary (it is written to
+  // memory by one kernel and read back by the next instead of staying inside a fused kernel), in
+  // milliseconds. 0 unless the model measures it.
+  virtual double boundary_ms(const TensorType& type) { return 0; }
+  // A hint that cost() is about to be asked for each of `batch` (candidates compared with each
+  // other); a measurer times them interleaved. Default: nothing.
+  virtual void prefetch(
+      std::span<const std::pair<const Candidate*, const ExtractedSubgraph*>> batch) {}
+};
+
+// End-to-end latency of a whole placed model (the graph-level search's fitness).
+class PlacementEvaluator {
+ public:
+  virtual ~PlacementEvaluator() = default;
+  // Median latency in milliseconds of one run of the model placed as `p`. Errors (a group fails to
+  // build or run) make the placement unusable.
+  virtual absl::StatusOr<double> latency_ms(const Placement& p) = 0;
+};
+
+struct PlacementProgress {
+  std::string phase;       // "candidates", "measure", "op-level", "evolve", "finalists", "done"
+  size_t measured = 0;     // candidates costed so far (measure), placements evaluated (evolve)
+  size_t total = 0;        // candidates to cost (measure)
+  int generation = 0;      // evolve
+  double best_ms = -1;     // best end-to-end latency so far (evolve, finalists)
+};
+
+struct PlacementOptions {
+  // Backends that may take part, by name; empty means every registered backend. The fallback is
+  // always added.
+  std::vector<std::string> backends;
+  // The backend that can run any node (BaselineOptions::fallback).
+  std::string fallback = "reference";
+  // "op-level" (dynamic programming over measured candidate costs), "two-level" (op-level, then
+  // the evolutionary search over measured end-to-end latencies), "single:NAME" or "greedy".
+  std::string strategy = "two-level";
+  // Wall-clock budget of the graph-level search in seconds (the op-level measurements come
+  // before it and are not counted).
+  double time_budget_s = 60;
+  uint64_t seed = 0;
+  // Persistent cost database (JSON lines); empty: costs live only as long as the call.
+  std::string cost_db_path;
+  // Device fingerprint that keys the database; empty: device_fingerprint() of this machine.
+  std::string device;
+  // Database records whose spread ((p90 - p10) / median) exceeds this were measured on a busy
+  // machine; they are measured again and replaced.
+  double trusted_spread = 0.5;
+  // Candidates: largest node count of one candidate (also passed to pattern rules), and the most
+  // candidates kept in all (0: no limit; the largest are dropped first). Cuts are noted.
+  int max_depth = 8;
+  size_t max_candidates = 0;
+  // Largest number of states the op-level search may memoise before it gives up.
+  size_t max_states = 2000000;
+  // Charge CostModel::boundary_ms for every value a candidate reads from another group.
+  bool charge_boundaries = true;
+  // Graph-level search: population size and a bound on generations (0: only the time budget).
+  int population = 16;
+  int max_generations = 0;
+  // Threads a kernel may use while measured and run (0: one per core).
+  int num_threads = 0;
+  // Measure the chosen placement and every single-backend baseline end to end, interleaved, and
+  // report the figures (OptimizeResult::compared).
+  bool compare_baselines = false;
+  std::function<void(const PlacementProgress&)> progress;
+  // Replacements for the measurers (not owned; tests use deterministic fakes): candidate costs and
+  // end-to-end latencies.
+  CostModel* cost_model = nullptr;
+  PlacementEvaluator* evaluator = nullptr;
+};
+
+// One placement measured end to end by the optimizer.
+struct MeasuredPlacement {
+  std::string strategy;  // "two-level", "single:dnnl", ...
+  double ms = -1;        // median end-to-end latency; -1 when it could not be measured
+  std::string note;      // why not
+};
+
+struct OptimizeResult {
+  Placement placement;
+  // With compare_baselines: the chosen placement first, then each single-backend baseline.
+  std::vector<MeasuredPlacement> compared;
+  size_t candidates = 0;        // candidates considered
+  size_t measured = 0;          // kernels timed in this call
+  size_t cached = 0;            // costs found in the cost database or shared with an identical group
+  size_t evaluations = 0;       // end-to-end measurements
+};
+
+// Chooses a backend for every node of `g` (Collage). Errors: an unknown strategy or backend, a
+// node no selected backend nor the fallback can run, an unreadable cost database.
+absl::StatusOr<OptimizeResult> optimize_detailed(const Context& ctx,
+                                                 const BackendRegistry& backends, const Graph& g,
+                                                 const PlacementOptions& options);
+absl::StatusOr<Placement> optimize(const Context& ctx, const BackendRegistry& backends,
+                                   const Graph& g, const PlacementOptions& options);
+
+// "<cpu model name>|<cores> cores|<ISA flags>" of this machine from /proc/cpuinfo (the part of
+// every cost-database key that names the device). Errors when /proc/cpuinfo cannot be read.
+absl::StatusOr<std::string> device_fingerprint();
 
 }  // namespace collage

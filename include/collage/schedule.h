@@ -16,7 +16,11 @@
 // Splits whose factor does not divide the extent iterate over ceil(extent / factor) * factor
 // points; the points past the end are skipped by a guard (`if (outer * factor + inner < extent)`)
 // that lowering places right inside the innermost loop it depends on and that the simplifier
-// removes wherever it can prove it holds. Nothing is computed or stored out of bounds.
+// removes wherever it can prove it holds. A stage computed at a consumer's loop computes the region
+// one iteration of that loop reads; where that region sticks out of its tensor (next to a padded
+// split of the consumer), a stage with local storage computes extra elements that nobody reads,
+// its coordinates clamped so that its own reads stay in bounds (no branch in its loops), and a
+// stage stored in an argument buffer is guarded. Nothing is read or stored out of bounds.
 #pragma once
 
 #include <array>

@@ -4,7 +4,8 @@
 //   te::Tensor A = te::placeholder({m, k}, DType::f32, "A");
 //   te::Tensor B = te::placeholder({k, n}, DType::f32, "B");
 //   te::IterVar r = te::reduce_axis({0, k}, "r");
-//   te::Tensor C = te::compute({m, n}, [&](te::Var i, te::Var j) { return te::sum(A(i, r) * B(r, j), {r}); }, "C");
+//   te::Tensor C = te::compute({m, n}, [&](te::Var i, te::Var j) { return te::sum(A(i, r) * B(r,
+//   j), {r}); }, "C");
 //
 // Expressions are built freely; type mismatches are resolved by promotion (see make_binary) and
 // structural mistakes (wrong number of indices, a reduction that is not the outermost expression)
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -25,35 +27,40 @@
 
 namespace collage::te {
 
+// The binary operator kinds, each held by `node` (BinaryNode); a sub-list of the one below.
+#define COLLAGE_TE_BINARY_KINDS(X, node) \
+  X(Add, node)                           \
+  X(Sub, node)                           \
+  X(Mul, node)                           \
+  X(Div, node)                           \
+  X(Mod, node)                           \
+  X(FloorDiv, node)                      \
+  X(FloorMod, node)                      \
+  X(Min, node)                           \
+  X(Max, node)                           \
+  X(EQ, node)                            \
+  X(NE, node)                            \
+  X(LT, node)                            \
+  X(LE, node)                            \
+  X(GT, node)                            \
+  X(GE, node)                            \
+  X(And, node)                           \
+  X(Or, node)
+
 // Every expression node kind with the class that holds it. This one list generates the kind
-// enum, the printer's and the visitors' dispatch (loop_ir.h).
-#define COLLAGE_TE_EXPR_NODES(X) \
-  X(IntImm, IntImmNode)          \
-  X(FloatImm, FloatImmNode)      \
-  X(Var, VarNode)                \
-  X(Add, BinaryNode)             \
-  X(Sub, BinaryNode)             \
-  X(Mul, BinaryNode)             \
-  X(Div, BinaryNode)             \
-  X(Mod, BinaryNode)             \
-  X(FloorDiv, BinaryNode)        \
-  X(FloorMod, BinaryNode)        \
-  X(Min, BinaryNode)             \
-  X(Max, BinaryNode)             \
-  X(EQ, BinaryNode)              \
-  X(NE, BinaryNode)              \
-  X(LT, BinaryNode)              \
-  X(LE, BinaryNode)              \
-  X(GT, BinaryNode)              \
-  X(GE, BinaryNode)              \
-  X(And, BinaryNode)             \
-  X(Or, BinaryNode)              \
-  X(Not, NotNode)                \
-  X(Select, SelectNode)          \
-  X(Cast, CastNode)              \
-  X(Call, CallNode)              \
-  X(ProducerLoad, ProducerLoadNode) \
-  X(Load, LoadNode)              \
+// enum, the printer's and the visitors' dispatch (loop_ir.h). The binary kinds stay contiguous
+// (is_binary() relies on it).
+#define COLLAGE_TE_EXPR_NODES(X)         \
+  X(IntImm, IntImmNode)                  \
+  X(FloatImm, FloatImmNode)              \
+  X(Var, VarNode)                        \
+  COLLAGE_TE_BINARY_KINDS(X, BinaryNode) \
+  X(Not, NotNode)                        \
+  X(Select, SelectNode)                  \
+  X(Cast, CastNode)                      \
+  X(Call, CallNode)                      \
+  X(ProducerLoad, ProducerLoadNode)      \
+  X(Load, LoadNode)                      \
   X(Reduce, ReduceNode)
 
 enum class ExprKind : uint8_t {
@@ -86,11 +93,10 @@ class Expr {
   Expr() = default;
   explicit Expr(std::shared_ptr<const ExprNode> node) : node_(std::move(node)) {}
   template <typename T>
-    requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
-  Expr(T v) : Expr(make_int(static_cast<int64_t>(v))) {}
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) Expr(T v)
+      : Expr(make_int(static_cast<int64_t>(v))) {}
   template <typename T>
-    requires std::is_floating_point_v<T>
-  Expr(T v) : Expr(make_float(static_cast<double>(v))) {}
+  requires std::is_floating_point_v<T> Expr(T v) : Expr(make_float(static_cast<double>(v))) {}
   Expr(bool v);
 
   bool defined() const { return node_ != nullptr; }
@@ -141,7 +147,8 @@ class Var : public Expr {
 };
 
 struct BinaryNode : ExprNode {
-  BinaryNode(ExprKind k, DType t, Expr x, Expr y) : ExprNode(k, t), a(std::move(x)), b(std::move(y)) {}
+  BinaryNode(ExprKind k, DType t, Expr x, Expr y)
+      : ExprNode(k, t), a(std::move(x)), b(std::move(y)) {}
   static bool classof(ExprKind k) { return is_binary(k); }
   const Expr a, b;
 };
@@ -154,7 +161,9 @@ struct NotNode : ExprNode {
 
 struct SelectNode : ExprNode {
   SelectNode(DType t, Expr c, Expr x, Expr y)
-      : ExprNode(ExprKind::Select, t), cond(std::move(c)), true_value(std::move(x)),
+      : ExprNode(ExprKind::Select, t),
+        cond(std::move(c)),
+        true_value(std::move(x)),
         false_value(std::move(y)) {}
   static bool classof(ExprKind k) { return k == ExprKind::Select; }
   const Expr cond, true_value, false_value;
@@ -169,7 +178,18 @@ struct CastNode : ExprNode {
 
 // The pure math functions expressions may call (all on floating-point values).
 enum class Intrinsic : uint8_t {
-  exp, log, tanh, erf, sqrt, rsqrt, pow, fabs, sigmoid, floor, ceil, round
+  exp,
+  log,
+  tanh,
+  erf,
+  sqrt,
+  rsqrt,
+  pow,
+  fabs,
+  sigmoid,
+  floor,
+  ceil,
+  round
 };
 std::string_view intrinsic_name(Intrinsic f);
 int intrinsic_arity(Intrinsic f);
@@ -245,8 +265,8 @@ class Tensor {
 
   Expr operator()(std::vector<Expr> indices) const;
   template <typename... I>
-    requires(sizeof...(I) > 0 && (std::is_convertible_v<I, Expr> && ...))
-  Expr operator()(I... indices) const {
+  requires(sizeof...(I) > 0 && (std::is_convertible_v<I, Expr> && ...)) Expr operator()(
+      I... indices) const {
     return (*this)(std::vector<Expr>{Expr(indices)...});
   }
 
@@ -284,7 +304,10 @@ std::string_view reduce_op_name(ReduceOp op);
 // combiner unless given). Only valid as the outermost expression of a compute body.
 struct ReduceNode : ExprNode {
   ReduceNode(DType t, ReduceOp o, Expr s, std::vector<IterVar> ax, Expr i)
-      : ExprNode(ExprKind::Reduce, t), op(o), source(std::move(s)), axis(std::move(ax)),
+      : ExprNode(ExprKind::Reduce, t),
+        op(o),
+        source(std::move(s)),
+        axis(std::move(ax)),
         init(std::move(i)) {}
   static bool classof(ExprKind k) { return k == ExprKind::Reduce; }
   const ReduceOp op;
@@ -358,6 +381,9 @@ Expr max(Expr source, std::vector<IterVar> axes, Expr init);
 Expr min(Expr source, std::vector<IterVar> axes);
 Expr min(Expr source, std::vector<IterVar> axes, Expr init);
 
+// The value of an integer (or bool) immediate; nullopt for anything else.
+std::optional<int64_t> as_const_int(const Expr& e);
+
 // Structural equality (same shape of tree, same variables by identity, same constants).
 bool structural_equal(const Expr& a, const Expr& b);
 
@@ -385,15 +411,26 @@ constexpr bool invocable_with_vars(std::index_sequence<I...>) {
 }
 template <typename F>
 constexpr int index_function_arity() {
-  if constexpr (invocable_with_vars<F>(std::make_index_sequence<1>())) return 1;
-  else if constexpr (invocable_with_vars<F>(std::make_index_sequence<2>())) return 2;
-  else if constexpr (invocable_with_vars<F>(std::make_index_sequence<3>())) return 3;
-  else if constexpr (invocable_with_vars<F>(std::make_index_sequence<4>())) return 4;
-  else if constexpr (invocable_with_vars<F>(std::make_index_sequence<5>())) return 5;
-  else if constexpr (invocable_with_vars<F>(std::make_index_sequence<6>())) return 6;
-  else if constexpr (invocable_with_vars<F>(std::make_index_sequence<7>())) return 7;
-  else if constexpr (invocable_with_vars<F>(std::make_index_sequence<8>())) return 8;
-  else return -1;
+  if constexpr (invocable_with_vars<F>(std::make_index_sequence<0>()))
+    return 0;
+  else if constexpr (invocable_with_vars<F>(std::make_index_sequence<1>()))
+    return 1;
+  else if constexpr (invocable_with_vars<F>(std::make_index_sequence<2>()))
+    return 2;
+  else if constexpr (invocable_with_vars<F>(std::make_index_sequence<3>()))
+    return 3;
+  else if constexpr (invocable_with_vars<F>(std::make_index_sequence<4>()))
+    return 4;
+  else if constexpr (invocable_with_vars<F>(std::make_index_sequence<5>()))
+    return 5;
+  else if constexpr (invocable_with_vars<F>(std::make_index_sequence<6>()))
+    return 6;
+  else if constexpr (invocable_with_vars<F>(std::make_index_sequence<7>()))
+    return 7;
+  else if constexpr (invocable_with_vars<F>(std::make_index_sequence<8>()))
+    return 8;
+  else
+    return -1;
 }
 template <typename F, size_t... I>
 Expr call_with_vars(F& f, const std::vector<Var>& v, std::index_sequence<I...>) {
@@ -404,11 +441,12 @@ Tensor compute_n(Shape shape, int arity, const std::function<Expr(const std::vec
                  std::string name, std::string tag);
 }  // namespace detail
 
-// Overload for index functions taking 1..8 separate Var parameters: [](Var i, Var j) { ... }.
+// Overload for index functions taking 0..8 separate Var parameters: [](Var i, Var j) { ... }
+// (none for a rank-0 tensor).
 // A rank that differs from the parameter count is reported when the tensor is scheduled.
 template <typename F>
-  requires(detail::index_function_arity<F>() > 0)
-Tensor compute(Shape shape, F f, std::string name, std::string tag = "") {
+requires(detail::index_function_arity<F>() >= 0) Tensor
+    compute(Shape shape, F f, std::string name, std::string tag = "") {
   constexpr int n = detail::index_function_arity<F>();
   return detail::compute_n(
       std::move(shape), n,

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -15,6 +16,9 @@ using Shape = std::vector<int64_t>;
 
 // Number of elements of a shape (1 for a scalar, rank 0).
 int64_t shape_numel(const Shape& shape);
+// Element count, or nullopt when a dimension is negative or the count overflows (shapes from
+// untrusted models must be checked with this before anything is allocated).
+std::optional<int64_t> checked_shape_numel(const Shape& shape);
 // Row-major strides in elements.
 std::vector<int64_t> shape_strides(const Shape& shape);
 // "1x3x224x224"; "scalar" for rank 0.

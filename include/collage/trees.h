@@ -27,7 +27,8 @@ namespace collage {
 enum class TreeCompare : uint8_t {
   less_f32,        // float(x) < float(t): XGBoost, ONNX-ML BRANCH_LT
   less_equal_f32,  // float(x) <= float(t): ONNX-ML BRANCH_LEQ
-  less_equal_f64,  // double(x) <= t: LightGBM
+  less_equal_f64,  // double(x) <= t: LightGBM, ONNX-ML BRANCH_LEQ with double thresholds
+  less_f64,        // double(x) < t: ONNX-ML BRANCH_LT with double thresholds
 };
 
 // Which inputs a node treats as missing; a missing value goes to the default child.
@@ -42,9 +43,9 @@ struct TreeNode {
   double threshold = 0.0;
   TreeCompare compare = TreeCompare::less_f32;
   TreeMissing missing = TreeMissing::nan;
-  bool default_left = false;       // where a missing value goes
-  int32_t left = -1, right = -1;   // internal node: children, as indices into Tree::nodes
-  double value = 0.0;              // leaf: what the tree adds to its output
+  bool default_left = false;      // where a missing value goes
+  int32_t left = -1, right = -1;  // internal node: children, as indices into Tree::nodes
+  double value = 0.0;             // leaf: what the tree adds to its output
   bool is_leaf() const { return feature < 0; }
 };
 
@@ -65,14 +66,17 @@ enum class TreePostTransform : uint8_t {
 // A trained ensemble: margin[o] = base_score[o] + tree_scale * sum of the leaf values reached in
 // the trees whose output is o, and prediction = post_transform(margin).
 struct TreeEnsemble {
-  std::string name;  // e.g. the file name, for messages
-  std::string source;  // "xgboost", "lightgbm" or "onnx-ml"
+  std::string name;       // e.g. the file name, for messages
+  std::string source;     // "xgboost", "lightgbm" or "onnx-ml"
   std::string objective;  // as the library names it ("binary:logistic", "multiclass", ...)
   int64_t num_features = 0;
   int64_t num_outputs = 1;  // 1 for regression and binary classification, else the classes
   std::vector<Tree> trees;
   std::vector<double> base_score;  // one margin per output
-  double tree_scale = 1.0;          // 1 / number of iterations for averaged forests
+  double tree_scale = 1.0;         // 1 / number of iterations for averaged forests
+  // Inputs with |x| <= zero_threshold are read as 0 before any split: LightGBM's predictors drop
+  // such values from a row (1e-35f), and an absent value is 0. 0 leaves inputs as they are.
+  double zero_threshold = 0.0;
   TreePostTransform post_transform = TreePostTransform::none;
   double sigmoid_scale = 1.0;
 };
@@ -95,7 +99,7 @@ absl::StatusOr<Tensor> evaluate_tree_ensemble(const TreeEnsemble& model, const T
 // file, Unimplemented for a valid model collage does not handle (categorical splits, an objective
 // without a known transform, multi-target trees, linear trees), InvalidArgument for the rest.
 
-// An XGBoost JSON model (`booster.save_model("m.json")`), gbtree booster. Objectives:
+// An XGBoost JSON model (`booster.save_model("m.json")`), gbtree or dart booster. Objectives:
 // reg:squarederror, reg:squaredlogerror, reg:pseudohubererror, reg:absoluteerror,
 // reg:quantileerror (identity), reg:logistic, binary:logistic (sigmoid), binary:logitraw
 // (margin), multi:softprob and multi:softmax (softmax probabilities), count:poisson, reg:gamma,
@@ -130,9 +134,8 @@ struct TreeGraphOptions {
 // Adds the program computing `model` on `x` (f32 [batch, num_features]) to `b` and returns the
 // value holding f32 [batch, num_outputs] predictions (margins with output_margin). Missing values
 // (NaN) follow each node's default child and every comparison gives the library's result for
-// every float32 input, NaN and infinities included. Errors: an invalid model, a wrong `x`, a
-// strategy whose tensors would be too large (ResourceExhausted, naming the tensor), or a threshold
-// no float32 comparison can reproduce (`<= +inf`, Unimplemented).
+// every float32 input, NaN and infinities included. Errors: an invalid model, a wrong `x`, or a
+// strategy whose tensors would be too large (ResourceExhausted, naming the tensor).
 absl::StatusOr<ValueId> add_tree_ensemble(GraphBuilder& b, ValueId x, const TreeEnsemble& model,
                                           const TreeGraphOptions& options = {});
 
@@ -159,7 +162,8 @@ absl::Status convert_onnx_tree_ensemble(const onnx::NodeProto& node, GraphBuilde
 // before its post transform and output formatting.
 absl::StatusOr<TreeEnsemble> tree_ensemble_from_onnx(const onnx::NodeProto& node);
 
-// --- Any model file (library collage_model_file) ----------------------------------------------------
+// --- Any model file (library collage_model_file)
+// ----------------------------------------------------
 
 enum class ModelFormat : uint8_t { automatic, onnx, xgboost, lightgbm };
 std::string_view model_format_name(ModelFormat f);  // "auto", "onnx", "xgboost", "lightgbm"

@@ -9,8 +9,10 @@ namespace collage {
 
 std::string_view device_kind_name(DeviceKind d) {
   switch (d) {
-    case DeviceKind::cpu: return "cpu";
-    case DeviceKind::cuda: return "cuda";
+    case DeviceKind::cpu:
+      return "cpu";
+    case DeviceKind::cuda:
+      return "cuda";
   }
   return "?";
 }

@@ -9,7 +9,9 @@
 namespace collage {
 namespace {
 
-std::shared_ptr<PatternNode> copy_of(const PatternNode& n) { return std::make_shared<PatternNode>(n); }
+std::shared_ptr<PatternNode> copy_of(const PatternNode& n) {
+  return std::make_shared<PatternNode>(n);
+}
 
 Pattern with_predicate(const PatternNode& n, PatternPredicate p) {
   auto c = copy_of(n);
@@ -35,6 +37,57 @@ std::string quoted(const std::string& s) {
   return out + "\"";
 }
 
+// The optional form `(Op? p rest...)` applies when the alternative came from optional(), has no
+// predicates of its own, and its first branch is an operator whose first input is the second
+// branch.
+bool prints_as_optional(const PatternNode& alt) {
+  if (alt.kind != PatternKind::alternative || !alt.optional || !alt.predicates.empty())
+    return false;
+  const PatternNode& op = *alt.first;
+  return op.kind == PatternKind::op && !op.any_inputs && !op.inputs.empty() &&
+         op.inputs[0] == alt.second;
+}
+
+std::string attr_value_text(const PatternAttr& v) {
+  struct Visit {
+    std::string operator()(int64_t i) const { return std::to_string(i); }
+    std::string operator()(double d) const { return float_text(d); }
+    std::string operator()(const std::string& s) const { return quoted(s); }
+    std::string operator()(const std::vector<int64_t>& l) const {
+      std::string s = "[";
+      for (size_t i = 0; i < l.size(); ++i) s += str_cat(i ? "," : "", l[i]);
+      return s + "]";
+    }
+    std::string operator()(const std::vector<double>& l) const {
+      std::string s = "[";
+      for (size_t i = 0; i < l.size(); ++i) s += str_cat(i ? "," : "", float_text(l[i]));
+      return s + "]";
+    }
+  };
+  return std::visit(Visit{}, v);
+}
+
+std::string predicate_text(const PatternPredicate& p) {
+  switch (p.kind) {
+    case PatternPredicate::Kind::dtype:
+      return str_cat("dtype=", dtype_name(p.dtype));
+    case PatternPredicate::Kind::rank:
+      return str_cat("rank=", p.rank);
+    case PatternPredicate::Kind::shape: {
+      if (p.shape.empty()) return "shape=scalar";
+      std::string s = "shape=";
+      for (size_t i = 0; i < p.shape.size(); ++i)
+        s += str_cat(i ? "x" : "", p.shape[i] < 0 ? std::string("?") : std::to_string(p.shape[i]));
+      return s;
+    }
+    case PatternPredicate::Kind::fusion:
+      return str_cat("fusion=", fusion_kind_name(p.fusion));
+    case PatternPredicate::Kind::attr:
+      return str_cat("attr.", p.attr_name, "=", attr_value_text(p.attr_value));
+  }
+  return "";
+}
+
 // Prints a pattern DAG; nodes reached more than once get a label at their first occurrence.
 class Printer {
  public:
@@ -58,27 +111,31 @@ class Printer {
     }
     const std::vector<PatternPredicate>* preds = &n->predicates;
     switch (n->kind) {
-      case PatternKind::wildcard: out += "*"; break;
-      case PatternKind::constant: out += "const"; break;
+      case PatternKind::wildcard:
+        out += "*";
+        break;
+      case PatternKind::constant:
+        out += "const";
+        break;
       case PatternKind::op:
         if (n->any_inputs) {
           out += names(*n);
         } else {
-          out += "(" + names(*n);
-          for (const auto& in : n->inputs) out += " " + print(in.get());
+          out += str_cat("(", names(*n));
+          for (const auto& in : n->inputs) out += str_cat(" ", print(in.get()));
           out += ")";
         }
         break;
       case PatternKind::alternative:
         if (optional_form_[n]) {
           const PatternNode& op = *n->first;
-          out += "(" + names(op) + "?";
-          for (const auto& in : op.inputs) out += " " + print(in.get());
+          out += str_cat("(", names(op), "?");
+          for (const auto& in : op.inputs) out += str_cat(" ", print(in.get()));
           out += ")";
           preds = &op.predicates;
         } else {
           out += "(|";
-          for (const PatternNode* b : branches(n)) out += " " + print(b);
+          for (const PatternNode* b : branches(n)) out += str_cat(" ", print(b));
           out += ")";
         }
         break;
@@ -86,7 +143,7 @@ class Printer {
     if (!preds->empty()) {
       out += "[";
       for (size_t i = 0; i < preds->size(); ++i)
-        out += (i ? ", " : "") + predicate_text((*preds)[i]);
+        out += str_cat(i ? ", " : "", predicate_text((*preds)[i]));
       out += "]";
     }
     return out;
@@ -95,7 +152,7 @@ class Printer {
  private:
   static std::string names(const PatternNode& n) {
     std::string s;
-    for (size_t i = 0; i < n.names.size(); ++i) s += (i ? "|" : "") + n.names[i];
+    for (size_t i = 0; i < n.names.size(); ++i) s += str_cat(i ? "|" : "", n.names[i]);
     return s;
   }
 
@@ -133,51 +190,9 @@ class Printer {
 
 }  // namespace
 
-bool prints_as_optional(const PatternNode& alt) {
-  if (alt.kind != PatternKind::alternative || !alt.optional || !alt.predicates.empty()) return false;
-  const PatternNode& op = *alt.first;
-  return op.kind == PatternKind::op && !op.any_inputs && !op.inputs.empty() &&
-         op.inputs[0] == alt.second;
+Pattern wildcard() {
+  return Pattern(std::make_shared<PatternNode>());
 }
-
-std::string attr_value_text(const PatternAttr& v) {
-  struct Visit {
-    std::string operator()(int64_t i) const { return std::to_string(i); }
-    std::string operator()(double d) const { return float_text(d); }
-    std::string operator()(const std::string& s) const { return quoted(s); }
-    std::string operator()(const std::vector<int64_t>& l) const {
-      std::string s = "[";
-      for (size_t i = 0; i < l.size(); ++i) s += (i ? "," : "") + std::to_string(l[i]);
-      return s + "]";
-    }
-    std::string operator()(const std::vector<double>& l) const {
-      std::string s = "[";
-      for (size_t i = 0; i < l.size(); ++i) s += (i ? "," : "") + float_text(l[i]);
-      return s + "]";
-    }
-  };
-  return std::visit(Visit{}, v);
-}
-
-std::string predicate_text(const PatternPredicate& p) {
-  switch (p.kind) {
-    case PatternPredicate::Kind::dtype: return str_cat("dtype=", dtype_name(p.dtype));
-    case PatternPredicate::Kind::rank: return str_cat("rank=", p.rank);
-    case PatternPredicate::Kind::shape: {
-      if (p.shape.empty()) return "shape=scalar";
-      std::string s = "shape=";
-      for (size_t i = 0; i < p.shape.size(); ++i)
-        s += (i ? "x" : "") + (p.shape[i] < 0 ? std::string("?") : std::to_string(p.shape[i]));
-      return s;
-    }
-    case PatternPredicate::Kind::fusion: return str_cat("fusion=", fusion_kind_name(p.fusion));
-    case PatternPredicate::Kind::attr:
-      return str_cat("attr.", p.attr_name, "=", attr_value_text(p.attr_value));
-  }
-  return "";
-}
-
-Pattern wildcard() { return Pattern(std::make_shared<PatternNode>()); }
 
 Pattern is_constant() {
   auto n = std::make_shared<PatternNode>();

@@ -16,13 +16,17 @@ class AttrComparer : public AttrVisitor {
 
   void field(const char* n, int64_t& v) override {
     if (!hit(n)) return;
-    if (auto* i = std::get_if<int64_t>(&value_)) equal = *i == v;
-    else if (auto* d = std::get_if<double>(&value_)) equal = *d == static_cast<double>(v);
+    if (auto* i = std::get_if<int64_t>(&value_))
+      equal = *i == v;
+    else if (auto* d = std::get_if<double>(&value_))
+      equal = *d == static_cast<double>(v);
   }
   void field(const char* n, float& v) override {
     if (!hit(n)) return;
-    if (auto* i = std::get_if<int64_t>(&value_)) equal = static_cast<float>(*i) == v;
-    else if (auto* d = std::get_if<double>(&value_)) equal = static_cast<float>(*d) == v;
+    if (auto* i = std::get_if<int64_t>(&value_))
+      equal = static_cast<float>(*i) == v;
+    else if (auto* d = std::get_if<double>(&value_))
+      equal = static_cast<float>(*d) == v;
   }
   void field(const char* n, std::string& v) override {
     if (!hit(n)) return;
@@ -30,7 +34,8 @@ class AttrComparer : public AttrVisitor {
   }
   void field(const char* n, std::vector<int64_t>& v) override {
     if (!hit(n)) return;
-    if (auto* l = std::get_if<std::vector<int64_t>>(&value_)) equal = *l == v;
+    if (auto* l = std::get_if<std::vector<int64_t>>(&value_))
+      equal = *l == v;
     else if (auto* d = std::get_if<std::vector<double>>(&value_))
       equal = std::equal(d->begin(), d->end(), v.begin(), v.end(),
                          [](double a, int64_t b) { return a == static_cast<double>(b); });
@@ -65,8 +70,10 @@ bool holds(const Graph& g, ValueId v, const PatternPredicate& p) {
   using Kind = PatternPredicate::Kind;
   const TensorType& t = g.value(v).type;
   switch (p.kind) {
-    case Kind::dtype: return t.dtype == p.dtype;
-    case Kind::rank: return static_cast<int64_t>(t.shape.size()) == p.rank;
+    case Kind::dtype:
+      return t.dtype == p.dtype;
+    case Kind::rank:
+      return static_cast<int64_t>(t.shape.size()) == p.rank;
     case Kind::shape:
       if (t.shape.size() != p.shape.size()) return false;
       for (size_t i = 0; i < t.shape.size(); ++i)
@@ -131,7 +138,8 @@ class Matcher {
       case PatternKind::constant:
         if (v == kNoValue || !g_.constant_of(v) || !all_hold(g_, v, p)) return {};
         return {bind(s, p, v, -1)};
-      case PatternKind::op: return match_op(p, v, s);
+      case PatternKind::op:
+        return match_op(p, v, s);
       case PatternKind::alternative: {
         if (!p.predicates.empty() && (v == kNoValue || !all_hold(g_, v, p))) return {};
         std::vector<State> out = match(*p.first, v, s);
@@ -193,16 +201,17 @@ std::optional<PatternMatch> finish(const Graph& g, NodeId root, const State& s) 
   for (const PatternBinding& b : s.bindings)
     if (b.node >= 0) nodes.insert(b.node);
   if (!nodes.contains(root)) return std::nullopt;
-  std::vector<bool> is_output(g.values().size(), false);
-  for (ValueId v : g.outputs()) is_output[v] = true;
   const auto& users = g.users();
+  auto is_output = [&](ValueId v) {
+    return std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
+  };
   PatternMatch m;
   std::set<ValueId> seen;
   for (NodeId id : nodes.to_vector()) {
     const Node& node = g.node(id);
     if (id != root) {
       for (ValueId out : node.outputs) {
-        if (is_output[out]) return std::nullopt;
+        if (is_output(out)) return std::nullopt;
         for (NodeId u : users[out])
           if (!nodes.contains(u)) return std::nullopt;
       }

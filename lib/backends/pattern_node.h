@@ -1,4 +1,5 @@
-// The nodes behind collage::Pattern, shared by the builder, the printer, the parser and the matcher.
+// The nodes behind collage::Pattern, shared by the builder, the printer, the parser and the
+// matcher.
 #pragma once
 
 #include <memory>
@@ -35,14 +36,5 @@ struct PatternNode {
   bool optional = false;
   std::vector<PatternPredicate> predicates;
 };
-
-// The optional form `(Op? p rest...)` applies when the alternative came from optional(), has no
-// predicates of its own, and its first branch is an operator whose first input is the second
-// branch.
-bool prints_as_optional(const PatternNode& alt);
-
-// Text of one predicate value / predicate, as the printer writes them.
-std::string attr_value_text(const PatternAttr& v);
-std::string predicate_text(const PatternPredicate& p);
 
 }  // namespace collage

@@ -29,8 +29,8 @@ class Parser {
   // Records the first error; parsing then unwinds, returning nulls.
   NodePtr fail(std::string_view what) {
     if (error_.ok())
-      error_ = absl::InvalidArgumentError(
-          str_cat("pattern '", s_, "': ", what, " at offset ", pos_));
+      error_ =
+          absl::InvalidArgumentError(str_cat("pattern '", s_, "': ", what, " at offset ", pos_));
     return nullptr;
   }
   bool failed() const { return !error_.ok(); }
@@ -222,9 +222,9 @@ class Parser {
     }
     if (key == "fusion") {
       p.kind = Kind::fusion;
-      for (FusionKind k : {FusionKind::elementwise, FusionKind::broadcast, FusionKind::injective,
-                           FusionKind::reduction, FusionKind::out_elementwise_fusable,
-                           FusionKind::opaque}) {
+      for (FusionKind k :
+           {FusionKind::elementwise, FusionKind::broadcast, FusionKind::injective,
+            FusionKind::reduction, FusionKind::out_elementwise_fusable, FusionKind::opaque}) {
         if (fusion_kind_name(k) == v) {
           p.fusion = k;
           return true;

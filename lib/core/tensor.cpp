@@ -13,6 +13,14 @@ int64_t shape_numel(const Shape& shape) {
   return n;
 }
 
+std::optional<int64_t> checked_shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  }
+  return n;
+}
+
 std::vector<int64_t> shape_strides(const Shape& shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];

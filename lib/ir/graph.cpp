@@ -124,6 +124,15 @@ absl::StatusOr<std::vector<ValueId>> GraphBuilder::add_node(std::string_view op_
   if (absl::Status s = op->infer(ictx); !s.ok()) return s;
   if (ictx.outputs().empty())
     return absl::InternalError(str_cat(op_name, " '", shown, "': inference set no output"));
+  for (size_t i = 0; i < ictx.outputs().size(); ++i) {
+    const TensorType& t = ictx.outputs()[i];
+    auto n = checked_shape_numel(t.shape);
+    int64_t bytes;
+    if (!n || __builtin_mul_overflow(*n, static_cast<int64_t>(dtype_size(t.dtype)), &bytes))
+      return absl::InvalidArgumentError(str_cat(op_name, " '", shown, "': output ", i,
+                                                " has an invalid or too large shape ",
+                                                shape_to_string(t.shape)));
+  }
 
   Node node;
   node.name = unique_name(name.empty() ? str_cat(op_name, "_", g_.nodes_.size()) : name, true);

@@ -48,7 +48,8 @@ absl::Status infer_reshape(InferContext& ctx) {
       out[i] = v;
       has_zero |= v == 0;
     }
-    known *= out[i];
+    if (__builtin_mul_overflow(known, out[i], &known))
+      return ctx.error(str_cat("shape ", list_to_string(a.shape), " has too many elements"));
   }
   if (inferred >= 0) {
     if (has_zero)

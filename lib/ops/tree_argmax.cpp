@@ -61,8 +61,8 @@ absl::Status run_argmax(const KernelArgs& k) {
 }  // namespace
 
 void register_argmax_op(OpRegistry& r) {
-  add_builtin_op(r, make_op<ArgMaxAttrs>("ArgMax", FusionKind::reduction, 1, 1, infer_argmax,
-                                         run_argmax));
+  add_builtin_op(
+      r, make_op<ArgMaxAttrs>("ArgMax", FusionKind::reduction, 1, 1, infer_argmax, run_argmax));
 }
 
 }  // namespace collage::ops

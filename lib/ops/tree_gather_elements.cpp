@@ -47,8 +47,8 @@ absl::Status gather_elements(const Tensor& data, const Tensor& indices, int64_t 
     int64_t v = static_cast<int64_t>(idx[o]);
     if (v < -dim || v >= dim)
       return absl::InvalidArgumentError(str_cat("GatherElements: index ", v, " (indices element ",
-                                                o, ") is out of range for axis ", axis,
-                                                " of size ", dim));
+                                                o, ") is out of range for axis ", axis, " of size ",
+                                                dim));
     if (v < 0) v += dim;
     copy_element(out.raw(), o, data.raw(), base + v * dstride[axis], esize);
     for (int64_t d = rank - 1; d >= 0; --d) {

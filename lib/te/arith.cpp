@@ -43,7 +43,9 @@ Interval mul(Interval a, Interval b) {
   return {*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
 }
 
-Interval unite(Interval a, Interval b) { return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)}; }
+Interval unite(Interval a, Interval b) {
+  return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
+}
 
 int64_t floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
@@ -51,24 +53,33 @@ int64_t floor_div(int64_t a, int64_t b) {
   return q;
 }
 
-int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
+int64_t floor_mod(int64_t a, int64_t b) {
+  return a - floor_div(a, b) * b;
+}
 
 namespace {
 
 Interval type_range(DType t) {
   switch (t) {
-    case DType::boolean: return {0, 1};
-    case DType::i8: return {-128, 127};
-    case DType::i32: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
-    default: return {};
+    case DType::boolean:
+      return {0, 1};
+    case DType::i8:
+      return {-128, 127};
+    case DType::i32:
+      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    default:
+      return {};
   }
 }
 
-Interval intersect(Interval a, Interval b) { return {std::max(a.lo, b.lo), std::min(a.hi, b.hi)}; }
+Interval intersect(Interval a, Interval b) {
+  return {std::max(a.lo, b.lo), std::min(a.hi, b.hi)};
+}
 
 // Interval of floordiv(a, c) for a constant c > 0.
 Interval floordiv_const(Interval a, int64_t c) {
-  return {a.lo == kNegInf ? kNegInf : floor_div(a.lo, c), a.hi == kPosInf ? kPosInf : floor_div(a.hi, c)};
+  return {a.lo == kNegInf ? kNegInf : floor_div(a.lo, c),
+          a.hi == kPosInf ? kPosInf : floor_div(a.hi, c)};
 }
 
 Interval floormod_const(Interval a, int64_t c) {
@@ -185,7 +196,9 @@ void collect(LinearForm& f, const Expr& e, int64_t scale) {
 
 }  // namespace
 
-Interval bound(const Expr& e, const VarRanges& ranges) { return bound_impl(e, ranges); }
+Interval bound(const Expr& e, const VarRanges& ranges) {
+  return bound_impl(e, ranges);
+}
 
 void LinearForm::add(const Expr& atom, int64_t coeff) {
   if (coeff == 0) return;

@@ -46,7 +46,8 @@ class Inliner : public ExprMutator {
     Expr rebuilt = ExprMutator::mutate_ProducerLoad(n, e);
     const auto* load = rebuilt.as<ProducerLoadNode>();
     int k = st_.index_of(n.producer.get());
-    if (k < 0 || st_.sched->stages[k].attach != AttachKind::inline_ || st_.stages[k].is_input) return rebuilt;
+    if (k < 0 || st_.sched->stages[k].attach != AttachKind::inline_ || st_.stages[k].is_input)
+      return rebuilt;
     const StageData& s = st_.sched->stages[k];
     VarMap m;
     for (size_t d = 0; d < s.axis.size() && d < load->indices.size(); ++d) {
@@ -123,7 +124,8 @@ void compute_root_values(const StageData& s, StageInfo& info) {
   for (auto it = s.relations.rbegin(); it != s.relations.rend(); ++it) {
     if (const auto* sp = std::get_if<SplitRel>(&*it)) {
       int64_t in = info.iv_extent[sp->inner.get()];
-      val[sp->parent.get()] = val[sp->outer.get()] * make_int(DType::i64, in) + val[sp->inner.get()];
+      val[sp->parent.get()] =
+          val[sp->outer.get()] * make_int(DType::i64, in) + val[sp->inner.get()];
     } else {
       const auto& f = std::get<FuseRel>(*it);
       Expr in_ext = make_int(DType::i64, info.iv_extent[f.inner.get()]);
@@ -139,7 +141,6 @@ void compute_root_values(const StageData& s, StageInfo& info) {
     info.root_value[r.var().get()] = simplify(make_int(DType::i64, r.dom().min) + val[r.get()]);
   }
 }
-
 
 struct DimRegion {
   Expr base;
@@ -158,13 +159,15 @@ absl::Status attached_region(LowerState& st, int s_index, int c_index) {
     if (cd.leaf[i].same_as(sd.attach_axis)) pos = static_cast<int>(i);
   }
   if (pos < 0) {
-    return st.error(str_cat("stage '", sd.tensor.name(), "' is computed at axis '", sd.attach_axis.name(), "' of '",
-                            cd.tensor.name(), "', which is no longer one of its loops (it was split or fused)"));
+    return st.error(str_cat("stage '", sd.tensor.name(), "' is computed at axis '",
+                            sd.attach_axis.name(), "' of '", cd.tensor.name(),
+                            "', which is no longer one of its loops (it was split or fused)"));
   }
   for (int i = 0; i <= pos; ++i) {
     if (cd.attr(cd.leaf[i]).kind == ForKind::vectorized) {
-      return st.error(str_cat("stage '", sd.tensor.name(), "' is computed at axis '", sd.attach_axis.name(), "' of '",
-                              cd.tensor.name(), "', inside its vectorized loop '", cd.leaf[i].name(), "'"));
+      return st.error(str_cat("stage '", sd.tensor.name(), "' is computed at axis '",
+                              sd.attach_axis.name(), "' of '", cd.tensor.name(),
+                              "', inside its vectorized loop '", cd.leaf[i].name(), "'"));
     }
   }
   std::set<const VarNode*> relaxed;
@@ -202,13 +205,13 @@ absl::Status attached_region(LowerState& st, int s_index, int c_index) {
         r.hi = iv.hi;
         continue;
       }
-      const auto* diff = simplify(base - r.base, ranges).as<IntImmNode>();
+      std::optional<int64_t> diff = as_const_int(simplify(base - r.base, ranges));
       if (!diff) {
         r.full = true;
         continue;
       }
-      r.lo = std::min(r.lo, iv.lo + diff->value);
-      r.hi = std::max(r.hi, iv.hi + diff->value);
+      r.lo = std::min(r.lo, iv.lo + *diff);
+      r.hi = std::max(r.hi, iv.hi + *diff);
     }
     first = false;
   }
@@ -228,12 +231,22 @@ absl::Status attached_region(LowerState& st, int s_index, int c_index) {
       continue;
     }
     Expr mn = simplify(r.base + make_int(DType::i64, r.lo), ranges);
-    if (const auto* imm = mn.as<IntImmNode>()) {
+    if (std::optional<int64_t> c = as_const_int(mn)) {
       // A constant region is clipped to the tensor.
-      int64_t lo = std::max<int64_t>(imm->value, 0);
-      int64_t hi = std::min<int64_t>(imm->value + ext - 1, shape - 1);
+      int64_t lo = std::max<int64_t>(*c, 0);
+      int64_t hi = std::min<int64_t>(*c + ext - 1, shape - 1);
       mn = make_int(DType::i64, lo);
       ext = std::max<int64_t>(hi - lo + 1, 1);
+    } else if (!s.is_param) {
+      // A region that may stick out of the tensor (next to a padded split of the consumer) is
+      // shifted inside it: the local buffer then holds a few elements the consumer does not read,
+      // and every element computed is in bounds, with no guard or clamp in the stage's loops.
+      // (A stage stored in an argument keeps its region and is guarded: shifted regions of
+      // neighbouring iterations overlap, and their stores would race between tasks.)
+      const Expr last_start = make_int(DType::i64, shape - ext);
+      if (as_const_int(simplify(mn <= last_start && mn >= 0, ranges)) != 1) {
+        mn = simplify(maximum(minimum(mn, last_start), make_int(DType::i64, 0)), ranges);
+      }
     }
     s.min[d] = mn;
     s.extent[d] = ext;
@@ -264,7 +277,9 @@ absl::Status infer_bounds(LowerState& st) {
     std::vector<int> readers;
     for (size_t j = 0; j < st.stages.size(); ++j) {
       const StageInfo& o = st.stages[j];
-      if (!o.needed || o.is_input || o.data->is_placeholder() || o.data->attach == AttachKind::inline_) continue;
+      if (!o.needed || o.is_input || o.data->is_placeholder() ||
+          o.data->attach == AttachKind::inline_)
+        continue;
       for (const Tensor& t : o.reads) {
         if (t.get() == sd.tensor.get()) readers.push_back(static_cast<int>(j));
       }
@@ -278,8 +293,8 @@ absl::Status infer_bounds(LowerState& st) {
       }
       for (int r : readers) {
         if (r != c) {
-          return st.error(str_cat("stage '", name, "' is computed at '", sd.attach_stage.name(), "' but '",
-                                  st.stages[r].data->tensor.name(), "' reads it too"));
+          return st.error(str_cat("stage '", name, "' is computed at '", sd.attach_stage.name(),
+                                  "' but '", st.stages[r].data->tensor.name(), "' reads it too"));
         }
       }
       if (absl::Status e = attached_region(st, k, c); !e.ok()) return e;

@@ -24,9 +24,11 @@ class ComputeChecker : public ExprVisitor {
       for (const IterVar& iv : r->axis) {
         if (!iv.defined()) return fail("has an undefined reduction axis");
         if (iv.kind() != IterKind::reduce) {
-          return fail(str_cat("reduces over '", iv.name(), "' which is not a reduction axis (use reduce_axis)"));
+          return fail(str_cat("reduces over '", iv.name(),
+                              "' which is not a reduction axis (use reduce_axis)"));
         }
-        if (iv.dom().extent < 0) return fail(str_cat("has reduction axis '", iv.name(), "' with a negative extent"));
+        if (iv.dom().extent < 0)
+          return fail(str_cat("has reduction axis '", iv.name(), "' with a negative extent"));
         vars_.insert(iv.var().get());
       }
       visit(r->source);
@@ -45,7 +47,8 @@ class ComputeChecker : public ExprVisitor {
  protected:
   void visit_Var(const VarNode& n, const Expr&) override {
     if (!vars_.count(&n)) {
-      fail(str_cat("uses variable '", n.name, "' which is neither one of its axes nor an axis its reduction runs over"));
+      fail(str_cat("uses variable '", n.name,
+                   "' which is neither one of its axes nor an axis its reduction runs over"));
     }
   }
   void visit_Reduce(const ReduceNode&, const Expr&) override {
@@ -68,7 +71,8 @@ class ComputeChecker : public ExprVisitor {
     }
     for (const Expr& i : n.indices) {
       if (i.defined() && (is_float(i.dtype()) || i.dtype() == DType::boolean)) {
-        return fail(str_cat("reads '", n.producer.name(), "' with the non-integer index ", to_string(i)));
+        return fail(
+            str_cat("reads '", n.producer.name(), "' with the non-integer index ", to_string(i)));
       }
     }
     ExprVisitor::visit_ProducerLoad(n, e);
@@ -76,7 +80,8 @@ class ComputeChecker : public ExprVisitor {
 
  private:
   void fail(const std::string& what) {
-    if (status.ok()) status = absl::InvalidArgumentError(str_cat("compute '", t_.name(), "' ", what));
+    if (status.ok())
+      status = absl::InvalidArgumentError(str_cat("compute '", t_.name(), "' ", what));
   }
   const Tensor& t_;
   std::set<const VarNode*> vars_;
@@ -89,7 +94,8 @@ absl::Status check_compute(const Tensor& t) {
   const char* what = t.op_kind() == OpKind::placeholder ? "placeholder" : "compute";
   for (int64_t d : t.shape()) {
     if (d < 0) {
-      return absl::InvalidArgumentError(str_cat(what, " '", t.name(), "' has a negative dimension in shape ",
+      return absl::InvalidArgumentError(str_cat(what, " '", t.name(),
+                                                "' has a negative dimension in shape ",
                                                 shape_to_string(t.shape())));
     }
   }

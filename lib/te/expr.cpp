@@ -19,34 +19,55 @@ std::string_view expr_kind_name(ExprKind k) {
   return "?";
 }
 
-bool is_binary(ExprKind k) { return k >= ExprKind::Add && k <= ExprKind::Or; }
-bool is_comparison(ExprKind k) { return k >= ExprKind::EQ && k <= ExprKind::GE; }
+bool is_binary(ExprKind k) {
+  return k >= ExprKind::Add && k <= ExprKind::Or;
+}
+bool is_comparison(ExprKind k) {
+  return k >= ExprKind::EQ && k <= ExprKind::GE;
+}
 
 std::string_view intrinsic_name(Intrinsic f) {
   switch (f) {
-    case Intrinsic::exp: return "exp";
-    case Intrinsic::log: return "log";
-    case Intrinsic::tanh: return "tanh";
-    case Intrinsic::erf: return "erf";
-    case Intrinsic::sqrt: return "sqrt";
-    case Intrinsic::rsqrt: return "rsqrt";
-    case Intrinsic::pow: return "pow";
-    case Intrinsic::fabs: return "fabs";
-    case Intrinsic::sigmoid: return "sigmoid";
-    case Intrinsic::floor: return "floor";
-    case Intrinsic::ceil: return "ceil";
-    case Intrinsic::round: return "round";
+    case Intrinsic::exp:
+      return "exp";
+    case Intrinsic::log:
+      return "log";
+    case Intrinsic::tanh:
+      return "tanh";
+    case Intrinsic::erf:
+      return "erf";
+    case Intrinsic::sqrt:
+      return "sqrt";
+    case Intrinsic::rsqrt:
+      return "rsqrt";
+    case Intrinsic::pow:
+      return "pow";
+    case Intrinsic::fabs:
+      return "fabs";
+    case Intrinsic::sigmoid:
+      return "sigmoid";
+    case Intrinsic::floor:
+      return "floor";
+    case Intrinsic::ceil:
+      return "ceil";
+    case Intrinsic::round:
+      return "round";
   }
   return "?";
 }
 
-int intrinsic_arity(Intrinsic f) { return f == Intrinsic::pow ? 2 : 1; }
+int intrinsic_arity(Intrinsic f) {
+  return f == Intrinsic::pow ? 2 : 1;
+}
 
 std::string_view reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return "sum";
-    case ReduceOp::max: return "max";
-    case ReduceOp::min: return "min";
+    case ReduceOp::sum:
+      return "sum";
+    case ReduceOp::max:
+      return "max";
+    case ReduceOp::min:
+      return "min";
   }
   return "?";
 }
@@ -56,10 +77,14 @@ namespace {
 // Wraps an integer into the range of its type, as a store of that type would.
 int64_t wrap_int(DType t, int64_t v) {
   switch (t) {
-    case DType::boolean: return v != 0;
-    case DType::i8: return static_cast<int8_t>(v);
-    case DType::i32: return static_cast<int32_t>(v);
-    default: return v;
+    case DType::boolean:
+      return v != 0;
+    case DType::i8:
+      return static_cast<int8_t>(v);
+    case DType::i32:
+      return static_cast<int32_t>(v);
+    default:
+      return v;
   }
 }
 
@@ -67,16 +92,23 @@ bool is_imm(const Expr& e) {
   return e.kind() == ExprKind::IntImm || e.kind() == ExprKind::FloatImm;
 }
 
-bool is_storage_float(DType t) { return t == DType::f16 || t == DType::bf16; }
+bool is_storage_float(DType t) {
+  return t == DType::f16 || t == DType::bf16;
+}
 
 // Order in which mismatched types are promoted.
 int promotion_rank(DType t) {
   switch (t) {
-    case DType::boolean: return 0;
-    case DType::i8: return 1;
-    case DType::i32: return 2;
-    case DType::i64: return 3;
-    default: return 4;  // floats (f16/bf16 never reach here)
+    case DType::boolean:
+      return 0;
+    case DType::i8:
+      return 1;
+    case DType::i32:
+      return 2;
+    case DType::i64:
+      return 3;
+    default:
+      return 4;  // floats (f16/bf16 never reach here)
   }
 }
 
@@ -132,8 +164,12 @@ Expr to_float(const Expr& e) {
 
 }  // namespace
 
-Expr Expr::make_int(int64_t v) { return te::make_int(DType::i64, v); }
-Expr Expr::make_float(double v) { return te::make_float(DType::f32, v); }
+Expr Expr::make_int(int64_t v) {
+  return te::make_int(DType::i64, v);
+}
+Expr Expr::make_float(double v) {
+  return te::make_float(DType::f32, v);
+}
 Expr::Expr(bool v) : Expr(te::make_int(DType::boolean, v ? 1 : 0)) {}
 
 Var::Var(std::string name, DType t) : Expr(std::make_shared<VarNode>(t, std::move(name))) {}
@@ -195,53 +231,124 @@ Expr call(Intrinsic f, std::vector<Expr> args) {
   return Expr(std::make_shared<CallNode>(t, f, std::move(args)));
 }
 
-Expr minimum(Expr a, Expr b) { return make_binary(ExprKind::Min, std::move(a), std::move(b)); }
-Expr maximum(Expr a, Expr b) { return make_binary(ExprKind::Max, std::move(a), std::move(b)); }
-Expr floordiv(Expr a, Expr b) { return make_binary(ExprKind::FloorDiv, std::move(a), std::move(b)); }
-Expr floormod(Expr a, Expr b) { return make_binary(ExprKind::FloorMod, std::move(a), std::move(b)); }
-Expr div(Expr a, Expr b) { return make_binary(ExprKind::Div, std::move(a), std::move(b)); }
-Expr mod(Expr a, Expr b) { return make_binary(ExprKind::Mod, std::move(a), std::move(b)); }
-Expr logical_and(Expr a, Expr b) { return make_binary(ExprKind::And, std::move(a), std::move(b)); }
-Expr logical_or(Expr a, Expr b) { return make_binary(ExprKind::Or, std::move(a), std::move(b)); }
-Expr logical_not(Expr a) { return Expr(std::make_shared<NotNode>(to_bool(std::move(a)))); }
+Expr minimum(Expr a, Expr b) {
+  return make_binary(ExprKind::Min, std::move(a), std::move(b));
+}
+Expr maximum(Expr a, Expr b) {
+  return make_binary(ExprKind::Max, std::move(a), std::move(b));
+}
+Expr floordiv(Expr a, Expr b) {
+  return make_binary(ExprKind::FloorDiv, std::move(a), std::move(b));
+}
+Expr floormod(Expr a, Expr b) {
+  return make_binary(ExprKind::FloorMod, std::move(a), std::move(b));
+}
+Expr div(Expr a, Expr b) {
+  return make_binary(ExprKind::Div, std::move(a), std::move(b));
+}
+Expr mod(Expr a, Expr b) {
+  return make_binary(ExprKind::Mod, std::move(a), std::move(b));
+}
+Expr logical_and(Expr a, Expr b) {
+  return make_binary(ExprKind::And, std::move(a), std::move(b));
+}
+Expr logical_or(Expr a, Expr b) {
+  return make_binary(ExprKind::Or, std::move(a), std::move(b));
+}
+Expr logical_not(Expr a) {
+  return Expr(std::make_shared<NotNode>(to_bool(std::move(a))));
+}
 
-Expr exp(Expr x) { return call(Intrinsic::exp, {std::move(x)}); }
-Expr log(Expr x) { return call(Intrinsic::log, {std::move(x)}); }
-Expr tanh(Expr x) { return call(Intrinsic::tanh, {std::move(x)}); }
-Expr erf(Expr x) { return call(Intrinsic::erf, {std::move(x)}); }
-Expr sqrt(Expr x) { return call(Intrinsic::sqrt, {std::move(x)}); }
-Expr rsqrt(Expr x) { return call(Intrinsic::rsqrt, {std::move(x)}); }
-Expr pow(Expr x, Expr y) { return call(Intrinsic::pow, {std::move(x), std::move(y)}); }
-Expr fabs(Expr x) { return call(Intrinsic::fabs, {std::move(x)}); }
-Expr sigmoid(Expr x) { return call(Intrinsic::sigmoid, {std::move(x)}); }
-Expr floor(Expr x) { return call(Intrinsic::floor, {std::move(x)}); }
-Expr ceil(Expr x) { return call(Intrinsic::ceil, {std::move(x)}); }
-Expr round(Expr x) { return call(Intrinsic::round, {std::move(x)}); }
+Expr exp(Expr x) {
+  return call(Intrinsic::exp, {std::move(x)});
+}
+Expr log(Expr x) {
+  return call(Intrinsic::log, {std::move(x)});
+}
+Expr tanh(Expr x) {
+  return call(Intrinsic::tanh, {std::move(x)});
+}
+Expr erf(Expr x) {
+  return call(Intrinsic::erf, {std::move(x)});
+}
+Expr sqrt(Expr x) {
+  return call(Intrinsic::sqrt, {std::move(x)});
+}
+Expr rsqrt(Expr x) {
+  return call(Intrinsic::rsqrt, {std::move(x)});
+}
+Expr pow(Expr x, Expr y) {
+  return call(Intrinsic::pow, {std::move(x), std::move(y)});
+}
+Expr fabs(Expr x) {
+  return call(Intrinsic::fabs, {std::move(x)});
+}
+Expr sigmoid(Expr x) {
+  return call(Intrinsic::sigmoid, {std::move(x)});
+}
+Expr floor(Expr x) {
+  return call(Intrinsic::floor, {std::move(x)});
+}
+Expr ceil(Expr x) {
+  return call(Intrinsic::ceil, {std::move(x)});
+}
+Expr round(Expr x) {
+  return call(Intrinsic::round, {std::move(x)});
+}
 
-Expr operator+(Expr a, Expr b) { return make_binary(ExprKind::Add, std::move(a), std::move(b)); }
-Expr operator-(Expr a, Expr b) { return make_binary(ExprKind::Sub, std::move(a), std::move(b)); }
-Expr operator*(Expr a, Expr b) { return make_binary(ExprKind::Mul, std::move(a), std::move(b)); }
-Expr operator/(Expr a, Expr b) { return div(std::move(a), std::move(b)); }
-Expr operator%(Expr a, Expr b) { return mod(std::move(a), std::move(b)); }
+Expr operator+(Expr a, Expr b) {
+  return make_binary(ExprKind::Add, std::move(a), std::move(b));
+}
+Expr operator-(Expr a, Expr b) {
+  return make_binary(ExprKind::Sub, std::move(a), std::move(b));
+}
+Expr operator*(Expr a, Expr b) {
+  return make_binary(ExprKind::Mul, std::move(a), std::move(b));
+}
+Expr operator/(Expr a, Expr b) {
+  return div(std::move(a), std::move(b));
+}
+Expr operator%(Expr a, Expr b) {
+  return mod(std::move(a), std::move(b));
+}
 Expr operator-(Expr a) {
   if (const auto* i = a.as<IntImmNode>()) return make_int(a.dtype(), -i->value);
   if (const auto* f = a.as<FloatImmNode>()) return make_float(a.dtype(), -f->value);
   DType t = a.defined() ? compute_type(a).dtype() : DType::f32;
   return make_binary(ExprKind::Sub, make_const(t, 0), std::move(a));
 }
-Expr operator==(Expr a, Expr b) { return make_binary(ExprKind::EQ, std::move(a), std::move(b)); }
-Expr operator!=(Expr a, Expr b) { return make_binary(ExprKind::NE, std::move(a), std::move(b)); }
-Expr operator<(Expr a, Expr b) { return make_binary(ExprKind::LT, std::move(a), std::move(b)); }
-Expr operator<=(Expr a, Expr b) { return make_binary(ExprKind::LE, std::move(a), std::move(b)); }
-Expr operator>(Expr a, Expr b) { return make_binary(ExprKind::GT, std::move(a), std::move(b)); }
-Expr operator>=(Expr a, Expr b) { return make_binary(ExprKind::GE, std::move(a), std::move(b)); }
-Expr operator&&(Expr a, Expr b) { return logical_and(std::move(a), std::move(b)); }
-Expr operator||(Expr a, Expr b) { return logical_or(std::move(a), std::move(b)); }
-Expr operator!(Expr a) { return logical_not(std::move(a)); }
+Expr operator==(Expr a, Expr b) {
+  return make_binary(ExprKind::EQ, std::move(a), std::move(b));
+}
+Expr operator!=(Expr a, Expr b) {
+  return make_binary(ExprKind::NE, std::move(a), std::move(b));
+}
+Expr operator<(Expr a, Expr b) {
+  return make_binary(ExprKind::LT, std::move(a), std::move(b));
+}
+Expr operator<=(Expr a, Expr b) {
+  return make_binary(ExprKind::LE, std::move(a), std::move(b));
+}
+Expr operator>(Expr a, Expr b) {
+  return make_binary(ExprKind::GT, std::move(a), std::move(b));
+}
+Expr operator>=(Expr a, Expr b) {
+  return make_binary(ExprKind::GE, std::move(a), std::move(b));
+}
+Expr operator&&(Expr a, Expr b) {
+  return logical_and(std::move(a), std::move(b));
+}
+Expr operator||(Expr a, Expr b) {
+  return logical_or(std::move(a), std::move(b));
+}
+Expr operator!(Expr a) {
+  return logical_not(std::move(a));
+}
 
 Expr reduce_identity(ReduceOp op, DType t) {
   switch (op) {
-    case ReduceOp::sum: return make_const(t, 0);
+    case ReduceOp::sum:
+      return make_const(t, 0);
     case ReduceOp::max:
       if (is_float(t)) return make_float(t, -std::numeric_limits<double>::infinity());
       return make_int(t, t == DType::boolean ? 0
@@ -263,8 +370,8 @@ Expr make_reduce(ReduceOp op, Expr source, std::vector<IterVar> axes, Expr init)
   source = compute_type(source);
   DType t = source.defined() ? source.dtype() : DType::f32;
   init = init.defined() ? to_type(init, t) : reduce_identity(op, t);
-  return Expr(std::make_shared<ReduceNode>(t, op, std::move(source), std::move(axes),
-                                           std::move(init)));
+  return Expr(
+      std::make_shared<ReduceNode>(t, op, std::move(source), std::move(axes), std::move(init)));
 }
 }  // namespace
 
@@ -285,6 +392,11 @@ Expr min(Expr source, std::vector<IterVar> axes) {
 }
 Expr min(Expr source, std::vector<IterVar> axes, Expr init) {
   return make_reduce(ReduceOp::min, std::move(source), std::move(axes), std::move(init));
+}
+
+std::optional<int64_t> as_const_int(const Expr& e) {
+  if (const auto* i = e.as<IntImmNode>()) return i->value;
+  return std::nullopt;
 }
 
 Expr load(Buffer buffer, std::vector<Expr> indices) {

@@ -20,19 +20,23 @@ bool structural_equal(const Expr& a, const Expr& b) {
   if (!a.defined() || !b.defined()) return false;
   if (a.kind() != b.kind() || a.dtype() != b.dtype()) return false;
   switch (a.kind()) {
-    case ExprKind::IntImm: return a.as<IntImmNode>()->value == b.as<IntImmNode>()->value;
+    case ExprKind::IntImm:
+      return a.as<IntImmNode>()->value == b.as<IntImmNode>()->value;
     case ExprKind::FloatImm: {
       double x = a.as<FloatImmNode>()->value, y = b.as<FloatImmNode>()->value;
       return x == y || (x != x && y != y);
     }
-    case ExprKind::Var: return false;  // variables are equal only by identity
-    case ExprKind::Not: return structural_equal(a.as<NotNode>()->a, b.as<NotNode>()->a);
+    case ExprKind::Var:
+      return false;  // variables are equal only by identity
+    case ExprKind::Not:
+      return structural_equal(a.as<NotNode>()->a, b.as<NotNode>()->a);
     case ExprKind::Select: {
       const auto *x = a.as<SelectNode>(), *y = b.as<SelectNode>();
       return structural_equal(x->cond, y->cond) && structural_equal(x->true_value, y->true_value) &&
              structural_equal(x->false_value, y->false_value);
     }
-    case ExprKind::Cast: return structural_equal(a.as<CastNode>()->value, b.as<CastNode>()->value);
+    case ExprKind::Cast:
+      return structural_equal(a.as<CastNode>()->value, b.as<CastNode>()->value);
     case ExprKind::Call: {
       const auto *x = a.as<CallNode>(), *y = b.as<CallNode>();
       return x->op == y->op && equal_lists(x->args, y->args);

@@ -22,36 +22,24 @@ void ExprVisitor::visit(const Expr& e) {
 void ExprVisitor::visit_IntImm(const IntImmNode&, const Expr&) {}
 void ExprVisitor::visit_FloatImm(const FloatImmNode&, const Expr&) {}
 void ExprVisitor::visit_Var(const VarNode&, const Expr&) {}
-#define COLLAGE_TE_VISIT_BINARY(kind)                                 \
+#define COLLAGE_TE_VISIT_BINARY(kind, node)                          \
   void ExprVisitor::visit_##kind(const BinaryNode& n, const Expr&) { \
-    visit(n.a);                                                       \
-    visit(n.b);                                                       \
+    visit(n.a);                                                      \
+    visit(n.b);                                                      \
   }
-COLLAGE_TE_VISIT_BINARY(Add)
-COLLAGE_TE_VISIT_BINARY(Sub)
-COLLAGE_TE_VISIT_BINARY(Mul)
-COLLAGE_TE_VISIT_BINARY(Div)
-COLLAGE_TE_VISIT_BINARY(Mod)
-COLLAGE_TE_VISIT_BINARY(FloorDiv)
-COLLAGE_TE_VISIT_BINARY(FloorMod)
-COLLAGE_TE_VISIT_BINARY(Min)
-COLLAGE_TE_VISIT_BINARY(Max)
-COLLAGE_TE_VISIT_BINARY(EQ)
-COLLAGE_TE_VISIT_BINARY(NE)
-COLLAGE_TE_VISIT_BINARY(LT)
-COLLAGE_TE_VISIT_BINARY(LE)
-COLLAGE_TE_VISIT_BINARY(GT)
-COLLAGE_TE_VISIT_BINARY(GE)
-COLLAGE_TE_VISIT_BINARY(And)
-COLLAGE_TE_VISIT_BINARY(Or)
+COLLAGE_TE_BINARY_KINDS(COLLAGE_TE_VISIT_BINARY, BinaryNode)
 #undef COLLAGE_TE_VISIT_BINARY
-void ExprVisitor::visit_Not(const NotNode& n, const Expr&) { visit(n.a); }
+void ExprVisitor::visit_Not(const NotNode& n, const Expr&) {
+  visit(n.a);
+}
 void ExprVisitor::visit_Select(const SelectNode& n, const Expr&) {
   visit(n.cond);
   visit(n.true_value);
   visit(n.false_value);
 }
-void ExprVisitor::visit_Cast(const CastNode& n, const Expr&) { visit(n.value); }
+void ExprVisitor::visit_Cast(const CastNode& n, const Expr&) {
+  visit(n.value);
+}
 void ExprVisitor::visit_Call(const CallNode& n, const Expr&) {
   for (const Expr& a : n.args) visit(a);
 }
@@ -94,32 +82,22 @@ std::vector<Expr> mutate_all(ExprMutator& m, const std::vector<Expr>& in, bool& 
 }
 }  // namespace
 
-Expr ExprMutator::mutate_IntImm(const IntImmNode&, const Expr& e) { return e; }
-Expr ExprMutator::mutate_FloatImm(const FloatImmNode&, const Expr& e) { return e; }
-Expr ExprMutator::mutate_Var(const VarNode&, const Expr& e) { return e; }
-#define COLLAGE_TE_MUTATE_BINARY(kind)                                       \
-  Expr ExprMutator::mutate_##kind(const BinaryNode& n, const Expr& e) {     \
-    Expr a = mutate(n.a), b = mutate(n.b);                                  \
-    if (a.same_as(n.a) && b.same_as(n.b)) return e;                         \
-    return make_binary(ExprKind::kind, std::move(a), std::move(b));         \
+Expr ExprMutator::mutate_IntImm(const IntImmNode&, const Expr& e) {
+  return e;
+}
+Expr ExprMutator::mutate_FloatImm(const FloatImmNode&, const Expr& e) {
+  return e;
+}
+Expr ExprMutator::mutate_Var(const VarNode&, const Expr& e) {
+  return e;
+}
+#define COLLAGE_TE_MUTATE_BINARY(kind, node)                            \
+  Expr ExprMutator::mutate_##kind(const BinaryNode& n, const Expr& e) { \
+    Expr a = mutate(n.a), b = mutate(n.b);                              \
+    if (a.same_as(n.a) && b.same_as(n.b)) return e;                     \
+    return make_binary(ExprKind::kind, std::move(a), std::move(b));     \
   }
-COLLAGE_TE_MUTATE_BINARY(Add)
-COLLAGE_TE_MUTATE_BINARY(Sub)
-COLLAGE_TE_MUTATE_BINARY(Mul)
-COLLAGE_TE_MUTATE_BINARY(Div)
-COLLAGE_TE_MUTATE_BINARY(Mod)
-COLLAGE_TE_MUTATE_BINARY(FloorDiv)
-COLLAGE_TE_MUTATE_BINARY(FloorMod)
-COLLAGE_TE_MUTATE_BINARY(Min)
-COLLAGE_TE_MUTATE_BINARY(Max)
-COLLAGE_TE_MUTATE_BINARY(EQ)
-COLLAGE_TE_MUTATE_BINARY(NE)
-COLLAGE_TE_MUTATE_BINARY(LT)
-COLLAGE_TE_MUTATE_BINARY(LE)
-COLLAGE_TE_MUTATE_BINARY(GT)
-COLLAGE_TE_MUTATE_BINARY(GE)
-COLLAGE_TE_MUTATE_BINARY(And)
-COLLAGE_TE_MUTATE_BINARY(Or)
+COLLAGE_TE_BINARY_KINDS(COLLAGE_TE_MUTATE_BINARY, BinaryNode)
 #undef COLLAGE_TE_MUTATE_BINARY
 Expr ExprMutator::mutate_Not(const NotNode& n, const Expr& e) {
   Expr a = mutate(n.a);
@@ -188,8 +166,12 @@ void IRVisitor::visit_IfThenElse(const IfThenElseNode& n, const Stmt&) {
   visit(n.then_case);
   visit(n.else_case);
 }
-void IRVisitor::visit_Allocate(const AllocateNode& n, const Stmt&) { visit(n.body); }
-void IRVisitor::visit_Evaluate(const EvaluateNode& n, const Stmt&) { visit(n.value); }
+void IRVisitor::visit_Allocate(const AllocateNode& n, const Stmt&) {
+  visit(n.body);
+}
+void IRVisitor::visit_Evaluate(const EvaluateNode& n, const Stmt&) {
+  visit(n.value);
+}
 void IRVisitor::visit_Seq(const SeqNode& n, const Stmt&) {
   for (const Stmt& s : n.stmts) visit(s);
 }

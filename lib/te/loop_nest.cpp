@@ -59,9 +59,12 @@ Stmt wrap_guards(const std::vector<Guard>& guards, int level, bool init_nest, St
 
 Expr combine(ReduceOp op, Expr acc, Expr value) {
   switch (op) {
-    case ReduceOp::sum: return acc + value;
-    case ReduceOp::max: return maximum(acc, value);
-    case ReduceOp::min: return minimum(acc, value);
+    case ReduceOp::sum:
+      return acc + value;
+    case ReduceOp::max:
+      return maximum(acc, value);
+    case ReduceOp::min:
+      return minimum(acc, value);
   }
   return Expr();
 }
@@ -92,25 +95,14 @@ absl::StatusOr<Stmt> build_stage_nest(LowerState& st, int index) {
       guards.push_back({lv < make_int(DType::i64, info.extent[d]), true, 0});
     }
   }
-  // An attached region may stick out of the tensor (next to a padded split of the consumer). A
-  // stage stored in its own local buffer then computes clamped elements there, which nobody reads;
-  // that keeps branches out of its loops. A stage stored in a parameter buffer is guarded instead.
-  VarMap body_values = info.root_value;
-  if (s.attach == AttachKind::at) {
+  // A region computed at a consumer's loop lies inside the tensor (bounds inference shifts it
+  // there) except for stages stored in an argument buffer, which are guarded.
+  if (s.attach == AttachKind::at && info.is_param) {
     for (size_t d = 0; d < s.axis.size(); ++d) {
       const Expr shape = make_int(DType::i64, s.tensor.shape()[d]);
       const Expr zero = make_int(DType::i64, 0);
-      Expr below = simplify(global[d] < shape, ranges), above = simplify(global[d] >= zero, ranges);
-      const auto* b = below.as<IntImmNode>();
-      const auto* a = above.as<IntImmNode>();
-      if (b && b->value && a && a->value) continue;
-      if (info.is_param) {
-        guards.push_back({global[d] < shape, true, 0});
-        guards.push_back({global[d] >= zero, true, 0});
-      } else {
-        body_values[s.axis[d].var().get()] =
-            simplify(maximum(minimum(global[d], shape - 1), zero), ranges);
-      }
+      guards.push_back({global[d] < shape, true, 0});
+      guards.push_back({global[d] >= zero, true, 0});
     }
   }
   for (const IterVar& r : s.reduce_axis) {
@@ -132,18 +124,19 @@ absl::StatusOr<Stmt> build_stage_nest(LowerState& st, int index) {
   const auto* reduce = info.body.as<ReduceNode>();
   Stmt main_store, init_store;
   if (reduce) {
-    Expr src = substitute(reduce->source, body_values);
-    Expr init = substitute(reduce->init, body_values);
+    Expr src = substitute(reduce->source, info.root_value);
+    Expr init = substitute(reduce->init, info.root_value);
     init_store = make_store(info.buffer, local, init);
     main_store = make_store(info.buffer, local, combine(reduce->op, s.tensor(global), src));
   } else {
-    main_store = make_store(info.buffer, local, substitute(info.body, body_values));
+    main_store = make_store(info.buffer, local, substitute(info.body, info.root_value));
   }
 
   auto make_loop = [&](const IterVar& iv, Stmt body) {
     IterAttr a = s.attr(iv);
-    return make_for(iv.var(), make_int(DType::i64, 0), make_int(DType::i64, info.iv_extent.at(iv.get())),
-                    a.kind, std::move(body), a.thread_tag);
+    return make_for(iv.var(), make_int(DType::i64, 0),
+                    make_int(DType::i64, info.iv_extent.at(iv.get())), a.kind, std::move(body),
+                    a.thread_tag);
   };
 
   // The reduction's init nest runs before the first reduction loop, over the data-parallel loops

@@ -27,13 +27,15 @@ class BufferReads : public ExprMutator {
     const auto* pl = rebuilt.as<ProducerLoadNode>();
     int k = st_.index_of(n.producer.get());
     if (k < 0 || !st_.stages[k].buffer.defined()) {
-      if (status.ok()) status = st_.error(str_cat("tensor '", n.producer.name(), "' has no storage"));
+      if (status.ok())
+        status = st_.error(str_cat("tensor '", n.producer.name(), "' has no storage"));
       return rebuilt;
     }
     const StageInfo& info = st_.stages[k];
     std::vector<Expr> idx;
     for (size_t d = 0; d < pl->indices.size(); ++d) {
-      idx.push_back(info.is_param || d >= info.min.size() ? pl->indices[d] : pl->indices[d] - info.min[d]);
+      idx.push_back(info.is_param || d >= info.min.size() ? pl->indices[d]
+                                                          : pl->indices[d] - info.min[d]);
     }
     return load(info.buffer, std::move(idx));
   }
@@ -68,16 +70,17 @@ absl::Status check_loop_kinds(const LowerState& st, const std::vector<int>& root
       ForKind kind = s.attr(s.leaf[i]).kind;
       if (kind == ForKind::vectorized) {
         if (!vectorized.empty()) {
-          return st.error(str_cat("stage '", s.tensor.name(), "' vectorizes two loops ('", vectorized, "' and '",
-                                  s.leaf[i].name(), "')"));
+          return st.error(str_cat("stage '", s.tensor.name(), "' vectorizes two loops ('",
+                                  vectorized, "' and '", s.leaf[i].name(), "')"));
         }
         vectorized = s.leaf[i].name();
       }
       if (kind != ForKind::parallel) continue;
       if (i != 0 || s.attach != AttachKind::root) {
-        return st.error(str_cat("stage '", s.tensor.name(), "': parallel loop '", s.leaf[i].name(),
-                                "' must be the outermost loop of a top-level stage (the kernel splits it "
-                                "into tasks)"));
+        return st.error(
+            str_cat("stage '", s.tensor.name(), "': parallel loop '", s.leaf[i].name(),
+                    "' must be the outermost loop of a top-level stage (the kernel splits it "
+                    "into tasks)"));
       }
       parallel_stage = static_cast<int>(k);
     }
@@ -85,10 +88,13 @@ absl::Status check_loop_kinds(const LowerState& st, const std::vector<int>& root
   if (parallel_stage >= 0 && root_stages.size() > 1) {
     for (int k : root_stages) {
       if (k == parallel_stage) continue;
-      return st.error(str_cat("stage '", st.stages[k].data->tensor.name(), "' is computed at the top level beside "
-                              "parallel stage '", st.stages[parallel_stage].data->tensor.name(),
-                              "': compute it at a loop of that stage, inline it, or pass it as an argument "
-                              "(a kernel has one parallel loop nest)"));
+      return st.error(
+          str_cat("stage '", st.stages[k].data->tensor.name(),
+                  "' is computed at the top level beside "
+                  "parallel stage '",
+                  st.stages[parallel_stage].data->tensor.name(),
+                  "': compute it at a loop of that stage, inline it, or pass it as an argument "
+                  "(a kernel has one parallel loop nest)"));
     }
   }
   return absl::OkStatus();
@@ -111,12 +117,15 @@ absl::StatusOr<PrimFunc> lower_impl(const Schedule& schedule, const std::vector<
   for (const Tensor& t : args) {
     int k = t.defined() ? st.index_of(t.get()) : -1;
     if (k < 0) {
-      return st.error(str_cat("argument '", t.defined() ? t.name() : "<undef>", "' is not a tensor of this schedule"));
+      return st.error(str_cat("argument '", t.defined() ? t.name() : "<undef>",
+                              "' is not a tensor of this schedule"));
     }
-    if (!in_args.insert(t.get()).second) return st.error(str_cat("argument '", t.name(), "' is listed twice"));
+    if (!in_args.insert(t.get()).second)
+      return st.error(str_cat("argument '", t.name(), "' is listed twice"));
     StageInfo& info = st.stages[k];
     if (info.data->attach == AttachKind::inline_) {
-      return st.error(str_cat("argument '", t.name(), "' is computed inline and has no storage; "
+      return st.error(str_cat("argument '", t.name(),
+                              "' is computed inline and has no storage; "
                               "compute_root it or leave it out of the arguments"));
     }
     info.buffer = Buffer(t.name(), t.dtype(), t.shape());
@@ -130,13 +139,15 @@ absl::StatusOr<PrimFunc> lower_impl(const Schedule& schedule, const std::vector<
 
   // What this function computes.
   for (const Tensor& t : roots) {
-    if (!in_args.count(t.get())) return st.error(str_cat("output '", t.name(), "' is not among the arguments"));
+    if (!in_args.count(t.get()))
+      return st.error(str_cat("output '", t.name(), "' is not among the arguments"));
     st.stages[st.index_of(t.get())].needed = true;
   }
   detail::inline_stages(st);
   for (const StageInfo& info : st.stages) {
     if (info.needed && info.is_input && !info.is_param) {
-      return st.error(str_cat("tensor '", info.data->tensor.name(), "' is read but is not among the arguments"));
+      return st.error(str_cat("tensor '", info.data->tensor.name(),
+                              "' is read but is not among the arguments"));
     }
   }
   if (absl::Status s = detail::infer_bounds(st); !s.ok()) return s;
@@ -178,16 +189,18 @@ absl::StatusOr<PrimFunc> lower_impl(const Schedule& schedule, const std::vector<
 
 }  // namespace
 
-absl::StatusOr<PrimFunc> lower(const Schedule& schedule, const std::vector<Tensor>& args, const std::string& name) {
+absl::StatusOr<PrimFunc> lower(const Schedule& schedule, const std::vector<Tensor>& args,
+                               const std::string& name) {
   return lower_impl(schedule, schedule.outputs(), args, name, /*take_packs_as_inputs=*/true);
 }
 
-absl::StatusOr<PrimFunc> lower_pack(const Schedule& schedule, const Tensor& packed, const std::vector<Tensor>& args,
-                                    const std::string& name) {
+absl::StatusOr<PrimFunc> lower_pack(const Schedule& schedule, const Tensor& packed,
+                                    const std::vector<Tensor>& args, const std::string& name) {
   if (!schedule.status().ok()) return schedule.status();
   int k = packed.defined() ? schedule.impl().find(packed.get()) : -1;
   if (k < 0 || !schedule.impl().stages[k].pack) {
-    return absl::InvalidArgumentError(str_cat("lower_pack '", name, "': '", packed.defined() ? packed.name() : "<undef>",
+    return absl::InvalidArgumentError(str_cat("lower_pack '", name, "': '",
+                                              packed.defined() ? packed.name() : "<undef>",
                                               "' is not a pack stage of this schedule"));
   }
   return lower_impl(schedule, {packed}, args, name, /*take_packs_as_inputs=*/false);

@@ -7,10 +7,18 @@
 
 namespace collage::te {
 
-const std::string& Tensor::name() const { return node_->name; }
-const Shape& Tensor::shape() const { return node_->shape; }
-DType Tensor::dtype() const { return node_->dtype; }
-OpKind Tensor::op_kind() const { return node_->kind; }
+const std::string& Tensor::name() const {
+  return node_->name;
+}
+const Shape& Tensor::shape() const {
+  return node_->shape;
+}
+DType Tensor::dtype() const {
+  return node_->dtype;
+}
+OpKind Tensor::op_kind() const {
+  return node_->kind;
+}
 
 IterVar Tensor::axis(int i) const {
   if (i < 0 || i >= static_cast<int>(node_->axis.size())) return IterVar();

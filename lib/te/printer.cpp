@@ -15,32 +15,59 @@ namespace {
 
 int precedence(ExprKind k) {
   switch (k) {
-    case ExprKind::Or: return 1;
-    case ExprKind::And: return 2;
-    case ExprKind::EQ: case ExprKind::NE: case ExprKind::LT:
-    case ExprKind::LE: case ExprKind::GT: case ExprKind::GE: return 3;
-    case ExprKind::Add: case ExprKind::Sub: return 4;
-    case ExprKind::Mul: case ExprKind::Div: case ExprKind::Mod: return 5;
-    default: return 7;  // atoms and function-call syntax
+    case ExprKind::Or:
+      return 1;
+    case ExprKind::And:
+      return 2;
+    case ExprKind::EQ:
+    case ExprKind::NE:
+    case ExprKind::LT:
+    case ExprKind::LE:
+    case ExprKind::GT:
+    case ExprKind::GE:
+      return 3;
+    case ExprKind::Add:
+    case ExprKind::Sub:
+      return 4;
+    case ExprKind::Mul:
+    case ExprKind::Div:
+    case ExprKind::Mod:
+      return 5;
+    default:
+      return 7;  // atoms and function-call syntax
   }
 }
 
 const char* infix_symbol(ExprKind k) {
   switch (k) {
-    case ExprKind::Add: return " + ";
-    case ExprKind::Sub: return " - ";
-    case ExprKind::Mul: return "*";
-    case ExprKind::Div: return "/";
-    case ExprKind::Mod: return " % ";
-    case ExprKind::EQ: return " == ";
-    case ExprKind::NE: return " != ";
-    case ExprKind::LT: return " < ";
-    case ExprKind::LE: return " <= ";
-    case ExprKind::GT: return " > ";
-    case ExprKind::GE: return " >= ";
-    case ExprKind::And: return " && ";
-    case ExprKind::Or: return " || ";
-    default: return nullptr;
+    case ExprKind::Add:
+      return " + ";
+    case ExprKind::Sub:
+      return " - ";
+    case ExprKind::Mul:
+      return "*";
+    case ExprKind::Div:
+      return "/";
+    case ExprKind::Mod:
+      return " % ";
+    case ExprKind::EQ:
+      return " == ";
+    case ExprKind::NE:
+      return " != ";
+    case ExprKind::LT:
+      return " < ";
+    case ExprKind::LE:
+      return " <= ";
+    case ExprKind::GT:
+      return " > ";
+    case ExprKind::GE:
+      return " >= ";
+    case ExprKind::And:
+      return " && ";
+    case ExprKind::Or:
+      return " || ";
+    default:
+      return nullptr;
   }
 }
 
@@ -177,25 +204,11 @@ class Printer : public ExprVisitor {
     }
     os << ")";
   }
-#define COLLAGE_TE_PRINT_BINARY(kind) \
-  void visit_##kind(const BinaryNode& n, const Expr& e) override { print_binary(n, e); }
-  COLLAGE_TE_PRINT_BINARY(Add)
-  COLLAGE_TE_PRINT_BINARY(Sub)
-  COLLAGE_TE_PRINT_BINARY(Mul)
-  COLLAGE_TE_PRINT_BINARY(Div)
-  COLLAGE_TE_PRINT_BINARY(Mod)
-  COLLAGE_TE_PRINT_BINARY(FloorDiv)
-  COLLAGE_TE_PRINT_BINARY(FloorMod)
-  COLLAGE_TE_PRINT_BINARY(Min)
-  COLLAGE_TE_PRINT_BINARY(Max)
-  COLLAGE_TE_PRINT_BINARY(EQ)
-  COLLAGE_TE_PRINT_BINARY(NE)
-  COLLAGE_TE_PRINT_BINARY(LT)
-  COLLAGE_TE_PRINT_BINARY(LE)
-  COLLAGE_TE_PRINT_BINARY(GT)
-  COLLAGE_TE_PRINT_BINARY(GE)
-  COLLAGE_TE_PRINT_BINARY(And)
-  COLLAGE_TE_PRINT_BINARY(Or)
+#define COLLAGE_TE_PRINT_BINARY(kind, node)                        \
+  void visit_##kind(const BinaryNode& n, const Expr& e) override { \
+    print_binary(n, e);                                            \
+  }
+  COLLAGE_TE_BINARY_KINDS(COLLAGE_TE_PRINT_BINARY, BinaryNode)
 #undef COLLAGE_TE_PRINT_BINARY
 
  private:

@@ -87,7 +87,9 @@ int leaf_position(const StageData& s, const IterVar& iv) {
   return -1;
 }
 
-std::string axis_name(const IterVar& iv) { return iv.defined() ? iv.name() : std::string("<undef>"); }
+std::string axis_name(const IterVar& iv) {
+  return iv.defined() ? iv.name() : std::string("<undef>");
+}
 
 bool valid_thread_tag(const std::string& tag) {
   static constexpr const char* kTags[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
@@ -99,7 +101,8 @@ bool valid_thread_tag(const std::string& tag) {
 }
 
 // True when `consumer` reads `producer` directly or through stages that are currently inlined.
-bool reads_through_inline(const ScheduleImpl& impl, const StageData& consumer, const TensorNode* producer) {
+bool reads_through_inline(const ScheduleImpl& impl, const StageData& consumer,
+                          const TensorNode* producer) {
   for (const Tensor& in : detail::stage_inputs(consumer)) {
     if (in.get() == producer) return true;
     int idx = impl.find(in.get());
@@ -131,7 +134,8 @@ Schedule::Schedule(std::vector<Tensor> outputs) : impl_(std::make_unique<Schedul
     if (idx < 0) continue;
     impl_->stages[idx].is_output = true;
     if (impl_->stages[idx].is_placeholder()) {
-      impl_->error(str_cat("create_schedule: output '", t.name(), "' is a placeholder, not a compute"));
+      impl_->error(
+          str_cat("create_schedule: output '", t.name(), "' is a placeholder, not a compute"));
     }
   }
 }
@@ -145,18 +149,25 @@ Schedule::Schedule(Schedule&&) noexcept = default;
 Schedule& Schedule::operator=(Schedule&&) noexcept = default;
 Schedule::~Schedule() = default;
 
-Schedule create_schedule(std::vector<Tensor> outputs) { return Schedule(std::move(outputs)); }
+Schedule create_schedule(std::vector<Tensor> outputs) {
+  return Schedule(std::move(outputs));
+}
 
 Stage Schedule::operator[](const Tensor& t) {
   if (!t.defined() || impl_->find(t.get()) < 0) {
-    impl_->error(str_cat("schedule has no stage for tensor '", t.defined() ? t.name() : "<undef>", "'"));
+    impl_->error(
+        str_cat("schedule has no stage for tensor '", t.defined() ? t.name() : "<undef>", "'"));
     return Stage(impl_.get(), nullptr);
   }
   return Stage(impl_.get(), t.get());
 }
 
-const absl::Status& Schedule::status() const { return impl_->status; }
-const std::vector<Tensor>& Schedule::outputs() const { return impl_->outputs; }
+const absl::Status& Schedule::status() const {
+  return impl_->status;
+}
+const std::vector<Tensor>& Schedule::outputs() const {
+  return impl_->outputs;
+}
 
 std::vector<Tensor> Schedule::stage_tensors() const {
   std::vector<Tensor> r;
@@ -167,7 +178,8 @@ std::vector<Tensor> Schedule::stage_tensors() const {
 Tensor Schedule::cache_write(const Tensor& t) {
   int idx = t.defined() ? impl_->find(t.get()) : -1;
   if (idx < 0) {
-    impl_->error(str_cat("cache_write: schedule has no stage for tensor '", t.defined() ? t.name() : "<undef>", "'"));
+    impl_->error(str_cat("cache_write: schedule has no stage for tensor '",
+                         t.defined() ? t.name() : "<undef>", "'"));
     return Tensor();
   }
   StageData& s = impl_->stages[idx];
@@ -178,7 +190,8 @@ Tensor Schedule::cache_write(const Tensor& t) {
   }
   if (!s.relations.empty() || !s.attrs.empty() || s.attach != AttachKind::root || s.pack ||
       s.leaf.size() != s.axis.size() + s.reduce_axis.size()) {
-    impl_->error(str_cat("cache_write: stage '", name, "' must be cached before any other primitive is applied to it"));
+    impl_->error(str_cat("cache_write: stage '", name,
+                         "' must be cached before any other primitive is applied to it"));
     return Tensor();
   }
   // The cache computes the old body over fresh axes.
@@ -234,8 +247,12 @@ std::string Schedule::to_string() const {
     if (s.is_output) os << " [output]";
     if (s.pack) os << " [pack]";
     switch (s.attach) {
-      case AttachKind::root: os << " at root"; break;
-      case AttachKind::inline_: os << " inlined"; break;
+      case AttachKind::root:
+        os << " at root";
+        break;
+      case AttachKind::inline_:
+        os << " inlined";
+        break;
       case AttachKind::at:
         os << " at " << s.attach_stage.name() << "." << axis_name(s.attach_axis);
         break;
@@ -253,11 +270,13 @@ std::string Schedule::to_string() const {
     os << "\n";
     for (const detail::Relation& r : s.relations) {
       if (const auto* sp = std::get_if<SplitRel>(&r)) {
-        os << "  split " << sp->parent.name() << " -> " << sp->outer.name() << ", " << sp->inner.name()
-           << (sp->factor > 0 ? " factor " : " nparts ") << (sp->factor > 0 ? sp->factor : sp->nparts) << "\n";
+        os << "  split " << sp->parent.name() << " -> " << sp->outer.name() << ", "
+           << sp->inner.name() << (sp->factor > 0 ? " factor " : " nparts ")
+           << (sp->factor > 0 ? sp->factor : sp->nparts) << "\n";
       } else {
         const auto& f = std::get<FuseRel>(r);
-        os << "  fuse " << f.outer.name() << ", " << f.inner.name() << " -> " << f.fused.name() << "\n";
+        os << "  fuse " << f.outer.name() << ", " << f.inner.name() << " -> " << f.fused.name()
+           << "\n";
       }
     }
   }
@@ -309,18 +328,21 @@ StageData* usable(ScheduleImpl* impl, StageData* s, const char* primitive) {
     return nullptr;
   }
   if (s->is_placeholder()) {
-    impl->error(str_cat(primitive, ": stage '", s->tensor.name(), "' is a placeholder and has no loops"));
+    impl->error(
+        str_cat(primitive, ": stage '", s->tensor.name(), "' is a placeholder and has no loops"));
     return nullptr;
   }
   return s;
 }
 
 // Position of a leaf axis, or -1 after recording an error.
-int leaf_or_error(ScheduleImpl* impl, const StageData& s, const IterVar& iv, const char* primitive) {
+int leaf_or_error(ScheduleImpl* impl, const StageData& s, const IterVar& iv,
+                  const char* primitive) {
   int p = iv.defined() ? leaf_position(s, iv) : -1;
   if (p < 0) {
     impl->error(str_cat(primitive, ": axis '", axis_name(iv), "' is not a current loop of stage '",
-                        s.tensor.name(), "' (it was split or fused away, or belongs to another stage)"));
+                        s.tensor.name(),
+                        "' (it was split or fused away, or belongs to another stage)"));
   }
   return p;
 }
@@ -329,22 +351,25 @@ int leaf_or_error(ScheduleImpl* impl, const StageData& s, const IterVar& iv, con
 
 std::pair<IterVar, IterVar> Stage::split(const IterVar& parent, int64_t factor) {
   StageData* s = usable(impl_, data(), "split");
-  IterVar none_o(Var("invalid.outer"), {}, IterKind::data_par), none_i(Var("invalid.inner"), {}, IterKind::data_par);
+  IterVar none_o(Var("invalid.outer"), {}, IterKind::data_par),
+      none_i(Var("invalid.inner"), {}, IterKind::data_par);
   if (!s) return {none_o, none_i};
   int p = leaf_or_error(impl_, *s, parent, "split");
   if (p < 0) return {none_o, none_i};
   if (factor < 1) {
-    impl_->error(str_cat("split: factor for axis '", parent.name(), "' of stage '", s->tensor.name(),
-                         "' must be >= 1, got ", factor));
+    impl_->error(str_cat("split: factor for axis '", parent.name(), "' of stage '",
+                         s->tensor.name(), "' must be >= 1, got ", factor));
     return {none_o, none_i};
   }
   if (s->attr(parent).kind != ForKind::serial) {
-    impl_->error(str_cat("split: axis '", parent.name(), "' of stage '", s->tensor.name(), "' is already ",
-                         for_kind_name(s->attr(parent).kind), "; split it before choosing its loop kind"));
+    impl_->error(str_cat("split: axis '", parent.name(), "' of stage '", s->tensor.name(),
+                         "' is already ", for_kind_name(s->attr(parent).kind),
+                         "; split it before choosing its loop kind"));
     return {none_o, none_i};
   }
   const int64_t ext = parent.dom().extent;
-  IterVar outer(Var(parent.name() + ".outer", parent.var().dtype()), {0, (ext + factor - 1) / factor}, parent.kind());
+  IterVar outer(Var(parent.name() + ".outer", parent.var().dtype()),
+                {0, (ext + factor - 1) / factor}, parent.kind());
   IterVar inner(Var(parent.name() + ".inner", parent.var().dtype()), {0, factor}, parent.kind());
   s->relations.push_back(SplitRel{parent, outer, inner, factor, 0});
   s->leaf[p] = outer;
@@ -354,13 +379,14 @@ std::pair<IterVar, IterVar> Stage::split(const IterVar& parent, int64_t factor) 
 
 std::pair<IterVar, IterVar> Stage::split_nparts(const IterVar& parent, int64_t nparts) {
   StageData* s = usable(impl_, data(), "split_nparts");
-  IterVar none_o(Var("invalid.outer"), {}, IterKind::data_par), none_i(Var("invalid.inner"), {}, IterKind::data_par);
+  IterVar none_o(Var("invalid.outer"), {}, IterKind::data_par),
+      none_i(Var("invalid.inner"), {}, IterKind::data_par);
   if (!s) return {none_o, none_i};
   int p = leaf_or_error(impl_, *s, parent, "split_nparts");
   if (p < 0) return {none_o, none_i};
   if (nparts < 1) {
-    impl_->error(str_cat("split_nparts: nparts for axis '", parent.name(), "' of stage '", s->tensor.name(),
-                         "' must be >= 1, got ", nparts));
+    impl_->error(str_cat("split_nparts: nparts for axis '", parent.name(), "' of stage '",
+                         s->tensor.name(), "' must be >= 1, got ", nparts));
     return {none_o, none_i};
   }
   if (s->attr(parent).kind != ForKind::serial) {
@@ -371,15 +397,16 @@ std::pair<IterVar, IterVar> Stage::split_nparts(const IterVar& parent, int64_t n
   }
   const int64_t ext = parent.dom().extent;
   IterVar outer(Var(parent.name() + ".outer", parent.var().dtype()), {0, nparts}, parent.kind());
-  IterVar inner(Var(parent.name() + ".inner", parent.var().dtype()), {0, (ext + nparts - 1) / nparts},
-                parent.kind());
+  IterVar inner(Var(parent.name() + ".inner", parent.var().dtype()),
+                {0, (ext + nparts - 1) / nparts}, parent.kind());
   s->relations.push_back(SplitRel{parent, outer, inner, 0, nparts});
   s->leaf[p] = outer;
   s->leaf.insert(s->leaf.begin() + p + 1, inner);
   return {outer, inner};
 }
 
-std::array<IterVar, 4> Stage::tile(const IterVar& x, const IterVar& y, int64_t x_factor, int64_t y_factor) {
+std::array<IterVar, 4> Stage::tile(const IterVar& x, const IterVar& y, int64_t x_factor,
+                                   int64_t y_factor) {
   auto [xo, xi] = split(x, x_factor);
   auto [yo, yi] = split(y, y_factor);
   reorder({xo, yo, xi, yi});
@@ -394,18 +421,20 @@ IterVar Stage::fuse(const IterVar& outer, const IterVar& inner) {
   int pi = po < 0 ? -1 : leaf_or_error(impl_, *s, inner, "fuse");
   if (po < 0 || pi < 0) return none;
   if (pi != po + 1) {
-    impl_->error(str_cat("fuse: axes '", outer.name(), "' and '", inner.name(), "' of stage '", s->tensor.name(),
-                         "' are not adjacent (the outer one immediately followed by the inner one)"));
+    impl_->error(str_cat(
+        "fuse: axes '", outer.name(), "' and '", inner.name(), "' of stage '", s->tensor.name(),
+        "' are not adjacent (the outer one immediately followed by the inner one)"));
     return none;
   }
   if (outer.kind() != inner.kind()) {
-    impl_->error(str_cat("fuse: stage '", s->tensor.name(), "' cannot fuse data-parallel and reduction axes ('",
-                         outer.name(), "', '", inner.name(), "')"));
+    impl_->error(str_cat("fuse: stage '", s->tensor.name(),
+                         "' cannot fuse data-parallel and reduction axes ('", outer.name(), "', '",
+                         inner.name(), "')"));
     return none;
   }
   if (s->attr(outer).kind != ForKind::serial || s->attr(inner).kind != ForKind::serial) {
-    impl_->error(str_cat("fuse: axes '", outer.name(), "' and '", inner.name(), "' of stage '", s->tensor.name(),
-                         "' must be fused before choosing their loop kinds"));
+    impl_->error(str_cat("fuse: axes '", outer.name(), "' and '", inner.name(), "' of stage '",
+                         s->tensor.name(), "' must be fused before choosing their loop kinds"));
     return none;
   }
   IterVar fused(Var(outer.name() + "." + inner.name() + ".fused", outer.var().dtype()),
@@ -424,7 +453,8 @@ Stage& Stage::reorder(const std::vector<IterVar>& order) {
     int p = leaf_or_error(impl_, *s, iv, "reorder");
     if (p < 0) return *this;
     if (std::find(pos.begin(), pos.end(), p) != pos.end()) {
-      impl_->error(str_cat("reorder: axis '", iv.name(), "' of stage '", s->tensor.name(), "' is listed twice"));
+      impl_->error(str_cat("reorder: axis '", iv.name(), "' of stage '", s->tensor.name(),
+                           "' is listed twice"));
       return *this;
     }
     pos.push_back(p);
@@ -437,22 +467,22 @@ Stage& Stage::reorder(const std::vector<IterVar>& order) {
 
 namespace {
 // Sets a loop kind after the common checks.
-void set_kind(ScheduleImpl* impl, StageData* s, const IterVar& iv, ForKind kind, const std::string& tag,
-              const char* primitive) {
+void set_kind(ScheduleImpl* impl, StageData* s, const IterVar& iv, ForKind kind,
+              const std::string& tag, const char* primitive) {
   if (!s) return;
   if (leaf_or_error(impl, *s, iv, primitive) < 0) return;
   if (iv.kind() == IterKind::reduce && kind != ForKind::unrolled && kind != ForKind::serial) {
     const char* verb = kind == ForKind::vectorized ? "vectorize"
                        : kind == ForKind::parallel ? "parallelize"
                                                    : "bind";
-    impl->error(str_cat(primitive, ": stage '", s->tensor.name(), "' cannot ", verb, " reduction axis '",
-                        iv.name(), "' (its iterations depend on each other)"));
+    impl->error(str_cat(primitive, ": stage '", s->tensor.name(), "' cannot ", verb,
+                        " reduction axis '", iv.name(), "' (its iterations depend on each other)"));
     return;
   }
   ForKind old = s->attr(iv).kind;
   if (old != ForKind::serial && old != kind) {
-    impl->error(str_cat(primitive, ": axis '", iv.name(), "' of stage '", s->tensor.name(), "' is already ",
-                        for_kind_name(old)));
+    impl->error(str_cat(primitive, ": axis '", iv.name(), "' of stage '", s->tensor.name(),
+                        "' is already ", for_kind_name(old)));
     return;
   }
   s->attrs[iv.get()] = detail::IterAttr{kind, tag};
@@ -477,8 +507,9 @@ Stage& Stage::unroll(const IterVar& axis) {
 Stage& Stage::bind(const IterVar& axis, const std::string& thread_tag) {
   StageData* s = usable(impl_, data(), "bind");
   if (s && !valid_thread_tag(thread_tag)) {
-    impl_->error(str_cat("bind: unknown thread tag '", thread_tag, "' for axis '", axis_name(axis), "' of stage '",
-                         s->tensor.name(), "' (expected blockIdx.x/y/z or threadIdx.x/y/z)"));
+    impl_->error(str_cat("bind: unknown thread tag '", thread_tag, "' for axis '", axis_name(axis),
+                         "' of stage '", s->tensor.name(),
+                         "' (expected blockIdx.x/y/z or threadIdx.x/y/z)"));
     return *this;
   }
   set_kind(impl_, s, axis, ForKind::thread_bound, thread_tag, "bind");
@@ -491,7 +522,8 @@ Stage& Stage::compute_at(const Stage& consumer, const IterVar& axis) {
   const std::string& name = s->tensor.name();
   StageData* c = consumer.impl_ == impl_ ? consumer.data() : nullptr;
   if (!c) {
-    impl_->error(str_cat("compute_at: the consumer given for stage '", name, "' is not a stage of this schedule"));
+    impl_->error(str_cat("compute_at: the consumer given for stage '", name,
+                         "' is not a stage of this schedule"));
     return *this;
   }
   if (c == s) {
@@ -503,7 +535,8 @@ Stage& Stage::compute_at(const Stage& consumer, const IterVar& axis) {
     return *this;
   }
   if (s->pack) {
-    impl_->error(str_cat("compute_at: stage '", name, "' is a pack stage and stays at the top level"));
+    impl_->error(
+        str_cat("compute_at: stage '", name, "' is a pack stage and stays at the top level"));
     return *this;
   }
   if (!reads_through_inline(*impl_, *c, s->tensor.get())) {
@@ -523,11 +556,14 @@ Stage& Stage::compute_inline() {
   if (!s) return *this;
   const std::string& name = s->tensor.name();
   if (s->is_output) {
-    impl_->error(str_cat("compute_inline: stage '", name, "' is an output and needs its own loops"));
+    impl_->error(
+        str_cat("compute_inline: stage '", name, "' is an output and needs its own loops"));
   } else if (!s->reduce_axis.empty() || s->body.as<ReduceNode>()) {
-    impl_->error(str_cat("compute_inline: stage '", name, "' is a reduction and cannot be inlined"));
+    impl_->error(
+        str_cat("compute_inline: stage '", name, "' is a reduction and cannot be inlined"));
   } else if (s->pack) {
-    impl_->error(str_cat("compute_inline: stage '", name, "' is a pack stage and stays at the top level"));
+    impl_->error(
+        str_cat("compute_inline: stage '", name, "' is a pack stage and stays at the top level"));
   } else {
     s->attach = AttachKind::inline_;
   }

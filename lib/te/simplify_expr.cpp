@@ -37,23 +37,35 @@ Expr keep_if_same(const Expr& original, Expr candidate) {
 
 ExprKind flip(ExprKind k) {
   switch (k) {
-    case ExprKind::LT: return ExprKind::GT;
-    case ExprKind::LE: return ExprKind::GE;
-    case ExprKind::GT: return ExprKind::LT;
-    case ExprKind::GE: return ExprKind::LE;
-    default: return k;
+    case ExprKind::LT:
+      return ExprKind::GT;
+    case ExprKind::LE:
+      return ExprKind::GE;
+    case ExprKind::GT:
+      return ExprKind::LT;
+    case ExprKind::GE:
+      return ExprKind::LE;
+    default:
+      return k;
   }
 }
 
 ExprKind negate(ExprKind k) {
   switch (k) {
-    case ExprKind::LT: return ExprKind::GE;
-    case ExprKind::LE: return ExprKind::GT;
-    case ExprKind::GT: return ExprKind::LE;
-    case ExprKind::GE: return ExprKind::LT;
-    case ExprKind::EQ: return ExprKind::NE;
-    case ExprKind::NE: return ExprKind::EQ;
-    default: return k;
+    case ExprKind::LT:
+      return ExprKind::GE;
+    case ExprKind::LE:
+      return ExprKind::GT;
+    case ExprKind::GT:
+      return ExprKind::LE;
+    case ExprKind::GE:
+      return ExprKind::LT;
+    case ExprKind::EQ:
+      return ExprKind::NE;
+    case ExprKind::NE:
+      return ExprKind::EQ;
+    default:
+      return k;
   }
 }
 
@@ -79,7 +91,8 @@ std::optional<bool> decide(ExprKind k, Interval d) {
     }
     case ExprKind::EQ:
       if (d.is_point() && d.lo == 0) return true;
-      if ((d.lo != arith::kNegInf && d.lo > 0) || (d.hi != arith::kPosInf && d.hi < 0)) return false;
+      if ((d.lo != arith::kNegInf && d.lo > 0) || (d.hi != arith::kPosInf && d.hi < 0))
+        return false;
       break;
     case ExprKind::NE: {
       auto r = decide(ExprKind::EQ, d);
@@ -94,28 +107,45 @@ std::optional<bool> decide(ExprKind k, Interval d) {
 
 double fold_float(ExprKind k, double a, double b) {
   switch (k) {
-    case ExprKind::Add: return a + b;
-    case ExprKind::Sub: return a - b;
-    case ExprKind::Mul: return a * b;
-    case ExprKind::Div: return a / b;
-    case ExprKind::Mod: return std::fmod(a, b);
-    case ExprKind::FloorDiv: return std::floor(a / b);
-    case ExprKind::FloorMod: return a - std::floor(a / b) * b;
-    case ExprKind::Min: return std::isnan(a) || std::isnan(b) ? NAN : std::fmin(a, b);
-    case ExprKind::Max: return std::isnan(a) || std::isnan(b) ? NAN : std::fmax(a, b);
-    default: return 0;
+    case ExprKind::Add:
+      return a + b;
+    case ExprKind::Sub:
+      return a - b;
+    case ExprKind::Mul:
+      return a * b;
+    case ExprKind::Div:
+      return a / b;
+    case ExprKind::Mod:
+      return std::fmod(a, b);
+    case ExprKind::FloorDiv:
+      return std::floor(a / b);
+    case ExprKind::FloorMod:
+      return a - std::floor(a / b) * b;
+    case ExprKind::Min:
+      return std::isnan(a) || std::isnan(b) ? NAN : std::fmin(a, b);
+    case ExprKind::Max:
+      return std::isnan(a) || std::isnan(b) ? NAN : std::fmax(a, b);
+    default:
+      return 0;
   }
 }
 
 bool fold_compare(ExprKind k, double a, double b) {
   switch (k) {
-    case ExprKind::EQ: return a == b;
-    case ExprKind::NE: return a != b;
-    case ExprKind::LT: return a < b;
-    case ExprKind::LE: return a <= b;
-    case ExprKind::GT: return a > b;
-    case ExprKind::GE: return a >= b;
-    default: return false;
+    case ExprKind::EQ:
+      return a == b;
+    case ExprKind::NE:
+      return a != b;
+    case ExprKind::LT:
+      return a < b;
+    case ExprKind::LE:
+      return a <= b;
+    case ExprKind::GT:
+      return a > b;
+    case ExprKind::GE:
+      return a >= b;
+    default:
+      return false;
   }
 }
 
@@ -130,34 +160,19 @@ class Simplifier : public ExprMutator {
     return e;
   }
 
-#define COLLAGE_TE_SIMPLIFY_BINARY(kind)                                 \
-  Expr mutate_##kind(const BinaryNode& n, const Expr& e) override {     \
+#define COLLAGE_TE_SIMPLIFY_BINARY(kind, node)                           \
+  Expr mutate_##kind(const BinaryNode& n, const Expr& e) override {      \
     return simplify_binary(ExprKind::kind, mutate(n.a), mutate(n.b), e); \
   }
-  COLLAGE_TE_SIMPLIFY_BINARY(Add)
-  COLLAGE_TE_SIMPLIFY_BINARY(Sub)
-  COLLAGE_TE_SIMPLIFY_BINARY(Mul)
-  COLLAGE_TE_SIMPLIFY_BINARY(Div)
-  COLLAGE_TE_SIMPLIFY_BINARY(Mod)
-  COLLAGE_TE_SIMPLIFY_BINARY(FloorDiv)
-  COLLAGE_TE_SIMPLIFY_BINARY(FloorMod)
-  COLLAGE_TE_SIMPLIFY_BINARY(Min)
-  COLLAGE_TE_SIMPLIFY_BINARY(Max)
-  COLLAGE_TE_SIMPLIFY_BINARY(EQ)
-  COLLAGE_TE_SIMPLIFY_BINARY(NE)
-  COLLAGE_TE_SIMPLIFY_BINARY(LT)
-  COLLAGE_TE_SIMPLIFY_BINARY(LE)
-  COLLAGE_TE_SIMPLIFY_BINARY(GT)
-  COLLAGE_TE_SIMPLIFY_BINARY(GE)
-  COLLAGE_TE_SIMPLIFY_BINARY(And)
-  COLLAGE_TE_SIMPLIFY_BINARY(Or)
+  COLLAGE_TE_BINARY_KINDS(COLLAGE_TE_SIMPLIFY_BINARY, BinaryNode)
 #undef COLLAGE_TE_SIMPLIFY_BINARY
 
   Expr mutate_Not(const NotNode& n, const Expr& e) override {
     Expr a = mutate(n.a);
     if (auto v = as_int(a)) return Expr(*v == 0);
     if (const auto* inner = a.as<NotNode>()) return inner->a;
-    if (const auto* c = a.as<BinaryNode>(); c && is_comparison(a.kind()) && !is_float(c->a.dtype())) {
+    if (const auto* c = a.as<BinaryNode>();
+        c && is_comparison(a.kind()) && !is_float(c->a.dtype())) {
       return simplify_binary(negate(a.kind()), c->a, c->b, Expr());
     }
     return a.same_as(n.a) ? e : logical_not(a);
@@ -188,7 +203,9 @@ class Simplifier : public ExprMutator {
   }
 
  private:
-  Interval bound_of(const LinearForm& f) { return arith::bound(f, ranges_); }
+  Interval bound_of(const LinearForm& f) {
+    return arith::bound(f, ranges_);
+  }
 
   Expr simplify_binary(ExprKind k, Expr a, Expr b, const Expr& original) {
     auto rebuild_default = [&]() {
@@ -206,11 +223,13 @@ class Simplifier : public ExprMutator {
         if (is_comparison(k)) return Expr(fold_compare(k, *x, *y));
         return make_float(a.dtype(), fold_float(k, *x, *y));
       }
-      if ((k == ExprKind::Add && is_const_value(b, 0)) || (k == ExprKind::Sub && is_const_value(b, 0)) ||
+      if ((k == ExprKind::Add && is_const_value(b, 0)) ||
+          (k == ExprKind::Sub && is_const_value(b, 0)) ||
           ((k == ExprKind::Mul || k == ExprKind::Div) && is_const_value(b, 1))) {
         return a;
       }
-      if ((k == ExprKind::Add && is_const_value(a, 0)) || (k == ExprKind::Mul && is_const_value(a, 1))) {
+      if ((k == ExprKind::Add && is_const_value(a, 0)) ||
+          (k == ExprKind::Mul && is_const_value(a, 1))) {
         return b;
       }
       return rebuild_default();
@@ -242,7 +261,15 @@ class Simplifier : public ExprMutator {
       case ExprKind::Min:
       case ExprKind::Max: {
         auto x = as_int(a), y = as_int(b);
-        if (x && y) return make_int(a.dtype(), k == ExprKind::Min ? std::min(*x, *y) : std::max(*x, *y));
+        if (x && y)
+          return make_int(a.dtype(), k == ExprKind::Min ? std::min(*x, *y) : std::max(*x, *y));
+        // min(min(e, c1), c2) = min(e, min(c1, c2)), and likewise for max.
+        if (const auto* inner = a.as<BinaryNode>(); inner && a.kind() == k && y) {
+          if (auto c1 = as_int(inner->b)) {
+            int64_t c = k == ExprKind::Min ? std::min(*c1, *y) : std::max(*c1, *y);
+            return simplify_binary(k, inner->a, make_int(a.dtype(), c), Expr());
+          }
+        }
         LinearForm d = arith::linearize(a);
         d.add(arith::linearize(b), -1);
         Interval bd = bound_of(d);
@@ -272,8 +299,8 @@ class Simplifier : public ExprMutator {
     }
     if (d.terms.empty()) return rebuild_default();
     // floordiv(x, q) < c  <=>  x < q*c (q > 0), and the like for the other orderings.
-    if (d.terms.size() == 1 && d.terms[0].coeff == 1 && d.terms[0].atom.kind() == ExprKind::FloorDiv &&
-        k != ExprKind::EQ && k != ExprKind::NE) {
+    if (d.terms.size() == 1 && d.terms[0].coeff == 1 &&
+        d.terms[0].atom.kind() == ExprKind::FloorDiv && k != ExprKind::EQ && k != ExprKind::NE) {
       const auto* fd = d.terms[0].atom.as<BinaryNode>();
       if (auto q = as_int(fd->b); q && *q > 0) {
         const int64_t bound = -c;
@@ -306,8 +333,8 @@ class Simplifier : public ExprMutator {
   Expr simplify_floor(ExprKind k, const Expr& a, const Expr& b, F rebuild_default) {
     auto x = as_int(a), y = as_int(b);
     if (x && y && *y != 0) {
-      return make_int(a.dtype(), k == ExprKind::FloorDiv ? arith::floor_div(*x, *y)
-                                                         : arith::floor_mod(*x, *y));
+      return make_int(
+          a.dtype(), k == ExprKind::FloorDiv ? arith::floor_div(*x, *y) : arith::floor_mod(*x, *y));
     }
     if (!y || *y <= 0) return rebuild_default();
     const int64_t c = *y;
@@ -325,7 +352,8 @@ class Simplifier : public ExprMutator {
     q.constant = arith::floor_div(f.constant, c);
     r.constant = arith::floor_mod(f.constant, c);
     Interval rb = bound_of(r);
-    const bool one_period = rb.bounded() && arith::floor_div(rb.lo, c) == arith::floor_div(rb.hi, c);
+    const bool one_period =
+        rb.bounded() && arith::floor_div(rb.lo, c) == arith::floor_div(rb.hi, c);
     if (k == ExprKind::FloorDiv) {
       if (one_period) {
         q.constant += arith::floor_div(rb.lo, c);

@@ -22,7 +22,8 @@ class StmtSimplifier : public IRMutator {
       return mutate(substitute(n.body, {{n.var.get(), mn}}));
     }
     arith::Interval lo = arith::bound(mn, ranges_), len = arith::bound(ext, ranges_);
-    const bool known = lo.lo != arith::kNegInf && lo.hi != arith::kPosInf && len.hi != arith::kPosInf;
+    const bool known =
+        lo.lo != arith::kNegInf && lo.hi != arith::kPosInf && len.hi != arith::kPosInf;
     Scoped scope(this, n.var.get(),
                  known ? Range{lo.lo, arith::sat_add(lo.hi, len.hi) - lo.lo} : Range{0, 0});
     Stmt body = mutate(n.body);
@@ -33,13 +34,15 @@ class StmtSimplifier : public IRMutator {
 
   Stmt mutate_Let(const LetNode& n, const Stmt& s) override {
     Expr v = mutate(n.value);
-    if (v.kind() == ExprKind::IntImm || v.kind() == ExprKind::FloatImm || v.kind() == ExprKind::Var) {
+    if (v.kind() == ExprKind::IntImm || v.kind() == ExprKind::FloatImm ||
+        v.kind() == ExprKind::Var) {
       return mutate(substitute(n.body, {{n.var.get(), v}}));
     }
     Range r{0, 0};
     if (!is_float(v.dtype())) {
       arith::Interval b = arith::bound(v, ranges_);
-      if (b.bounded() && arith::sat_add(b.hi, -b.lo) < arith::kPosInf) r = Range{b.lo, b.hi - b.lo + 1};
+      if (b.bounded() && arith::sat_add(b.hi, -b.lo) < arith::kPosInf)
+        r = Range{b.lo, b.hi - b.lo + 1};
     }
     Scoped scope(this, n.var.get(), r);
     Stmt body = mutate(n.body);

@@ -8,11 +8,16 @@ Buffer::Buffer(std::string name, DType dtype, Shape shape)
 
 std::string_view for_kind_name(ForKind k) {
   switch (k) {
-    case ForKind::serial: return "serial";
-    case ForKind::parallel: return "parallel";
-    case ForKind::vectorized: return "vectorized";
-    case ForKind::unrolled: return "unrolled";
-    case ForKind::thread_bound: return "thread_bound";
+    case ForKind::serial:
+      return "serial";
+    case ForKind::parallel:
+      return "parallel";
+    case ForKind::vectorized:
+      return "vectorized";
+    case ForKind::unrolled:
+      return "unrolled";
+    case ForKind::thread_bound:
+      return "thread_bound";
   }
   return "?";
 }
@@ -39,7 +44,9 @@ Stmt make_allocate(Buffer buffer, Stmt body) {
   return Stmt(std::make_shared<AllocateNode>(std::move(buffer), std::move(body)));
 }
 
-Stmt make_evaluate(Expr value) { return Stmt(std::make_shared<EvaluateNode>(std::move(value))); }
+Stmt make_evaluate(Expr value) {
+  return Stmt(std::make_shared<EvaluateNode>(std::move(value)));
+}
 
 Stmt make_seq(std::vector<Stmt> stmts) {
   std::vector<Stmt> flat;

@@ -32,7 +32,8 @@ class Verifier : public IRVisitor {
 
  protected:
   void visit_Var(const VarNode& n, const Expr&) override {
-    if (!vars_.count(&n)) fail(str_cat("uses variable '", n.name, "' outside the loop or let that binds it"));
+    if (!vars_.count(&n))
+      fail(str_cat("uses variable '", n.name, "' outside the loop or let that binds it"));
   }
   void visit_ProducerLoad(const ProducerLoadNode& n, const Expr&) override {
     fail(str_cat("still reads tensor '", n.producer.defined() ? n.producer.name() : "?",
@@ -46,17 +47,20 @@ class Verifier : public IRVisitor {
     ExprVisitor::visit_Load(n, e);
   }
   void visit_Select(const SelectNode& n, const Expr& e) override {
-    if (n.cond.defined() && n.cond.dtype() != DType::boolean) fail("has a select whose condition is not bool");
+    if (n.cond.defined() && n.cond.dtype() != DType::boolean)
+      fail("has a select whose condition is not bool");
     ExprVisitor::visit_Select(n, e);
   }
 
   void visit_For(const ForNode& n, const Stmt&) override {
     visit(n.min);
     visit(n.extent);
-    if (n.min.defined() && is_float(n.min.dtype())) fail(str_cat("loop '", n.var.name(), "' has a float bound"));
+    if (n.min.defined() && is_float(n.min.dtype()))
+      fail(str_cat("loop '", n.var.name(), "' has a float bound"));
     if ((n.for_kind == ForKind::vectorized || n.for_kind == ForKind::unrolled) &&
         !n.extent.as<IntImmNode>()) {
-      fail(str_cat(for_kind_name(n.for_kind), " loop '", n.var.name(), "' needs a constant extent"));
+      fail(
+          str_cat(for_kind_name(n.for_kind), " loop '", n.var.name(), "' needs a constant extent"));
     }
     if (n.for_kind == ForKind::thread_bound && n.thread_tag.empty()) {
       fail(str_cat("thread-bound loop '", n.var.name(), "' has no thread tag"));
@@ -70,13 +74,14 @@ class Verifier : public IRVisitor {
   void visit_Store(const StoreNode& n, const Stmt& s) override {
     check_access(n.buffer, n.indices, "store to");
     if (n.value.defined() && n.buffer.defined() && n.value.dtype() != n.buffer.dtype()) {
-      fail(str_cat("stores a ", dtype_name(n.value.dtype()), " value to ", dtype_name(n.buffer.dtype()),
-                   " buffer '", n.buffer.name(), "'"));
+      fail(str_cat("stores a ", dtype_name(n.value.dtype()), " value to ",
+                   dtype_name(n.buffer.dtype()), " buffer '", n.buffer.name(), "'"));
     }
     IRVisitor::visit_Store(n, s);
   }
   void visit_IfThenElse(const IfThenElseNode& n, const Stmt& s) override {
-    if (n.cond.defined() && n.cond.dtype() != DType::boolean) fail("has an if whose condition is not bool");
+    if (n.cond.defined() && n.cond.dtype() != DType::boolean)
+      fail("has an if whose condition is not bool");
     IRVisitor::visit_IfThenElse(n, s);
   }
   void visit_Allocate(const AllocateNode& n, const Stmt&) override {
@@ -91,7 +96,8 @@ class Verifier : public IRVisitor {
 
  private:
   void fail(const std::string& what) {
-    if (status.ok()) status = absl::InvalidArgumentError(str_cat("function '", func_.name, "' ", what));
+    if (status.ok())
+      status = absl::InvalidArgumentError(str_cat("function '", func_.name, "' ", what));
   }
 
   void bind(const Var& v, const Stmt& body) {
@@ -110,7 +116,8 @@ class Verifier : public IRVisitor {
       return;
     }
     if (!buffers_.count(b.get())) {
-      fail(str_cat(what, " buffer '", b.name(), "' which is neither a parameter nor allocated around it"));
+      fail(str_cat(what, " buffer '", b.name(),
+                   "' which is neither a parameter nor allocated around it"));
     }
     if (idx.size() != b.shape().size()) {
       fail(str_cat(what, " buffer '", b.name(), "' with ", idx.size(), " indices but it has rank ",

@@ -11,11 +11,13 @@ using collage::testing::random_floats;
 using collage::testing::run_tasks;
 namespace te = collage::te;
 
-TEST_CASE("elementwise kernels with split tails match for every factor and vector width", "[codegen][jit]") {
+TEST_CASE("elementwise kernels with split tails match for every factor and vector width",
+          "[codegen][jit]") {
   const int64_t rows = 7, cols = 13;
   te::Tensor A = te::placeholder({rows, cols}, DType::f32, "A");
   te::Tensor B = te::placeholder({rows, cols}, DType::f32, "B");
-  te::Tensor C = te::compute({rows, cols}, [&](te::Var i, te::Var j) { return A(i, j) * 2.0f + B(i, j); }, "C");
+  te::Tensor C = te::compute(
+      {rows, cols}, [&](te::Var i, te::Var j) { return A(i, j) * 2.0f + B(i, j); }, "C");
   std::vector<float> a = random_floats(rows * cols, 1), b = random_floats(rows * cols, 2);
   for (int64_t factor : {1, 2, 3, 4, 5, 8, 13, 16, 17}) {
     for (bool vectorize : {false, true}) {
@@ -35,7 +37,8 @@ TEST_CASE("elementwise kernels with split tails match for every factor and vecto
 
 TEST_CASE("vectorizing an outer loop and a fused loop", "[codegen][jit]") {
   te::Tensor A = te::placeholder({5, 6}, DType::f32, "A");
-  te::Tensor C = te::compute({5, 6}, [&](te::Var i, te::Var j) { return A(i, j) - 1.0f; }, "C");
+  te::Tensor C = te::compute(
+      {5, 6}, [&](te::Var i, te::Var j) { return A(i, j) - 1.0f; }, "C");
   std::vector<float> a = random_floats(30, 3);
   SECTION("outer") {
     te::Schedule s = te::create_schedule({C});
@@ -61,7 +64,8 @@ TEST_CASE("parallel kernels give identical results for 1 to 7 tasks", "[codegen]
   const int64_t n = 37, m = 9;
   te::Tensor A = te::placeholder({n, m}, DType::f32, "A");
   te::IterVar k = te::reduce_axis({0, m}, "k");
-  te::Tensor S = te::compute({n}, [&](te::Var i) { return te::sum(A(i, k) * A(i, k), {k}); }, "S");
+  te::Tensor S = te::compute(
+      {n}, [&](te::Var i) { return te::sum(A(i, k) * A(i, k), {k}); }, "S");
   te::Schedule s = te::create_schedule({S});
   auto [o, i] = s[S].split(S.axis(0), 4);
   s[S].parallel(o);
@@ -92,7 +96,8 @@ TEST_CASE("parallel kernels give identical results for 1 to 7 tasks", "[codegen]
 
 TEST_CASE("a kernel without a parallel loop works only in task 0", "[codegen][jit]") {
   te::Tensor A = te::placeholder({4}, DType::f32, "A");
-  te::Tensor B = te::compute({4}, [&](te::Var i) { return A(i) + 1.0f; }, "B");
+  te::Tensor B = te::compute(
+      {4}, [&](te::Var i) { return A(i) + 1.0f; }, "B");
   te::Schedule s = te::create_schedule({B});
   testing::Compiled k = compile_kernel(s, {A, B});
   std::vector<float> a = {1, 2, 3, 4}, b(4, 0.f);
@@ -110,10 +115,14 @@ TEST_CASE("reductions: sum, max and min with split reduction axes", "[codegen][j
   te::IterVar k2 = te::reduce_axis({0, cols}, "k");
   te::IterVar k3 = te::reduce_axis({0, cols}, "k");
   te::IterVar k4 = te::reduce_axis({0, rows}, "r");
-  te::Tensor Sum = te::compute({rows}, [&](te::Var i) { return te::sum(A(i, k1), {k1}); }, "Sum");
-  te::Tensor Max = te::compute({rows}, [&](te::Var i) { return te::max(A(i, k2), {k2}); }, "Max");
-  te::Tensor Min = te::compute({rows}, [&](te::Var i) { return te::min(A(i, k3), {k3}, -0.5f); }, "Min");
-  te::Tensor Col = te::compute({cols}, [&](te::Var j) { return te::sum(A(k4, j), {k4}); }, "Col");
+  te::Tensor Sum = te::compute(
+      {rows}, [&](te::Var i) { return te::sum(A(i, k1), {k1}); }, "Sum");
+  te::Tensor Max = te::compute(
+      {rows}, [&](te::Var i) { return te::max(A(i, k2), {k2}); }, "Max");
+  te::Tensor Min = te::compute(
+      {rows}, [&](te::Var i) { return te::min(A(i, k3), {k3}, -0.5f); }, "Min");
+  te::Tensor Col = te::compute(
+      {cols}, [&](te::Var j) { return te::sum(A(k4, j), {k4}); }, "Col");
   te::Schedule s = te::create_schedule({Sum, Max, Min, Col});
   s[Sum].split(k1, 4);
   s[Max].split(k2, 3);
@@ -144,8 +153,10 @@ TEST_CASE("reductions: sum, max and min with split reduction axes", "[codegen][j
 TEST_CASE("compute_at with a halo and compute_inline run correctly", "[codegen][jit]") {
   const int64_t n = 23;
   te::Tensor A = te::placeholder({n}, DType::f32, "A");
-  te::Tensor B = te::compute({n + 2}, [&](te::Var i) { return A(te::minimum(i, n - 1)) * 3.0f; }, "B");
-  te::Tensor C = te::compute({n}, [&](te::Var i) { return B(i) + B(i + 1) - B(i + 2); }, "C");
+  te::Tensor B = te::compute(
+      {n + 2}, [&](te::Var i) { return A(te::minimum(i, n - 1)) * 3.0f; }, "B");
+  te::Tensor C = te::compute(
+      {n}, [&](te::Var i) { return B(i) + B(i + 1) - B(i + 2); }, "C");
   std::vector<float> a = random_floats(n, 6);
   std::vector<float> ref(n);
   auto bval = [&](int64_t i) { return a[std::min<int64_t>(i, n - 1)] * 3.0f; };
@@ -175,18 +186,22 @@ struct PackedMatmul {
   PackedMatmul(int64_t M, int64_t N, int64_t K, int64_t mr, int64_t nr, int64_t vec)
       : A(te::placeholder({M, K}, DType::f32, "A")),
         B(te::placeholder({K, N}, DType::f32, "B")),
-        Bp(te::compute({(N + nr - 1) / nr, K, nr},
-                       [&](te::Var jo, te::Var k, te::Var jl) {
-                         te::Expr j = jo * nr + jl;
-                         return te::select(j < N, B(k, te::minimum(j, N - 1)), 0.0f);
-                       },
-                       "Bp")),
+        Bp(te::compute(
+            {(N + nr - 1) / nr, K, nr},
+            [&](te::Var jo, te::Var k, te::Var jl) {
+              te::Expr j = jo * nr + jl;
+              return te::select(j < N, B(k, te::minimum(j, N - 1)), 0.0f);
+            },
+            "Bp")),
         C(),
         sched({}) {
     te::IterVar k = te::reduce_axis({0, K}, "k");
-    C = te::compute({M, N}, [&](te::Var i, te::Var j) {
-      return te::sum(A(i, k) * Bp(te::floordiv(j, nr), k, te::floormod(j, nr)), {k});
-    }, "C");
+    C = te::compute(
+        {M, N},
+        [&](te::Var i, te::Var j) {
+          return te::sum(A(i, k) * Bp(te::floordiv(j, nr), k, te::floormod(j, nr)), {k});
+        },
+        "C");
     sched = te::create_schedule({C});
     te::Tensor CC = sched.cache_write(C);
     sched[Bp].pack();
@@ -239,17 +254,27 @@ TEST_CASE("a convolution with an inlined zero-padding stage", "[codegen][jit]") 
   const int64_t ci = 3, co = 4, h = 9, w = 11, kh = 3, kw = 3;
   te::Tensor X = te::placeholder({ci, h, w}, DType::f32, "X");
   te::Tensor W = te::placeholder({co, ci, kh, kw}, DType::f32, "W");
-  te::Tensor Xp = te::compute({ci, h + 2, w + 2}, [&](te::Var c, te::Var y, te::Var x) {
-    te::Expr inside = y >= 1 && y <= h && x >= 1 && x <= w;
-    return te::select(inside, X(c, te::maximum(te::minimum(y - 1, h - 1), 0), te::maximum(te::minimum(x - 1, w - 1), 0)),
-                      0.0f);
-  }, "Xp");
+  te::Tensor Xp = te::compute(
+      {ci, h + 2, w + 2},
+      [&](te::Var c, te::Var y, te::Var x) {
+        te::Expr inside = y >= 1 && y <= h && x >= 1 && x <= w;
+        return te::select(inside,
+                          X(c, te::maximum(te::minimum(y - 1, h - 1), 0),
+                            te::maximum(te::minimum(x - 1, w - 1), 0)),
+                          0.0f);
+      },
+      "Xp");
   te::IterVar rc = te::reduce_axis({0, ci}, "rc"), ry = te::reduce_axis({0, kh}, "ry"),
               rx = te::reduce_axis({0, kw}, "rx");
-  te::Tensor Y = te::compute({co, h, w}, [&](te::Var o, te::Var y, te::Var x) {
-    return te::sum(Xp(rc, y + ry, x + rx) * W(o, rc, ry, rx), {rc, ry, rx});
-  }, "Y");
-  te::Tensor R = te::compute({co, h, w}, [&](te::Var o, te::Var y, te::Var x) { return te::maximum(Y(o, y, x), 0.0f); }, "R");
+  te::Tensor Y = te::compute(
+      {co, h, w},
+      [&](te::Var o, te::Var y, te::Var x) {
+        return te::sum(Xp(rc, y + ry, x + rx) * W(o, rc, ry, rx), {rc, ry, rx});
+      },
+      "Y");
+  te::Tensor R = te::compute(
+      {co, h, w}, [&](te::Var o, te::Var y, te::Var x) { return te::maximum(Y(o, y, x), 0.0f); },
+      "R");
   te::Schedule s = te::create_schedule({R});
   s[Xp].compute_inline();
   auto [xo, xi] = s[R].split(R.axis(2), 8);
@@ -259,7 +284,8 @@ TEST_CASE("a convolution with an inlined zero-padding stage", "[codegen][jit]") 
   s[Y].reorder({Y.axis(0), Y.axis(1), yxo, rc, ry, rx, yxi});
   s[Y].vectorize(yxi).unroll(rx);
   testing::Compiled k = compile_kernel(s, {X, W, R});
-  std::vector<float> x = random_floats(ci * h * w, 9), wt = random_floats(co * ci * kh * kw, 10), r(co * h * w);
+  std::vector<float> x = random_floats(ci * h * w, 9), wt = random_floats(co * ci * kh * kw, 10),
+                     r(co * h * w);
   run_tasks(k, {x.data(), wt.data(), r.data()}, 2);
   for (int64_t o = 0; o < co; ++o) {
     for (int64_t yy = 0; yy < h; ++yy) {
@@ -276,6 +302,54 @@ TEST_CASE("a convolution with an inlined zero-padding stage", "[codegen][jit]") 
         }
         REQUIRE(std::fabs(r[(o * h + yy) * w + xx] - std::max(acc, 0.0)) < 1e-5);
       }
+    }
+  }
+}
+
+TEST_CASE("a reduction to a rank-0 tensor", "[codegen][jit]") {
+  te::Tensor A = te::placeholder({3, 5}, DType::f32, "A");
+  te::IterVar r = te::reduce_axis({0, 3}, "r"), c = te::reduce_axis({0, 5}, "c");
+  te::Tensor S = te::compute(
+      {},
+      [&]() {
+        return te::sum(A(r, c), {r, c});
+      },
+      "S");
+  te::Schedule s = te::create_schedule({S});
+  s[S].split(c, 2);
+  testing::Compiled k = compile_kernel(s, {A, S});
+  std::vector<float> a = random_floats(15, 12);
+  float out = NAN;
+  run_tasks(k, {a.data(), &out});
+  float ref = 0;
+  for (float v : a) ref += v;
+  CHECK(std::fabs(out - ref) < 1e-6);
+}
+
+TEST_CASE("a gather through data-dependent indices, vectorized", "[codegen][jit]") {
+  const int64_t rows = 6, cols = 19, picks = 23;
+  te::Tensor T = te::placeholder({rows, cols}, DType::f32, "T");
+  te::Tensor I = te::placeholder({picks}, DType::i32, "I");
+  // ONNX Gather semantics on axis 1 with negative indices wrapping around.
+  te::Tensor G = te::compute(
+      {rows, picks},
+      [&](te::Var i, te::Var p) {
+        te::Expr idx = te::cast(DType::i64, I(p));
+        return T(i, te::select(idx < 0, idx + cols, idx));
+      },
+      "G");
+  te::Schedule s = te::create_schedule({G});
+  auto [po, pi] = s[G].split(G.axis(1), 8);
+  s[G].vectorize(pi).parallel(G.axis(0));
+  testing::Compiled k = compile_kernel(s, {T, I, G});
+  std::vector<float> t = random_floats(rows * cols, 13), g(rows * picks);
+  std::vector<int32_t> idx(picks);
+  for (int64_t p = 0; p < picks; ++p) idx[p] = static_cast<int32_t>((p * 7) % (2 * cols) - cols);
+  run_tasks(k, {t.data(), idx.data(), g.data()}, 2);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t p = 0; p < picks; ++p) {
+      int64_t j = idx[p] < 0 ? idx[p] + cols : idx[p];
+      REQUIRE(g[i * picks + p] == t[i * cols + j]);
     }
   }
 }

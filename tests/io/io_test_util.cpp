@@ -46,6 +46,10 @@ std::vector<uint8_t> read_bytes(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
+std::string as_string(std::span<const unsigned char> bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
 Tensor pattern_tensor(DType dtype, const Shape& shape, int seed) {
   Tensor t(dtype, shape);
   for (int64_t i = 0; i < t.numel(); ++i) {

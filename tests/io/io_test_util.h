@@ -30,6 +30,8 @@ class ScratchDir {
 void write_bytes(const std::filesystem::path& path, std::span<const uint8_t> bytes);
 void write_bytes(const std::filesystem::path& path, const std::string& bytes);
 std::vector<uint8_t> read_bytes(const std::filesystem::path& path);
+// A byte array (e.g. a fixture) as a string.
+std::string as_string(std::span<const unsigned char> bytes);
 
 // A tensor whose elements differ from each other and from other seeds, for every dtype (bools
 // alternate in a seed-dependent pattern).

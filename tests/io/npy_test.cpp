@@ -9,6 +9,7 @@
 namespace collage {
 namespace {
 
+using testing::as_string;
 using testing::read_bytes;
 using testing::ScratchDir;
 using testing::write_bytes;
@@ -66,10 +67,6 @@ std::string npy_with_header(std::string_view dict, std::string_view data, int ma
 absl::StatusOr<Tensor> read_npy_bytes(const ScratchDir& dir, const std::string& bytes) {
   write_bytes(dir / "a.npy", bytes);
   return read_npy(dir / "a.npy");
-}
-
-std::string as_string(std::span<const unsigned char> b) {
-  return {reinterpret_cast<const char*>(b.data()), b.size()};
 }
 
 const std::vector<Shape> kShapesByRank = {{},        {3},          {2, 3},

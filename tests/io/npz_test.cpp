@@ -15,6 +15,7 @@
 namespace collage {
 namespace {
 
+using testing::as_string;
 using testing::read_bytes;
 using testing::ScratchDir;
 using testing::write_bytes;
@@ -177,10 +178,6 @@ std::string build_zip(const std::vector<RawMember>& members) {
 absl::StatusOr<NamedTensors> read_npz_bytes(const ScratchDir& dir, const std::string& bytes) {
   write_bytes(dir / "a.npz", bytes);
   return read_npz(dir / "a.npz");
-}
-
-std::string as_string(std::span<const unsigned char> b) {
-  return {reinterpret_cast<const char*>(b.data()), b.size()};
 }
 
 std::string error_of(const absl::StatusOr<NamedTensors>& r) {

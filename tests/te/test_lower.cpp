@@ -15,7 +15,8 @@ std::string lowered(const te::Schedule& s, const std::vector<te::Tensor>& args) 
   return te::to_string(*f);
 }
 
-void check_lower_error(const te::Schedule& s, const std::vector<te::Tensor>& args, const std::string& part) {
+void check_lower_error(const te::Schedule& s, const std::vector<te::Tensor>& args,
+                       const std::string& part) {
   absl::StatusOr<te::PrimFunc> f = te::lower(s, args, "f");
   REQUIRE_FALSE(f.ok());
   INFO(f.status().message());
@@ -25,9 +26,11 @@ void check_lower_error(const te::Schedule& s, const std::vector<te::Tensor>& arg
 
 }  // namespace
 
-TEST_CASE("a split with a tail guards the padded iterations at the innermost loop they use", "[te][lower]") {
+TEST_CASE("a split with a tail guards the padded iterations at the innermost loop they use",
+          "[te][lower]") {
   te::Tensor A = te::placeholder({10, 7}, DType::f32, "A");
-  te::Tensor B = te::compute({10, 7}, [&](te::Var i, te::Var j) { return A(i, j) * 2.0f + 1.0f; }, "B");
+  te::Tensor B = te::compute(
+      {10, 7}, [&](te::Var i, te::Var j) { return A(i, j) * 2.0f + 1.0f; }, "B");
   te::Schedule s = te::create_schedule({B});
   auto [io, ii] = s[B].split(B.axis(0), 4);
   auto [jo, ji] = s[B].split(B.axis(1), 4);
@@ -53,7 +56,8 @@ TEST_CASE("a split with a tail guards the padded iterations at the innermost loo
 
 TEST_CASE("an exact split needs no guard", "[te][lower]") {
   te::Tensor A = te::placeholder({8}, DType::f32, "A");
-  te::Tensor B = te::compute({8}, [&](te::Var i) { return A(i) + 1.0f; }, "B");
+  te::Tensor B = te::compute(
+      {8}, [&](te::Var i) { return A(i) + 1.0f; }, "B");
   te::Schedule s = te::create_schedule({B});
   auto [o, i] = s[B].split(B.axis(0), 4);
   s[B].unroll(i);
@@ -69,7 +73,8 @@ TEST_CASE("an exact split needs no guard", "[te][lower]") {
 
 TEST_CASE("split_nparts fixes the outer extent", "[te][lower]") {
   te::Tensor A = te::placeholder({9}, DType::f32, "A");
-  te::Tensor B = te::compute({9}, [&](te::Var i) { return A(i); }, "B");
+  te::Tensor B = te::compute(
+      {9}, [&](te::Var i) { return A(i); }, "B");
   te::Schedule s = te::create_schedule({B});
   s[B].split_nparts(B.axis(0), 2);
   CHECK(lowered(s, {A, B}) ==
@@ -86,7 +91,8 @@ TEST_CASE("split_nparts fixes the outer extent", "[te][lower]") {
 
 TEST_CASE("fused loops index through floordiv/floormod and flatten back", "[te][lower]") {
   te::Tensor A = te::placeholder({3, 5}, DType::f32, "A");
-  te::Tensor B = te::compute({3, 5}, [&](te::Var i, te::Var j) { return A(i, j) * 2.0f; }, "B");
+  te::Tensor B = te::compute(
+      {3, 5}, [&](te::Var i, te::Var j) { return A(i, j) * 2.0f; }, "B");
   te::Schedule s = te::create_schedule({B});
   te::IterVar f = s[B].fuse(B.axis(0), B.axis(1));
   auto [fo, fi] = s[B].split(f, 4);
@@ -98,10 +104,14 @@ TEST_CASE("fused loops index through floordiv/floormod and flatten back", "[te][
                   "floormod(i0.i1.fused.outer*4 + i0.i1.fused.inner, 5)]") != std::string::npos);
 }
 
-TEST_CASE("compute_at computes the region one iteration reads, with its halo", "[te][lower]") {
+TEST_CASE(
+    "compute_at computes the region one iteration reads (with its halo), clamped to the tensor",
+    "[te][lower]") {
   te::Tensor A = te::placeholder({10}, DType::f32, "A");
-  te::Tensor B = te::compute({11}, [&](te::Var i) { return A(te::minimum(i, 9)) + 1.0f; }, "B");
-  te::Tensor C = te::compute({10}, [&](te::Var i) { return B(i) + B(i + 1); }, "C");
+  te::Tensor B = te::compute(
+      {11}, [&](te::Var i) { return A(te::minimum(i, 9)) + 1.0f; }, "B");
+  te::Tensor C = te::compute(
+      {10}, [&](te::Var i) { return B(i) + B(i + 1); }, "C");
   te::Schedule s = te::create_schedule({C});
   auto [io, ii] = s[C].split(C.axis(0), 4);
   s[B].compute_at(s[C], io);
@@ -110,13 +120,12 @@ TEST_CASE("compute_at computes the region one iteration reads, with its halo", "
         "  for (i0.outer, 0, 3) {\n"
         "    allocate B: f32[5] {\n"
         "      for (i0, 0, 5) {\n"
-        "        if (i0.outer*4 + i0 < 11) {\n"
-        "          B[i0] = A[min(i0.outer*4 + i0, 9)] + 1.0f\n"
-        "        }\n"
+        "        B[i0] = A[min(min(i0.outer*4, 6) + i0, 9)] + 1.0f\n"
         "      }\n"
         "      for (i0.inner, 0, 4) {\n"
         "        if (i0.outer*4 + i0.inner < 10) {\n"
-        "          C[i0.outer*4 + i0.inner] = B[i0.inner] + B[i0.inner + 1]\n"
+        "          C[i0.outer*4 + i0.inner] = B[i0.outer*4 + i0.inner - min(i0.outer*4, 6)] + "
+        "B[i0.outer*4 + i0.inner - min(i0.outer*4, 6) + 1]\n"
         "        }\n"
         "      }\n"
         "    }\n"
@@ -126,8 +135,10 @@ TEST_CASE("compute_at computes the region one iteration reads, with its halo", "
 
 TEST_CASE("compute_inline substitutes the producer's body", "[te][lower]") {
   te::Tensor A = te::placeholder({10}, DType::f32, "A");
-  te::Tensor B = te::compute({11}, [&](te::Var i) { return A(te::minimum(i, 9)) + 1.0f; }, "B");
-  te::Tensor C = te::compute({10}, [&](te::Var i) { return B(i) + B(i + 1); }, "C");
+  te::Tensor B = te::compute(
+      {11}, [&](te::Var i) { return A(te::minimum(i, 9)) + 1.0f; }, "B");
+  te::Tensor C = te::compute(
+      {10}, [&](te::Var i) { return B(i) + B(i + 1); }, "C");
   te::Schedule s = te::create_schedule({C});
   s[B].compute_inline();
   CHECK(lowered(s, {A, C}) ==
@@ -140,8 +151,10 @@ TEST_CASE("compute_inline substitutes the producer's body", "[te][lower]") {
 
 TEST_CASE("an intermediate at the top level gets its own allocation", "[te][lower]") {
   te::Tensor A = te::placeholder({4}, DType::f32, "A");
-  te::Tensor B = te::compute({4}, [&](te::Var i) { return A(i) * 3.0f; }, "B");
-  te::Tensor C = te::compute({4}, [&](te::Var i) { return B(3 - i); }, "C");
+  te::Tensor B = te::compute(
+      {4}, [&](te::Var i) { return A(i) * 3.0f; }, "B");
+  te::Tensor C = te::compute(
+      {4}, [&](te::Var i) { return B(3 - i); }, "C");
   te::Schedule s = te::create_schedule({C});
   CHECK(lowered(s, {A, C}) ==
         "func f(A: f32[4], C: f32[4]) {\n"
@@ -156,10 +169,12 @@ TEST_CASE("an intermediate at the top level gets its own allocation", "[te][lowe
         "}\n");
 }
 
-TEST_CASE("a reduction initialises before its first reduction loop and guards a split tail", "[te][lower]") {
+TEST_CASE("a reduction initialises before its first reduction loop and guards a split tail",
+          "[te][lower]") {
   te::Tensor A = te::placeholder({6, 10}, DType::f32, "A");
   te::IterVar k = te::reduce_axis({0, 10}, "k");
-  te::Tensor S = te::compute({6}, [&](te::Var i) { return te::max(A(i, k), {k}); }, "S");
+  te::Tensor S = te::compute(
+      {6}, [&](te::Var i) { return te::max(A(i, k), {k}); }, "S");
   te::Schedule s = te::create_schedule({S});
   s[S].split(k, 4);
   CHECK(lowered(s, {A, S}) ==
@@ -181,7 +196,8 @@ TEST_CASE("cache_write accumulates a tile in a local buffer computed at the tile
   te::Tensor A = te::placeholder({8, 4}, DType::f32, "A");
   te::Tensor B = te::placeholder({4, 8}, DType::f32, "B");
   te::IterVar k = te::reduce_axis({0, 4}, "k");
-  te::Tensor C = te::compute({8, 8}, [&](te::Var i, te::Var j) { return te::sum(A(i, k) * B(k, j), {k}); }, "C");
+  te::Tensor C = te::compute(
+      {8, 8}, [&](te::Var i, te::Var j) { return te::sum(A(i, k) * B(k, j), {k}); }, "C");
   te::Schedule s = te::create_schedule({C});
   te::Tensor CC = s.cache_write(C);
   CHECK(CC.name() == "C.local");
@@ -190,40 +206,44 @@ TEST_CASE("cache_write accumulates a tile in a local buffer computed at the tile
   s[CC].reorder({s[CC].reduce_axis(0), CC.axis(0), CC.axis(1)});
   s[CC].vectorize(CC.axis(1));
   s[C].vectorize(t[3]);
-  CHECK(lowered(s, {A, B, C}) ==
-        "func f(A: f32[8x4], B: f32[4x8], C: f32[8x8]) {\n"
-        "  for (i0.outer, 0, 4) {\n"
-        "    for (i1.outer, 0, 2) {\n"
-        "      allocate C.local: f32[2x4] {\n"
-        "        for (i0.c, 0, 2) {\n"
-        "          vectorized for (i1.c, 0, 4) {\n"
-        "            C.local[i0.c, i1.c] = 0.0f\n"
-        "          }\n"
-        "        }\n"
-        "        for (k, 0, 4) {\n"
-        "          for (i0.c, 0, 2) {\n"
-        "            vectorized for (i1.c, 0, 4) {\n"
-        "              C.local[i0.c, i1.c] = C.local[i0.c, i1.c] + "
-        "A[i0.outer*2 + i0.c, k]*B[k, i1.outer*4 + i1.c]\n"
-        "            }\n"
-        "          }\n"
-        "        }\n"
-        "        for (i0.inner, 0, 2) {\n"
-        "          vectorized for (i1.inner, 0, 4) {\n"
-        "            C[i0.outer*2 + i0.inner, i1.outer*4 + i1.inner] = C.local[i0.inner, i1.inner]\n"
-        "          }\n"
-        "        }\n"
-        "      }\n"
-        "    }\n"
-        "  }\n"
-        "}\n");
+  CHECK(
+      lowered(s, {A, B, C}) ==
+      "func f(A: f32[8x4], B: f32[4x8], C: f32[8x8]) {\n"
+      "  for (i0.outer, 0, 4) {\n"
+      "    for (i1.outer, 0, 2) {\n"
+      "      allocate C.local: f32[2x4] {\n"
+      "        for (i0.c, 0, 2) {\n"
+      "          vectorized for (i1.c, 0, 4) {\n"
+      "            C.local[i0.c, i1.c] = 0.0f\n"
+      "          }\n"
+      "        }\n"
+      "        for (k, 0, 4) {\n"
+      "          for (i0.c, 0, 2) {\n"
+      "            vectorized for (i1.c, 0, 4) {\n"
+      "              C.local[i0.c, i1.c] = C.local[i0.c, i1.c] + "
+      "A[i0.outer*2 + i0.c, k]*B[k, i1.outer*4 + i1.c]\n"
+      "            }\n"
+      "          }\n"
+      "        }\n"
+      "        for (i0.inner, 0, 2) {\n"
+      "          vectorized for (i1.inner, 0, 4) {\n"
+      "            C[i0.outer*2 + i0.inner, i1.outer*4 + i1.inner] = C.local[i0.inner, i1.inner]\n"
+      "          }\n"
+      "        }\n"
+      "      }\n"
+      "    }\n"
+      "  }\n"
+      "}\n");
 }
 
 TEST_CASE("a pack stage is an input of the main kernel and a kernel of its own", "[te][lower]") {
   te::Tensor B = te::placeholder({4, 8}, DType::f32, "B");
-  te::Tensor Bp = te::compute({2, 4, 4}, [&](te::Var o, te::Var k, te::Var l) { return B(k, o * 4 + l); }, "Bp");
-  te::Tensor C = te::compute({4, 8}, [&](te::Var k, te::Var j) {
-    return Bp(te::floordiv(j, 4), k, te::floormod(j, 4)) * 2.0f; }, "C");
+  te::Tensor Bp = te::compute(
+      {2, 4, 4}, [&](te::Var o, te::Var k, te::Var l) { return B(k, o * 4 + l); }, "Bp");
+  te::Tensor C = te::compute(
+      {4, 8},
+      [&](te::Var k, te::Var j) { return Bp(te::floordiv(j, 4), k, te::floormod(j, 4)) * 2.0f; },
+      "C");
   te::Schedule s = te::create_schedule({C});
   s[Bp].pack();
   CHECK(lowered(s, {Bp, C}) ==
@@ -250,12 +270,14 @@ TEST_CASE("a pack stage is an input of the main kernel and a kernel of its own",
   CHECK(lowered(s, {B, C}).find("allocate Bp: f32[2x4x4]") != std::string::npos);
   absl::StatusOr<te::PrimFunc> bad = te::lower_pack(s, C, {B, C}, "pack");
   REQUIRE_FALSE(bad.ok());
-  CHECK(std::string(bad.status().message()) == "lower_pack 'pack': 'C' is not a pack stage of this schedule");
+  CHECK(std::string(bad.status().message()) ==
+        "lower_pack 'pack': 'C' is not a pack stage of this schedule");
 }
 
 TEST_CASE("bound loops stay in the loop IR", "[te][lower]") {
   te::Tensor A = te::placeholder({64}, DType::f32, "A");
-  te::Tensor B = te::compute({64}, [&](te::Var i) { return A(i) + 1.0f; }, "B");
+  te::Tensor B = te::compute(
+      {64}, [&](te::Var i) { return A(i) + 1.0f; }, "B");
   te::Schedule s = te::create_schedule({B});
   auto [bx, tx] = s[B].split(B.axis(0), 32);
   s[B].bind(bx, "blockIdx.x").bind(tx, "threadIdx.x");
@@ -266,29 +288,36 @@ TEST_CASE("bound loops stay in the loop IR", "[te][lower]") {
 
 TEST_CASE("lowering errors", "[te][lower]") {
   te::Tensor A = te::placeholder({16, 16}, DType::f32, "A");
-  te::Tensor B = te::compute({16, 16}, [&](te::Var i, te::Var j) { return A(i, j) + 1.0f; }, "B");
-  te::Tensor C = te::compute({16, 16}, [&](te::Var i, te::Var j) { return B(j, i) * 2.0f; }, "C");
+  te::Tensor B = te::compute(
+      {16, 16}, [&](te::Var i, te::Var j) { return A(i, j) + 1.0f; }, "B");
+  te::Tensor C = te::compute(
+      {16, 16}, [&](te::Var i, te::Var j) { return B(j, i) * 2.0f; }, "C");
   SECTION("parallel loop that is not outermost") {
     te::Schedule s = te::create_schedule({C});
     s[C].parallel(C.axis(1));
-    check_lower_error(s, {A, C}, "stage 'C': parallel loop 'i1' must be the outermost loop of a top-level stage");
+    check_lower_error(
+        s, {A, C}, "stage 'C': parallel loop 'i1' must be the outermost loop of a top-level stage");
   }
   SECTION("parallel stage beside another top-level stage") {
     te::Schedule s = te::create_schedule({C});
     s[C].parallel(C.axis(0));
-    check_lower_error(s, {A, C}, "stage 'B' is computed at the top level beside parallel stage 'C'");
+    check_lower_error(s, {A, C},
+                      "stage 'B' is computed at the top level beside parallel stage 'C'");
   }
   SECTION("computed inside a vectorized loop") {
     te::Schedule s = te::create_schedule({C});
     s[C].vectorize(C.axis(1));
     s[B].compute_at(s[C], C.axis(1));
-    check_lower_error(s, {A, C}, "stage 'B' is computed at axis 'i1' of 'C', inside its vectorized loop 'i1'");
+    check_lower_error(s, {A, C},
+                      "stage 'B' is computed at axis 'i1' of 'C', inside its vectorized loop 'i1'");
   }
   SECTION("attach axis split afterwards") {
     te::Schedule s = te::create_schedule({C});
     s[B].compute_at(s[C], C.axis(0));
     s[C].split(C.axis(0), 4);
-    check_lower_error(s, {A, C}, "stage 'B' is computed at axis 'i0' of 'C', which is no longer one of its loops");
+    check_lower_error(
+        s, {A, C},
+        "stage 'B' is computed at axis 'i0' of 'C', which is no longer one of its loops");
   }
   SECTION("inlined argument") {
     te::Schedule s = te::create_schedule({C});
@@ -304,7 +333,8 @@ TEST_CASE("lowering errors", "[te][lower]") {
     check_lower_error(s, {A}, "output 'C' is not among the arguments");
   }
   SECTION("two readers of an attached stage") {
-    te::Tensor D = te::compute({16, 16}, [&](te::Var i, te::Var j) { return B(i, j) - 1.0f; }, "D");
+    te::Tensor D = te::compute(
+        {16, 16}, [&](te::Var i, te::Var j) { return B(i, j) - 1.0f; }, "D");
     te::Schedule s = te::create_schedule({C, D});
     s[B].compute_at(s[C], C.axis(0));
     check_lower_error(s, {A, C, D}, "stage 'B' is computed at 'C' but 'D' reads it too");

@@ -12,8 +12,10 @@ struct MatMul {
   te::Tensor A = te::placeholder({16, 8}, DType::f32, "A");
   te::Tensor B = te::placeholder({8, 12}, DType::f32, "B");
   te::IterVar k = te::reduce_axis({0, 8}, "k");
-  te::Tensor C = te::compute({16, 12}, [this](te::Var i, te::Var j) { return te::sum(A(i, k) * B(k, j), {k}); }, "C");
-  te::Tensor D = te::compute({16, 12}, [this](te::Var i, te::Var j) { return C(i, j) + 1.0f; }, "D");
+  te::Tensor C = te::compute(
+      {16, 12}, [this](te::Var i, te::Var j) { return te::sum(A(i, k) * B(k, j), {k}); }, "C");
+  te::Tensor D = te::compute(
+      {16, 12}, [this](te::Var i, te::Var j) { return C(i, j) + 1.0f; }, "D");
 };
 
 // The schedule's first error has this code and its message contains `part`.
@@ -106,7 +108,8 @@ TEST_CASE("schedule errors name the stage and the axis", "[te][schedule]") {
   }
   SECTION("compute_at to a stage that does not read the tensor") {
     MatMul m;
-    te::Tensor E = te::compute({16}, [&](te::Var i) { return m.A(i, 0) * 2.0f; }, "E");
+    te::Tensor E = te::compute(
+        {16}, [&](te::Var i) { return m.A(i, 0) * 2.0f; }, "E");
     te::Schedule s = te::create_schedule({m.D, E});
     s[m.C].compute_at(s[E], E.axis(0));
     check_error(s, "compute_at: stage 'E' does not read 'C', so 'C' cannot be computed at it");
@@ -188,29 +191,35 @@ TEST_CASE("schedule errors name the stage and the axis", "[te][schedule]") {
 TEST_CASE("malformed computes are reported by create_schedule", "[te][schedule]") {
   te::Tensor A = te::placeholder({4, 4}, DType::f32, "A");
   SECTION("arity") {
-    te::Tensor B = te::compute({4, 4, 4}, [&](te::Var i, te::Var j) { return A(i, j); }, "B");
+    te::Tensor B = te::compute(
+        {4, 4, 4}, [&](te::Var i, te::Var j) { return A(i, j); }, "B");
     te::Schedule s = te::create_schedule({B});
-    check_error(s, "compute 'B': the index function takes 2 indices but the shape 4x4x4 has rank 3");
+    check_error(s,
+                "compute 'B': the index function takes 2 indices but the shape 4x4x4 has rank 3");
   }
   SECTION("index count") {
-    te::Tensor B = te::compute({4}, [&](te::Var i) { return A(i); }, "B");
+    te::Tensor B = te::compute(
+        {4}, [&](te::Var i) { return A(i); }, "B");
     te::Schedule s = te::create_schedule({B});
     check_error(s, "compute 'B' reads 'A' with 1 indices but it has rank 2");
   }
   SECTION("nested reduction") {
     te::IterVar k = te::reduce_axis({0, 4}, "k");
-    te::Tensor B = te::compute({4}, [&](te::Var i) { return te::sum(A(i, k), {k}) * 2.0f; }, "B");
+    te::Tensor B = te::compute(
+        {4}, [&](te::Var i) { return te::sum(A(i, k), {k}) * 2.0f; }, "B");
     te::Schedule s = te::create_schedule({B});
     check_error(s, "compute 'B' has a reduction that is not the outermost expression of its body");
   }
   SECTION("free variable") {
     te::Var x("x");
-    te::Tensor B = te::compute({4}, [&](te::Var i) { return A(i, x); }, "B");
+    te::Tensor B = te::compute(
+        {4}, [&](te::Var i) { return A(i, x); }, "B");
     te::Schedule s = te::create_schedule({B});
     check_error(s, "compute 'B' uses variable 'x'");
   }
   SECTION("float index") {
-    te::Tensor B = te::compute({4}, [&](te::Var i) { return A(i, te::cast(DType::f32, i)); }, "B");
+    te::Tensor B = te::compute(
+        {4}, [&](te::Var i) { return A(i, te::cast(DType::f32, i)); }, "B");
     te::Schedule s = te::create_schedule({B});
     check_error(s, "compute 'B' reads 'A' with the non-integer index f32(i0)");
   }

@@ -7,7 +7,9 @@ using namespace collage;
 namespace te = collage::te;
 
 namespace {
-std::string simp(const te::Expr& e, const te::VarRanges& r = {}) { return te::to_string(te::simplify(e, r)); }
+std::string simp(const te::Expr& e, const te::VarRanges& r = {}) {
+  return te::to_string(te::simplify(e, r));
+}
 }  // namespace
 
 TEST_CASE("constants fold and linear forms combine terms", "[te][simplify]") {
@@ -71,6 +73,7 @@ TEST_CASE("statement simplification drops decided guards and trivial loops", "[t
         "}\n");
   te::Stmt one = te::make_for(i, 3, 1, te::ForKind::serial, te::make_store(B, {i}, te::Expr(2.0f)));
   CHECK(te::to_string(te::simplify(one)) == "B[3] = 2.0f\n");
-  te::Stmt none = te::make_for(i, 0, 0, te::ForKind::serial, te::make_store(B, {i}, te::Expr(2.0f)));
+  te::Stmt none =
+      te::make_for(i, 0, 0, te::ForKind::serial, te::make_store(B, {i}, te::Expr(2.0f)));
   CHECK_FALSE(te::simplify(none).defined());
 }

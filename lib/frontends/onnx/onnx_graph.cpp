@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "collage/reference.h"
+#include "collage/trees.h"
 #include "core/str_cat.h"
 #include "frontends/onnx/onnx_attrs.h"
 #include "frontends/onnx/onnx_node.h"
@@ -215,10 +216,14 @@ absl::Status GraphImporter::import_node(const onnx::NodeProto& node, int index) 
   if (shown.empty()) shown = str_cat(node.op_type(), "_", index);
   const std::string& domain = node.domain();
   if (!domain.empty() && domain != "ai.onnx") {
-    if (domain == "ai.onnx.ml")
-      return absl::UnimplementedError(str_cat("operator '", node.op_type(), "' (node '", shown,
-                                              "') is from the ai.onnx.ml domain, which collage "
-                                              "does not import yet"));
+    if (domain == "ai.onnx.ml") {
+      if (node.op_type() == "TreeEnsembleRegressor" || node.op_type() == "TreeEnsembleClassifier")
+        return import_tree_ensemble(node, shown);
+      return absl::UnimplementedError(str_cat("unsupported operator 'ai.onnx.ml.", node.op_type(),
+                                              "' (node '", shown, "'): of the ai.onnx.ml domain "
+                                              "collage imports TreeEnsembleRegressor and "
+                                              "TreeEnsembleClassifier"));
+    }
     return absl::UnimplementedError(str_cat("unsupported operator '", domain, ".", node.op_type(),
                                             "' (node '", shown, "', domain '", domain,
                                             "'): collage imports only the default ONNX domain"));
@@ -253,6 +258,24 @@ absl::Status GraphImporter::import_node(const onnx::NodeProto& node, int index) 
   auto results = conv->convert(nc);
   if (!results.ok()) return results.status();
   return bind_outputs(node, shown, std::move(*results));
+}
+
+absl::Status GraphImporter::import_tree_ensemble(const onnx::NodeProto& node,
+                                                 const std::string& shown) {
+  if (node.input_size() != 1)
+    return absl::InvalidArgumentError(
+        str_cat(node.op_type(), " '", shown, "': expected 1 input, got ", node.input_size()));
+  auto r = lookup(node.input(0));
+  if (!r.ok()) return r.status();
+  if (!*r)
+    return absl::InvalidArgumentError(str_cat(node.op_type(), " '", shown, "': input '",
+                                              node.input(0), "' is not defined before the node"));
+  ValueId x = materialize(**r);
+  std::vector<ValueId> outs;
+  if (absl::Status s = convert_onnx_tree_ensemble(node, builder_, x, outs); !s.ok()) return s;
+  std::vector<Ref> results;
+  for (ValueId v : outs) results.push_back(Ref{v, {}, builder_.value(v).type, ""});
+  return bind_outputs(node, shown, std::move(results));
 }
 
 absl::Status GraphImporter::bind_outputs(const onnx::NodeProto& node, const std::string& shown,

@@ -83,8 +83,9 @@ absl::StatusOr<int64_t> Parser::header_int(const Block& h, std::string_view key)
   auto it = h.values.find(key);
   if (it == h.values.end()) return error(str_cat("the header has no '", key, "' line"));
   auto v = parse_int(it->second);
-  if (!v) return error(str_cat("header line ", h.lines.find(key)->second, ": '", key,
-                               "' is not an integer: '", it->second, "'"));
+  if (!v)
+    return error(str_cat("header line ", h.lines.find(key)->second, ": '", key,
+                         "' is not an integer: '", it->second, "'"));
   return *v;
 }
 
@@ -204,12 +205,19 @@ absl::Status Parser::read_tree(const Block& b, size_t t) {
       return absl::UnimplementedError(str_cat(model_label(m_), ": tree ", t, " node ", i,
                                               " is a categorical split, which is not supported"));
     switch ((bits >> 2) & 3) {
-      case 0: node.missing = TreeMissing::nan_is_zero; break;
-      case 1: node.missing = TreeMissing::zero_or_nan; break;
-      case 2: node.missing = TreeMissing::nan; break;
+      case 0:
+        node.missing = TreeMissing::nan_is_zero;
+        break;
+      case 1:
+        node.missing = TreeMissing::zero_or_nan;
+        break;
+      case 2:
+        node.missing = TreeMissing::nan;
+        break;
       default:
-        return tree_field_error(t, "decision_type",
-                                str_cat("entry ", i, " has unknown missing type ", (bits >> 2) & 3));
+        return tree_field_error(
+            t, "decision_type",
+            str_cat("entry ", i, " has unknown missing type ", (bits >> 2) & 3));
     }
     node.default_left = (bits & kDefaultLeftMask) != 0;
     node.feature = static_cast<int32_t>(feature);
@@ -221,8 +229,8 @@ absl::Status Parser::read_tree(const Block& b, size_t t) {
       // A child >= 0 is an internal node; a negative one is leaf ~c.
       const double target = c >= 0 ? c : static_cast<double>(ni) + (-c - 1);
       if (c != std::floor(c) || target < 1 || target >= static_cast<double>(ni + nl))
-        return tree_field_error(t, keys[3 + side], str_cat("entry ", i, " is ", c,
-                                                           ", not a node of the tree"));
+        return tree_field_error(t, keys[3 + side],
+                                str_cat("entry ", i, " is ", c, ", not a node of the tree"));
       children[side] = static_cast<int32_t>(target);
     }
     node.left = children[0];
@@ -247,6 +255,8 @@ absl::Status Parser::run() {
   m_.num_features = *max_feature + 1;
   m_.num_outputs = *per_iteration;
   m_.base_score.assign(static_cast<size_t>(m_.num_outputs), 0.0);
+  // LightGBM's predictors drop |x| <= kZeroThreshold from a row, so such inputs read as 0.
+  m_.zero_threshold = static_cast<double>(1e-35f);
   if (absl::Status s = read_objective(header); !s.ok()) return s;
   const bool average = header.values.count("average_output") > 0;
 

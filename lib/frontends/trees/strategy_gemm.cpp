@@ -19,6 +19,7 @@
 #include "core/str_cat.h"
 #include "frontends/trees/tree_program.h"
 #include "frontends/trees/tree_thresholds.h"
+#include "frontends/trees/tree_util.h"
 
 namespace collage::trees {
 namespace {
@@ -62,13 +63,14 @@ absl::StatusOr<ValueId> add_gemm_program(GraphBuilder& b, ValueId x, const TreeE
   }
   if (checked_elements({features, trees, ni}) < 0)
     return too_large("GEMM", "feature selection A", {features, trees * ni});
-  if (checked_elements({trees, ni, nl}) < 0) return too_large("GEMM", "path matrix C", {trees, ni, nl});
+  if (checked_elements({trees, ni, nl}) < 0)
+    return too_large("GEMM", "path matrix C", {trees, ni, nl});
   if (checked_elements({trees, nl, outputs}) < 0)
     return too_large("GEMM", "leaf values E", {trees * nl, outputs});
 
   const int64_t cols = trees * ni;
-  std::vector<float> a(static_cast<size_t>(features * cols), 0.f), thr(cols, 0.f),
-      band(cols, 0.f), c(static_cast<size_t>(trees * ni * nl), 0.f), d(trees * nl, -1.f),
+  std::vector<float> a(static_cast<size_t>(features * cols), 0.f), thr(cols, 0.f), band(cols, 0.f),
+      c(static_cast<size_t>(trees * ni * nl), 0.f), d(trees * nl, -1.f),
       e_values(static_cast<size_t>(trees * nl * outputs), 0.f);
   // Rows of the special-value table: 0 unused (finite x), 1 NaN, 2 +inf, 3 -inf.
   std::vector<uint8_t> special(static_cast<size_t>(4 * cols), 0), nan_left(cols, 0);
@@ -79,16 +81,15 @@ absl::StatusOr<ValueId> add_gemm_program(GraphBuilder& b, ValueId x, const TreeE
     for (size_t k = 0; k < o.internal.size(); ++k) slot[o.internal[k]] = static_cast<int64_t>(k);
     for (size_t k = 0; k < o.leaves.size(); ++k) slot[o.leaves[k]] = static_cast<int64_t>(k);
     for (size_t k = 0; k < o.internal.size(); ++k) {
-      auto s = float_split(m, static_cast<size_t>(t), o.internal[k]);
-      if (!s.ok()) return s.status();
+      const FloatSplit s = float_split(m, static_cast<size_t>(t), o.internal[k]);
       const int64_t col = t * ni + static_cast<int64_t>(k);
-      a[s->feature * cols + col] = 1.f;
-      thr[col] = s->threshold;
-      band[col] = s->zero_band;
-      nan_left[col] = s->nan_left;
-      special[1 * cols + col] = s->nan_left;
-      special[2 * cols + col] = kInf < s->threshold;
-      special[3 * cols + col] = -kInf < s->threshold;
+      a[s.feature * cols + col] = 1.f;
+      thr[col] = s.threshold;
+      band[col] = s.zero_band;
+      nan_left[col] = s.nan_left;
+      special[1 * cols + col] = s.nan_left;
+      special[2 * cols + col] = s.inf_left;
+      special[3 * cols + col] = -kInf < s.threshold;
     }
     // C and D from each leaf's path, walked up through the parents.
     std::vector<int32_t> parent(tree.nodes.size(), -1);
@@ -105,21 +106,21 @@ absl::StatusOr<ValueId> add_gemm_program(GraphBuilder& b, ValueId x, const TreeE
       }
       d[t * nl + slot[leaf]] = static_cast<float>(lefts);
       e_values[(t * nl + slot[leaf]) * outputs + tree.output] =
-          static_cast<float>(tree.nodes[leaf].value * m.tree_scale);
+          nearest_float(tree.nodes[leaf].value * m.tree_scale);
     }
   }
 
   Emitter e(b, "trees_gemm");
-  const bool banded = has_zero_band(m);
+  const bool banded = split_features(m).zero_band;
   // Finite inputs pass through; NaN and infinities become 0 plus a code.
   const ValueId finite = e.op("Less", {e.op("Abs", {x}), e.scalar_f32(kInf)});
   const ValueId zero = e.scalar_f32(0.f);
   const ValueId xf = e.op("Where", {finite, x, zero});
   const ValueId infinite_code =
       e.op("Where", {e.op("Greater", {x, zero}), e.scalar_f32(2.f), e.scalar_f32(3.f)});
-  const ValueId code =
-      e.op("Where", {finite, zero,
-                     e.op("Where", {e.op("Equal", {x, x}), infinite_code, e.scalar_f32(1.f)})});
+  const ValueId code = e.op(
+      "Where",
+      {finite, zero, e.op("Where", {e.op("Equal", {x, x}), infinite_code, e.scalar_f32(1.f)})});
   const ValueId sel = e.f32("A", {features, cols}, a);
   const ValueId values = e.op("MatMul", {xf, sel});
   ValueId left = e.op("Less", {values, e.f32("B", {cols}, thr)});
@@ -138,16 +139,19 @@ absl::StatusOr<ValueId> add_gemm_program(GraphBuilder& b, ValueId x, const TreeE
   // [batch, trees*I] -> [trees, batch, I] for one product per tree.
   const int64_t batch = e.type(x).shape[0];
   ValueId tl = e.op("Cast", {left}, make_attrs<CastAttrs>([](auto& a) { a.to = "f32"; }));
-  tl = e.op("Reshape", {tl},
-            make_attrs<ReshapeAttrs>([&](auto& a) { a.shape = {batch, trees, ni}; }));
+  tl = e.op("Reshape", {tl}, make_attrs<ReshapeAttrs>([&](auto& a) {
+              a.shape = {batch, trees, ni};
+            }));
   tl = e.op("Transpose", {tl}, make_attrs<TransposeAttrs>([](auto& a) { a.perm = {1, 0, 2}; }));
   const ValueId turns = e.op("MatMul", {tl, e.f32("C", {trees, ni, nl}, c)});
   ValueId reached = e.op("Cast", {e.op("Equal", {turns, e.f32("D", {trees, 1, nl}, d)})},
                          make_attrs<CastAttrs>([](auto& a) { a.to = "f32"; }));
-  reached = e.op("Transpose", {reached},
-                 make_attrs<TransposeAttrs>([](auto& a) { a.perm = {1, 0, 2}; }));
-  reached = e.op("Reshape", {reached},
-                 make_attrs<ReshapeAttrs>([&](auto& a) { a.shape = {batch, trees * nl}; }));
+  reached = e.op("Transpose", {reached}, make_attrs<TransposeAttrs>([](auto& a) {
+                   a.perm = {1, 0, 2};
+                 }));
+  reached = e.op("Reshape", {reached}, make_attrs<ReshapeAttrs>([&](auto& a) {
+                   a.shape = {batch, trees * nl};
+                 }));
   const ValueId out = e.op("MatMul", {reached, e.f32("E", {trees * nl, outputs}, e_values)});
   if (!e.status().ok()) return e.status();
   return out;

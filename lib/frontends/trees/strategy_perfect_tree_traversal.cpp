@@ -6,6 +6,7 @@
 #include "core/str_cat.h"
 #include "frontends/trees/tree_program.h"
 #include "frontends/trees/tree_thresholds.h"
+#include "frontends/trees/tree_util.h"
 
 namespace collage::trees {
 namespace {
@@ -16,29 +17,27 @@ struct PerfectLayout {
   int depth = 0;
   std::vector<std::vector<int64_t>> feature;
   std::vector<std::vector<float>> threshold, band;
-  std::vector<std::vector<uint8_t>> nan_left;
+  std::vector<std::vector<uint8_t>> nan_left, inf_left;
   std::vector<float> leaves;
 };
 
-absl::Status place(const TreeEnsemble& m, PerfectLayout& p, int64_t t, int32_t i, int level,
-                   int64_t pos) {
+void place(const TreeEnsemble& m, PerfectLayout& p, int64_t t, int32_t i, int level, int64_t pos) {
   const TreeNode& n = m.trees[t].nodes[i];
   if (n.is_leaf()) {
     const int64_t width = int64_t{1} << (p.depth - level);
     const int64_t first = (t << p.depth) + pos * width;
-    std::fill(p.leaves.begin() + first, p.leaves.begin() + first + width,
-              static_cast<float>(n.value));
-    return absl::OkStatus();
+    std::fill(p.leaves.begin() + first, p.leaves.begin() + first + width, nearest_float(n.value));
+    return;
   }
-  auto s = float_split(m, static_cast<size_t>(t), i);
-  if (!s.ok()) return s.status();
+  const FloatSplit s = float_split(m, static_cast<size_t>(t), i);
   const int64_t k = (t << level) + pos;
-  p.feature[level][k] = s->feature;
-  p.threshold[level][k] = s->threshold;
-  p.nan_left[level][k] = s->nan_left;
-  p.band[level][k] = s->zero_band;
-  if (absl::Status st = place(m, p, t, n.left, level + 1, 2 * pos); !st.ok()) return st;
-  return place(m, p, t, n.right, level + 1, 2 * pos + 1);
+  p.feature[level][k] = s.feature;
+  p.threshold[level][k] = s.threshold;
+  p.nan_left[level][k] = s.nan_left;
+  p.inf_left[level][k] = s.inf_left;
+  p.band[level][k] = s.zero_band;
+  place(m, p, t, n.left, level + 1, 2 * pos);
+  place(m, p, t, n.right, level + 1, 2 * pos + 1);
 }
 
 }  // namespace
@@ -51,10 +50,10 @@ absl::StatusOr<ValueId> add_perfect_tree_traversal_program(GraphBuilder& b, Valu
   const int64_t leaf_slots =
       p.depth < 40 ? checked_elements({trees, int64_t{1} << p.depth}) : int64_t{-1};
   if (leaf_slots < 0)
-    return absl::ResourceExhaustedError(
-        str_cat("perfect tree traversal: ", trees, " trees padded to depth ", p.depth,
-                " would need ", trees, " x 2^", p.depth, " leaves, more than ",
-                kMaxConstantElements, "; use tree traversal"));
+    return absl::ResourceExhaustedError(str_cat("perfect tree traversal: ", trees,
+                                                " trees padded to depth ", p.depth, " would need ",
+                                                trees, " x 2^", p.depth, " leaves, more than ",
+                                                kMaxConstantElements, "; use tree traversal"));
   p.leaves.assign(static_cast<size_t>(leaf_slots), 0.f);
   for (int l = 0; l < p.depth; ++l) {
     const auto width = static_cast<size_t>(trees << l);
@@ -62,24 +61,22 @@ absl::StatusOr<ValueId> add_perfect_tree_traversal_program(GraphBuilder& b, Valu
     p.threshold.emplace_back(width, 0.f);
     p.band.emplace_back(width, 0.f);
     p.nan_left.emplace_back(width, 0);
+    p.inf_left.emplace_back(width, 0);
   }
-  for (int64_t t = 0; t < trees; ++t)
-    if (absl::Status s = place(m, p, t, 0, 0, 0); !s.ok()) return s;
-  const bool banded = has_zero_band(m);
+  for (int64_t t = 0; t < trees; ++t) place(m, p, t, 0, 0, 0);
+  const SplitFeatures needs = split_features(m);
 
   Emitter e(b, "trees_ptt");
   ValueId at = kNoValue;  // i64 [batch, trees]: position within the level's table
   for (int level = 0; level < p.depth; ++level) {
     const int64_t width = trees << level;
     const std::string lv = str_cat("level", level, "_");
-    ValueId v, thr, nl, zb = kNoValue, step;
+    ValueId v, step;
+    SplitValues s;
     if (level == 0) {
       // The roots are known per tree: constants broadcast against the batch.
       v = e.op("Gather", {x, e.i64(lv + "feature", {trees}, p.feature[0])},
                make_attrs<GatherAttrs>([](auto& a) { a.axis = 1; }));
-      thr = e.f32(lv + "threshold", {trees}, p.threshold[0]);
-      nl = e.boolean(lv + "nan_left", {trees}, p.nan_left[0]);
-      if (banded) zb = e.f32(lv + "zero_band", {trees}, p.band[0]);
       std::vector<int64_t> twice(trees);
       for (int64_t t = 0; t < trees; ++t) twice[t] = 2 * t;
       step = e.i64("root_child", {trees}, twice);
@@ -87,13 +84,16 @@ absl::StatusOr<ValueId> add_perfect_tree_traversal_program(GraphBuilder& b, Valu
       v = e.op("GatherElements",
                {x, e.op("Gather", {e.i64(lv + "feature", {width}, p.feature[level]), at})},
                make_attrs<GatherElementsAttrs>([](auto& a) { a.axis = 1; }));
-      thr = e.op("Gather", {e.f32(lv + "threshold", {width}, p.threshold[level]), at});
-      nl = e.op("Gather", {e.boolean(lv + "nan_left", {width}, p.nan_left[level]), at});
-      if (banded) zb = e.op("Gather", {e.f32(lv + "zero_band", {width}, p.band[level]), at});
       step = e.op("Mul", {at, e.scalar_i64(2)});
     }
-    const ValueId right = e.op("Where", {add_decision(e, v, thr, nl, zb), e.scalar_i64(0),
-                                         e.scalar_i64(1)});
+    // Level 0 uses the [trees] tables as they are; deeper levels gather them per walk.
+    auto per_node = [&](ValueId table) { return level == 0 ? table : e.op("Gather", {table, at}); };
+    s.threshold = per_node(e.f32(lv + "threshold", {width}, p.threshold[level]));
+    s.nan_left = per_node(e.boolean(lv + "nan_left", {width}, p.nan_left[level]));
+    if (needs.zero_band) s.zero_band = per_node(e.f32(lv + "zero_band", {width}, p.band[level]));
+    if (needs.inf_left)
+      s.inf_left = per_node(e.boolean(lv + "inf_left", {width}, p.inf_left[level]));
+    const ValueId right = e.op("Where", {add_decision(e, v, s), e.scalar_i64(0), e.scalar_i64(1)});
     at = e.op("Add", {step, right});
   }
   const ValueId leaves = e.op("Gather", {e.f32("leaf_value", {leaf_slots}, p.leaves), at});

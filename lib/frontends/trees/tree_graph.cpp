@@ -3,6 +3,7 @@
 #include "collage/ops.h"
 #include "core/str_cat.h"
 #include "frontends/trees/tree_program.h"
+#include "frontends/trees/tree_thresholds.h"
 #include "frontends/trees/tree_util.h"
 
 namespace collage {
@@ -10,10 +11,10 @@ namespace collage {
 absl::StatusOr<ValueId> add_tree_ensemble(GraphBuilder& b, ValueId x, const TreeEnsemble& m,
                                           const TreeGraphOptions& options) {
   if (absl::Status s = validate_tree_ensemble(m); !s.ok()) return s;
-  const TensorType& xt = b.value(x).type;
+  const TensorType xt = b.value(x).type;
   if (xt.dtype != DType::f32 || xt.shape.size() != 2 || xt.shape[1] != m.num_features)
-    return absl::InvalidArgumentError(str_cat(model_label(m), ": input '", b.value(x).name,
-                                              "' is ", type_to_string(xt), ", expected f32[batchx",
+    return absl::InvalidArgumentError(str_cat(model_label(m), ": input '", b.value(x).name, "' is ",
+                                              type_to_string(xt), ", expected f32[batchx",
                                               m.num_features, "]"));
   const int64_t batch = xt.shape[0];
   const TreeStrategy strategy =
@@ -27,27 +28,38 @@ absl::StatusOr<ValueId> add_tree_ensemble(GraphBuilder& b, ValueId x, const Tree
     std::vector<double> acc(static_cast<size_t>(m.num_outputs), 0.0);
     for (const Tree& t : m.trees) acc[t.output] += t.nodes[0].value;
     for (int64_t o = 0; o < m.num_outputs; ++o)
-      sum[o] = static_cast<float>(m.base_score[o] + m.tree_scale * acc[o]);
+      sum[o] = nearest_float(m.base_score[o] + m.tree_scale * acc[o]);
     margin = e.op("Expand", {e.f32("constant_margin", {1, m.num_outputs}, sum)},
-                  make_attrs<ExpandAttrs>([&](auto& a) { a.shape = {batch, m.num_outputs}; }));
+                  make_attrs<ExpandAttrs>([&](auto& a) {
+                    a.shape = {batch, m.num_outputs};
+                  }));
   } else {
+    ValueId input = x;
+    if (m.zero_threshold > 0.0) {
+      // |x| <= zero_threshold reads as 0 (NaN fails the test and stays NaN).
+      const ValueId small =
+          e.op("Less", {e.op("Abs", {x}), e.scalar_f32(float_bound_less_equal(m.zero_threshold))});
+      input = e.op("Where", {small, e.scalar_f32(0.f), x});
+      if (!e.status().ok()) return e.status();
+    }
     absl::StatusOr<ValueId> sum;
     switch (strategy) {
       case TreeStrategy::gemm:
-        sum = trees::add_gemm_program(b, x, m);
+        sum = trees::add_gemm_program(b, input, m);
         break;
       case TreeStrategy::tree_traversal:
       case TreeStrategy::automatic:
-        sum = trees::add_tree_traversal_program(b, x, m);
+        sum = trees::add_tree_traversal_program(b, input, m);
         break;
       case TreeStrategy::perfect_tree_traversal:
-        sum = trees::add_perfect_tree_traversal_program(b, x, m);
+        sum = trees::add_perfect_tree_traversal_program(b, input, m);
         break;
     }
     if (!sum.ok()) return sum.status();
     margin = *sum;
     bool has_base = false;
-    std::vector<float> base(m.base_score.begin(), m.base_score.end());
+    std::vector<float> base;
+    for (double v : m.base_score) base.push_back(nearest_float(v));
     for (float v : base) has_base |= v != 0.f;
     if (has_base) margin = e.op("Add", {margin, e.f32("base_score", {m.num_outputs}, base)});
   }
@@ -58,7 +70,7 @@ absl::StatusOr<ValueId> add_tree_ensemble(GraphBuilder& b, ValueId x, const Tree
         break;
       case TreePostTransform::sigmoid:
         if (m.sigmoid_scale != 1.0)
-          out = e.op("Mul", {out, e.scalar_f32(static_cast<float>(m.sigmoid_scale))});
+          out = e.op("Mul", {out, e.scalar_f32(nearest_float(m.sigmoid_scale))});
         out = e.op("Sigmoid", {out});
         break;
       case TreePostTransform::softmax:

@@ -15,8 +15,8 @@ absl::Status validate_tree(const TreeEnsemble& m, size_t t) {
   const auto n = static_cast<int64_t>(tree.nodes.size());
   if (n == 0) return tree_error(m, t, "has no nodes");
   if (tree.output < 0 || tree.output >= m.num_outputs)
-    return tree_error(m, t, str_cat("adds to output ", tree.output, ", but the model has ",
-                                    m.num_outputs));
+    return tree_error(
+        m, t, str_cat("adds to output ", tree.output, ", but the model has ", m.num_outputs));
   std::vector<uint8_t> seen(static_cast<size_t>(n), 0);
   std::vector<int32_t> stack = {0};
   seen[0] = 1;
@@ -27,15 +27,17 @@ absl::Status validate_tree(const TreeEnsemble& m, size_t t) {
     const TreeNode& node = tree.nodes[i];
     if (node.is_leaf()) continue;
     if (node.feature >= m.num_features)
-      return node_error(m, t, i, str_cat("splits on feature ", node.feature, ", but the model has ",
-                                         m.num_features, " features"));
+      return node_error(m, t, i,
+                        str_cat("splits on feature ", node.feature, ", but the model has ",
+                                m.num_features, " features"));
     if (std::isnan(node.threshold)) return node_error(m, t, i, "has a NaN threshold");
     for (int32_t c : {node.left, node.right}) {
       if (c < 0 || c >= n)
         return node_error(m, t, i, str_cat("has child ", c, ", outside the tree's ", n, " nodes"));
       if (seen[c])
-        return node_error(m, t, i, str_cat("has child ", c, ", which is already the root or ",
-                                           "another node's child"));
+        return node_error(
+            m, t, i,
+            str_cat("has child ", c, ", which is already the root or ", "another node's child"));
       seen[c] = 1;
       ++reached;
       stack.push_back(c);
@@ -81,11 +83,13 @@ bool goes_left(const TreeNode& node, float x) {
   }
   switch (node.compare) {
     case TreeCompare::less_f32:
-      return static_cast<float>(v) < static_cast<float>(node.threshold);
+      return static_cast<float>(v) < nearest_float(node.threshold);
     case TreeCompare::less_equal_f32:
-      return static_cast<float>(v) <= static_cast<float>(node.threshold);
+      return static_cast<float>(v) <= nearest_float(node.threshold);
     case TreeCompare::less_equal_f64:
       return v <= node.threshold;
+    case TreeCompare::less_f64:
+      return v < node.threshold;
   }
   return false;
 }
@@ -118,9 +122,9 @@ int tree_ensemble_depth(const TreeEnsemble& model) {
 absl::StatusOr<Tensor> evaluate_tree_ensemble(const TreeEnsemble& m, const Tensor& x) {
   if (absl::Status s = validate_tree_ensemble(m); !s.ok()) return s;
   if (x.dtype() != DType::f32 || x.rank() != 2 || x.shape()[1] != m.num_features)
-    return absl::InvalidArgumentError(
-        str_cat(model_label(m), ": input is ", type_to_string(x.type()), ", expected f32[batchx",
-                m.num_features, "]"));
+    return absl::InvalidArgumentError(str_cat(model_label(m), ": input is ",
+                                              type_to_string(x.type()), ", expected f32[batchx",
+                                              m.num_features, "]"));
   const int64_t rows = x.shape()[0];
   const int64_t outs = m.num_outputs;
   Tensor y(DType::f32, {rows, outs});
@@ -132,7 +136,9 @@ absl::StatusOr<Tensor> evaluate_tree_ensemble(const TreeEnsemble& m, const Tenso
       int32_t i = 0;
       while (!tree.nodes[i].is_leaf()) {
         const TreeNode& node = tree.nodes[i];
-        i = goes_left(node, row[node.feature]) ? node.left : node.right;
+        float v = row[node.feature];
+        if (std::fabs(v) <= m.zero_threshold) v = 0.f;
+        i = goes_left(node, v) ? node.left : node.right;
       }
       margin[tree.output] += tree.nodes[i].value;
     }
@@ -140,14 +146,14 @@ absl::StatusOr<Tensor> evaluate_tree_ensemble(const TreeEnsemble& m, const Tenso
     float* out = y.data<float>() + r * outs;
     switch (m.post_transform) {
       case TreePostTransform::none:
-        for (int64_t o = 0; o < outs; ++o) out[o] = static_cast<float>(margin[o]);
+        for (int64_t o = 0; o < outs; ++o) out[o] = nearest_float(margin[o]);
         break;
       case TreePostTransform::sigmoid:
         for (int64_t o = 0; o < outs; ++o)
           out[o] = static_cast<float>(1.0 / (1.0 + std::exp(-m.sigmoid_scale * margin[o])));
         break;
       case TreePostTransform::exp:
-        for (int64_t o = 0; o < outs; ++o) out[o] = static_cast<float>(std::exp(margin[o]));
+        for (int64_t o = 0; o < outs; ++o) out[o] = nearest_float(std::exp(margin[o]));
         break;
       case TreePostTransform::softmax: {
         double top = margin[0], sum = 0.0;
@@ -164,10 +170,14 @@ absl::StatusOr<Tensor> evaluate_tree_ensemble(const TreeEnsemble& m, const Tenso
 
 std::string_view tree_strategy_name(TreeStrategy s) {
   switch (s) {
-    case TreeStrategy::automatic: return "auto";
-    case TreeStrategy::gemm: return "gemm";
-    case TreeStrategy::tree_traversal: return "tt";
-    case TreeStrategy::perfect_tree_traversal: return "ptt";
+    case TreeStrategy::automatic:
+      return "auto";
+    case TreeStrategy::gemm:
+      return "gemm";
+    case TreeStrategy::tree_traversal:
+      return "tt";
+    case TreeStrategy::perfect_tree_traversal:
+      return "ptt";
   }
   return "?";
 }

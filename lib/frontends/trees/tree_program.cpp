@@ -7,6 +7,7 @@
 
 #include "collage/ops.h"
 #include "core/str_cat.h"
+#include "frontends/trees/tree_util.h"
 
 namespace collage::trees {
 
@@ -42,8 +43,12 @@ ValueId Emitter::boolean(std::string_view name, Shape shape, const std::vector<u
   return constant(name, std::move(t));
 }
 
-ValueId Emitter::scalar_f32(float v) { return constant("scalar", Tensor::scalar_f32(v)); }
-ValueId Emitter::scalar_i64(int64_t v) { return constant("scalar", Tensor::scalar_i64(v)); }
+ValueId Emitter::scalar_f32(float v) {
+  return constant("scalar", Tensor::scalar_f32(v));
+}
+ValueId Emitter::scalar_i64(int64_t v) {
+  return constant("scalar", Tensor::scalar_i64(v));
+}
 
 void Emitter::fail(absl::Status s) {
   if (status_.ok()) status_ = std::move(s);
@@ -63,27 +68,33 @@ absl::Status too_large(std::string_view strategy, std::string_view what,
                        std::initializer_list<int64_t> dims) {
   std::string shape;
   for (int64_t d : dims) shape += str_cat(shape.empty() ? "" : "x", d);
-  return absl::ResourceExhaustedError(
-      str_cat(strategy, ": ", what, " [", shape, "] would exceed ", kMaxConstantElements,
-              " elements; use another tree strategy"));
+  return absl::ResourceExhaustedError(str_cat(strategy, ": ", what, " [", shape, "] would exceed ",
+                                              kMaxConstantElements,
+                                              " elements; use another tree strategy"));
 }
 
-ValueId add_decision(Emitter& e, ValueId v, ValueId threshold, ValueId nan_left,
-                     ValueId zero_band) {
-  ValueId left = e.op("Less", {v, threshold});
-  if (zero_band != kNoValue) {
-    const ValueId in_band = e.op("Less", {e.op("Abs", {v}), zero_band});
-    left = e.op("Where", {in_band, nan_left, left});
+ValueId add_decision(Emitter& e, ValueId v, const SplitValues& s) {
+  ValueId left = e.op("Less", {v, s.threshold});
+  if (s.inf_left != kNoValue)
+    left = e.op("Where", {e.op("Equal", {v, e.scalar_f32(std::numeric_limits<float>::infinity())}),
+                          s.inf_left, left});
+  if (s.zero_band != kNoValue) {
+    const ValueId in_band = e.op("Less", {e.op("Abs", {v}), s.zero_band});
+    left = e.op("Where", {in_band, s.nan_left, left});
   }
   // v == v is false only for NaN.
-  return e.op("Where", {e.op("Equal", {v, v}), left, nan_left});
+  return e.op("Where", {e.op("Equal", {v, v}), left, s.nan_left});
 }
 
 ValueId add_leaf_sum(Emitter& e, ValueId leaves, const TreeEnsemble& m) {
   const auto trees = static_cast<int64_t>(m.trees.size());
+  if (checked_elements({trees, m.num_outputs}) < 0) {
+    e.fail(too_large("tree sum", "tree-to-output matrix", {trees, m.num_outputs}));
+    return kNoValue;
+  }
   std::vector<float> sum(static_cast<size_t>(trees * m.num_outputs), 0.f);
   for (int64_t t = 0; t < trees; ++t)
-    sum[t * m.num_outputs + m.trees[t].output] = static_cast<float>(m.tree_scale);
+    sum[t * m.num_outputs + m.trees[t].output] = nearest_float(m.tree_scale);
   return e.op("MatMul", {leaves, e.f32("tree_to_output", {trees, m.num_outputs}, sum)});
 }
 

@@ -46,17 +46,20 @@ int64_t checked_elements(std::initializer_list<int64_t> dims);
 absl::Status too_large(std::string_view strategy, std::string_view what,
                        std::initializer_list<int64_t> dims);
 
-// Per-node decision of the traversal strategies: bool "goes left" from the gathered feature
-// values `v` and the node's threshold, NaN direction and zero band (kNoValue when the model has
-// none), all broadcast to v's shape.
-ValueId add_decision(Emitter& e, ValueId v, ValueId threshold, ValueId nan_left, ValueId zero_band);
+// The split parameters (see FloatSplit) of the nodes being evaluated, each broadcastable to the
+// feature values; zero_band and inf_left are kNoValue when the model needs none.
+struct SplitValues {
+  ValueId threshold = kNoValue, nan_left = kNoValue, zero_band = kNoValue, inf_left = kNoValue;
+};
+// Per-node decision of the traversal strategies: bool "goes left" for feature values `v`.
+ValueId add_decision(Emitter& e, ValueId v, const SplitValues& s);
 
 // Sums per-tree leaf values `leaves` (f32 [batch, trees]) into the model's outputs, scaled by
 // tree_scale: f32 [batch, num_outputs].
 ValueId add_leaf_sum(Emitter& e, ValueId leaves, const TreeEnsemble& m);
 
 // The three strategies: margins without base_score, f32 [batch, num_outputs]. `x` is the f32
-// [batch, num_features] input. Errors: too-large tensors, thresholds without a float32 form.
+// [batch, num_features] input after the zero_threshold rule. Errors: too-large tensors.
 absl::StatusOr<ValueId> add_gemm_program(GraphBuilder& b, ValueId x, const TreeEnsemble& m);
 absl::StatusOr<ValueId> add_tree_traversal_program(GraphBuilder& b, ValueId x,
                                                    const TreeEnsemble& m);

@@ -2,6 +2,7 @@
 #include "frontends/trees/tree_util.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 
@@ -33,10 +34,23 @@ absl::StatusOr<std::string> read_model_text(const std::filesystem::path& path) {
   return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
+float nearest_float(double t) {
+  constexpr double kMax = std::numeric_limits<float>::max();
+  if (std::isnan(t) || std::fabs(t) <= kMax) return static_cast<float>(t);
+  // Above FLT_MAX the nearest float is FLT_MAX up to half an ulp (2^103) beyond it; the tie at
+  // exactly half an ulp goes to the even side, which is infinity.
+  const double halfway = kMax + std::ldexp(1.0, 103);
+  const float big = std::fabs(t) < halfway ? std::numeric_limits<float>::max()
+                                           : std::numeric_limits<float>::infinity();
+  return t < 0 ? -big : big;
+}
+
 namespace {
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 }  // namespace

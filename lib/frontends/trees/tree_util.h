@@ -23,6 +23,10 @@ absl::Status node_error(const TreeEnsemble& m, size_t tree, int64_t node, std::s
 // The whole file as text. NotFound / InvalidArgument naming the path.
 absl::StatusOr<std::string> read_model_text(const std::filesystem::path& path);
 
+// t rounded to the nearest float32 (ties to even, overflow to +-inf), without the undefined
+// behaviour of casting an out-of-range double.
+float nearest_float(double t);
+
 // The whole of `s` as a number (leading/trailing blanks allowed, "inf"/"nan" accepted as strtod
 // does); nullopt for anything else.
 std::optional<double> parse_double(std::string_view s);

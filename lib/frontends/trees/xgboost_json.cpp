@@ -20,14 +20,16 @@ class Reader {
   absl::Status error(std::string_view where, std::string_view message) const {
     return absl::InvalidArgumentError(str_cat(model_label(m_), ": ", where, " ", message));
   }
-  absl::StatusOr<const json*> member(const json& obj, const char* key, std::string_view where) const {
+  absl::StatusOr<const json*> member(const json& obj, const char* key,
+                                     std::string_view where) const {
     if (!obj.is_object()) return error(where, "is not a JSON object");
     auto it = obj.find(key);
     if (it == obj.end()) return error(where, str_cat("has no field '", key, "'"));
     return &*it;
   }
   // XGBoost writes most scalar parameters as strings ("num_feature": "10").
-  absl::StatusOr<int64_t> int_param(const json& obj, const char* key, std::string_view where) const {
+  absl::StatusOr<int64_t> int_param(const json& obj, const char* key,
+                                    std::string_view where) const {
     auto v = member(obj, key, where);
     if (!v.ok()) return v.status();
     if ((*v)->is_number_integer()) return (*v)->get<int64_t>();
@@ -41,8 +43,8 @@ class Reader {
     if (!v.ok()) return v.status();
     if (!(*v)->is_array()) return error(where, str_cat("field '", key, "' is not an array"));
     if ((*v)->size() != expected)
-      return error(where, str_cat("field '", key, "' has ", (*v)->size(), " entries, expected ",
-                                  expected));
+      return error(
+          where, str_cat("field '", key, "' has ", (*v)->size(), " entries, expected ", expected));
     std::vector<double> out;
     out.reserve(expected);
     for (const json& e : **v) {
@@ -52,8 +54,8 @@ class Reader {
       } else if (e.is_number()) {
         out.push_back(e.get<double>());
       } else {
-        return error(where, str_cat("field '", key, "' entry ", out.size(), " is not a number: ",
-                                    e.dump()));
+        return error(
+            where, str_cat("field '", key, "' entry ", out.size(), " is not a number: ", e.dump()));
       }
     }
     return out;
@@ -69,7 +71,8 @@ absl::StatusOr<std::vector<double>> parse_base_score(const Reader& r, const json
   if (!v.ok()) return v.status();
   std::vector<double> out;
   if ((*v)->is_number()) return std::vector<double>{(*v)->get<double>()};
-  if (!(*v)->is_string()) return r.error("learner_model_param", "field 'base_score' is not a string");
+  if (!(*v)->is_string())
+    return r.error("learner_model_param", "field 'base_score' is not a string");
   std::string_view s = (*v)->get_ref<const std::string&>();
   if (!s.empty() && s.front() == '[' && s.back() == ']') s = s.substr(1, s.size() - 2);
   while (true) {
@@ -129,8 +132,8 @@ absl::Status read_tree(const Reader& r, const TreeEnsemble& m, const json& jt, s
   }
   const auto n = static_cast<size_t>(*num_nodes);
   std::vector<double> fields[6];
-  const char* names[6] = {"left_children",   "right_children", "split_indices",
-                          "split_conditions", "default_left",  "split_type"};
+  const char* names[6] = {"left_children",    "right_children", "split_indices",
+                          "split_conditions", "default_left",   "split_type"};
   for (int f = 0; f < 6; ++f) {
     // split_type is absent from models written before categorical support.
     if (f == 5 && !jt.contains("split_type")) {
@@ -164,7 +167,7 @@ absl::Status read_tree(const Reader& r, const TreeEnsemble& m, const json& jt, s
       return r.error(where, str_cat("node ", i, " field 'split_indices' is ", feature,
                                     ", expected a feature index below ", m.num_features));
     node.feature = static_cast<int32_t>(feature);
-    node.threshold = static_cast<float>(fields[3][i]);
+    node.threshold = nearest_float(fields[3][i]);
     node.compare = TreeCompare::less_f32;
     node.missing = TreeMissing::nan;
     node.default_left = fields[4][i] != 0;
@@ -209,9 +212,8 @@ absl::Status read_model(const Reader& r, TreeEnsemble& m, const json& doc) {
   }
   if (*num_feature <= 0 || *num_class < 0 || *num_class > (1 << 20) || num_target <= 0 ||
       num_target > (1 << 20))
-    return r.error("learner_model_param",
-                   str_cat("has num_feature ", *num_feature, ", num_class ", *num_class,
-                           ", num_target ", num_target));
+    return r.error("learner_model_param", str_cat("has num_feature ", *num_feature, ", num_class ",
+                                                  *num_class, ", num_target ", num_target));
   m.num_features = *num_feature;
   m.num_outputs = *num_class > 0 ? *num_class : num_target;
 
@@ -219,7 +221,8 @@ absl::Status read_model(const Reader& r, TreeEnsemble& m, const json& doc) {
   if (!objective.ok()) return objective.status();
   auto obj_name = r.member(**objective, "name", "learner objective");
   if (!obj_name.ok()) return obj_name.status();
-  if (!(*obj_name)->is_string()) return r.error("learner objective", "field 'name' is not a string");
+  if (!(*obj_name)->is_string())
+    return r.error("learner objective", "field 'name' is not a string");
   m.objective = (*obj_name)->get<std::string>();
   auto obj = objective_of(m);
   if (!obj.ok()) return obj.status();
@@ -238,8 +241,8 @@ absl::Status read_model(const Reader& r, TreeEnsemble& m, const json& doc) {
         break;
       case Objective::Link::logit:
         if (!(p > 0.0 && p < 1.0))
-          return r.error("learner_model_param",
-                         str_cat("field 'base_score' is ", p, ", expected a probability in (0, 1)"));
+          return r.error("learner_model_param", str_cat("field 'base_score' is ", p,
+                                                        ", expected a probability in (0, 1)"));
         m.base_score.push_back(-std::log(1.0 / p - 1.0));
         break;
       case Objective::Link::log:
@@ -270,7 +273,8 @@ absl::Status read_model(const Reader& r, TreeEnsemble& m, const json& doc) {
   if (!model.ok()) return model.status();
   auto trees = r.member(**model, "trees", "gradient_booster model");
   if (!trees.ok()) return trees.status();
-  if (!(*trees)->is_array()) return r.error("gradient_booster model", "field 'trees' is not an array");
+  if (!(*trees)->is_array())
+    return r.error("gradient_booster model", "field 'trees' is not an array");
   const size_t count = (*trees)->size();
   auto info = r.numbers(**model, "tree_info", "gradient_booster model", count);
   if (!info.ok()) return info.status();

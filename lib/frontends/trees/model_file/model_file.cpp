@@ -10,10 +10,14 @@ namespace collage {
 
 std::string_view model_format_name(ModelFormat f) {
   switch (f) {
-    case ModelFormat::automatic: return "auto";
-    case ModelFormat::onnx: return "onnx";
-    case ModelFormat::xgboost: return "xgboost";
-    case ModelFormat::lightgbm: return "lightgbm";
+    case ModelFormat::automatic:
+      return "auto";
+    case ModelFormat::onnx:
+      return "onnx";
+    case ModelFormat::xgboost:
+      return "xgboost";
+    case ModelFormat::lightgbm:
+      return "lightgbm";
   }
   return "?";
 }
@@ -34,7 +38,8 @@ absl::StatusOr<ModelFormat> detect_model_format(const std::filesystem::path& pat
     return absl::InvalidArgumentError(
         str_cat("model file '", path.string(), "': it is a directory"));
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InvalidArgumentError(str_cat("cannot open model file '", path.string(), "'"));
+  if (!in)
+    return absl::InvalidArgumentError(str_cat("cannot open model file '", path.string(), "'"));
   std::string head(4096, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(in.gcount()));
@@ -44,7 +49,8 @@ absl::StatusOr<ModelFormat> detect_model_format(const std::filesystem::path& pat
   if (first != std::string::npos && head[first] == '{') {
     if (head.find("\"learner\"") != std::string::npos) return ModelFormat::xgboost;
     return absl::InvalidArgumentError(
-        str_cat("model file '", path.string(), "' starts like JSON but has no \"learner\" "
+        str_cat("model file '", path.string(),
+                "' starts like JSON but has no \"learner\" "
                 "object near its start; XGBoost models must be saved as JSON "
                 "(save_model(\"m.json\"))"));
   }
@@ -59,13 +65,13 @@ absl::StatusOr<Graph> tree_graph(const Context& ctx, absl::StatusOr<TreeEnsemble
   int64_t batch = 1;
   for (const auto& [name, shape] : options.onnx.input_shapes) {
     if (name != "input")
-      return absl::InvalidArgumentError(str_cat(
-          "tree model '", model->name, "' has one input, 'input'; a shape was given for '", name,
-          "'"));
+      return absl::InvalidArgumentError(str_cat("tree model '", model->name,
+                                                "' has one input, 'input'; a shape was given for '",
+                                                name, "'"));
     if (shape.size() != 2 || shape[0] < 1 || shape[1] != model->num_features)
-      return absl::InvalidArgumentError(
-          str_cat("tree model '", model->name, "': input shape ", shape_to_string(shape),
-                  " given, expected batchx", model->num_features));
+      return absl::InvalidArgumentError(str_cat("tree model '", model->name, "': input shape ",
+                                                shape_to_string(shape), " given, expected batchx",
+                                                model->num_features));
     batch = shape[0];
   }
   return build_tree_graph(ctx, *model, options.trees.strategy, batch, options.trees);

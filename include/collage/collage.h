@@ -1,0 +1,103 @@
+/* The collage compiler C API: compile a model (ONNX, XGBoost JSON or LightGBM text) into an
+ * artifact that libcollage_runtime loads (include/collage/runtime.h), choosing a backend for
+ * every part of the model. Implemented by libcollage_compiler.so, which uses the runtime
+ * library's status type (collage_status_t: NULL = success; free it with collage_status_free).
+ *
+ * ABI rules as in runtime.h: opaque handles with create/release pairs (release accepts NULL),
+ * versioned option structs (`struct_size` first; set it with the _init function), functions only
+ * ever added, no C++ exception crosses the boundary.
+ *
+ * Ownership: the caller owns a compiler and releases it. Buffers the library returns (artifact
+ * bytes, report JSON) belong to the caller, who frees them with collage_free. Arguments are
+ * borrowed for the duration of a call.
+ *
+ * Thread safety: different compilers are independent. Calls on one compiler must not overlap
+ * (a compile reads the backend registry that collage_compiler_load_plugin changes). */
+#ifndef COLLAGE_COLLAGE_H_
+#define COLLAGE_COLLAGE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collage/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The compiler library's version, e.g. "0.1.0" (static storage). */
+COLLAGE_API const char* collage_compiler_version(void);
+
+typedef struct collage_compiler collage_compiler_t;
+
+/* A compiler with the built-in backends registered: eigen, dnnl and the reference fallback. On
+ * success *compiler receives a compiler the caller owns. */
+COLLAGE_API collage_status_t* collage_compiler_create(collage_compiler_t** compiler);
+/* Releases a compiler (and the plugins it loaded); accepts NULL. */
+COLLAGE_API void collage_compiler_release(collage_compiler_t* compiler);
+
+/* Loads a backend plugin (a shared library implementing include/collage/backend_plugin.h) and
+ * registers it under the name it declares. Errors name the path: a library that does not load,
+ * a bad plugin table, a backend name that is taken. Note that an artifact can only run a
+ * plugin's kernels where a runtime module of the same name (libcollage_rt_<name>.so) exists. */
+COLLAGE_API collage_status_t* collage_compiler_load_plugin(collage_compiler_t* compiler,
+                                                           const char* path);
+
+/* A shape for a graph input with symbolic dimensions (or, for tree models, "input" sets the
+ * batch size). */
+typedef struct {
+  const char* name;
+  int32_t ndim;
+  const int64_t* shape;
+} collage_input_shape_t;
+
+typedef struct {
+  uint32_t struct_size; /* set by collage_compile_options_init */
+  /* "two-level" (default), "op-level", "single:NAME" or "greedy". */
+  const char* strategy;
+  /* Wall-clock budget of the graph-level search in seconds; <= 0: the default (60). */
+  double budget_seconds;
+  uint64_t seed;
+  /* Persistent cost database (JSON lines), read and extended; NULL: costs are not kept. */
+  const char* cost_db_path;
+  /* Comma-separated backend names that may take part, e.g. "eigen,dnnl"; NULL or "": all. */
+  const char* backends;
+  /* The backend that takes the nodes no other can run; NULL: "reference". An artifact needs
+   * every node on a backend with a runtime module, so with the reference fallback a model must
+   * be covered entirely by the other backends. */
+  const char* fallback;
+  int32_t num_input_shapes;
+  const collage_input_shape_t* input_shapes;
+  /* Threads a kernel may use while measured (0: one per core). */
+  int32_t num_threads;
+} collage_compile_options_t;
+
+/* Fills `options` with the defaults and sets struct_size. */
+COLLAGE_API void collage_compile_options_init(collage_compile_options_t* options);
+
+/* Imports the model at `model_path` (ONNX, XGBoost JSON or LightGBM text, told apart by content),
+ * runs the graph passes, places it (`options` may be NULL: defaults), builds every group and
+ * writes the artifact to `artifact_path` atomically. If `report_json` is not NULL it receives the
+ * placement report (JSON with a "groups" list; free with collage_free). Errors name the model
+ * file, node, group or backend at fault; COLLAGE_STATUS_INVALID_ARGUMENT for bad input. */
+COLLAGE_API collage_status_t* collage_compile_file(collage_compiler_t* compiler,
+                                                   const char* model_path,
+                                                   const collage_compile_options_t* options,
+                                                   const char* artifact_path, char** report_json);
+
+/* The same for an ONNX model of `model_size` bytes in memory (external data is refused); the
+ * artifact is returned in *artifact / *artifact_size (free with collage_free). */
+COLLAGE_API collage_status_t* collage_compile_memory(collage_compiler_t* compiler,
+                                                     const void* model, size_t model_size,
+                                                     const collage_compile_options_t* options,
+                                                     void** artifact, size_t* artifact_size,
+                                                     char** report_json);
+
+/* Frees a buffer returned by this library; accepts NULL. */
+COLLAGE_API void collage_free(void* buffer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COLLAGE_COLLAGE_H_ */

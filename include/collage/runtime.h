@@ -1,0 +1,162 @@
+/* The collage runtime C API: load an artifact written by the compiler (`collage compile`,
+ * collage_compile_*) and run it on DLPack tensors. Implemented by libcollage_runtime.so, which
+ * depends on no part of the compiler; each library backend's kernels live in their own runtime
+ * module (libcollage_rt_<name>.so), opened only when an artifact needs it.
+ *
+ * ABI rules: every object is opaque, with a create/load and a release function; release accepts
+ * NULL. Every fallible call returns a collage_status_t*: NULL means success, anything else is an
+ * error the caller reads and frees with collage_status_free. Structs passed in carry a leading
+ * `struct_size` so fields can be appended; functions are only ever added. No C++ exception
+ * crosses this boundary.
+ *
+ * Ownership: strings and arrays returned by a module (names, shapes) are owned by the module and
+ * valid until it is released. Buffers the caller passes in (tensors, artifact bytes) stay the
+ * caller's; the library never frees them.
+ *
+ * Thread safety: every function may be called from any thread. A loaded module can be run from
+ * many threads at once (each run has its own intermediate buffers); it must not be released
+ * while a call on it is in progress. */
+#ifndef COLLAGE_RUNTIME_H_
+#define COLLAGE_RUNTIME_H_
+
+#include <dlpack/dlpack.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collage/runtime_module.h" /* collage_dtype_t */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(COLLAGE_BUILDING_LIBRARY)
+#define COLLAGE_API __attribute__((visibility("default")))
+#else
+#define COLLAGE_API
+#endif
+
+/* Incremented when a function's meaning changes incompatibly (never expected within 1). */
+#define COLLAGE_RUNTIME_ABI_VERSION 1
+
+/* The library's version, e.g. "0.1.0" (static storage). */
+COLLAGE_API const char* collage_runtime_version(void);
+/* COLLAGE_RUNTIME_ABI_VERSION of the library. */
+COLLAGE_API uint32_t collage_runtime_abi_version(void);
+/* The artifact format version this library reads (docs/artifact-format.md). */
+COLLAGE_API uint32_t collage_artifact_format_version(void);
+
+/* ---- Status ---------------------------------------------------------------------------- */
+
+typedef struct collage_status collage_status_t;
+
+typedef enum {
+  COLLAGE_STATUS_OK = 0,
+  COLLAGE_STATUS_INVALID_ARGUMENT = 1, /* bad input: wrong tensor count, shape, dtype, NULL */
+  COLLAGE_STATUS_NOT_FOUND = 2,        /* a missing file or runtime module */
+  COLLAGE_STATUS_CORRUPT = 3,          /* an artifact failing a check: truncated, checksum, field */
+  COLLAGE_STATUS_UNSUPPORTED = 4,      /* a valid artifact this library cannot run (version) */
+  COLLAGE_STATUS_KERNEL_FAILED = 5,    /* a kernel reported an error while running */
+  COLLAGE_STATUS_INTERNAL = 6,         /* out of memory, or an unexpected failure */
+  COLLAGE_STATUS_IO = 7                /* reading or writing a file, loading a library */
+} collage_status_code_t;
+
+/* A new status (for plugins and wrappers that report through the same type); the caller owns
+ * it. COLLAGE_STATUS_OK gives NULL. `message` is copied; NULL counts as "". */
+COLLAGE_API collage_status_t* collage_status_create(int32_t code, const char* message);
+/* The code of `status`; COLLAGE_STATUS_OK for NULL. */
+COLLAGE_API int32_t collage_status_code(const collage_status_t* status);
+/* The message, naming the file, module, kernel or tensor at fault; "" for NULL. Owned by the
+ * status. */
+COLLAGE_API const char* collage_status_message(const collage_status_t* status);
+/* Frees a status; accepts NULL. */
+COLLAGE_API void collage_status_free(collage_status_t* status);
+
+/* ---- Loading --------------------------------------------------------------------------- */
+
+typedef struct collage_module collage_module_t;
+
+/* collage_module_load_memory uses the caller's buffer in place instead of copying it: the buffer
+ * must be 64-byte aligned and stay valid and unchanged until the module is released. */
+#define COLLAGE_LOAD_BORROW_BUFFER 1u
+
+typedef struct {
+  uint32_t struct_size;   /* sizeof(collage_load_options_t), as set by collage_load_options_init */
+  int32_t num_threads;    /* threads a kernel's tasks spread over, caller included; 0: all cores */
+  const char* module_dir; /* searched first for libcollage_rt_<name>.so; NULL: not used. After
+                             it: the directory of libcollage_runtime.so, then the default
+                             library search path. Borrowed for the duration of the load call. */
+  uint32_t flags;         /* COLLAGE_LOAD_* bits */
+} collage_load_options_t;
+
+/* Fills `options` with the defaults and sets struct_size. */
+COLLAGE_API void collage_load_options_init(collage_load_options_t* options);
+
+/* Loads the artifact at `path` (memory-mapped; constants are used in place). Everything is
+ * checked first: header, checksums of every section (embedded native code never runs if its
+ * checksum fails), and every field of the plan. Then the runtime modules the artifact names are
+ * opened and its kernels created. `options` may be NULL (defaults). On success *module receives
+ * a module the caller owns (collage_module_release); on failure *module is set to NULL. */
+COLLAGE_API collage_status_t* collage_module_load_file(const char* path,
+                                                       const collage_load_options_t* options,
+                                                       collage_module_t** module);
+/* The same from `size` bytes at `data`, which are copied unless COLLAGE_LOAD_BORROW_BUFFER is
+ * set (then they must outlive the module). */
+COLLAGE_API collage_status_t* collage_module_load_memory(const void* data, size_t size,
+                                                         const collage_load_options_t* options,
+                                                         collage_module_t** module);
+/* Releases a module and everything it owns; accepts NULL. */
+COLLAGE_API void collage_module_release(collage_module_t* module);
+
+/* ---- Inputs and outputs ---------------------------------------------------------------- */
+
+/* Number of graph inputs / outputs; 0 for NULL. */
+COLLAGE_API int32_t collage_module_num_inputs(const collage_module_t* module);
+COLLAGE_API int32_t collage_module_num_outputs(const collage_module_t* module);
+
+typedef struct {
+  uint32_t struct_size; /* set by the caller: sizeof(collage_tensor_info_t) */
+  const char* name;     /* the graph's name for the value; owned by the module */
+  int32_t dtype;        /* collage_dtype_t */
+  DLDataType dl_dtype;  /* the same as DLPack: bool is {kDLUInt, 8, 1} */
+  int32_t ndim;
+  const int64_t* shape; /* ndim extents; owned by the module */
+  uint64_t bytes;       /* dense size in bytes */
+} collage_tensor_info_t;
+
+/* Describes input / output `index`. The caller sets info->struct_size; only fields that fit in
+ * it are written. Errors: NULL arguments, index out of range. */
+COLLAGE_API collage_status_t* collage_module_input_info(const collage_module_t* module,
+                                                        int32_t index, collage_tensor_info_t* info);
+COLLAGE_API collage_status_t* collage_module_output_info(const collage_module_t* module,
+                                                         int32_t index,
+                                                         collage_tensor_info_t* info);
+/* Bytes of intermediate memory one run uses (the artifact's memory plan). */
+COLLAGE_API uint64_t collage_module_arena_bytes(const collage_module_t* module);
+
+/* ---- Running --------------------------------------------------------------------------- */
+
+/* Runs the model. `inputs` and `outputs` hold one DLTensor per graph input / output, in order:
+ * CPU memory (kDLCPU or kDLCUDAHost), dense row-major (strides NULL or compact), byte_offset
+ * honoured, with exactly the dtype and shape of collage_module_input_info / _output_info. The
+ * outputs are written into the caller's buffers, which must not overlap the inputs. All tensors
+ * are borrowed for the call. Errors name the tensor (COLLAGE_STATUS_INVALID_ARGUMENT, e.g.
+ * "input 0 'x': expected f32[1x4], got f32[1x5]") or the kernel that failed. */
+COLLAGE_API collage_status_t* collage_module_run(const collage_module_t* module,
+                                                 const DLTensor* inputs, int32_t num_inputs,
+                                                 const DLTensor* outputs, int32_t num_outputs);
+
+/* ---- Profiling ------------------------------------------------------------------------- */
+
+/* Turns per-kernel timing on (nonzero) or off. Turning it on starts a new trace. */
+COLLAGE_API collage_status_t* collage_module_set_profiling(collage_module_t* module,
+                                                           int32_t enabled);
+/* Writes the runs timed since profiling was turned on as a Chrome trace (JSON: one event per
+ * kernel with its name, backend, module, start and duration, and one per run) to `path`. */
+COLLAGE_API collage_status_t* collage_module_write_profile(const collage_module_t* module,
+                                                           const char* path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COLLAGE_RUNTIME_H_ */

@@ -1,0 +1,82 @@
+// Writing artifacts: a placed graph built into runtime-module kernels, given a memory plan and
+// serialized into the one file the runtime loads (docs/artifact-format.md).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collage/backend.h"
+#include "collage/context.h"
+#include "collage/graph.h"
+#include "collage/kernel.h"
+#include "collage/placement.h"
+
+namespace collage {
+
+// The module name of generated kernels: their code is the artifact's embedded shared object.
+inline constexpr std::string_view kNativeModule = "native";
+
+// One kernel of an artifact, in execution order.
+struct ArtifactKernel {
+  std::string name;     // the nodes it runs, for profiles and error messages
+  std::string backend;  // the backend that built it
+  KernelRecord record;
+  int32_t task_count = 1;
+  std::vector<ValueId> args;  // values of the graph: the kernel's inputs, then its outputs
+  size_t num_inputs = 0;
+};
+
+struct ArtifactOptions {
+  BuildOptions build;
+  // A shared object (the bytes of a linked .so) defining the entry symbol of every kernel whose
+  // module is "native", with the kernel ABI of include/collage/runtime_module.h. Embedded as the
+  // native-code section; required when a kernel is native.
+  std::string native_library;
+};
+
+// What was written, for reports.
+struct ArtifactSummary {
+  uint64_t file_bytes = 0;
+  uint64_t constant_bytes = 0;
+  uint64_t native_code_bytes = 0;
+  uint64_t arena_bytes = 0;     // one run's arena, after reuse
+  uint64_t unshared_bytes = 0;  // the intermediates without reuse
+  size_t kernels = 0;
+  std::vector<std::string> modules;  // runtime modules the artifact needs, in first-use order
+};
+
+// Builds every group of `placement` (in its order, as validate_placement leaves it) with its
+// backend and keeps each kernel's record and arguments. Errors name the group: a group on the
+// reference backend (the runtime has no reference kernels), an unknown backend, a group that
+// reads a value no earlier group produces, or the backend's build error.
+absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(
+    const Context& ctx, const BackendRegistry& backends, const Graph& graph,
+    const Placement& placement, const BuildOptions& options = {});
+
+// The bytes of an artifact running `kernels` over `graph`: tensors, arena offsets (greedy best
+// fit, see artifact/memory_plan.h), constants, the module list and the native code. Errors name
+// the kernel or value at fault. `summary` (may be null) receives the figures.
+absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
+                                               const std::vector<ArtifactKernel>& kernels,
+                                               const ArtifactOptions& options = {},
+                                               ArtifactSummary* summary = nullptr);
+
+// build_artifact_kernels + serialize_artifact.
+absl::StatusOr<std::string> compile_artifact(const Context& ctx, const BackendRegistry& backends,
+                                             const Graph& graph, const Placement& placement,
+                                             const ArtifactOptions& options = {},
+                                             ArtifactSummary* summary = nullptr);
+
+// compile_artifact, written to `path` atomically (a temporary file renamed over it), so a failed
+// write never leaves a partial artifact. The call `collage compile` makes.
+absl::StatusOr<ArtifactSummary> write_artifact_for(const Context& ctx,
+                                                   const BackendRegistry& backends,
+                                                   const Graph& graph, const Placement& placement,
+                                                   const std::filesystem::path& path,
+                                                   const ArtifactOptions& options = {});
+
+}  // namespace collage

@@ -1,0 +1,22 @@
+// The file layer of an artifact: header, section table and 64-byte aligned sections with their
+// CRC-32C checksums (docs/artifact-format.md). Used by the writer, and by tests that build
+// artifacts by hand.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace collage::artifact {
+
+struct FileSection {
+  uint32_t kind = 0;   // SectionKind
+  uint32_t flags = 0;  // kSectionOptional
+  std::string bytes;
+};
+
+// The complete file: header (format version, runtime-module ABI version, producer "collage
+// <version>"), section table, the sections in the order given, zero padding between them.
+std::string assemble_artifact(const std::vector<FileSection>& sections);
+
+}  // namespace collage::artifact

@@ -1,0 +1,297 @@
+// compile_placement and CompiledModel::run: builds each placed group with its backend, plans an
+// arena for intermediate values (buffers reused once their last reader has run), runs the groups
+// in order with each kernel's tasks spread over a thread pool.
+#include "collage/executor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+#include "core/str_cat.h"
+
+namespace collage {
+namespace {
+
+constexpr size_t kAlign = 64;
+size_t align_up(size_t n) {
+  return (n + kAlign - 1) / kAlign * kAlign;
+}
+
+// Where a value of the parent graph lives during a run.
+struct Location {
+  enum class Kind : uint8_t { none, input, constant, arena, output };
+  Kind kind = Kind::none;
+  size_t index = 0;  // input: graph input number; output: output tensor number; arena: offset
+  Tensor constant;
+};
+
+struct GroupExec {
+  std::unique_ptr<Kernel> kernel;
+  std::vector<ValueId> args;  // parent values: the group's inputs, then its outputs
+  std::string label;          // for error messages
+};
+
+struct ArenaDeleter {
+  void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t{kAlign}); }
+};
+
+std::string group_label(const Graph& g, const PlacedGroup& group, size_t index) {
+  std::string s = str_cat("group ", index, " (", group.backend, ":");
+  std::vector<NodeId> nodes = group.nodes.to_vector();
+  for (size_t i = 0; i < nodes.size() && i < 4; ++i) s += str_cat(" ", g.node(nodes[i]).name);
+  if (nodes.size() > 4) s += str_cat(" and ", nodes.size() - 4, " more");
+  return s + ")";
+}
+
+}  // namespace
+
+struct CompiledModel::Impl {
+  std::vector<TensorType> input_types;
+  std::vector<std::string> input_names;
+  std::vector<Location> locations;       // per parent value
+  std::vector<TensorType> output_types;  // per output tensor
+  std::vector<ValueId> graph_outputs;
+  std::vector<GroupExec> groups;
+  std::vector<CompiledGroupInfo> info;
+  size_t arena_bytes = 0, unshared_bytes = 0;
+  std::unique_ptr<ThreadPool> own_pool;
+  ThreadPool* pool = nullptr;
+
+  absl::Status run_group(const GroupExec& g, void* const* args) const {
+    const int32_t n = g.kernel->task_count();
+    if (n <= 1) {
+      absl::Status s = g.kernel->run_task(args, 0);
+      return s.ok() ? s : absl::Status(s.code(), str_cat(g.label, ": ", s.message()));
+    }
+    std::mutex mu;
+    absl::Status first;
+    pool->parallel_for(n, [&](int64_t t) {
+      absl::Status s = g.kernel->run_task(args, static_cast<int32_t>(t));
+      if (s.ok()) return;
+      std::lock_guard<std::mutex> lock(mu);
+      if (first.ok()) first = s;
+    });
+    if (first.ok()) return first;
+    return absl::Status(first.code(), str_cat(g.label, ": ", first.message()));
+  }
+};
+
+CompiledModel::CompiledModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CompiledModel::CompiledModel(CompiledModel&&) noexcept = default;
+CompiledModel& CompiledModel::operator=(CompiledModel&&) noexcept = default;
+CompiledModel::~CompiledModel() = default;
+
+const std::vector<CompiledGroupInfo>& CompiledModel::groups() const {
+  return impl_->info;
+}
+size_t CompiledModel::arena_bytes() const {
+  return impl_->arena_bytes;
+}
+size_t CompiledModel::unshared_bytes() const {
+  return impl_->unshared_bytes;
+}
+
+absl::StatusOr<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inputs) const {
+  const Impl& m = *impl_;
+  if (inputs.size() != m.input_types.size())
+    return absl::InvalidArgumentError(
+        str_cat("run: expected ", m.input_types.size(), " inputs, got ", inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].empty() || inputs[i].type() != m.input_types[i])
+      return absl::InvalidArgumentError(str_cat(
+          "run: input ", i, " '", m.input_names[i], "': expected ",
+          type_to_string(m.input_types[i]), ", got ",
+          inputs[i].empty() ? std::string("an empty tensor") : type_to_string(inputs[i].type())));
+  }
+  // One spare alignment unit: values of zero bytes may sit at the very end, and their pointers
+  // must still be valid (kernels may not test for null).
+  std::unique_ptr<uint8_t, ArenaDeleter> arena(new (std::align_val_t{kAlign})
+                                                   uint8_t[m.arena_bytes + kAlign]);
+  std::vector<Tensor> outs;
+  for (const TensorType& t : m.output_types) outs.emplace_back(t.dtype, t.shape);
+
+  auto pointer = [&](ValueId v) -> void* {
+    const Location& l = m.locations[v];
+    switch (l.kind) {
+      case Location::Kind::input:
+        return const_cast<void*>(inputs[l.index].raw());
+      case Location::Kind::constant:
+        return const_cast<void*>(l.constant.raw());
+      case Location::Kind::arena:
+        return arena.get() + l.index;
+      case Location::Kind::output:
+        return outs[l.index].raw();
+      case Location::Kind::none:
+        break;
+    }
+    return nullptr;
+  };
+  std::vector<void*> args;
+  for (const GroupExec& g : m.groups) {
+    args.clear();
+    for (ValueId v : g.args) args.push_back(pointer(v));
+    absl::Status s = m.run_group(g, args.data());
+    if (!s.ok()) return s;
+  }
+
+  std::vector<Tensor> result;
+  std::vector<bool> handed_out(outs.size(), false);
+  for (ValueId v : m.graph_outputs) {
+    const Location& l = m.locations[v];
+    if (l.kind == Location::Kind::output && !handed_out[l.index]) {
+      handed_out[l.index] = true;
+      result.push_back(outs[l.index]);
+    } else if (l.kind == Location::Kind::output) {
+      result.push_back(outs[l.index].clone());
+    } else if (l.kind == Location::Kind::input) {
+      result.push_back(inputs[l.index].clone());
+    } else {
+      result.push_back(l.constant.clone());
+    }
+  }
+  return result;
+}
+
+absl::StatusOr<CompiledModel> compile_placement(const Context& ctx, const BackendRegistry& backends,
+                                                const Graph& graph, const Placement& placement,
+                                                const BuildOptions& options, ThreadPool* pool) {
+  auto impl = std::make_unique<CompiledModel::Impl>();
+  const size_t num_nodes = graph.nodes().size();
+  const size_t num_values = graph.values().size();
+
+  // Every node exactly once.
+  std::vector<int> owner(num_nodes, -1);
+  for (size_t i = 0; i < placement.groups.size(); ++i) {
+    const PlacedGroup& group = placement.groups[i];
+    if (group.nodes.universe() != num_nodes)
+      return absl::InvalidArgumentError(str_cat("placement: group ", i, " is a node set of ",
+                                                group.nodes.universe(), " nodes, the graph has ",
+                                                num_nodes));
+    if (group.nodes.empty())
+      return absl::InvalidArgumentError(str_cat("placement: group ", i, " has no nodes"));
+    for (NodeId n : group.nodes.to_vector()) {
+      if (owner[n] >= 0)
+        return absl::InvalidArgumentError(str_cat("placement: node '", graph.node(n).name,
+                                                  "' is in group ", owner[n], " and group ", i));
+      owner[n] = static_cast<int>(i);
+    }
+  }
+  for (size_t n = 0; n < num_nodes; ++n)
+    if (owner[n] < 0)
+      return absl::InvalidArgumentError(
+          str_cat("placement: node '", graph.node(n).name, "' is in no group"));
+
+  impl->locations.resize(num_values);
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    ValueId v = graph.inputs()[i];
+    impl->locations[v].kind = Location::Kind::input;
+    impl->locations[v].index = i;
+    impl->input_types.push_back(graph.value(v).type);
+    impl->input_names.push_back(graph.value(v).name);
+  }
+  std::vector<bool> is_graph_output(num_values, false);
+  for (ValueId v : graph.outputs()) is_graph_output[v] = true;
+
+  // Build the groups; note which group produces and which last reads each value.
+  std::vector<int> produced_by(num_values, -1), last_use(num_values, -1);
+  for (size_t i = 0; i < placement.groups.size(); ++i) {
+    const PlacedGroup& group = placement.groups[i];
+    std::string label = group_label(graph, group, i);
+    const Backend* backend = backends.find(group.backend);
+    if (!backend)
+      return absl::InvalidArgumentError(
+          str_cat(label, ": no backend named '", group.backend, "' is registered"));
+    auto sub = extract_subgraph(ctx, graph, group.nodes);
+    if (!sub.ok())
+      return absl::Status(sub.status().code(), str_cat(label, ": ", sub.status().message()));
+    GroupExec exec;
+    for (ValueId v : sub->parent_inputs) {
+      if (impl->locations[v].kind != Location::Kind::input && produced_by[v] < 0)
+        return absl::InvalidArgumentError(
+            str_cat(label, " reads '", graph.value(v).name,
+                    "' before any earlier group produces it (groups out of order, or a group is "
+                    "not convex)"));
+      last_use[v] = static_cast<int>(i);
+      exec.args.push_back(v);
+    }
+    for (ValueId v : sub->parent_outputs) {
+      produced_by[v] = static_cast<int>(i);
+      exec.args.push_back(v);
+    }
+    auto kernel = backend->build(sub->graph, options);
+    if (!kernel.ok())
+      return absl::Status(kernel.status().code(),
+                          str_cat(label, ": build failed: ", kernel.status().message()));
+    exec.kernel = std::move(*kernel);
+    exec.label = std::move(label);
+    CompiledGroupInfo info;
+    info.backend = group.backend;
+    for (NodeId n : group.nodes.to_vector()) info.nodes.push_back(graph.node(n).name);
+    info.task_count = exec.kernel->task_count();
+    info.kernel_module = exec.kernel->record().module;
+    impl->info.push_back(std::move(info));
+    impl->groups.push_back(std::move(exec));
+  }
+
+  // Graph outputs: their own tensors (or copies of inputs and constants at the end of a run).
+  impl->graph_outputs = graph.outputs();
+  for (ValueId v : graph.outputs()) {
+    Location& l = impl->locations[v];
+    if (l.kind != Location::Kind::none) continue;
+    if (const Tensor* c = graph.constant_of(v)) {
+      l.kind = Location::Kind::constant;
+      l.constant = *c;
+    } else {
+      l.kind = Location::Kind::output;
+      l.index = impl->output_types.size();
+      impl->output_types.push_back(graph.value(v).type);
+    }
+  }
+
+  // Arena: values produced by one group and read by later ones share slots whose previous value
+  // has been read for the last time. A slot grows to its largest value; offsets come last.
+  struct Slot {
+    size_t size = 0;
+    int free_after = -1;  // index of the group that reads its current value last
+    std::vector<ValueId> values;
+  };
+  std::vector<Slot> slots;
+  for (size_t i = 0; i < impl->groups.size(); ++i) {
+    for (ValueId v : impl->groups[i].args) {
+      if (produced_by[v] != static_cast<int>(i) || impl->locations[v].kind != Location::Kind::none)
+        continue;
+      size_t need = align_up(graph.value(v).type.bytes());
+      impl->unshared_bytes += need;
+      Slot* best = nullptr;
+      for (Slot& s : slots) {
+        if (s.free_after >= static_cast<int>(i)) continue;
+        bool fits = s.size >= need, best_fits = best && best->size >= need;
+        if (!best || (fits && (!best_fits || s.size < best->size)) ||
+            (!fits && !best_fits && s.size > best->size))
+          best = &s;
+      }
+      if (!best) best = &slots.emplace_back();
+      best->size = std::max(best->size, need);
+      best->free_after = std::max(last_use[v], static_cast<int>(i));
+      best->values.push_back(v);
+      impl->locations[v].kind = Location::Kind::arena;
+    }
+  }
+  for (const Slot& s : slots) {
+    for (ValueId v : s.values) impl->locations[v].index = impl->arena_bytes;
+    impl->arena_bytes += s.size;
+  }
+
+  if (pool) {
+    impl->pool = pool;
+  } else {
+    int n = options.num_threads > 0 ? options.num_threads
+                                    : static_cast<int>(std::thread::hardware_concurrency());
+    impl->own_pool = std::make_unique<ThreadPool>(n);
+    impl->pool = impl->own_pool.get();
+  }
+  return CompiledModel(std::move(impl));
+}
+
+}  // namespace collage

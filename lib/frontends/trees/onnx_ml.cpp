@@ -1,0 +1,356 @@
+// ONNX-ML TreeEnsembleRegressor / TreeEnsembleClassifier: the node's trees as a TreeEnsemble, and
+// the graph nodes that compute its outputs the way ONNX Runtime does.
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "collage/ops.h"
+#include "core/str_cat.h"
+#include "frontends/trees/tree_program.h"
+#include "frontends/trees/tree_util.h"
+
+namespace collage {
+namespace {
+
+// The node's attributes by name, with typed accessors whose errors name the node and attribute.
+class NodeAttrs {
+ public:
+  explicit NodeAttrs(const onnx::NodeProto& node) : node_(node) {
+    label_ = str_cat(node.op_type(), " '", node.name(), "'");
+    for (const auto& a : node.attribute()) attrs_[a.name()] = &a;
+  }
+  const std::string& label() const { return label_; }
+  absl::Status error(std::string_view message) const {
+    return absl::InvalidArgumentError(str_cat(label_, ": ", message));
+  }
+  absl::Status unsupported(std::string_view message) const {
+    return absl::UnimplementedError(str_cat(label_, ": ", message));
+  }
+  bool has(const std::string& name) const { return attrs_.count(name) > 0; }
+
+  std::vector<int64_t> ints(const std::string& name) const {
+    auto it = attrs_.find(name);
+    if (it == attrs_.end()) return {};
+    return {it->second->ints().begin(), it->second->ints().end()};
+  }
+  std::vector<std::string> strings(const std::string& name) const {
+    auto it = attrs_.find(name);
+    if (it == attrs_.end()) return {};
+    return {it->second->strings().begin(), it->second->strings().end()};
+  }
+  std::string string(const std::string& name, const std::string& fallback) const {
+    auto it = attrs_.find(name);
+    return it == attrs_.end() ? fallback : it->second->s();
+  }
+  int64_t integer(const std::string& name, int64_t fallback) const {
+    auto it = attrs_.find(name);
+    return it == attrs_.end() ? fallback : it->second->i();
+  }
+  // `name` (floats) or `name`_as_tensor (a double tensor); `is_double` tells which was given.
+  absl::StatusOr<std::vector<double>> numbers(const std::string& name, bool* is_double) const {
+    if (is_double) *is_double = false;
+    auto it = attrs_.find(name + "_as_tensor");
+    if (it == attrs_.end()) {
+      auto f = attrs_.find(name);
+      if (f == attrs_.end()) return std::vector<double>{};
+      return std::vector<double>(f->second->floats().begin(), f->second->floats().end());
+    }
+    if (attrs_.count(name))
+      return error(str_cat("both ", name, " and ", name, "_as_tensor are set"));
+    const onnx::TensorProto& t = it->second->t();
+    if (t.data_type() != onnx::TensorProto::DOUBLE)
+      return error(str_cat(name, "_as_tensor must hold doubles"));
+    if (is_double) *is_double = true;
+    if (t.has_raw_data()) {
+      const std::string& raw = t.raw_data();
+      if (raw.size() % 8 != 0) return error(str_cat(name, "_as_tensor has a truncated raw_data"));
+      std::vector<double> out(raw.size() / 8);
+      std::memcpy(out.data(), raw.data(), raw.size());
+      return out;
+    }
+    return std::vector<double>(t.double_data().begin(), t.double_data().end());
+  }
+
+ private:
+  const onnx::NodeProto& node_;
+  std::string label_;
+  std::map<std::string, const onnx::AttributeProto*> attrs_;
+};
+
+// What the classifier's output formatting needs to know beyond the trees.
+struct ClassifierInfo {
+  std::vector<int64_t> labels;
+  bool binary = false;       // two labels, weights for class 0 only: one score column
+  bool all_positive = true;  // every class weight >= 0
+};
+
+struct OnnxTrees {
+  TreeEnsemble model;
+  bool classifier = false;
+  ClassifierInfo info;
+  std::string post_transform;
+};
+
+absl::StatusOr<OnnxTrees> read_onnx_trees(const onnx::NodeProto& node) {
+  const NodeAttrs a(node);
+  OnnxTrees out;
+  TreeEnsemble& m = out.model;
+  m.name = node.name();
+  m.source = "onnx-ml";
+  m.objective = node.op_type();
+  if (node.op_type() == "TreeEnsembleClassifier") {
+    out.classifier = true;
+  } else if (node.op_type() != "TreeEnsembleRegressor") {
+    return a.error("is not a TreeEnsembleRegressor or TreeEnsembleClassifier");
+  }
+  const std::string prefix = out.classifier ? "class_" : "target_";
+
+  // Nodes.
+  const auto tree_ids = a.ints("nodes_treeids"), node_ids = a.ints("nodes_nodeids"),
+             features = a.ints("nodes_featureids"), true_ids = a.ints("nodes_truenodeids"),
+             false_ids = a.ints("nodes_falsenodeids");
+  auto tracks = a.ints("nodes_missing_value_tracks_true");
+  const auto modes = a.strings("nodes_modes");
+  bool double_thresholds = false;
+  auto thresholds = a.numbers("nodes_values", &double_thresholds);
+  if (!thresholds.ok()) return thresholds.status();
+  const size_t n = tree_ids.size();
+  if (n == 0) return a.error("has no nodes (nodes_treeids is empty)");
+  if (tracks.empty()) tracks.assign(n, 0);
+  for (auto [name, size] : {std::pair<const char*, size_t>{"nodes_nodeids", node_ids.size()},
+                            {"nodes_featureids", features.size()},
+                            {"nodes_truenodeids", true_ids.size()},
+                            {"nodes_falsenodeids", false_ids.size()},
+                            {"nodes_modes", modes.size()},
+                            {"nodes_values", thresholds->size()},
+                            {"nodes_missing_value_tracks_true", tracks.size()}})
+    if (size != n) return a.error(str_cat(name, " has ", size, " entries, nodes_treeids has ", n));
+
+  // Tree ids in increasing order; within a tree, node ids index the nodes.
+  std::map<int64_t, std::map<int64_t, size_t>> trees;  // tree id -> node id -> attribute index
+  for (size_t i = 0; i < n; ++i)
+    if (!trees[tree_ids[i]].emplace(node_ids[i], i).second)
+      return a.error(str_cat("tree ", tree_ids[i], " has node id ", node_ids[i], " twice"));
+
+  // Leaf weights: (tree, node) -> output -> weight.
+  const auto w_trees = a.ints(prefix + "treeids"), w_nodes = a.ints(prefix + "nodeids"),
+             w_ids = a.ints(prefix + "ids");
+  auto weights = a.numbers(prefix + "weights", nullptr);
+  if (!weights.ok()) return weights.status();
+  if (w_nodes.size() != w_trees.size() || w_ids.size() != w_trees.size() ||
+      weights->size() != w_trees.size())
+    return a.error(str_cat(prefix, "treeids, ", prefix, "nodeids, ", prefix, "ids and ", prefix,
+                           "weights must have the same length"));
+  int64_t outputs = 0;
+  if (out.classifier) {
+    if (a.has("classlabels_strings"))
+      return a.unsupported("string class labels (classlabels_strings) are not supported");
+    out.info.labels = a.ints("classlabels_int64s");
+    if (out.info.labels.size() < 2) return a.error("classlabels_int64s needs at least 2 labels");
+    outputs = static_cast<int64_t>(out.info.labels.size());
+  } else {
+    outputs = a.integer("n_targets", 1);
+    if (outputs < 1 || outputs > (1 << 20)) return a.error(str_cat("n_targets is ", outputs));
+  }
+  std::map<std::pair<int64_t, int64_t>, std::map<int64_t, double>> leaf_weights;
+  std::set<int64_t> used_ids;
+  for (size_t k = 0; k < w_trees.size(); ++k) {
+    if (w_ids[k] < 0 || w_ids[k] >= outputs)
+      return a.error(
+          str_cat(prefix, "ids entry ", k, " is ", w_ids[k], ", expected below ", outputs));
+    leaf_weights[{w_trees[k], w_nodes[k]}][w_ids[k]] += (*weights)[k];
+    used_ids.insert(w_ids[k]);
+    out.info.all_positive &= (*weights)[k] >= 0;
+  }
+  if (out.classifier && outputs == 2) {
+    // ONNX Runtime's binary case: weights for one class only make one score column.
+    if (used_ids.size() == 1 && *used_ids.begin() == 0) {
+      out.info.binary = true;
+      outputs = 1;
+    } else {
+      return a.unsupported(
+          "a binary classifier with weights for class 1 or for both classes "
+          "is not supported");
+    }
+  }
+  m.num_outputs = outputs;
+
+  int64_t max_feature = -1;
+  for (const auto& [tree_id, ids] : trees) {
+    if (!ids.count(0)) return a.error(str_cat("tree ", tree_id, " has no node 0 (its root)"));
+    // Node id -> position in the Tree; the root first.
+    std::map<int64_t, int32_t> position;
+    position[0] = 0;
+    for (const auto& [id, i] : ids)
+      if (id != 0) position.emplace(id, static_cast<int32_t>(position.size()));
+    Tree tree;
+    tree.nodes.resize(ids.size());
+    std::set<int64_t> outputs_used;
+    for (const auto& [id, i] : ids) {
+      TreeNode& node = tree.nodes[position[id]];
+      const std::string& mode = modes[i];
+      if (mode == "LEAF") {
+        if (auto w = leaf_weights.find({tree_id, id}); w != leaf_weights.end())
+          for (const auto& [o, v] : w->second) outputs_used.insert(o);
+        continue;
+      }
+      const std::string where = str_cat("tree ", tree_id, " node ", id);
+      if (features[i] < 0 || features[i] >= (int64_t{1} << 30))
+        return a.error(str_cat(where, " has feature id ", features[i]));
+      auto child = [&](int64_t cid) -> absl::StatusOr<int32_t> {
+        auto p = position.find(cid);
+        if (p == position.end() || cid == 0)
+          return a.error(str_cat(where, " has child ", cid, ", not a node of the tree"));
+        return p->second;
+      };
+      auto t = child(true_ids[i]);
+      if (!t.ok()) return t.status();
+      auto f = child(false_ids[i]);
+      if (!f.ok()) return f.status();
+      max_feature = std::max(max_feature, features[i]);
+      node.feature = static_cast<int32_t>(features[i]);
+      node.threshold = (*thresholds)[i];
+      node.missing = TreeMissing::nan;
+      // ONNX Runtime sends NaN to the true branch when the node tracks missing values that way;
+      // otherwise NaN fails every comparison and takes the false branch. Greater-than rules are
+      // the complement of a less-than rule with the branches swapped.
+      const bool tracks_true = tracks[i] != 0;
+      bool swap = false;
+      if (mode == "BRANCH_LEQ") {
+        node.compare =
+            double_thresholds ? TreeCompare::less_equal_f64 : TreeCompare::less_equal_f32;
+      } else if (mode == "BRANCH_LT") {
+        node.compare = double_thresholds ? TreeCompare::less_f64 : TreeCompare::less_f32;
+      } else if (mode == "BRANCH_GTE") {
+        node.compare = double_thresholds ? TreeCompare::less_f64 : TreeCompare::less_f32;
+        swap = true;
+      } else if (mode == "BRANCH_GT") {
+        node.compare =
+            double_thresholds ? TreeCompare::less_equal_f64 : TreeCompare::less_equal_f32;
+        swap = true;
+      } else {
+        return a.unsupported(str_cat(where, " has mode ", mode, ", which is not supported"));
+      }
+      node.left = swap ? *f : *t;
+      node.right = swap ? *t : *f;
+      node.default_left = swap ? !tracks_true : tracks_true;
+    }
+    // A tree whose leaves feed several outputs becomes one copy per output.
+    if (outputs_used.empty()) outputs_used.insert(0);
+    for (int64_t o : outputs_used) {
+      Tree copy = tree;
+      copy.output = static_cast<int32_t>(o);
+      for (const auto& [id, i] : ids) {
+        if (modes[i] != "LEAF") continue;
+        double v = 0.0;
+        if (auto w = leaf_weights.find({tree_id, id}); w != leaf_weights.end())
+          if (auto x = w->second.find(o); x != w->second.end()) v = x->second;
+        copy.nodes[position[id]].value = v;
+      }
+      m.trees.push_back(std::move(copy));
+    }
+  }
+  m.num_features = std::max<int64_t>(1, max_feature + 1);
+
+  auto base = a.numbers("base_values", nullptr);
+  if (!base.ok()) return base.status();
+  if (base->empty()) {
+    m.base_score.assign(static_cast<size_t>(m.num_outputs), 0.0);
+  } else if (static_cast<int64_t>(base->size()) == m.num_outputs) {
+    m.base_score = *base;
+  } else {
+    return a.unsupported(
+        str_cat("base_values has ", base->size(), " entries for ", m.num_outputs, " scores"));
+  }
+  if (!out.classifier) {
+    const std::string agg = a.string("aggregate_function", "SUM");
+    if (agg == "AVERAGE") {
+      m.tree_scale = 1.0 / static_cast<double>(trees.size());
+    } else if (agg != "SUM") {
+      return a.unsupported(str_cat("aggregate_function ", agg, " is not supported"));
+    }
+  }
+  out.post_transform = a.string("post_transform", "NONE");
+  if (out.post_transform != "NONE" && out.post_transform != "LOGISTIC" &&
+      out.post_transform != "SOFTMAX")
+    return a.unsupported(str_cat("post_transform ", out.post_transform, " is not supported"));
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<TreeEnsemble> tree_ensemble_from_onnx(const onnx::NodeProto& node) {
+  auto trees = read_onnx_trees(node);
+  if (!trees.ok()) return trees.status();
+  return std::move(trees->model);
+}
+
+absl::Status convert_onnx_tree_ensemble(const onnx::NodeProto& node, GraphBuilder& b, ValueId x,
+                                        std::vector<ValueId>& outputs,
+                                        const TreeGraphOptions& options) {
+  auto trees = read_onnx_trees(node);
+  if (!trees.ok()) return trees.status();
+  TreeEnsemble& m = trees->model;
+  const TensorType xt = b.value(x).type;  // a copy: adding nodes moves the builder's values
+  if (xt.dtype != DType::f32 || xt.shape.size() != 2 || xt.shape[1] < m.num_features)
+    return absl::InvalidArgumentError(str_cat(node.op_type(), " '", node.name(), "': input is ",
+                                              type_to_string(xt), ", expected f32[Nx",
+                                              m.num_features, "] or wider"));
+  m.num_features = xt.shape[1];
+  TreeGraphOptions o = options;
+  o.output_margin = true;
+  auto margin = add_tree_ensemble(b, x, m, o);
+  if (!margin.ok()) return margin.status();
+  const int64_t batch = xt.shape[0];
+  const std::string& post = trees->post_transform;
+  trees::Emitter e(b, node.name().empty() ? node.op_type() : node.name());
+  outputs.clear();
+  if (!trees->classifier) {
+    // ONNX Runtime ignores LOGISTIC and SOFTMAX for a single target.
+    ValueId y = *margin;
+    if (m.num_outputs > 1 && post == "LOGISTIC") y = e.op("Sigmoid", {y});
+    if (m.num_outputs > 1 && post == "SOFTMAX")
+      y = e.op("Softmax", {y}, make_attrs<SoftmaxAttrs>([](auto& a) { a.axis = -1; }));
+    outputs.push_back(y);
+  } else if (!trees->info.binary) {
+    ValueId p = *margin;
+    if (post == "LOGISTIC") p = e.op("Sigmoid", {p});
+    if (post == "SOFTMAX")
+      p = e.op("Softmax", {p}, make_attrs<SoftmaxAttrs>([](auto& a) { a.axis = -1; }));
+    const ValueId top = e.op("ArgMax", {*margin}, make_attrs<ArgMaxAttrs>([](auto& a) {
+                               a.axis = 1;
+                               a.keepdims = 0;
+                             }));
+    const auto count = static_cast<int64_t>(trees->info.labels.size());
+    outputs.push_back(e.op("Gather", {e.i64("labels", {count}, trees->info.labels), top}));
+    outputs.push_back(p);
+  } else {
+    // One score s per row. With only non-negative weights ONNX Runtime reads s as the
+    // probability of the second label: [1 - s, s], label 2 when s > 0.5. Otherwise s is a
+    // margin: [sigmoid(-s), sigmoid(s)] under LOGISTIC, else [-s, s], label 2 when s > 0.
+    const ValueId s = *margin;
+    const bool positive = trees->info.all_positive;
+    ValueId first, second = s;
+    if (positive) {
+      first = e.op("Sub", {e.scalar_f32(1.f), s});
+    } else if (post == "LOGISTIC") {
+      first = e.op("Sigmoid", {e.op("Neg", {s})});
+      second = e.op("Sigmoid", {s});
+    } else {
+      first = e.op("Neg", {s});
+    }
+    const ValueId pick = e.op("Greater", {s, e.scalar_f32(positive ? 0.5f : 0.f)});
+    const ValueId label = e.op(
+        "Where", {pick, e.scalar_i64(trees->info.labels[1]), e.scalar_i64(trees->info.labels[0])});
+    outputs.push_back(
+        e.op("Reshape", {label}, make_attrs<ReshapeAttrs>([&](auto& a) { a.shape = {batch}; })));
+    outputs.push_back(
+        e.op("Concat", {first, second}, make_attrs<ConcatAttrs>([](auto& a) { a.axis = 1; })));
+  }
+  if (!e.status().ok()) return e.status();
+  return absl::OkStatus();
+}
+
+}  // namespace collage

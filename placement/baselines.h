@@ -1,0 +1,46 @@
+// BYOC-style baseline placements: one backend plus a fallback (`single:NAME`), and backends
+// claiming regions in registry priority order (`greedy`). They are what the Collage searches are
+// compared against, and what places a model when no search is wanted.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "collage/backend.h"
+#include "collage/graph.h"
+#include "collage/placement.h"
+
+namespace collage {
+
+struct BaselineOptions {
+  // The backend that takes every node the others leave: fused by its own candidates (its
+  // patterns and rules) where it has any, else one group per node. "reference" until the
+  // generated-code backend takes this role.
+  std::string fallback = "reference";
+  RuleOptions rules;
+  // BYOC's MergeCompilerRegions step: after a backend has claimed its candidates, neighbouring
+  // groups of that backend are merged while the result stays convex and the group order
+  // acyclic. Only for backends whose build accepts any graph of the operators they claim.
+  bool merge_regions = false;
+};
+
+// `single:NAME`: every maximal candidate of backend `backend`, chosen greedily in topological
+// order (first node, then larger first) without overlaps, then its smaller candidates where they
+// still fit; the rest goes to the fallback. The placement is validated and ordered.
+absl::StatusOr<Placement> place_single(const Graph& g, const BackendRegistry& backends,
+                                       std::string_view backend,
+                                       const BaselineOptions& options = {});
+
+// `greedy`: each backend except the fallback, in registry order, claims its candidates as
+// place_single does, among the nodes earlier backends left (BYOC: annotate, merge, partition);
+// the rest goes to the fallback.
+absl::StatusOr<Placement> place_greedy(const Graph& g, const BackendRegistry& backends,
+                                       const BaselineOptions& options = {});
+
+// Dispatches "single:NAME" or "greedy"; InvalidArgument for anything else.
+absl::StatusOr<Placement> place_baseline(std::string_view strategy, const Graph& g,
+                                         const BackendRegistry& backends,
+                                         const BaselineOptions& options = {});
+
+}  // namespace collage

@@ -1,0 +1,41 @@
+// The end-to-end measurer: the graph-level search's fitness, the latency of a whole placed model
+// compiled with compile_placement and run in process.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "collage/executor.h"
+#include "collage/placement.h"
+#include "collage/thread_pool.h"
+#include "placement/timing.h"
+
+namespace collage {
+
+struct EndToEndOptions {
+  SamplingOptions sampling{/*min_samples=*/3, /*max_samples=*/15, /*settle_within=*/0.02,
+                           /*max_ms=*/2000};
+  int warmup_runs = 1;
+};
+
+// Compiles the placement (every group built by its backend, kernels run on `pool`), runs it on
+// fixed random inputs (one seeded tensor per graph input, made once) `warmup_runs` times
+// untimed, then samples whole runs until the median settles (Sampler), and returns the median.
+// Compilation time is not counted.
+class EndToEndMeasurer : public PlacementEvaluator {
+ public:
+  // Everything is borrowed and must outlive the measurer.
+  EndToEndMeasurer(const Context& ctx, const BackendRegistry& backends, const Graph& g,
+                   ThreadPool* pool, EndToEndOptions options = {}, uint64_t seed = 0);
+  absl::StatusOr<double> latency_ms(const Placement& p) override;
+
+ private:
+  const Context& ctx_;
+  const BackendRegistry& backends_;
+  const Graph& g_;
+  ThreadPool* pool_;
+  EndToEndOptions options_;
+  std::vector<Tensor> inputs_;
+};
+
+}  // namespace collage

@@ -1,0 +1,463 @@
+// The evolutionary graph-level search: seeds, crossover, mutation, tournament selection,
+// end-to-end fitness with a cache, and alternating re-measurement of the finalists.
+#include "placement/evolutionary_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+
+#include "absl/strings/str_format.h"
+#include "core/str_cat.h"
+#include "placement/timing.h"
+
+namespace collage {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+using Genes = std::vector<size_t>;
+
+struct Member {
+  Genes genes;
+  double fitness = kInf;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+class Evolution {
+ public:
+  Evolution(const Graph& g, const BackendRegistry& backends, const CandidateSet& cands,
+            const std::vector<double>& costs, PlacementEvaluator& evaluator,
+            const EvolutionOptions& options,
+            const std::function<void(const PlacementProgress&)>& progress)
+      : g_(g), backends_(backends), cands_(cands), costs_(costs), evaluator_(evaluator),
+        options_(options), progress_(progress), rng_(options.seed) {
+    const auto& users = g.users();
+    succ_.resize(g.nodes().size());
+    for (size_t n = 0; n < g.nodes().size(); ++n)
+      for (ValueId out : g.node(static_cast<NodeId>(n)).outputs)
+        for (NodeId u : users[out]) succ_[n].push_back(u);
+    deadline_ms_ = now_ms() + options.time_budget_s * 1000;
+  }
+
+  absl::StatusOr<EvolutionResult> run(const std::vector<EvolutionSeed>& seeds) {
+    EvolutionResult result;
+    std::vector<Member> population;
+    // Seeds first, always measured: the result is compared with the best of them.
+    int best_seed = -1;
+    std::vector<Genes> seed_genes;
+    num_seeds_ = static_cast<int>(seeds.size());
+    for (const EvolutionSeed& s : seeds) {
+      Genes genes = canonical(s.genes);
+      const double f = evaluate(genes, /*force=*/true);
+      result.seeds.push_back({s.name, std::isfinite(f) ? f : -1,
+                              std::isfinite(f) ? "" : failure_of(genes)});
+      seed_genes.push_back(genes);
+      if (std::isfinite(f) &&
+          (best_seed < 0 || f < fitness_.at(seed_genes[static_cast<size_t>(best_seed)])))
+        best_seed = static_cast<int>(seed_genes.size() - 1);
+      if (std::none_of(population.begin(), population.end(),
+                       [&](const Member& m) { return m.genes == genes; }))
+        population.push_back({genes, f});
+    }
+    if (best_seed < 0) {
+      std::string why;
+      for (const MeasuredPlacement& m : result.seeds) why += str_cat("; ", m.strategy, ": ", m.note);
+      return absl::FailedPreconditionError(
+          str_cat("graph-level search: no seed placement could be measured", why));
+    }
+    const Genes& best_seed_genes = seed_genes[static_cast<size_t>(best_seed)];
+
+    // Fill the population with mutants of the seeds.
+    for (int tries = 0; static_cast<int>(population.size()) < options_.population &&
+                        tries < 4 * options_.population && within_budget();
+         ++tries) {
+      const Member& parent = population[pick(population.size())];
+      std::optional<Genes> child = mutate(parent.genes);
+      if (!child || fitness_.count(*child)) continue;
+      const double f = evaluate(*child);
+      if (!fitness_.count(*child)) break;  // the budget ran out
+      population.push_back({*child, f});
+    }
+
+    // Generations.
+    while (within_budget() &&
+           (options_.max_generations <= 0 || result.generations < options_.max_generations)) {
+      generation_ = ++result.generations;
+      std::vector<Member> children;
+      for (int tries = 0; static_cast<int>(children.size()) < options_.population &&
+                          tries < 4 * options_.population && within_budget();
+           ++tries) {
+        const Genes& a = tournament(population);
+        std::optional<Genes> child;
+        if (uniform() < options_.crossover_rate) child = crossover(a, tournament(population));
+        if (!child || *child == a) child = mutate(a);
+        if (!child || fitness_.count(*child)) continue;
+        const double f = evaluate(*child);
+        if (!fitness_.count(*child)) break;  // the budget ran out
+        children.push_back({*child, f});
+      }
+      population.insert(population.end(), children.begin(), children.end());
+      std::stable_sort(population.begin(), population.end(), [](const Member& x, const Member& y) {
+        return x.fitness < y.fitness || (x.fitness == y.fitness && x.genes < y.genes);
+      });
+      if (population.size() > static_cast<size_t>(options_.population))
+        population.resize(static_cast<size_t>(options_.population));
+      report("evolve");
+    }
+
+    // Finalists: every seed (a seed's first measurement may have been unlucky) and the best
+    // evolved placements that measured faster than the best seed, re-measured alternately.
+    const double seed_ms = fitness_.at(best_seed_genes);
+    std::vector<Genes> finalists;
+    std::vector<std::string> names;
+    for (size_t i = 0; i < seed_genes.size(); ++i) {
+      if (!std::isfinite(fitness_.at(seed_genes[i])) ||
+          std::find(finalists.begin(), finalists.end(), seed_genes[i]) != finalists.end())
+        continue;
+      finalists.push_back(seed_genes[i]);
+      names.push_back(seeds[i].name);
+    }
+    std::set<Genes> seed_set(seed_genes.begin(), seed_genes.end());
+    std::vector<std::pair<double, Genes>> evolved;
+    for (const auto& [genes, f] : fitness_)
+      if (!seed_set.count(genes) && f < seed_ms) evolved.push_back({f, genes});
+    std::stable_sort(evolved.begin(), evolved.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (size_t i = 0; i < evolved.size() && i < static_cast<size_t>(options_.finalists); ++i) {
+      finalists.push_back(evolved[i].second);
+      names.push_back("evolved");
+    }
+
+    result.genes = best_seed_genes;
+    result.ms = seed_ms;
+    result.origin = seeds[static_cast<size_t>(best_seed)].name;
+    if (finalists.size() > 1) {
+      std::vector<Placement> placements;
+      for (const Genes& f : finalists)
+        placements.push_back(*placement_of(g_, backends_, cands_, costs_, f));
+      report("finalists");
+      std::vector<double> again =
+          remeasure_alternately(placements, evaluator_, options_.final_rounds);
+      evaluations_ += finalists.size() * static_cast<size_t>(std::max(options_.final_rounds, 1));
+      std::string line = "finalists re-measured:";
+      int best = -1;
+      for (size_t i = 0; i < finalists.size(); ++i) {
+        line += absl::StrFormat(" %s %.3f ms (first %.3f);", names[i], again[i],
+                                fitness_.at(finalists[i]));
+        if (again[i] >= 0 && (best < 0 || again[i] < again[static_cast<size_t>(best)]))
+          best = static_cast<int>(i);
+      }
+      line.pop_back();
+      result.notes.push_back(line);
+      // The fastest re-measured finalist; an evolved one only when it beat every seed.
+      if (best >= 0) {
+        result.genes = finalists[static_cast<size_t>(best)];
+        result.ms = again[static_cast<size_t>(best)];
+        result.origin = names[static_cast<size_t>(best)];
+      }
+    }
+    result.evaluations = evaluations_;
+    result.notes.push_back(absl::StrFormat(
+        "graph-level search: %d generations, %d placements measured end to end, best seed %s "
+        "%.3f ms",
+        result.generations, evaluations_, seeds[static_cast<size_t>(best_seed)].name, seed_ms));
+    if (options_.max_generations <= 0 || result.generations < options_.max_generations)
+      if (!within_budget())
+        result.notes.push_back(absl::StrFormat("graph-level search stopped by the time budget (%g s)",
+                                               options_.time_budget_s));
+    best_ms_ = result.ms;
+    report("done");
+    return result;
+  }
+
+ private:
+  // ---- randomness (deterministic for the seed) ----
+  size_t pick(size_t n) { return n <= 1 ? 0 : static_cast<size_t>(rng_() % n); }
+  double uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
+
+  // ---- individuals ----
+  Genes canonical(Genes genes) const {
+    std::sort(genes.begin(), genes.end(), [&](size_t a, size_t b) {
+      return cands_[a].nodes.first() < cands_[b].nodes.first();
+    });
+    return genes;
+  }
+
+  bool usable(size_t c) const { return costs_[c] >= 0 && std::isfinite(costs_[c]); }
+
+  bool runnable(const Genes& genes) const {
+    std::vector<NodeSet> groups;
+    NodeSet all(g_.nodes().size());
+    size_t count = 0;
+    for (size_t c : genes) {
+      groups.push_back(cands_[c].nodes);
+      all |= cands_[c].nodes;
+      count += cands_[c].nodes.count();
+    }
+    return all.first_missing() < 0 && count == g_.nodes().size() && groups_acyclic(g_, groups);
+  }
+
+  // `keep` plus the op-level search's cheapest cover of the nodes they leave.
+  std::optional<Genes> complete(Genes keep) const {
+    std::vector<NodeSet> fixed;
+    for (size_t c : keep) fixed.push_back(cands_[c].nodes);
+    auto filled = op_level_search(g_, cands_, costs_, fixed, options_.repair);
+    if (!filled.ok()) return std::nullopt;
+    keep.insert(keep.end(), filled->chosen.begin(), filled->chosen.end());
+    Genes out = canonical(std::move(keep));
+    if (!runnable(out)) return std::nullopt;
+    return out;
+  }
+
+  // ---- fitness ----
+  bool within_budget() const {
+    const double per_eval = evaluations_ ? eval_ms_ / static_cast<double>(evaluations_) : 0;
+    const double reserve = per_eval * static_cast<double>(options_.finalists + num_seeds_) *
+                           std::max(options_.final_rounds, 1);
+    return now_ms() + reserve < deadline_ms_;
+  }
+
+  double evaluate(const Genes& genes, bool force = false) {
+    if (auto it = fitness_.find(genes); it != fitness_.end()) return it->second;
+    if (!force && !within_budget()) return kInf;
+    auto p = placement_of(g_, backends_, cands_, costs_, genes);
+    double f = kInf;
+    if (!p.ok()) {
+      failures_[genes] = std::string(p.status().message());
+    } else {
+      const double t0 = now_ms();
+      auto ms = evaluator_.latency_ms(*p);
+      eval_ms_ += now_ms() - t0;
+      ++evaluations_;
+      if (ms.ok())
+        f = *ms;
+      else
+        failures_[genes] = std::string(ms.status().message());
+    }
+    fitness_[genes] = f;
+    if (std::isfinite(f) && (best_ms_ < 0 || f < best_ms_)) best_ms_ = f;
+    report("evolve");
+    return f;
+  }
+
+  std::string failure_of(const Genes& genes) const {
+    auto it = failures_.find(genes);
+    return it == failures_.end() ? "not measured" : it->second;
+  }
+
+  void report(const char* phase) {
+    if (!progress_) return;
+    PlacementProgress p;
+    p.phase = phase;
+    p.measured = evaluations_;
+    p.generation = generation_;
+    p.best_ms = best_ms_;
+    progress_(p);
+  }
+
+  const Genes& tournament(const std::vector<Member>& population) {
+    size_t best = pick(population.size());
+    for (int i = 1; i < options_.tournament; ++i) {
+      size_t other = pick(population.size());
+      if (population[other].fitness < population[best].fitness) best = other;
+    }
+    return population[best].genes;
+  }
+
+  // ---- operators ----
+  std::optional<Genes> crossover(const Genes& a, const Genes& b) {
+    // Shared groups with different backends: each from either parent.
+    std::map<NodeSet, size_t> in_b;
+    for (size_t c : b) in_b[cands_[c].nodes] = c;
+    Genes child = a;
+    bool changed = false;
+    for (size_t& c : child) {
+      auto it = in_b.find(cands_[c].nodes);
+      if (it != in_b.end() && it->second != c && uniform() < 0.5) {
+        c = it->second;
+        changed = true;
+      }
+    }
+    if (changed) return canonical(std::move(child));
+    // One parent's groups before a cut node, the other's after it, the gap filled.
+    const size_t n = g_.nodes().size();
+    if (n < 2) return std::nullopt;
+    const NodeId cut = static_cast<NodeId>(1 + pick(n - 1));
+    Genes keep;
+    for (size_t c : a)
+      if (cands_[c].nodes.to_vector().back() < cut) keep.push_back(c);
+    for (size_t c : b)
+      if (cands_[c].nodes.first() >= cut) keep.push_back(c);
+    return complete(std::move(keep));
+  }
+
+  std::optional<Genes> mutate(const Genes& genes) {
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      std::optional<Genes> child;
+      switch (pick(4)) {
+        case 0:
+          child = merge(genes);
+          break;
+        case 1:
+          child = split(genes);
+          break;
+        case 2:
+          child = move(genes);
+          break;
+        default:
+          child = insert(genes);
+          break;
+      }
+      if (child && *child != genes) return child;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Genes> move(const Genes& genes) {
+    const size_t i = pick(genes.size());
+    std::vector<size_t> others;
+    for (size_t c : cands_.with_nodes(cands_[genes[i]].nodes))
+      if (c != genes[i] && usable(c)) others.push_back(c);
+    if (others.empty()) return std::nullopt;
+    Genes child = genes;
+    child[i] = others[pick(others.size())];
+    if (!runnable(child)) return std::nullopt;
+    return child;
+  }
+
+  std::optional<Genes> merge(const Genes& genes) {
+    const size_t i = pick(genes.size());
+    std::vector<int> owner(g_.nodes().size(), -1);
+    for (size_t k = 0; k < genes.size(); ++k)
+      for (NodeId m : cands_[genes[k]].nodes.to_vector()) owner[m] = static_cast<int>(k);
+    std::set<size_t> neighbours;
+    for (size_t m = 0; m < g_.nodes().size(); ++m)
+      for (NodeId u : succ_[m]) {
+        const int a = owner[m], b = owner[u];
+        if (a == b) continue;
+        if (static_cast<size_t>(a) == i) neighbours.insert(static_cast<size_t>(b));
+        if (static_cast<size_t>(b) == i) neighbours.insert(static_cast<size_t>(a));
+      }
+    std::vector<size_t> order(neighbours.begin(), neighbours.end());
+    std::shuffle(order.begin(), order.end(), rng_);
+    const Candidate& ci = cands_[genes[i]];
+    for (size_t j : order) {
+      const Candidate& cj = cands_[genes[j]];
+      if (cj.backend != ci.backend) continue;
+      const int merged = cands_.find(ci.nodes | cj.nodes, ci.backend);
+      if (merged < 0 || !usable(static_cast<size_t>(merged))) continue;
+      Genes child;
+      for (size_t k = 0; k < genes.size(); ++k)
+        if (k != i && k != j) child.push_back(genes[k]);
+      child.push_back(static_cast<size_t>(merged));
+      child = canonical(std::move(child));
+      if (runnable(child)) return child;
+    }
+    return std::nullopt;
+  }
+
+  // A random candidate replaces every group it overlaps; what those leave is filled.
+  std::optional<Genes> insert(const Genes& genes) {
+    const size_t c = pick(cands_.size());
+    if (!usable(c)) return std::nullopt;
+    Genes keep;
+    for (size_t k : genes)
+      if (!cands_[k].nodes.intersects(cands_[c].nodes)) keep.push_back(k);
+    keep.push_back(c);
+    return complete(std::move(keep));
+  }
+
+  std::optional<Genes> split(const Genes& genes) {
+    std::vector<size_t> multi;
+    for (size_t k = 0; k < genes.size(); ++k)
+      if (cands_[genes[k]].nodes.count() > 1) multi.push_back(k);
+    if (multi.empty()) return std::nullopt;
+    const size_t i = multi[pick(multi.size())];
+    const NodeSet& whole = cands_[genes[i]].nodes;
+    std::vector<size_t> parts;
+    for (size_t c : cands_.starting_at(whole.first()))
+      if (usable(c) && cands_[c].nodes != whole && cands_[c].nodes.is_subset_of(whole))
+        parts.push_back(c);
+    if (parts.empty()) return std::nullopt;
+    Genes keep;
+    for (size_t k = 0; k < genes.size(); ++k)
+      if (k != i) keep.push_back(genes[k]);
+    keep.push_back(parts[pick(parts.size())]);
+    return complete(std::move(keep));
+  }
+
+  const Graph& g_;
+  const BackendRegistry& backends_;
+  const CandidateSet& cands_;
+  const std::vector<double>& costs_;
+  PlacementEvaluator& evaluator_;
+  const EvolutionOptions& options_;
+  const std::function<void(const PlacementProgress&)>& progress_;
+  std::mt19937_64 rng_;
+  std::vector<std::vector<NodeId>> succ_;
+  std::map<Genes, double> fitness_;
+  std::map<Genes, std::string> failures_;
+  size_t evaluations_ = 0;
+  double eval_ms_ = 0, deadline_ms_ = 0, best_ms_ = -1;
+  int generation_ = 0;
+  int num_seeds_ = 1;
+};
+
+}  // namespace
+
+absl::StatusOr<Placement> placement_of(const Graph& g, const BackendRegistry& backends,
+                                       const CandidateSet& candidates,
+                                       const std::vector<double>& costs,
+                                       const std::vector<size_t>& genes) {
+  Placement p;
+  for (size_t c : genes) {
+    PlacedGroup group;
+    group.nodes = candidates[c].nodes;
+    group.backend = candidates[c].backend->name();
+    group.origin = candidates[c].origin;
+    group.cost_ms = c < costs.size() && std::isfinite(costs[c]) ? costs[c] : -1;
+    p.groups.push_back(std::move(group));
+  }
+  if (absl::Status s = validate_placement(g, backends, p); !s.ok()) return s;
+  return p;
+}
+
+std::vector<double> remeasure_alternately(const std::vector<Placement>& placements,
+                                          PlacementEvaluator& evaluator, int rounds) {
+  std::vector<std::vector<double>> samples(placements.size());
+  std::vector<bool> failed(placements.size(), false);
+  for (int r = 0; r < std::max(rounds, 1); ++r) {
+    for (size_t k = 0; k < placements.size(); ++k) {
+      const size_t i = r % 2 == 0 ? k : placements.size() - 1 - k;
+      if (failed[i]) continue;
+      auto ms = evaluator.latency_ms(placements[i]);
+      if (ms.ok())
+        samples[i].push_back(*ms);
+      else
+        failed[i] = true;
+    }
+  }
+  std::vector<double> out;
+  for (size_t i = 0; i < placements.size(); ++i)
+    out.push_back(failed[i] || samples[i].empty() ? -1 : median(samples[i]));
+  return out;
+}
+
+absl::StatusOr<EvolutionResult> evolutionary_search(
+    const Graph& g, const BackendRegistry& backends, const CandidateSet& candidates,
+    const std::vector<double>& costs, const std::vector<EvolutionSeed>& seeds,
+    PlacementEvaluator& evaluator, const EvolutionOptions& options,
+    const std::function<void(const PlacementProgress&)>& progress) {
+  if (seeds.empty()) return absl::InvalidArgumentError("graph-level search: no seed placements");
+  Evolution evolution(g, backends, candidates, costs, evaluator, options, progress);
+  return evolution.run(seeds);
+}
+
+}  // namespace collage

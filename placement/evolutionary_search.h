@@ -1,0 +1,81 @@
+// The graph-level placement search (Collage §4.3): an evolutionary search over placements whose
+// fitness is the measured end-to-end latency of the whole model.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collage/placement.h"
+#include "placement/candidates.h"
+#include "placement/op_level_search.h"
+
+namespace collage {
+
+struct EvolutionOptions {
+  int population = 16;
+  int max_generations = 0;  // 0: only the time budget bounds the search
+  double time_budget_s = 60;
+  uint64_t seed = 0;
+  int tournament = 3;
+  double crossover_rate = 0.5;
+  int finalists = 3;     // best evolved individuals re-measured against the seeds
+  int final_rounds = 3;  // alternating re-measurements per finalist
+  OpLevelOptions repair; // the op-level search that fills the gaps crossover and split leave
+};
+
+// A starting placement: candidate indices covering the graph (e.g. the op-level result, each
+// single-backend baseline, greedy).
+struct EvolutionSeed {
+  std::string name;
+  std::vector<size_t> genes;
+};
+
+struct EvolutionResult {
+  std::vector<size_t> genes;  // the chosen placement's candidates, by first node
+  double ms = -1;             // its end-to-end latency (re-measured when it was a finalist)
+  std::string origin;         // the seed's name, or "evolved"
+  size_t evaluations = 0;     // end-to-end measurements, re-measurements included
+  int generations = 0;
+  std::vector<MeasuredPlacement> seeds;  // each seed's first end-to-end measurement
+  std::vector<std::string> notes;
+};
+
+// Individuals are sets of candidates that cover every node once and can run in some order. The
+// population starts from the seeds (and mutants of them), then each generation breeds
+// `population` children: tournament selection; crossover (with probability crossover_rate) that
+// either takes each group both parents share from either parent's backend, or joins one parent's
+// groups before a random node with the other's after it, the gap filled by the op-level search;
+// then mutation (always when crossover did not change anything): merge a group with a
+// neighbouring group of the same backend when that backend has a candidate for the union, split a
+// group (a smaller candidate holding its first node, the rest filled by the op-level search),
+// move a group to another backend with a candidate for exactly its nodes, or insert a random
+// candidate in place of the groups it overlaps (what they leave filled by the op-level search). Parents and children
+// compete for the next generation by fitness (measured end-to-end latency, cached per
+// placement). The search stops at max_generations or when the time budget, less the time the
+// finalists need, is spent. The finalists (every seed, since a seed's first measurement may have
+// been unlucky, and the best evolved placements that measured faster than the best seed) are
+// re-measured in alternating order, and the one with the lowest re-measured median is returned:
+// an evolved placement only when it beat every seed, so the result is never slower than the best
+// seed as measured. Deterministic for a seed and a sequence of measured values.
+absl::StatusOr<EvolutionResult> evolutionary_search(
+    const Graph& g, const BackendRegistry& backends, const CandidateSet& candidates,
+    const std::vector<double>& costs, const std::vector<EvolutionSeed>& seeds,
+    PlacementEvaluator& evaluator, const EvolutionOptions& options,
+    const std::function<void(const PlacementProgress&)>& progress = nullptr);
+
+// The placement made of candidates `genes`, validated and in executable order; group costs from
+// `costs` (negative when unknown). InvalidArgument when they do not form a runnable partition.
+absl::StatusOr<Placement> placement_of(const Graph& g, const BackendRegistry& backends,
+                                       const CandidateSet& candidates,
+                                       const std::vector<double>& costs,
+                                       const std::vector<size_t>& genes);
+
+// Measures each placement `rounds` times, alternating the order every round (forward, then
+// backward), and returns each one's median; -1 for a placement that failed.
+std::vector<double> remeasure_alternately(const std::vector<Placement>& placements,
+                                          PlacementEvaluator& evaluator, int rounds);
+
+}  // namespace collage

@@ -1,0 +1,239 @@
+// The measurer: builds candidates, times them interleaved, caches by signature and database.
+#include "placement/measurer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+
+#include "core/str_cat.h"
+
+namespace collage {
+namespace {
+
+constexpr std::string_view kBoundaryBackend = "boundary";
+constexpr std::string_view kBoundaryVersion = "memcpy/1";
+
+// One run of a kernel, as the executor runs it.
+absl::Status run_kernel(Kernel& k, void* const* args, ThreadPool& pool) {
+  const int32_t n = k.task_count();
+  if (n <= 1) return k.run_task(args, 0);
+  std::mutex mu;
+  absl::Status first;
+  pool.parallel_for(n, [&](int64_t t) {
+    absl::Status s = k.run_task(args, static_cast<int32_t>(t));
+    if (s.ok()) return;
+    std::lock_guard<std::mutex> lock(mu);
+    if (first.ok()) first = s;
+  });
+  return first;
+}
+
+int repetitions(double one_run_ms, double min_sample_ms) {
+  if (one_run_ms <= 0) return 1000;
+  return static_cast<int>(std::clamp(std::ceil(min_sample_ms / one_run_ms), 1.0, 1000.0));
+}
+
+}  // namespace
+
+struct Measurer::Job {
+  const Candidate* candidate;
+  const ExtractedSubgraph* group;
+  std::string key, signature;
+  uint64_t hash = 0;
+  std::unique_ptr<Kernel> kernel;
+  std::vector<Tensor> buffers;
+  std::vector<void*> args;
+  int reps = 1;
+  Sampler sampler;
+  bool finished = false;
+};
+
+Measurer::Measurer(MeasureOptions options, CostDatabase* db, std::string device, ThreadPool* pool)
+    : options_(options), db_(db), device_(std::move(device)), pool_(pool) {}
+
+std::string Measurer::memo_key(const Backend& backend, uint64_t hash) const {
+  return str_cat(backend.name(), "\x1f", backend.version(), "\x1f", hash);
+}
+
+void Measurer::record(const Backend& backend, uint64_t hash, const std::string& signature,
+                      const absl::StatusOr<Cost>& cost) {
+  memo_[memo_key(backend, hash)] = {cost, false};
+  if (!cost.ok()) return;
+  ++measured_;
+  if (!db_) return;
+  CostRecord r;
+  r.key = {device_, backend.name(), backend.version(), hash};
+  r.signature = signature;
+  r.ms = cost->ms;
+  r.samples = cost->samples;
+  r.spread = cost->spread;
+  r.timestamp = static_cast<int64_t>(std::time(nullptr));
+  if (absl::Status s = db_->append(r); !s.ok()) warnings_.push_back(std::string(s.message()));
+}
+
+void Measurer::prefetch(
+    std::span<const std::pair<const Candidate*, const ExtractedSubgraph*>> batch) {
+  std::vector<Job> jobs;
+  for (const auto& [candidate, group] : batch) {
+    const Backend& backend = *candidate->backend;
+    std::string signature = canonical_signature(group->graph);
+    const uint64_t hash = stable_hash(signature);
+    std::string key = memo_key(backend, hash);
+    if (memo_.count(key) ||
+        std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.key == key; }))
+      continue;
+    if (db_) {
+      auto r = db_->lookup({device_, backend.name(), backend.version(), hash});
+      if (r && r->signature == signature) {
+        if (r->spread <= options_.trusted_spread) {
+          memo_[key] = {Cost{r->ms, r->samples, r->spread, true}, false};
+          continue;
+        }
+        ++remeasured_;
+      }
+    }
+    jobs.push_back(Job{candidate, group, std::move(key), std::move(signature), hash, nullptr, {},
+                       {}, 1, Sampler(options_.sampling), false});
+  }
+
+  // Build every kernel of the batch and warm it up.
+  BuildOptions build;
+  build.num_threads = pool_->num_threads();
+  for (Job& job : jobs) {
+    const Backend& backend = *job.candidate->backend;
+    auto kernel = backend.build(job.group->graph, build);
+    if (!kernel.ok()) {
+      record(backend, job.hash, job.signature,
+             absl::Status(kernel.status().code(),
+                          str_cat("build failed: ", kernel.status().message())));
+      job.finished = true;
+      continue;
+    }
+    job.kernel = std::move(*kernel);
+    const Graph& sub = job.group->graph;
+    for (size_t i = 0; i < sub.inputs().size(); ++i)
+      job.buffers.push_back(random_tensor(sub.value(sub.inputs()[i]).type, job.hash + i));
+    for (ValueId v : sub.outputs()) job.buffers.emplace_back(sub.value(v).type.dtype,
+                                                             sub.value(v).type.shape);
+    for (Tensor& t : job.buffers) job.args.push_back(t.raw());
+    double last = 0;
+    absl::Status s;
+    for (int i = 0; i < std::max(1, options_.warmup_runs) && s.ok(); ++i) {
+      const double t0 = now_ms();
+      s = run_kernel(*job.kernel, job.args.data(), *pool_);
+      last = now_ms() - t0;
+    }
+    if (!s.ok()) {
+      record(backend, job.hash, job.signature,
+             absl::Status(s.code(), str_cat("run failed: ", s.message())));
+      job.finished = true;
+      continue;
+    }
+    job.reps = repetitions(last, options_.min_sample_ms);
+  }
+
+  // Sample round-robin until every job has settled.
+  for (bool active = true; active;) {
+    active = false;
+    for (Job& job : jobs) {
+      if (job.finished) continue;
+      const double t0 = now_ms();
+      absl::Status s;
+      for (int r = 0; r < job.reps && s.ok(); ++r) s = run_kernel(*job.kernel, job.args.data(), *pool_);
+      const double wall = now_ms() - t0;
+      const Backend& backend = *job.candidate->backend;
+      if (!s.ok()) {
+        record(backend, job.hash, job.signature,
+               absl::Status(s.code(), str_cat("run failed: ", s.message())));
+        job.finished = true;
+        job.kernel.reset();
+        continue;
+      }
+      job.sampler.add(wall / job.reps, wall);
+      if (job.sampler.done()) {
+        const SampleStats st = job.sampler.stats();
+        record(backend, job.hash, job.signature, Cost{st.median, st.samples, st.spread, false});
+        job.finished = true;
+        job.kernel.reset();
+        job.buffers.clear();
+      } else {
+        active = true;
+      }
+    }
+  }
+}
+
+absl::StatusOr<Cost> Measurer::cost(const Candidate& candidate, const ExtractedSubgraph& group) {
+  const uint64_t hash = stable_hash(canonical_signature(group.graph));
+  const std::string key = memo_key(*candidate.backend, hash);
+  if (!memo_.count(key)) {
+    const std::pair<const Candidate*, const ExtractedSubgraph*> one{&candidate, &group};
+    prefetch({&one, 1});
+  }
+  Entry& e = memo_.at(key);
+  if (!e.cost.ok()) return e.cost;
+  Cost c = *e.cost;
+  if (e.served) c.from_cache = true;
+  e.served = true;
+  if (c.from_cache) ++cached_;
+  return c;
+}
+
+Cost Measurer::measure_copy(size_t bytes) {
+  Tensor src(DType::i8, {static_cast<int64_t>(bytes)}), dst(DType::i8, {static_cast<int64_t>(bytes)});
+  std::memset(src.raw(), 1, bytes);
+  const auto* from = static_cast<const uint8_t*>(src.raw());
+  auto* to = static_cast<uint8_t*>(dst.raw());
+  const int64_t chunks = bytes >= (size_t{1} << 20) ? pool_->num_threads() : 1;
+  auto copy = [&] {
+    pool_->parallel_for(chunks, [&](int64_t c) {
+      const size_t lo = bytes * static_cast<size_t>(c) / static_cast<size_t>(chunks);
+      const size_t hi = bytes * static_cast<size_t>(c + 1) / static_cast<size_t>(chunks);
+      std::memcpy(to + lo, from + lo, hi - lo);
+    });
+  };
+  double last = 0;
+  for (int i = 0; i < std::max(1, options_.warmup_runs); ++i) {
+    const double t0 = now_ms();
+    copy();
+    last = now_ms() - t0;
+  }
+  const int reps = repetitions(last, options_.min_sample_ms);
+  Sampler sampler(options_.sampling);
+  while (!sampler.done()) {
+    const double t0 = now_ms();
+    for (int r = 0; r < reps; ++r) copy();
+    const double wall = now_ms() - t0;
+    sampler.add(wall / reps, wall);
+  }
+  const SampleStats st = sampler.stats();
+  return Cost{st.median, st.samples, st.spread, false};
+}
+
+double Measurer::boundary_ms(const TensorType& type) {
+  const size_t bytes = type.bytes();
+  if (bytes == 0) return 0;
+  if (auto it = boundary_.find(bytes); it != boundary_.end()) return it->second;
+  const std::string signature = str_cat("copy ", bytes, " bytes");
+  const uint64_t hash = stable_hash(signature);
+  const CostKey key{device_, std::string(kBoundaryBackend), std::string(kBoundaryVersion), hash};
+  double ms = 0;
+  if (auto r = db_ ? db_->lookup(key) : std::nullopt;
+      r && r->signature == signature && r->spread <= options_.trusted_spread) {
+    ms = r->ms;
+  } else {
+    const Cost c = measure_copy(bytes);
+    ms = c.ms;
+    if (db_) {
+      CostRecord rec{key, signature, c.ms, c.samples, c.spread,
+                     static_cast<int64_t>(std::time(nullptr))};
+      if (absl::Status s = db_->append(rec); !s.ok()) warnings_.push_back(std::string(s.message()));
+    }
+  }
+  boundary_[bytes] = ms;
+  return ms;
+}
+
+}  // namespace collage

@@ -1,0 +1,86 @@
+// The measurer: a CostModel that builds each candidate with its backend and times the kernel on
+// this machine with random inputs of the real shapes, interleaving candidates that compete, and
+// keeps the results in the cost database.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collage/placement.h"
+#include "collage/thread_pool.h"
+#include "placement/cost_database.h"
+#include "placement/timing.h"
+
+namespace collage {
+
+struct MeasureOptions {
+  SamplingOptions sampling;
+  int warmup_runs = 2;
+  // One sample repeats the kernel until it has run at least this long (short kernels would
+  // otherwise be timed below the clock's resolution), at most 1000 times.
+  double min_sample_ms = 0.2;
+  // A database record whose spread is wider than this is shaky (measured on a busy machine) and
+  // is measured again; the new record replaces it.
+  double trusted_spread = 0.5;
+};
+
+// What is measured, exactly:
+//  - a candidate's cost: the group is built once (Backend::build with as many threads as the
+//    pool), its inputs get random values of their real types, its outputs fresh buffers; after
+//    `warmup_runs` untimed runs, samples are taken (each the mean of k back-to-back runs, k chosen
+//    from the warm-up so that a sample lasts min_sample_ms) until the median settles or a bound
+//    is hit. A run is what the executor does: task_count() <= 1 runs task 0 on the calling
+//    thread, more tasks are spread over the pool with parallel_for. The candidates of one
+//    prefetch batch (those competing for the same first node) are sampled round-robin, so drift
+//    of the machine hits them alike. Structurally identical groups (same backend, version and
+//    canonical signature) are measured once.
+//  - a boundary: the median time to copy a tensor of that many bytes from one buffer to another
+//    (split over the pool like a parallel kernel would read and write it), measured once per
+//    byte size. The executor passes dense row-major buffers between groups whatever their
+//    backends, so no conversion kernel runs at a boundary (oneDNN's reorders into blocked
+//    layouts happen inside its kernels and are part of their measured time); what a boundary
+//    costs is this memory round trip, which a fused group avoids.
+// Records are keyed by (device, backend, version, signature hash) in the database (boundaries
+// under the pseudo-backend "boundary"), so a later compile measures none of them again, except
+// shaky ones (spread above trusted_spread), which are measured again and replaced.
+class Measurer : public CostModel {
+ public:
+  // `db` (may be null) and `pool` are borrowed and must outlive the measurer.
+  Measurer(MeasureOptions options, CostDatabase* db, std::string device, ThreadPool* pool);
+
+  absl::StatusOr<Cost> cost(const Candidate& candidate, const ExtractedSubgraph& group) override;
+  double boundary_ms(const TensorType& type) override;
+  void prefetch(
+      std::span<const std::pair<const Candidate*, const ExtractedSubgraph*>> batch) override;
+
+  size_t measured() const { return measured_; }  // kernels timed by this measurer
+  size_t cached() const { return cached_; }      // costs answered without timing anything
+  size_t remeasured() const { return remeasured_; }  // shaky database records measured again
+  // Database writes that failed (the costs are still used).
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+ private:
+  struct Entry {
+    absl::StatusOr<Cost> cost;
+    bool served = false;  // cost() has returned it once
+  };
+  struct Job;
+  std::string memo_key(const Backend& backend, uint64_t hash) const;
+  void record(const Backend& backend, uint64_t hash, const std::string& signature,
+              const absl::StatusOr<Cost>& cost);
+  Cost measure_copy(size_t bytes);
+
+  MeasureOptions options_;
+  CostDatabase* db_;
+  std::string device_;
+  ThreadPool* pool_;
+  std::map<std::string, Entry> memo_;
+  std::map<size_t, double> boundary_;
+  size_t measured_ = 0, cached_ = 0, remeasured_ = 0;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace collage

@@ -1,0 +1,47 @@
+// The op-level placement search (Collage §4.2): the cheapest cover of the graph by candidates,
+// found by a memoised shortest-path search over "nodes already covered".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collage/graph.h"
+#include "collage/subgraph.h"
+#include "placement/candidates.h"
+
+namespace collage {
+
+struct OpLevelOptions {
+  size_t max_states = 2000000;  // memoised states before the search gives up (ResourceExhausted)
+};
+
+struct OpLevelResult {
+  std::vector<size_t> chosen;  // candidate indices, by first node
+  double cost = 0;             // sum of their costs
+  size_t states = 0;           // states memoised (both passes)
+  bool ready_order = false;    // the cycle-free second pass was needed
+  std::vector<std::string> notes;
+};
+
+// The cheapest set of candidates that, together with the `fixed` groups, covers every node of
+// `g` exactly once with groups that can run in some order. costs[i] is candidate i's cost; a
+// negative or non-finite cost excludes it.
+//
+// First pass (the Collage search): from a state, the first uncovered node in topological order is
+// covered by each usable candidate that contains it and overlaps nothing covered, so every
+// partition into candidates is reached exactly once, and the cheapest is exact. If the cheapest
+// partition has groups that depend on each other in a cycle (possible when a group is not
+// path-connected), a second pass searches only orders in which every added candidate reads
+// nothing uncovered — exactly the partitions that can run, at the price of more states.
+// Errors: NotFound naming a node no usable candidate covers; ResourceExhausted past max_states.
+absl::StatusOr<OpLevelResult> op_level_search(const Graph& g, const CandidateSet& candidates,
+                                              const std::vector<double>& costs,
+                                              const std::vector<NodeSet>& fixed,
+                                              const OpLevelOptions& options = {});
+
+// True when the groups (disjoint node sets of `g`) can be ordered so that every group runs after
+// the groups it reads from.
+bool groups_acyclic(const Graph& g, const std::vector<NodeSet>& groups);
+
+}  // namespace collage

@@ -1,0 +1,391 @@
+// optimize(): the Collage optimizer's driver — backends, candidates, costs, the op-level search,
+// the graph-level search, explanations.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "collage/placement.h"
+#include "collage/thread_pool.h"
+#include "core/str_cat.h"
+#include "placement/baselines.h"
+#include "placement/candidates.h"
+#include "placement/cost_database.h"
+#include "placement/cost_model.h"
+#include "placement/end_to_end.h"
+#include "placement/evolutionary_search.h"
+#include "placement/measurer.h"
+#include "placement/op_level_search.h"
+
+namespace collage {
+namespace {
+
+constexpr size_t kMaxAlternatives = 6;
+
+// The backends taking part: the named ones (all when none are named) plus the fallback, in
+// registry order.
+absl::StatusOr<std::vector<const Backend*>> select_backends(const BackendRegistry& registry,
+                                                            const PlacementOptions& options) {
+  if (!registry.find(options.fallback))
+    return absl::InvalidArgumentError(
+        str_cat("fallback backend '", options.fallback, "' is not registered"));
+  for (const std::string& name : options.backends) {
+    if (registry.find(name)) continue;
+    std::string known;
+    for (const Backend* b : registry.all()) known += str_cat(known.empty() ? "" : ", ", b->name());
+    return absl::InvalidArgumentError(
+        str_cat("backend '", name, "' is not registered (registered: ", known, ")"));
+  }
+  std::vector<const Backend*> out;
+  for (const Backend* b : registry.all()) {
+    const bool named = options.backends.empty() ||
+                       std::find(options.backends.begin(), options.backends.end(), b->name()) !=
+                           options.backends.end();
+    if (named || b->name() == options.fallback) out.push_back(b);
+  }
+  return out;
+}
+
+absl::Status check_strategy(const std::string& s, const BackendRegistry& registry) {
+  if (s == "op-level" || s == "two-level" || s == "greedy") return absl::OkStatus();
+  if (s.starts_with("single:") && s.size() > 7) {
+    if (registry.find(s.substr(7))) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        str_cat("strategy '", s, "': backend '", s.substr(7), "' is not registered"));
+  }
+  return absl::InvalidArgumentError(str_cat(
+      "unknown placement strategy '", s, "' (expected op-level, two-level, greedy or single:NAME)"));
+}
+
+std::string node_list(const Graph& g, const NodeSet& nodes) {
+  std::string s;
+  std::vector<NodeId> v = nodes.to_vector();
+  for (size_t i = 0; i < v.size() && i < 3; ++i) s += str_cat(i ? ", " : "", g.node(v[i]).name);
+  if (v.size() > 3) s += str_cat(" and ", v.size() - 3, " more");
+  return s;
+}
+
+// The competitors of a chosen group in the op-level search: the candidates starting at its first
+// node, those with exactly its nodes first, cheapest first; failures with their reasons.
+std::vector<Alternative> alternatives_of(const Graph& g, const CandidateSet& cands,
+                                         const std::vector<CandidateCost>& costs, size_t chosen) {
+  const NodeSet& nodes = cands[chosen].nodes;
+  std::vector<size_t> rivals;
+  for (size_t c : cands.starting_at(nodes.first()))
+    if (c != chosen) rivals.push_back(c);
+  std::stable_sort(rivals.begin(), rivals.end(), [&](size_t a, size_t b) {
+    const bool sa = cands[a].nodes == nodes, sb = cands[b].nodes == nodes;
+    if (sa != sb) return sa;
+    const double ca = costs[a].total() < 0 ? INFINITY : costs[a].total();
+    const double cb = costs[b].total() < 0 ? INFINITY : costs[b].total();
+    return ca < cb;
+  });
+  std::vector<Alternative> out;
+  for (size_t i = 0; i < rivals.size() && out.size() < kMaxAlternatives; ++i) {
+    const size_t c = rivals[i];
+    Alternative a;
+    a.backend = cands[c].backend->name();
+    a.origin = cands[c].origin;
+    a.cost_ms = costs[c].kernel_ms;
+    if (!costs[c].error.empty())
+      a.note = costs[c].error;
+    else if (cands[c].nodes == nodes)
+      a.note = "same nodes";
+    else
+      a.note = str_cat("covers ", node_list(g, cands[c].nodes));
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+bool same_groups(const Placement& a, const Placement& b) {
+  if (a.groups.size() != b.groups.size()) return false;
+  std::vector<std::pair<NodeSet, std::string>> x, y;
+  for (const PlacedGroup& g : a.groups) x.push_back({g.nodes, g.backend});
+  for (const PlacedGroup& g : b.groups) y.push_back({g.nodes, g.backend});
+  std::sort(x.begin(), x.end());
+  std::sort(y.begin(), y.end());
+  return x == y;
+}
+
+// A baseline placement as candidate indices; groups that are not candidates (a cap dropped them)
+// are added to `cands`.
+std::vector<size_t> genes_of(const Placement& p, const BackendRegistry& registry,
+                             CandidateSet& cands) {
+  std::vector<size_t> genes;
+  for (const PlacedGroup& group : p.groups)
+    genes.push_back(cands.add({group.nodes, registry.find(group.backend), group.origin}));
+  return genes;
+}
+
+class Optimizer {
+ public:
+  Optimizer(const Context& ctx, const BackendRegistry& registry, const Graph& g,
+            const PlacementOptions& options)
+      : ctx_(ctx), registry_(registry), g_(g), options_(options) {}
+
+  absl::StatusOr<OptimizeResult> run() {
+    if (absl::Status s = check_strategy(options_.strategy, registry_); !s.ok()) return s;
+    auto selected = select_backends(registry_, options_);
+    if (!selected.ok()) return selected.status();
+    selected_ = *selected;
+    const int threads = options_.num_threads > 0
+                            ? options_.num_threads
+                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    pool_ = std::make_unique<ThreadPool>(threads);
+
+    OptimizeResult result;
+    if (options_.strategy == "greedy" || options_.strategy.starts_with("single:")) {
+      auto p = place_baseline(options_.strategy, g_, registry_, baseline_options());
+      if (!p.ok()) return p.status();
+      result.placement = *std::move(p);
+    } else {
+      if (absl::Status s = setup_cost_model(); !s.ok()) return s;
+      if (absl::Status s = cost_all(result); !s.ok()) return s;
+      auto op = op_level(result);
+      if (!op.ok()) return op.status();
+      result.placement = *std::move(op);
+      if (options_.strategy == "two-level") {
+        if (absl::Status s = two_level(result); !s.ok()) return s;
+      }
+    }
+    if (options_.compare_baselines) compare(result);
+    if (measurer_) {
+      result.measured = measurer_->measured();
+      result.cached = measurer_->cached();
+      if (measurer_->remeasured())
+        result.placement.notes.push_back(str_cat(
+            measurer_->remeasured(), " shaky cost-database records (spread above ",
+            options_.trusted_spread, ") measured again"));
+      for (const std::string& w : measurer_->warnings())
+        result.placement.notes.push_back(str_cat("cost database: ", w));
+    } else {
+      for (const CandidateCost& c : costs_) result.cached += c.from_cache;
+    }
+    return result;
+  }
+
+ private:
+  BaselineOptions baseline_options() const {
+    BaselineOptions b;
+    b.fallback = options_.fallback;
+    b.rules.max_depth = options_.max_depth;
+    return b;
+  }
+
+  PlacementEvaluator& evaluator() {
+    if (options_.evaluator) return *options_.evaluator;
+    if (!end_to_end_)
+      end_to_end_ = std::make_unique<EndToEndMeasurer>(ctx_, registry_, g_, pool_.get(),
+                                                       EndToEndOptions{}, options_.seed);
+    return *end_to_end_;
+  }
+
+  absl::Status setup_cost_model() {
+    if (options_.cost_model) {
+      model_ = options_.cost_model;
+      return absl::OkStatus();
+    }
+    std::string device = options_.device;
+    if (device.empty()) {
+      auto d = device_fingerprint();
+      if (!d.ok()) return d.status();
+      device = *d;
+    }
+    if (!options_.cost_db_path.empty()) {
+      auto db = CostDatabase::open(options_.cost_db_path);
+      if (!db.ok()) return db.status();
+      db_ = std::make_unique<CostDatabase>(*std::move(db));
+      for (const std::string& w : db_->warnings()) notes_.push_back(str_cat("cost database: ", w));
+    }
+    MeasureOptions measure;
+    measure.trusted_spread = options_.trusted_spread;
+    measurer_ = std::make_unique<Measurer>(measure, db_.get(), device, pool_.get());
+    model_ = measurer_.get();
+    return absl::OkStatus();
+  }
+
+  void report(const char* phase, size_t measured = 0, size_t total = 0) const {
+    if (!options_.progress) return;
+    PlacementProgress p;
+    p.phase = phase;
+    p.measured = measured;
+    p.total = total;
+    options_.progress(p);
+  }
+
+  absl::Status cost_all(OptimizeResult& result) {
+    report("candidates");
+    GraphReachability reach(g_);
+    cands_ = collect_candidates(g_, reach, selected_,
+                                {options_.max_depth, options_.max_candidates});
+    for (const std::string& n : cands_.notes()) notes_.push_back(n);
+    cost_candidates(ctx_, g_, cands_, 0, *model_, {options_.charge_boundaries}, costs_,
+                    [&](size_t done, size_t total) { report("measure", done, total); });
+    size_t unusable = 0;
+    for (const CandidateCost& c : costs_) unusable += c.kernel_ms < 0;
+    notes_.push_back(str_cat(cands_.size(), " candidates from ", selected_.size(), " backends",
+                             unusable ? str_cat(", ", unusable, " unusable (build or run failed)")
+                                      : std::string()));
+    result.candidates = cands_.size();
+    return absl::OkStatus();
+  }
+
+  // Seeds of the graph-level search may bring candidates the caps dropped: cost them too.
+  void cost_new_candidates() {
+    if (costs_.size() < cands_.size())
+      cost_candidates(ctx_, g_, cands_, costs_.size(), *model_, {options_.charge_boundaries},
+                      costs_);
+  }
+
+  Placement make_placement(const std::vector<size_t>& genes, std::string strategy) const {
+    Placement p = *placement_of(g_, registry_, cands_, {}, genes);
+    p.strategy = std::move(strategy);
+    for (PlacedGroup& group : p.groups) {
+      const int c = cands_.find(group.nodes, registry_.find(group.backend));
+      group.cost_ms = costs_[static_cast<size_t>(c)].kernel_ms;
+      group.alternatives = alternatives_of(g_, cands_, costs_, static_cast<size_t>(c));
+    }
+    return p;
+  }
+
+  absl::StatusOr<Placement> op_level(OptimizeResult& result) {
+    report("op-level");
+    OpLevelOptions op;
+    op.max_states = options_.max_states;
+    auto found = op_level_search(g_, cands_, edge_costs(costs_), {}, op);
+    if (found.status().code() == absl::StatusCode::kResourceExhausted) {
+      // The search was cut: the greedy baseline stands in for its result.
+      auto greedy = place_greedy(g_, registry_, baseline_options());
+      if (!greedy.ok()) return greedy.status();
+      notes_.push_back(str_cat(found.status().message(), "; the greedy placement stands in"));
+      op_genes_ = genes_of(*greedy, registry_, cands_);
+      cost_new_candidates();
+      Placement p = make_placement(op_genes_, "op-level");
+      p.notes = notes_;
+      return p;
+    }
+    if (!found.ok()) return found.status();
+    op_genes_ = found->chosen;
+    Placement p = make_placement(found->chosen, "op-level");
+    double kernels = 0, boundaries = 0;
+    for (size_t c : found->chosen) {
+      kernels += costs_[c].kernel_ms;
+      boundaries += costs_[c].boundary_ms;
+    }
+    p.estimated_ms = found->cost;
+    notes_.push_back(absl::StrFormat(
+        "op-level search: %d states, estimate %.3f ms = kernels %.3f ms + boundaries %.3f ms",
+        found->states, found->cost, kernels, boundaries));
+    for (const std::string& n : found->notes) notes_.push_back(n);
+    p.notes = notes_;
+    return p;
+  }
+
+  absl::Status two_level(OptimizeResult& result) {
+    std::vector<EvolutionSeed> seeds = {{"op-level", op_genes_}};
+    for (const Backend* b : selected_) {
+      if (b->name() == options_.fallback) continue;
+      auto p = place_single(g_, registry_, b->name(), baseline_options());
+      if (p.ok())
+        seeds.push_back({str_cat("single:", b->name()), genes_of(*p, registry_, cands_)});
+      else
+        notes_.push_back(str_cat("seed single:", b->name(), " skipped: ", p.status().message()));
+    }
+    if (auto p = place_greedy(g_, registry_, baseline_options()); p.ok())
+      seeds.push_back({"greedy", genes_of(*p, registry_, cands_)});
+    cost_new_candidates();
+
+    EvolutionOptions evo;
+    evo.population = options_.population;
+    evo.max_generations = options_.max_generations;
+    evo.time_budget_s = options_.time_budget_s;
+    evo.seed = options_.seed;
+    evo.repair.max_states = options_.max_states;
+    auto found = evolutionary_search(g_, registry_, cands_, edge_costs(costs_), seeds,
+                                     evaluator(), evo, options_.progress);
+    if (!found.ok()) return found.status();
+    result.evaluations = found->evaluations;
+    Placement p = make_placement(found->genes, "two-level");
+    p.estimated_ms = found->ms;
+    for (const MeasuredPlacement& m : found->seeds)
+      notes_.push_back(m.ms >= 0 ? absl::StrFormat("seed %s: %.3f ms end to end", m.strategy, m.ms)
+                                 : str_cat("seed ", m.strategy, ": not measured: ", m.note));
+    for (const std::string& n : found->notes) notes_.push_back(n);
+    notes_.push_back(str_cat("chosen: ", found->origin));
+    p.notes = notes_;
+    result.placement = std::move(p);
+    return absl::OkStatus();
+  }
+
+  // The chosen placement and every single-backend baseline, measured alternately; a baseline
+  // identical to the chosen placement is measured once, as the chosen one.
+  void compare(OptimizeResult& result) {
+    std::vector<Placement> placements = {result.placement};
+    std::vector<MeasuredPlacement> rows = {{result.placement.strategy, -1, ""}};
+    std::vector<size_t> measured_as = {0};
+    std::vector<MeasuredPlacement> failed;
+    for (const Backend* b : selected_) {
+      if (b->name() == options_.fallback) continue;
+      const std::string name = str_cat("single:", b->name());
+      if (name == result.placement.strategy) continue;
+      auto p = place_single(g_, registry_, b->name(), baseline_options());
+      if (!p.ok()) {
+        failed.push_back({name, -1, std::string(p.status().message())});
+        continue;
+      }
+      if (same_groups(*p, result.placement)) {
+        rows.push_back({name, -1, "the chosen placement"});
+        measured_as.push_back(0);
+        continue;
+      }
+      measured_as.push_back(placements.size());
+      placements.push_back(*std::move(p));
+      rows.push_back({name, -1, ""});
+    }
+    report("compare");
+    std::vector<double> ms = remeasure_alternately(placements, evaluator(), 3);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      rows[i].ms = ms[measured_as[i]];
+      if (rows[i].ms < 0) rows[i].note = "failed to build or run";
+    }
+    result.evaluations += 3 * placements.size();
+    rows.insert(rows.end(), failed.begin(), failed.end());
+    result.compared = std::move(rows);
+  }
+
+  const Context& ctx_;
+  const BackendRegistry& registry_;
+  const Graph& g_;
+  const PlacementOptions& options_;
+  std::vector<const Backend*> selected_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<CostDatabase> db_;
+  std::unique_ptr<Measurer> measurer_;
+  std::unique_ptr<EndToEndMeasurer> end_to_end_;
+  CostModel* model_ = nullptr;
+  CandidateSet cands_;
+  std::vector<CandidateCost> costs_;
+  std::vector<size_t> op_genes_;
+  std::vector<std::string> notes_;
+};
+
+}  // namespace
+
+absl::StatusOr<OptimizeResult> optimize_detailed(const Context& ctx,
+                                                 const BackendRegistry& backends, const Graph& g,
+                                                 const PlacementOptions& options) {
+  Optimizer optimizer(ctx, backends, g, options);
+  return optimizer.run();
+}
+
+absl::StatusOr<Placement> optimize(const Context& ctx, const BackendRegistry& backends,
+                                   const Graph& g, const PlacementOptions& options) {
+  auto r = optimize_detailed(ctx, backends, g, options);
+  if (!r.ok()) return r.status();
+  return std::move(r->placement);
+}
+
+}  // namespace collage

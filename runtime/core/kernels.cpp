@@ -1,0 +1,109 @@
+// Module kernels (through a collage_rt_module_v1_t table) and native kernels (a function pointer).
+#include "kernels.h"
+
+#include <vector>
+
+namespace collage::rt {
+namespace {
+
+std::string kernel_label(const Program& p, size_t k) {
+  return cat("kernel ", k, " (", p.kernels[k].backend, ": ", p.kernels[k].name, ")");
+}
+
+class ModuleKernel : public KernelInstance {
+ public:
+  ModuleKernel(const collage_rt_module_v1_t* module, void* instance, int32_t tasks,
+               std::string label)
+      : module_(module), instance_(instance), tasks_(tasks), label_(std::move(label)) {}
+  ~ModuleKernel() override { module_->kernel_destroy(instance_); }
+  int32_t task_count() const override { return tasks_; }
+  Status run_task(void* const* args, int32_t task) const override {
+    char err[512] = {0};
+    if (module_->kernel_run(instance_, args, task, tasks_, err, sizeof err) != 0) {
+      err[sizeof err - 1] = '\0';
+      return error(Code::kernel_failed, label_, ": ", err[0] ? err : "failed without a message");
+    }
+    return Status();
+  }
+
+ private:
+  const collage_rt_module_v1_t* module_;
+  void* instance_;
+  int32_t tasks_;
+  std::string label_;
+};
+
+class NativeKernel : public KernelInstance {
+ public:
+  NativeKernel(collage_native_kernel_fn fn, int32_t tasks) : fn_(fn), tasks_(tasks) {}
+  int32_t task_count() const override { return tasks_; }
+  Status run_task(void* const* args, int32_t task) const override {
+    fn_(args, task, tasks_);
+    return Status();
+  }
+
+ private:
+  collage_native_kernel_fn fn_;
+  int32_t tasks_;
+};
+
+}  // namespace
+
+Status create_module_kernel(const Program& p, size_t index, const collage_rt_module_v1_t* module,
+                            std::unique_ptr<KernelInstance>* out) {
+  const KernelInfo& k = p.kernels[index];
+  std::vector<collage_tensor_desc_t> args;
+  for (uint32_t t : k.args) {
+    const TensorInfo& tensor = p.tensors[t];
+    args.push_back({tensor.dtype, static_cast<int32_t>(tensor.shape.size()), tensor.shape.data()});
+  }
+  std::vector<collage_tensor_desc_t> constant_descs;
+  std::vector<const void*> constants;
+  for (uint32_t c : k.constants) {
+    const ConstantInfo& constant = p.constants[c];
+    constant_descs.push_back(
+        {constant.dtype, static_cast<int32_t>(constant.shape.size()), constant.shape.data()});
+    constants.push_back(constant.data);
+  }
+  collage_kernel_desc_t desc{};
+  desc.struct_size = sizeof desc;
+  desc.entry = k.entry.c_str();
+  desc.params = k.params.data();
+  desc.params_size = k.params.size();
+  desc.num_args = static_cast<int32_t>(args.size());
+  desc.args = args.data();
+  desc.num_inputs = static_cast<int32_t>(k.num_inputs);
+  desc.num_constants = static_cast<int32_t>(constants.size());
+  desc.constant_descs = constant_descs.data();
+  desc.constants = constants.data();
+  void* instance = nullptr;
+  char err[512] = {0};
+  const std::string label = kernel_label(p, index);
+  if (module->kernel_create(&desc, &instance, err, sizeof err) != 0 || !instance) {
+    err[sizeof err - 1] = '\0';
+    if (instance) module->kernel_destroy(instance);
+    return error(Code::unsupported, label, ": module '", module->name, "' cannot create '", k.entry,
+                 "': ", err[0] ? err : "no message");
+  }
+  const int32_t tasks = module->kernel_task_count(instance);
+  if (tasks < 1) {
+    module->kernel_destroy(instance);
+    return error(Code::internal, label, ": module '", module->name, "' reports ", tasks, " tasks");
+  }
+  *out = std::make_unique<ModuleKernel>(module, instance, tasks, label);
+  return Status();
+}
+
+Status create_native_kernel(const Program& p, size_t index, const SharedLibrary& code,
+                            std::unique_ptr<KernelInstance>* out) {
+  const KernelInfo& k = p.kernels[index];
+  void* fn = code.symbol(k.entry.c_str());
+  if (!fn)
+    return error(Code::corrupt, kernel_label(p, index), ": the native code has no function '",
+                 k.entry, "'");
+  *out =
+      std::make_unique<NativeKernel>(reinterpret_cast<collage_native_kernel_fn>(fn), k.task_count);
+  return Status();
+}
+
+}  // namespace collage::rt

@@ -1,0 +1,34 @@
+// Kernel instances of a loaded artifact: one interface over runtime-module kernels and native
+// (generated) functions, so the executor does not care where a kernel comes from.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "collage/runtime_module.h"
+#include "module_loader.h"
+#include "program.h"
+
+namespace collage::rt {
+
+class KernelInstance {
+ public:
+  virtual ~KernelInstance() = default;
+  virtual int32_t task_count() const = 0;
+  // Runs task `task` of task_count(); may be called from several threads at once.
+  virtual Status run_task(void* const* args, int32_t task) const = 0;
+};
+
+// Creates kernel `index` of `program` through a runtime module's kernel_create (argument and
+// constant descriptors from the program). The module must outlive the kernel. Errors carry the
+// module's message and name the kernel.
+Status create_module_kernel(const Program& program, size_t index,
+                            const collage_rt_module_v1_t* module,
+                            std::unique_ptr<KernelInstance>* out);
+
+// Kernel `index` of `program` as the function named by its entry in the native code, run with
+// the task count recorded in the plan. The library must outlive the kernel.
+Status create_native_kernel(const Program& program, size_t index, const SharedLibrary& code,
+                            std::unique_ptr<KernelInstance>* out);
+
+}  // namespace collage::rt

@@ -1,0 +1,74 @@
+// A loaded artifact: its bytes, decoded plan, runtime modules, native code, kernel instances,
+// task pool and profiler. After loading it is immutable except for its arena cache and profiler,
+// both internally locked, so any number of threads may run it at once.
+#pragma once
+
+#include <dlpack/dlpack.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "blob.h"
+#include "executor.h"
+#include "kernels.h"
+#include "module_loader.h"
+#include "profiler.h"
+#include "program.h"
+#include "task_pool.h"
+
+namespace collage::rt {
+
+// The DLPack type of a collage_dtype_t (bool: {kDLUInt, 8, 1}).
+DLDataType dlpack_dtype(int32_t dtype);
+
+struct LoadOptions {
+  int32_t num_threads = 0;  // threads for a kernel's tasks, the caller included; 0: every core
+  std::string module_dir;   // searched first for libcollage_rt_<name>.so; empty: not used
+};
+
+class LoadedModule {
+ public:
+  // Decodes and checks `blob`, opens the runtime modules and native code the plan needs, and
+  // creates every kernel. Errors name the file part, module or kernel at fault.
+  static Status load(std::unique_ptr<Blob> blob, const LoadOptions& options,
+                     std::unique_ptr<LoadedModule>* out);
+  ~LoadedModule();
+
+  const Program& program() const { return program_; }
+
+  // Runs the model: one DLTensor per graph input and output, in order, on the CPU, dense
+  // row-major (strides null or compact), of exactly the plan's dtype and shape. Outputs are
+  // written into the caller's buffers, which must not overlap the inputs. Errors name the
+  // tensor (Code::invalid_argument) or the kernel that failed.
+  Status run(const DLTensor* inputs, int32_t num_inputs, const DLTensor* outputs,
+             int32_t num_outputs) const;
+
+  void set_profiling(bool on) { profiler_.set_enabled(on); }
+  // Chrome-trace JSON of the runs since profiling was turned on.
+  std::string profile_json() const { return profiler_.json(program_); }
+
+ private:
+  LoadedModule() = default;
+  Status build(const LoadOptions& options);
+  // An arena of program_.arena_bytes (+64 so zero-byte tensors at the end have valid pointers),
+  // reused across runs.
+  uint8_t* acquire_arena() const;
+  void release_arena(uint8_t* arena) const;
+
+  std::unique_ptr<Blob> blob_;
+  Program program_;
+  // Declared before the kernels so that they are destroyed after them.
+  std::vector<RuntimeModule> modules_;  // per Program::modules entry (native: no table)
+  std::unique_ptr<SharedLibrary> native_;
+  std::vector<std::unique_ptr<KernelInstance>> kernels_;
+  std::unique_ptr<TaskPool> pool_;
+  std::unique_ptr<Scheduler> scheduler_;
+  ExecPlan plan_;
+  mutable std::mutex arena_mu_;
+  mutable std::vector<uint8_t*> free_arenas_;
+  mutable Profiler profiler_;
+};
+
+}  // namespace collage::rt

@@ -1,0 +1,76 @@
+// The decoded, validated contents of an artifact: tensors, constants, kernels and the graph's
+// inputs and outputs. Every id and offset in a Program has been checked against its bounds, so
+// the executor can index without checks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "status.h"
+
+namespace collage::rt {
+
+enum class Storage : uint8_t { arena = 0, constant = 1, input = 2, output = 3 };
+
+inline constexpr int32_t kMaxRank = 16;
+inline constexpr int32_t kNumDTypes = 7;  // collage_dtype_t values are 0 .. kNumDTypes - 1
+
+// Bytes of one element of a collage_dtype_t (valid dtypes only).
+size_t dtype_size(int32_t dtype);
+// "f32", "i64", ... (valid dtypes only).
+const char* dtype_name(int32_t dtype);
+// "f32[1x3x224x224]"
+std::string type_string(int32_t dtype, std::span<const int64_t> shape);
+
+struct TensorInfo {
+  std::string name;
+  int32_t dtype = 0;
+  std::vector<int64_t> shape;
+  uint64_t bytes = 0;
+  Storage storage = Storage::arena;
+  uint64_t location = 0;  // arena: byte offset; constant: id; input/output: position
+};
+
+struct ConstantInfo {
+  int32_t dtype = 0;
+  std::vector<int64_t> shape;
+  const uint8_t* data = nullptr;  // in the constants section, 64-byte aligned
+  uint64_t bytes = 0;
+};
+
+struct KernelInfo {
+  std::string name;
+  std::string backend;
+  uint32_t module = 0;  // index into Program::modules
+  std::string entry;
+  std::span<const uint8_t> params;  // in the plan section
+  std::vector<uint32_t> constants;
+  std::vector<uint32_t> args;  // tensor ids: inputs, then outputs
+  uint32_t num_inputs = 0;
+  int32_t task_count = 1;
+};
+
+struct Program {
+  std::string graph_name;
+  std::string producer;
+  std::vector<std::string> modules;
+  std::vector<TensorInfo> tensors;
+  std::vector<ConstantInfo> constants;
+  std::vector<KernelInfo> kernels;
+  std::vector<uint32_t> inputs;   // tensor ids
+  std::vector<uint32_t> outputs;  // tensor ids
+  uint64_t arena_bytes = 0;
+  std::span<const uint8_t> native_code;  // the embedded shared object; empty when there is none
+};
+
+// Checks and decodes the artifact in `bytes` (which must stay alive, unchanged, as long as the
+// Program): header, section table, every checksum, the plan's FlatBuffer structure, then every
+// field, id, offset and size, the dataflow (a kernel reads only tensors written before it) and
+// the memory plan (tensors alive at the same time never overlap). Errors are Code::corrupt
+// naming the field, or Code::unsupported for a format or ABI version this runtime does not read.
+Status decode_artifact(std::span<const uint8_t> bytes, Program* program);
+
+}  // namespace collage::rt

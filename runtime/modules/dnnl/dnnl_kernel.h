@@ -1,0 +1,182 @@
+// A dnnl kernel instance: the oneDNN primitives of one kernel, created once from its parameters,
+// and run as a list of steps over the caller's buffers with per-call scratch taken from a small
+// lock-free pool, so that one instance can run on several threads at once.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "collage/runtime_module.h"
+#include "dnnl_params.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace collage::rt_dnnl {
+
+// Invalid kernel parameters. Only thrown while a kernel is created, and caught at the module's C
+// boundary, where it becomes the error message (as do oneDNN's own dnnl::error exceptions).
+struct ParamError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Where a step argument lives: a kernel argument (bound on every run), a constant (bound once),
+// or a region of the per-call scratch block.
+struct BufRef {
+  enum class Kind : uint8_t { arg, constant, scratch };
+  Kind kind = Kind::arg;
+  int32_t index = 0;  // arg or constant index
+  size_t offset = 0;  // scratch byte offset
+};
+
+struct StepArg {
+  int dnnl_arg = 0;
+  dnnl::memory::desc md;
+  BufRef buf;
+};
+
+struct Step {
+  dnnl::primitive prim;
+  std::vector<StepArg> args;
+};
+
+// A constant that the kernel had to reorder at creation into the layout its primitive prefers
+// (the compiler stores these instead, so that a kernel loaded from an artifact reorders nothing).
+struct RepackedConstant {
+  int32_t index = 0;
+  Layout layout;
+  const void* data = nullptr;
+  size_t bytes = 0;
+};
+
+// An output whose primitive writes a layout other than the plain one of the kernel argument: the
+// primitive writes `buf` (scratch) and a final reorder copies it to the argument.
+struct OutputBinding {
+  BufRef buf;
+  dnnl::memory::desc md;
+  bool reorder = false;
+  BufRef arg;
+  dnnl::memory::desc arg_md;
+};
+
+// Post-ops attached to a primitive's attributes, with the operands they read.
+struct PostOpPlan {
+  dnnl::post_ops ops;
+  std::vector<std::pair<int, const Operand*>> binary;  // (post-op index, operand)
+  const Operand* sum = nullptr;                        // the addend of the sum post-op
+};
+
+class DnnlKernel {
+ public:
+  // Validates `desc` and its parameters and creates every primitive. Throws ParamError or
+  // dnnl::error.
+  explicit DnnlKernel(const collage_kernel_desc_t& desc);
+  ~DnnlKernel();
+  DnnlKernel(const DnnlKernel&) = delete;
+  DnnlKernel& operator=(const DnnlKernel&) = delete;
+
+  // Runs every step on `args` (num_args pointers, inputs then outputs). Thread-safe. Throws
+  // dnnl::error.
+  void run(void* const* args);
+
+  const std::vector<RepackedConstant>& repacked() const { return repacked_; }
+  // The oneDNN implementation of each primitive, e.g. "jit:avx512_core" (for tests and reports).
+  const std::vector<std::string>& implementations() const { return impls_; }
+
+  // ---- Used by the operation builders (dnnl_ops_*.cpp) while the kernel is created. ----
+  const dnnl::engine& engine() const { return engine_; }
+  // The operand's memory descriptor: plain (or transposed) for arguments, the stored layout for
+  // constants. Checks the index, the kind (an output must be an output argument), the element
+  // type (`dtype` as collage_dtype_t) and that the dims fit the buffer.
+  dnnl::memory::desc input_md(const Operand& op, int32_t dtype = COLLAGE_DTYPE_F32) const;
+  dnnl::memory::desc output_md(const Operand& op, int32_t dtype = COLLAGE_DTYPE_F32) const;
+  // The same dims with format_tag::any, for primitive creation.
+  static dnnl::memory::desc any_md(const dnnl::memory::desc& md);
+  // A buffer holding the operand in layout `want`: the operand itself when the layouts agree; for
+  // a constant, a copy reordered now; for an argument, a scratch copy reordered by a new step.
+  BufRef bind_input(const Operand& op, const dnnl::memory::desc& want);
+  // Where a primitive producing layout `produced` writes the output `op`; call finish_output
+  // after the primitive's step.
+  OutputBinding bind_output(const Operand& op, const dnnl::memory::desc& produced);
+  void finish_output(const OutputBinding& out);
+  // A region of the per-call scratch block.
+  BufRef scratch(const dnnl::memory::desc& md);
+  // Attributes every primitive is created with (user-managed scratchpad), plus `post_ops`.
+  dnnl::primitive_attr attr(const PostOpPlan* post_ops = nullptr) const;
+  PostOpPlan plan_post_ops(const std::vector<PostOp>& ops, const std::vector<int64_t>& dst_dims,
+                           bool allow_sum) const;
+  // Adds the post-op operands to `args`; a sum addend is first copied into `dst`.
+  void bind_post_ops(const PostOpPlan& plan, const OutputBinding& dst, std::vector<StepArg>& args);
+  // Adds a step for `pd`'s primitive; appends the scratchpad argument when it needs one.
+  void add_step(const dnnl::primitive_desc_base& pd, dnnl::primitive prim,
+                std::vector<StepArg> args);
+  void add_reorder(BufRef from, const dnnl::memory::desc& from_md, BufRef to,
+                   const dnnl::memory::desc& to_md);
+
+ private:
+  struct Slot;
+  void build(ParamReader& r, OpKind kind);
+  dnnl::memory::desc constant_md(int32_t index) const;
+  int32_t source_dtype(const Operand& op) const;
+  dnnl::memory::desc operand_md(const Operand& op, int32_t dtype, bool output) const;
+  void init_slot(Slot& slot) const;
+  void run_on(Slot& slot, void* const* args);
+
+  int32_t num_args_ = 0, num_inputs_ = 0;
+  std::vector<size_t> arg_bytes_;
+  std::vector<int32_t> arg_dtypes_;
+  std::vector<int32_t> const_dtypes_;
+  std::vector<size_t> const_bytes_;
+  std::vector<Layout> layouts_;
+  int32_t num_threads_ = 0;
+
+  dnnl::engine engine_;
+  std::vector<const void*> constants_;  // resolved pointers (borrowed or owned)
+  std::vector<std::shared_ptr<void>> owned_;
+  std::vector<RepackedConstant> repacked_;
+  std::vector<bool> const_bound_;                              // constants some step already reads
+  std::unordered_map<int32_t, dnnl::memory> constant_memory_;  // by constant index
+  std::vector<Step> steps_;
+  std::vector<std::string> impls_;
+  size_t scratch_bytes_ = 0;
+
+  static constexpr int kSlots = 8;
+  std::unique_ptr<Slot[]> slots_;
+};
+
+// Converts a memory descriptor to the serialisable layout; throws ParamError for layouts that
+// cannot be stored (not blocked, with extra flags or offsets).
+Layout layout_of(const dnnl::memory::desc& md);
+// The memory descriptor of a stored layout, after checking that every element it addresses lies
+// inside a buffer of `buffer_bytes` bytes (ParamError otherwise).
+dnnl::memory::desc layout_md(const Layout& l, dnnl::memory::data_type dt, size_t buffer_bytes);
+// Bytes a buffer in layout `md` must have: what oneDNN may touch, padding included.
+size_t layout_bytes(const dnnl::memory::desc& md);
+// A dense row-major descriptor; `transposed` swaps the strides of the last two axes.
+dnnl::memory::desc plain_md(const std::vector<int64_t>& dims, dnnl::memory::data_type dt,
+                            bool transposed = false);
+// oneDNN element type of a collage dtype; throws ParamError for types oneDNN lacks.
+dnnl::memory::data_type dnnl_type(int32_t dtype);
+size_t dtype_bytes(int32_t dtype);
+
+// The operation builders, one per OpKind; each reads its parameter struct from `r`.
+void build_conv(DnnlKernel& k, ParamReader& r, bool deconv);
+void build_matmul(DnnlKernel& k, ParamReader& r);
+void build_pool(DnnlKernel& k, ParamReader& r);
+void build_softmax(DnnlKernel& k, ParamReader& r);
+void build_layer_norm(DnnlKernel& k, ParamReader& r);
+void build_eltwise(DnnlKernel& k, ParamReader& r);
+void build_binary(DnnlKernel& k, ParamReader& r);
+void build_concat(DnnlKernel& k, ParamReader& r);
+
+// Shared by the builders: the dnnl algorithm of our enumerations (ParamError when unknown).
+dnnl::algorithm eltwise_algorithm(EltwiseAlg alg);
+dnnl::algorithm binary_algorithm(BinaryAlg alg);
+// Checks that the reader consumed its struct without error.
+void check_reader(const ParamReader& r);
+
+}  // namespace collage::rt_dnnl

@@ -1,0 +1,117 @@
+// dnnl kernels of the contractions: convolution, deconvolution (ConvTranspose) and matmul, each
+// with bias and post-ops. Weights are constants; the primitive picks their layout (format any)
+// and activations are reordered in and out when it picks a blocked one.
+#include "dnnl_kernel.h"
+
+namespace collage::rt_dnnl {
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw ParamError(what);
+}
+
+dnnl::memory::dims window_list(const std::vector<int64_t>& v, size_t n, const char* name,
+                               int64_t min) {
+  require(v.size() == n, std::string(name) + " must have one value per spatial axis");
+  for (int64_t x : v)
+    require(x >= min && x <= (int64_t{1} << 30), std::string(name) + " value out of range");
+  return v;
+}
+
+}  // namespace
+
+void build_conv(DnnlKernel& k, ParamReader& r, bool deconv) {
+  ConvParams p;
+  p.io(r);
+  check_reader(r);
+  const dnnl::memory::desc src_md = k.input_md(p.src), dst_md = k.output_md(p.dst);
+  require(p.weights.kind == SourceKind::constant, "convolution weights must be a constant");
+  const dnnl::memory::desc w_md = k.input_md(p.weights);
+  const size_t rank = p.src.dims.size();
+  require(rank >= 3 && rank <= 5 && p.dst.dims.size() == rank,
+          "convolution src and dst must have rank 3 to 5");
+  const size_t sp = rank - 2;
+  require(p.groups >= 1 && p.weights.dims.size() == (p.groups > 1 ? rank + 1 : rank) &&
+              (p.groups == 1 || p.weights.dims[0] == p.groups),
+          "convolution weight dims do not match the group count");
+  const dnnl::memory::dims strides = window_list(p.strides, sp, "strides", 1);
+  dnnl::memory::dims dilates = window_list(p.dilations, sp, "dilations", 1);
+  for (auto& d : dilates) d -= 1;  // oneDNN counts dilation from 0
+  const dnnl::memory::dims pad_l = window_list(p.pad_begin, sp, "pad_begin", 0);
+  const dnnl::memory::dims pad_r = window_list(p.pad_end, sp, "pad_end", -(int64_t{1} << 30));
+  dnnl::memory::desc bias_md;
+  if (p.bias.kind != SourceKind::none) {
+    bias_md = k.input_md(p.bias);
+    require(p.bias.dims == std::vector<int64_t>{p.dst.dims[1]},
+            "convolution bias must have one value per output channel");
+  }
+  const PostOpPlan plan = k.plan_post_ops(p.post_ops, p.dst.dims, /*allow_sum=*/true);
+  const dnnl::primitive_attr attr = k.attr(&plan);
+  const auto src_any = DnnlKernel::any_md(src_md), w_any = DnnlKernel::any_md(w_md),
+             dst_any = DnnlKernel::any_md(dst_md);
+  const auto prop = dnnl::prop_kind::forward_inference;
+
+  dnnl::primitive_desc pd;
+  dnnl::primitive prim;
+  if (deconv) {
+    dnnl::deconvolution_forward::desc d(prop, dnnl::algorithm::deconvolution_direct, src_any, w_any,
+                                        bias_md, dst_any, strides, dilates, pad_l, pad_r);
+    dnnl::deconvolution_forward::primitive_desc dpd(d, attr, k.engine());
+    prim = dnnl::deconvolution_forward(dpd);
+    pd = dpd;
+  } else {
+    dnnl::convolution_forward::desc d(prop, dnnl::algorithm::convolution_direct, src_any, w_any,
+                                      bias_md, dst_any, strides, dilates, pad_l, pad_r);
+    dnnl::convolution_forward::primitive_desc cpd(d, attr, k.engine());
+    prim = dnnl::convolution_forward(cpd);
+    pd = cpd;
+  }
+  const dnnl::memory::desc src_want = pd.src_desc(), w_want = pd.weights_desc(),
+                           dst_want = pd.dst_desc();
+  std::vector<StepArg> args;
+  args.push_back({DNNL_ARG_SRC, src_want, k.bind_input(p.src, src_want)});
+  args.push_back({DNNL_ARG_WEIGHTS, w_want, k.bind_input(p.weights, w_want)});
+  if (p.bias.kind != SourceKind::none) {
+    const dnnl::memory::desc b_want = pd.weights_desc(1);
+    args.push_back({DNNL_ARG_BIAS, b_want, k.bind_input(p.bias, b_want)});
+  }
+  const OutputBinding out = k.bind_output(p.dst, dst_want);
+  args.push_back({DNNL_ARG_DST, dst_want, out.buf});
+  k.bind_post_ops(plan, out, args);
+  k.add_step(pd, prim, std::move(args));
+  k.finish_output(out);
+}
+
+void build_matmul(DnnlKernel& k, ParamReader& r) {
+  MatMulParams p;
+  p.io(r);
+  check_reader(r);
+  const dnnl::memory::desc a_md = k.input_md(p.a), b_md = k.input_md(p.b),
+                           dst_md = k.output_md(p.dst);
+  const size_t rank = p.dst.dims.size();
+  require(rank >= 2 && p.a.dims.size() == rank && p.b.dims.size() == rank,
+          "matmul operands and dst must have the same rank, at least 2");
+  dnnl::memory::desc bias_md;
+  if (p.bias.kind != SourceKind::none) {
+    bias_md = k.input_md(p.bias);
+    require(p.bias.dims.size() == rank, "matmul bias must have dst's rank");
+  }
+  // Constant weights are packed in the layout the primitive prefers.
+  const dnnl::memory::desc b_create =
+      p.b.kind == SourceKind::constant ? DnnlKernel::any_md(b_md) : b_md;
+  const PostOpPlan plan = k.plan_post_ops(p.post_ops, p.dst.dims, /*allow_sum=*/true);
+  dnnl::matmul::desc d(a_md, b_create, bias_md, dst_md);
+  dnnl::matmul::primitive_desc pd(d, k.attr(&plan), k.engine());
+  std::vector<StepArg> args;
+  args.push_back({DNNL_ARG_SRC, pd.src_desc(), k.bind_input(p.a, pd.src_desc())});
+  args.push_back({DNNL_ARG_WEIGHTS, pd.weights_desc(), k.bind_input(p.b, pd.weights_desc())});
+  if (p.bias.kind != SourceKind::none)
+    args.push_back({DNNL_ARG_BIAS, pd.bias_desc(), k.bind_input(p.bias, pd.bias_desc())});
+  const OutputBinding out = k.bind_output(p.dst, pd.dst_desc());
+  args.push_back({DNNL_ARG_DST, pd.dst_desc(), out.buf});
+  k.bind_post_ops(plan, out, args);
+  k.add_step(pd, dnnl::matmul(pd), std::move(args));
+  k.finish_output(out);
+}
+
+}  // namespace collage::rt_dnnl

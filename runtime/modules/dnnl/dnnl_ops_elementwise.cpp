@@ -1,0 +1,106 @@
+// dnnl kernels of elementwise work: eltwise chains (one primitive per function, in place after
+// the first) and broadcasting binary operations with post-ops; and the algorithm mapping.
+#include "dnnl_kernel.h"
+
+namespace collage::rt_dnnl {
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw ParamError(what);
+}
+
+}  // namespace
+
+dnnl::algorithm eltwise_algorithm(EltwiseAlg alg) {
+  using A = dnnl::algorithm;
+  switch (alg) {
+    case EltwiseAlg::relu:
+      return A::eltwise_relu;
+    case EltwiseAlg::tanh:
+      return A::eltwise_tanh;
+    case EltwiseAlg::logistic:
+      return A::eltwise_logistic;
+    case EltwiseAlg::gelu_erf:
+      return A::eltwise_gelu_erf;
+    case EltwiseAlg::gelu_tanh:
+      return A::eltwise_gelu_tanh;
+    case EltwiseAlg::clip:
+      return A::eltwise_clip;
+    case EltwiseAlg::hardswish:
+      return A::eltwise_hardswish;
+    case EltwiseAlg::exp:
+      return A::eltwise_exp;
+    case EltwiseAlg::abs:
+      return A::eltwise_abs;
+    case EltwiseAlg::sqrt:
+      return A::eltwise_sqrt;
+    case EltwiseAlg::log:
+      return A::eltwise_log;
+    case EltwiseAlg::linear:
+      return A::eltwise_linear;
+    case EltwiseAlg::pow:
+      return A::eltwise_pow;
+  }
+  throw ParamError("unknown eltwise algorithm " + std::to_string(static_cast<uint32_t>(alg)));
+}
+
+dnnl::algorithm binary_algorithm(BinaryAlg alg) {
+  using A = dnnl::algorithm;
+  switch (alg) {
+    case BinaryAlg::add:
+      return A::binary_add;
+    case BinaryAlg::sub:
+      return A::binary_sub;
+    case BinaryAlg::mul:
+      return A::binary_mul;
+    case BinaryAlg::div:
+      return A::binary_div;
+  }
+  throw ParamError("unknown binary algorithm " + std::to_string(static_cast<uint32_t>(alg)));
+}
+
+void build_eltwise(DnnlKernel& k, ParamReader& r) {
+  EltwiseParams p;
+  p.io(r);
+  check_reader(r);
+  require(!p.ops.empty(), "an eltwise kernel needs at least one function");
+  require(p.src.dims == p.dst.dims, "eltwise src and dst must have the same dims");
+  const dnnl::memory::desc src_md = k.input_md(p.src), dst_md = k.output_md(p.dst);
+  const OutputBinding out = k.bind_output(p.dst, dst_md);
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    const EltwiseOp& op = p.ops[i];
+    dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, eltwise_algorithm(op.alg),
+                                  i == 0 ? src_md : dst_md, op.alpha, op.beta);
+    dnnl::eltwise_forward::primitive_desc pd(d, k.attr(), k.engine());
+    const BufRef src = i == 0 ? k.bind_input(p.src, src_md) : out.buf;
+    k.add_step(pd, dnnl::eltwise_forward(pd),
+               {{DNNL_ARG_SRC, i == 0 ? src_md : dst_md, src}, {DNNL_ARG_DST, dst_md, out.buf}});
+  }
+  k.finish_output(out);
+}
+
+void build_binary(DnnlKernel& k, ParamReader& r) {
+  BinaryParams p;
+  p.io(r);
+  check_reader(r);
+  const dnnl::memory::desc src0_md = k.input_md(p.src0), src1_md = k.input_md(p.src1),
+                           dst_md = k.output_md(p.dst);
+  require(p.src0.dims == p.dst.dims, "binary src0 must have dst's dims");
+  require(p.src1.dims.size() == p.dst.dims.size(), "binary src1 must have dst's rank");
+  for (size_t d = 0; d < p.dst.dims.size(); ++d)
+    require(p.src1.dims[d] == p.dst.dims[d] || p.src1.dims[d] == 1,
+            "binary src1 must broadcast to dst");
+  const PostOpPlan plan = k.plan_post_ops(p.post_ops, p.dst.dims, /*allow_sum=*/false);
+  dnnl::binary::desc d(binary_algorithm(p.alg), src0_md, src1_md, dst_md);
+  dnnl::binary::primitive_desc pd(d, k.attr(&plan), k.engine());
+  std::vector<StepArg> args;
+  args.push_back({DNNL_ARG_SRC_0, src0_md, k.bind_input(p.src0, src0_md)});
+  args.push_back({DNNL_ARG_SRC_1, src1_md, k.bind_input(p.src1, src1_md)});
+  const OutputBinding out = k.bind_output(p.dst, dst_md);
+  args.push_back({DNNL_ARG_DST, dst_md, out.buf});
+  k.bind_post_ops(plan, out, args);
+  k.add_step(pd, dnnl::binary(pd), std::move(args));
+  k.finish_output(out);
+}
+
+}  // namespace collage::rt_dnnl

@@ -1,0 +1,12 @@
+// The Eigen runtime module's function table (include/collage/runtime_module.h). The shared library
+// exports it as collage_rt_module_v1_get; the compiler links the same code in and calls this.
+#pragma once
+
+#include "collage/runtime_module.h"
+
+namespace collage::rt_eigen {
+
+// Static storage, never freed.
+const collage_rt_module_v1_t* module_table();
+
+}  // namespace collage::rt_eigen

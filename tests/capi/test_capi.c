@@ -1,0 +1,225 @@
+/* The C APIs from C: compile an ONNX model (collage.h), load artifacts from a file and from
+ * memory, run them and compare with the reference outputs, and check that errors come back as
+ * statuses with the expected code and message.
+ *
+ *   test_capi DATA_DIR    (the files tests/runtime/test_capi_fixture.cpp writes) */
+#include <collage/collage.h>
+#include <collage/runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npy.h"
+
+static int failures = 0;
+
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                              \
+    }                                                                          \
+  } while (0)
+
+/* Succeeds or prints the message and counts a failure. */
+static void expect_ok(const char* what, collage_status_t* status) {
+  if (!status) return;
+  fprintf(stderr, "%s failed: %s\n", what, collage_status_message(status));
+  collage_status_free(status);
+  ++failures;
+}
+
+/* Fails with `code` and a message containing `part`. */
+static void expect_error(const char* what, collage_status_t* status, int32_t code,
+                         const char* part) {
+  if (!status) {
+    fprintf(stderr, "%s: expected an error\n", what);
+    ++failures;
+    return;
+  }
+  if (collage_status_code(status) != code || !strstr(collage_status_message(status), part)) {
+    fprintf(stderr, "%s: got code %d \"%s\", expected code %d containing \"%s\"\n", what,
+            collage_status_code(status), collage_status_message(status), code, part);
+    ++failures;
+  }
+  collage_status_free(status);
+}
+
+static char* path_in(const char* dir, const char* file) {
+  char* p = malloc(strlen(dir) + strlen(file) + 2);
+  sprintf(p, "%s/%s", dir, file);
+  return p;
+}
+
+static npy_array_t read_npy(const char* dir, const char* file) {
+  npy_array_t a;
+  char err[256];
+  char* path = path_in(dir, file);
+  if (npy_read_f32(path, &a, err, sizeof err) != 0) {
+    fprintf(stderr, "%s\n", err);
+    exit(1);
+  }
+  free(path);
+  return a;
+}
+
+static DLTensor view(float* data, int32_t ndim, int64_t* shape) {
+  DLTensor t = {data, {kDLCPU, 0}, ndim, {kDLFloat, 32, 1}, shape, NULL, 0};
+  return t;
+}
+
+/* Runs `module` on the fixture input and compares with the expected logits. */
+static void check_outputs(collage_module_t* module, npy_array_t* input, npy_array_t* expected) {
+  float out[10];
+  int64_t out_shape[2] = {1, 10};
+  DLTensor x = view(input->data, input->ndim, input->shape);
+  DLTensor y = view(out, 2, out_shape);
+  expect_ok("run", collage_module_run(module, &x, 1, &y, 1));
+  CHECK(expected->count == 10);
+  for (int i = 0; i < 10; ++i)
+    CHECK(fabsf(out[i] - expected->data[i]) <= 1e-4f * (1 + fabsf(expected->data[i])));
+}
+
+static void test_runtime(const char* dir, npy_array_t* input, npy_array_t* expected) {
+  CHECK(strcmp(collage_runtime_version(), "") != 0);
+  CHECK(collage_runtime_abi_version() == COLLAGE_RUNTIME_ABI_VERSION);
+
+  char* artifact = path_in(dir, "mlp.collage");
+  collage_load_options_t options;
+  collage_load_options_init(&options);
+  options.num_threads = 2;
+  collage_module_t* module = NULL;
+  expect_ok("load", collage_module_load_file(artifact, &options, &module));
+  if (!module) exit(1);
+  CHECK(collage_module_num_inputs(module) == 1);
+  CHECK(collage_module_num_outputs(module) == 1);
+  collage_tensor_info_t info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  expect_ok("input info", collage_module_input_info(module, 0, &info));
+  CHECK(strcmp(info.name, "x") == 0);
+  CHECK(info.ndim == 2 && info.shape[0] == 1 && info.shape[1] == 16);
+  expect_ok("output info", collage_module_output_info(module, 0, &info));
+  CHECK(strcmp(info.name, "logits") == 0);
+  expect_error("info out of range", collage_module_input_info(module, 3, &info),
+               COLLAGE_STATUS_INVALID_ARGUMENT, "input 3 out of range");
+
+  expect_ok("profiling on", collage_module_set_profiling(module, 1));
+  check_outputs(module, input, expected);
+  char* trace = path_in(dir, "trace.json");
+  expect_ok("write profile", collage_module_write_profile(module, trace));
+  FILE* f = fopen(trace, "rb");
+  CHECK(f && fgetc(f) == '{');
+  if (f) fclose(f);
+  free(trace);
+
+  /* A wrong input shape is named in the message. */
+  float out[10];
+  int64_t bad_shape[2] = {2, 8}, out_shape[2] = {1, 10};
+  DLTensor x = view(input->data, 2, bad_shape), y = view(out, 2, out_shape);
+  expect_error("wrong shape", collage_module_run(module, &x, 1, &y, 1),
+               COLLAGE_STATUS_INVALID_ARGUMENT, "input 0 'x': expected f32[1x16], got f32[2x8]");
+  collage_module_release(module);
+
+  /* The same file from memory, then cut short. */
+  f = fopen(artifact, "rb");
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* bytes = malloc((size_t)size);
+  CHECK(fread(bytes, 1, (size_t)size, f) == (size_t)size);
+  fclose(f);
+  expect_ok("load memory", collage_module_load_memory(bytes, (size_t)size, NULL, &module));
+  if (module) check_outputs(module, input, expected);
+  collage_module_release(module);
+  expect_error("truncated", collage_module_load_memory(bytes, (size_t)size / 2, NULL, &module),
+               COLLAGE_STATUS_CORRUPT, "truncated artifact");
+  CHECK(module == NULL);
+  free(bytes);
+  free(artifact);
+
+  expect_error("missing file", collage_module_load_file("/no/such.collage", NULL, &module),
+               COLLAGE_STATUS_NOT_FOUND, "/no/such.collage");
+  expect_error("null path", collage_module_load_file(NULL, NULL, &module),
+               COLLAGE_STATUS_INVALID_ARGUMENT, "NULL path");
+  collage_module_release(NULL);
+  collage_status_free(NULL);
+}
+
+static void test_compiler(const char* dir, npy_array_t* input, npy_array_t* expected) {
+  collage_compiler_t* compiler = NULL;
+  expect_ok("compiler", collage_compiler_create(&compiler));
+  if (!compiler) exit(1);
+  collage_compile_options_t options;
+  collage_compile_options_init(&options);
+  options.strategy = "single:eigen";
+  char* model = path_in(dir, "mlp.onnx");
+  char* artifact = path_in(dir, "mlp_from_c.collage");
+  char* report = NULL;
+  expect_ok("compile", collage_compile_file(compiler, model, &options, artifact, &report));
+  CHECK(report && strstr(report, "\"groups\"") && strstr(report, "eigen"));
+  collage_free(report);
+  collage_module_t* module = NULL;
+  expect_ok("load compiled", collage_module_load_file(artifact, NULL, &module));
+  if (module) check_outputs(module, input, expected);
+  collage_module_release(module);
+
+  /* From memory to memory. */
+  FILE* f = fopen(model, "rb");
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* onnx = malloc((size_t)size);
+  CHECK(fread(onnx, 1, (size_t)size, f) == (size_t)size);
+  fclose(f);
+  void* bytes = NULL;
+  size_t bytes_size = 0;
+  expect_ok("compile memory", collage_compile_memory(compiler, onnx, (size_t)size, &options, &bytes,
+                                                     &bytes_size, NULL));
+  expect_ok("load compiled memory", collage_module_load_memory(bytes, bytes_size, NULL, &module));
+  if (module) check_outputs(module, input, expected);
+  collage_module_release(module);
+  collage_free(bytes);
+
+  /* Errors. */
+  expect_error("garbage model",
+               collage_compile_memory(compiler, "not onnx", 8, &options, &bytes, &bytes_size, NULL),
+               COLLAGE_STATUS_INVALID_ARGUMENT, "");
+  CHECK(bytes == NULL);
+  expect_error("missing model",
+               collage_compile_file(compiler, "/no/model.onnx", &options, artifact, NULL),
+               COLLAGE_STATUS_NOT_FOUND, "/no/model.onnx");
+  options.strategy = "single:nosuch";
+  expect_error("bad strategy", collage_compile_file(compiler, model, &options, artifact, NULL),
+               COLLAGE_STATUS_INVALID_ARGUMENT, "nosuch");
+  options.strategy = "single:reference";
+  expect_error("reference kernels", collage_compile_file(compiler, model, &options, artifact, NULL),
+               COLLAGE_STATUS_INVALID_ARGUMENT, "reference backend, which has no runtime module");
+  expect_error("bad plugin", collage_compiler_load_plugin(compiler, "/no/plugin.so"),
+               COLLAGE_STATUS_INVALID_ARGUMENT, "/no/plugin.so");
+  free(onnx);
+  free(model);
+  free(artifact);
+  collage_compiler_release(compiler);
+  collage_compiler_release(NULL);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
+    return 2;
+  }
+  npy_array_t input = read_npy(argv[1], "input.npy");
+  npy_array_t expected = read_npy(argv[1], "expected.npy");
+  test_runtime(argv[1], &input, &expected);
+  test_compiler(argv[1], &input, &expected);
+  npy_free(&input);
+  npy_free(&expected);
+  if (failures) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("all C API checks passed\n");
+  return 0;
+}

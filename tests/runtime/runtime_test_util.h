@@ -1,0 +1,61 @@
+// Helpers of the runtime tests: small models compiled into artifacts with the Eigen backend, and
+// the C API driven with collage Tensors.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "artifact/artifact.h"
+#include "artifact/artifact_file.h"
+#include "collage/graph.h"
+#include "collage/runtime.h"
+#include "collage/tensor.h"
+
+namespace collage::testing {
+
+// x f32[4x16] -> MatMul(w1 16x32) -> Add(b1) -> Relu -> MatMul(w2 32x10) -> Add(b2) -> "logits".
+Graph mlp_graph(const Context& ctx);
+// The MLP with extra outputs the runtime must copy: "logits", the hidden Relu (also read by the
+// second MatMul), "logits" again, the input "x", and a constant.
+Graph multi_output_graph(const Context& ctx);
+
+// `graph` placed with single:BACKEND (eigen or dnnl) and `fallback` taking the rest, built and
+// serialized; no group may be left on the reference backend.
+std::string backend_artifact(const Graph& graph, std::string_view backend,
+                             std::string_view fallback = "reference",
+                             ArtifactSummary* summary = nullptr);
+
+// The message of `status` ("" for success); frees it.
+std::string take_message(collage_status_t* status);
+
+struct ModuleDeleter {
+  void operator()(collage_module_t* m) const { collage_module_release(m); }
+};
+using ModulePtr = std::unique_ptr<collage_module_t, ModuleDeleter>;
+
+// Loads `bytes` through collage_module_load_memory with `options` (may be null); on failure
+// returns null and puts the code and message in `code` / `message`.
+ModulePtr load_bytes(const std::string& bytes, const collage_load_options_t* options, int32_t* code,
+                     std::string* message);
+
+// A DLTensor viewing `t` (which must outlive it).
+DLTensor dl_view(const Tensor& t);
+
+// Runs `m` on `inputs`, allocating outputs of the module's output types. On failure returns an
+// empty vector and puts the code and message in `code` / `message`. Makes no test assertions,
+// so threads may call it.
+std::vector<Tensor> run_module(const collage_module_t* m, const std::vector<Tensor>& inputs,
+                               int32_t* code = nullptr, std::string* message = nullptr);
+
+// The sections of a well-formed artifact, as assemble_artifact takes them.
+std::vector<artifact::FileSection> split_sections(const std::string& file);
+// Recomputes every section checksum and the header checksum of `file` after an edit.
+void rechecksum(std::string& file);
+
+// Whole-file helpers.
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& bytes);
+
+}  // namespace collage::testing

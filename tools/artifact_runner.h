@@ -1,0 +1,39 @@
+// `collage run` on an artifact: the file told apart by its magic, loaded and run through the
+// runtime's C API (libcollage_runtime), exactly as an application would.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collage/runtime.h"
+#include "collage/tensor.h"
+
+namespace collage::cli {
+
+// True when `path` is a readable file that starts with the artifact magic "COLLAGE\0".
+bool is_artifact_file(const std::string& path);
+
+class ArtifactRunner {
+ public:
+  // Errors carry the runtime's message (corrupt file, missing runtime module, ...).
+  static absl::StatusOr<ArtifactRunner> load(const std::string& path);
+
+  const std::vector<std::string>& input_names() const { return input_names_; }
+  const std::vector<TensorType>& input_types() const { return input_types_; }
+  const std::vector<std::string>& output_names() const { return output_names_; }
+  uint64_t arena_bytes() const;
+  // Runs once on `inputs` (one per graph input, of the input types); new output tensors.
+  absl::StatusOr<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const;
+
+ private:
+  struct Release {
+    void operator()(collage_module_t* m) const { collage_module_release(m); }
+  };
+  std::unique_ptr<collage_module_t, Release> module_;
+  std::vector<std::string> input_names_, output_names_;
+  std::vector<TensorType> input_types_, output_types_;
+};
+
+}  // namespace collage::cli

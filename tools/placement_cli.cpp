@@ -1,0 +1,138 @@
+// Built-in backends, placement options, the default cost database and the progress line.
+#include "placement_cli.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "collage/backends/dnnl.h"
+#include "collage/backends/eigen.h"
+#include "core/str_cat.h"
+#include "placement/timing.h"
+
+namespace collage::cli {
+
+absl::Status register_builtin_backends(BackendRegistry& registry) {
+  if (absl::Status s = register_dnnl_backend(registry); !s.ok()) return s;
+  if (absl::Status s = register_eigen_backend(registry); !s.ok()) return s;
+  return registry.add(make_reference_backend());
+}
+
+std::string default_cost_db_path() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return str_cat(xdg, "/collage/cost-db.jsonl");
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return str_cat(home, "/.cache/collage/cost-db.jsonl");
+  return "";
+}
+
+void PlacementArgs::declare(ArgParser& parser, bool with_strategy) {
+  if (with_strategy)
+    parser.option("--placement", "STRATEGY",
+                  "two-level (default), op-level, greedy or single:NAME (e.g. single:dnnl)",
+                  &strategy);
+  parser.option("--budget", "SECONDS",
+                str_cat("time budget of the graph-level search (default ", budget, ")"), &budget);
+  parser.option("--seed", "N", "seed of the graph-level search (default 0)", &seed, 0);
+  parser.option("--cost-db", "PATH",
+                "cost database (default $XDG_CACHE_HOME/collage/cost-db.jsonl or\n"
+                "~/.cache/collage/cost-db.jsonl)",
+                &cost_db);
+  parser.flag("--no-cost-db", "measure everything again and keep nothing", &no_cost_db);
+  parser.option("--backends", "LIST",
+                "comma-separated backends that may take part (default: all; the\n"
+                "reference fallback always takes part)",
+                &backends);
+  parser.option("--max-depth", "N", "largest number of nodes in one candidate (default 8)",
+                &max_depth, 1);
+  parser.check([this]() -> std::optional<std::string> {
+    char* end = nullptr;
+    budget_s = std::strtod(budget.c_str(), &end);
+    if (budget.empty() || *end != '\0' || !(budget_s >= 0))
+      return str_cat("--budget '", budget, "' is not a number of seconds >= 0");
+    return std::nullopt;
+  });
+}
+
+std::string PlacementArgs::cost_db_path() const {
+  if (no_cost_db) return "";
+  return cost_db.empty() ? default_cost_db_path() : cost_db;
+}
+
+PlacementOptions PlacementArgs::options() const {
+  PlacementOptions o;
+  o.strategy = strategy;
+  o.time_budget_s = budget_s;
+  o.seed = static_cast<uint64_t>(seed);
+  o.cost_db_path = cost_db_path();
+  o.max_depth = static_cast<int>(max_depth);
+  size_t start = 0;
+  while (start < backends.size()) {
+    size_t comma = backends.find(',', start);
+    if (comma == std::string::npos) comma = backends.size();
+    if (comma > start) o.backends.push_back(backends.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return o;
+}
+
+ProgressLine::ProgressLine() : tty_(::isatty(STDERR_FILENO) != 0) {}
+
+void ProgressLine::update(const PlacementProgress& p) {
+  const bool new_phase = p.phase != phase_;
+  const double now = now_ms();
+  if (!new_phase && now - last_ms_ < 100) return;  // at most ten updates a second
+  last_ms_ = now;
+  std::string line;
+  if (p.phase == "candidates")
+    line = "placement: collecting candidates";
+  else if (p.phase == "measure")
+    line = absl::StrFormat("placement: measuring candidates %d/%d", p.measured, p.total);
+  else if (p.phase == "op-level")
+    line = "placement: op-level search";
+  else if (p.phase == "evolve" || p.phase == "finalists" || p.phase == "done")
+    line = absl::StrFormat("placement: graph-level search, generation %d, %d placements measured%s",
+                           p.generation, p.measured,
+                           p.best_ms >= 0 ? absl::StrFormat(", best %.3f ms", p.best_ms) : "");
+  else
+    line = str_cat("placement: ", p.phase);
+  if (tty_) {
+    std::string padded = "\r" + line;
+    if (line.size() < width_) padded.append(width_ - line.size(), ' ');
+    width_ = line.size();
+    std::fputs(padded.c_str(), stderr);
+  } else if (new_phase) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+  phase_ = p.phase;
+  std::fflush(stderr);
+}
+
+void ProgressLine::finish() {
+  if (tty_ && width_) std::fputs("\n", stderr);
+  width_ = 0;
+}
+
+absl::StatusOr<std::unique_ptr<PlacedModel>> place_model(const Context& ctx, const Graph& g,
+                                                         PlacementOptions options, bool progress,
+                                                         bool compile) {
+  auto placed = std::make_unique<PlacedModel>();
+  placed->backends = std::make_unique<BackendRegistry>();
+  if (absl::Status s = register_builtin_backends(*placed->backends); !s.ok()) return s;
+  ProgressLine line;
+  if (progress) options.progress = [&](const PlacementProgress& p) { line.update(p); };
+  auto result = optimize_detailed(ctx, *placed->backends, g, options);
+  line.finish();
+  if (!result.ok()) return result.status();
+  placed->result = *std::move(result);
+  if (!compile) return placed;
+  auto model = compile_placement(ctx, *placed->backends, g, placed->result.placement);
+  if (!model.ok()) return model.status();
+  placed->model.emplace(*std::move(model));
+  return placed;
+}
+
+}  // namespace collage::cli

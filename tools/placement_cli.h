@@ -1,0 +1,72 @@
+// Placement on the command line, shared by `collage compile`, `explain`, `run` and `cost-db`:
+// the built-in backends, placement options, the default cost-database path and the live
+// progress line.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cli_args.h"
+#include "collage/executor.h"
+#include "collage/placement.h"
+
+namespace collage::cli {
+
+// Registers the built-in backends in priority order: dnnl, eigen, then the reference fallback.
+absl::Status register_builtin_backends(BackendRegistry& registry);
+
+// $XDG_CACHE_HOME/collage/cost-db.jsonl, else $HOME/.cache/collage/cost-db.jsonl; empty when
+// neither variable is set.
+std::string default_cost_db_path();
+
+// The placement options of a command: --placement, --budget, --seed, --cost-db, --no-cost-db,
+// --backends, --max-depth. declare() registers them; options() turns them into
+// PlacementOptions (the cost database defaulting to default_cost_db_path()).
+struct PlacementArgs {
+  std::string strategy = "two-level";
+  std::string budget = "60";
+  int64_t seed = 0;
+  std::string cost_db;
+  bool no_cost_db = false;
+  std::string backends;
+  int64_t max_depth = 8;
+  double budget_s = 60;  // parsed --budget
+
+  void declare(ArgParser& parser, bool with_strategy);
+  PlacementOptions options() const;
+  std::string cost_db_path() const;
+};
+
+// Prints the optimizer's progress on one stderr line, rewritten in place on a terminal (one line
+// per phase otherwise); finish() ends the line.
+class ProgressLine {
+ public:
+  ProgressLine();
+  void update(const PlacementProgress& p);
+  void finish();
+
+ private:
+  bool tty_;
+  std::string phase_;
+  double last_ms_ = 0;
+  size_t width_ = 0;
+};
+
+// A placed, compiled model together with the backends it needs.
+struct PlacedModel {
+  std::unique_ptr<BackendRegistry> backends;
+  OptimizeResult result;
+  std::optional<CompiledModel> model;
+};
+
+// Optimizes `g` with the built-in backends (progress on stderr when `progress`) and, when
+// `compile`, compiles the placement for in-process runs.
+absl::StatusOr<std::unique_ptr<PlacedModel>> place_model(const Context& ctx, const Graph& g,
+                                                         PlacementOptions options, bool progress,
+                                                         bool compile);
+
+}  // namespace collage::cli
