@@ -64,6 +64,38 @@ std::optional<Anchor> anchor_of(const Node& n) {
   return std::nullopt;
 }
 
+const char* eltwise_name(EltwiseAlg alg) {
+  switch (alg) {
+    case EltwiseAlg::relu:
+      return "relu";
+    case EltwiseAlg::tanh:
+      return "tanh";
+    case EltwiseAlg::logistic:
+      return "logistic";
+    case EltwiseAlg::gelu_erf:
+      return "gelu_erf";
+    case EltwiseAlg::gelu_tanh:
+      return "gelu_tanh";
+    case EltwiseAlg::clip:
+      return "clip";
+    case EltwiseAlg::hardswish:
+      return "hardswish";
+    case EltwiseAlg::exp:
+      return "exp";
+    case EltwiseAlg::abs:
+      return "abs";
+    case EltwiseAlg::sqrt:
+      return "sqrt";
+    case EltwiseAlg::log:
+      return "log";
+    case EltwiseAlg::linear:
+      return "linear";
+    case EltwiseAlg::pow:
+      return "pow";
+  }
+  return "?";
+}
+
 bool takes_post_ops(Anchor a) {
   return a == Anchor::conv || a == Anchor::conv_transpose || a == Anchor::matmul ||
          a == Anchor::gemm || a == Anchor::binary;
@@ -212,13 +244,16 @@ absl::Status normalize_post_ops(std::vector<rt_dnnl::PostOp>& ops) {
       if (out[i].kind != PostOpKind::eltwise || out[j].kind != PostOpKind::eltwise) continue;
       const EltwiseOp &a = out[i].eltwise, &b = out[j].eltwise;
       if (a.alg == b.alg && (a.alpha != b.alpha || a.beta != b.beta))
-        return absl::InvalidArgumentError(str_cat(
-            "dnnl: two fused eltwise functions of one kind (", static_cast<uint32_t>(a.alg),
-            ") with different parameters; oneDNN 2.6 would apply one parameter set to both"));
+        return absl::InvalidArgumentError(
+            str_cat("dnnl: two fused eltwise functions '", eltwise_name(a.alg),
+                    "' with different parameters; oneDNN 2.6 would apply one parameter set to "
+                    "both"));
     }
   ops = std::move(out);
   return absl::OkStatus();
 }
+
+namespace {
 
 // The post-ops emit_kernel will give the anchor (operands left empty), to check them early.
 std::vector<rt_dnnl::PostOp> planned_post_ops(const Graph& g, const GroupPlan& plan) {
@@ -259,6 +294,8 @@ std::vector<rt_dnnl::PostOp> planned_post_ops(const Graph& g, const GroupPlan& p
   }
   return ops;
 }
+
+}  // namespace
 
 std::optional<BinaryAlg> binary_alg(std::string_view op) {
   if (op == "Add") return BinaryAlg::add;
