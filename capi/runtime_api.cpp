@@ -83,6 +83,10 @@ COLLAGE_API uint32_t collage_artifact_format_version(void) {
   return collage::artifact::kFormatVersion;
 }
 
+COLLAGE_API DLDataType collage_dtype_to_dlpack(int32_t dtype) {
+  return dtype >= 0 && dtype < rt::kNumDTypes ? rt::dlpack_dtype(dtype) : DLDataType{0, 0, 0};
+}
+
 COLLAGE_API void collage_load_options_init(collage_load_options_t* options) {
   if (!options) return;
   std::memset(options, 0, sizeof *options);

@@ -13,8 +13,8 @@
 namespace collage {
 
 struct CandidateOptions {
-  int max_depth = 8;      // candidates with more nodes are dropped (also passed to the rules)
-  size_t max_count = 0;   // 0: no limit; else the largest candidates beyond it are dropped
+  int max_depth = 8;     // candidates with more nodes are dropped (also passed to the rules)
+  size_t max_count = 0;  // 0: no limit; else the largest candidates beyond it are dropped
 };
 
 // The candidates of a graph, in a deterministic order: by first node, then backend order, then

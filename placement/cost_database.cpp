@@ -20,7 +20,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() {
+  return std::strerror(errno);
+}
 
 // A file descriptor closed (and so unlocked) on scope exit.
 class Fd {
@@ -89,9 +91,9 @@ absl::Status append_lines(const std::string& path, const std::string& lines) {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   for (int attempt = 0; attempt < 16; ++attempt) {
-    Fd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
-    if (fd.get() < 0) return absl::UnavailableError(str_cat(path, ": cannot open for append: ",
-                                                            errno_text()));
+    Fd fd(::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+    if (fd.get() < 0)
+      return absl::UnavailableError(str_cat(path, ": cannot open for append: ", errno_text()));
     if (flock_retry(fd.get(), LOCK_EX) != 0)
       return absl::UnavailableError(str_cat(path, ": cannot lock: ", errno_text()));
     struct stat held, named;
@@ -146,6 +148,7 @@ std::string cost_record_to_line(const CostRecord& r) {
   j["samples"] = r.samples;
   j["spread"] = r.spread;
   j["time"] = r.timestamp;
+  j["measurements"] = r.measurements;
   // Replacement of invalid UTF-8 keeps a line writable whatever a signature holds.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -177,6 +180,11 @@ absl::StatusOr<CostRecord> cost_record_from_line(std::string_view line) {
   r.samples = j["samples"].get<int>();
   r.spread = j["spread"].get<double>();
   r.timestamp = j["time"].get<int64_t>();
+  if (j.contains("measurements")) {
+    if (!j["measurements"].is_number_integer() || j["measurements"].get<int>() < 1)
+      return absl::InvalidArgumentError("\"measurements\" is not an integer >= 1");
+    r.measurements = j["measurements"].get<int>();
+  }
   if (!std::isfinite(r.ms) || r.ms < 0) return absl::InvalidArgumentError("\"ms\" is not >= 0");
   if (r.samples < 0) return absl::InvalidArgumentError("\"samples\" is negative");
   return r;
@@ -199,8 +207,8 @@ absl::Status CostDatabase::reload() {
     ++lines_read_;
     auto r = cost_record_from_line(line);
     if (!r.ok()) {
-      warnings_.push_back(str_cat(path_, ":", line_no, ": skipped a corrupt record (",
-                                  r.status().message(), ")"));
+      warnings_.push_back(
+          str_cat(path_, ":", line_no, ": skipped a corrupt record (", r.status().message(), ")"));
       return;
     }
     keep_newest(records_, *std::move(r));
@@ -277,8 +285,7 @@ absl::StatusOr<PruneStats> prune_cost_database(const std::string& path,
 }
 
 absl::StatusOr<size_t> merge_cost_database(const std::string& path, const std::string& other) {
-  if (!std::filesystem::exists(other))
-    return absl::NotFoundError(str_cat(other, ": no such file"));
+  if (!std::filesystem::exists(other)) return absl::NotFoundError(str_cat(other, ": no such file"));
   auto text = read_locked(other);
   if (!text.ok()) return text.status();
   auto db = CostDatabase::open(path);

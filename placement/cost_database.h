@@ -28,11 +28,12 @@ struct CostRecord {
   int samples = 0;
   double spread = 0;      // (p90 - p10) / median
   int64_t timestamp = 0;  // seconds since the Unix epoch
+  int measurements = 1;   // how many times this key has been measured (shaky ones are redone)
 };
 
 // One JSON object per line:
 //   {"device":..,"backend":..,"version":..,"hash":"<16 hex>","signature":..,"ms":..,
-//    "samples":..,"spread":..,"time":..}
+//    "samples":..,"spread":..,"time":..,"measurements":..} ("measurements" optional, default 1)
 std::string cost_record_to_line(const CostRecord& r);
 // Parses one line; InvalidArgument says what is wrong with it.
 absl::StatusOr<CostRecord> cost_record_from_line(std::string_view line);
@@ -69,9 +70,9 @@ class CostDatabase {
 };
 
 struct PruneOptions {
-  std::string keep_device;     // non-empty: drop records of every other device
-  int64_t older_than_s = -1;   // >= 0: drop records older than this many seconds
-  int64_t now = 0;             // the current time (seconds since the epoch)
+  std::string keep_device;    // non-empty: drop records of every other device
+  int64_t older_than_s = -1;  // >= 0: drop records older than this many seconds
+  int64_t now = 0;            // the current time (seconds since the epoch)
 };
 struct PruneStats {
   size_t lines_before = 0;
@@ -81,7 +82,8 @@ struct PruneStats {
 // Rewrites the file with one record per key (the newest), minus what `options` drops, through a
 // temporary file renamed over it while the exclusive lock is held; writers that opened the old
 // file notice the rename and append to the new one.
-absl::StatusOr<PruneStats> prune_cost_database(const std::string& path, const PruneOptions& options);
+absl::StatusOr<PruneStats> prune_cost_database(const std::string& path,
+                                               const PruneOptions& options);
 
 // Appends every valid record of `other` to `path` unless `path` already holds a record of that
 // key at least as new; returns how many were appended.

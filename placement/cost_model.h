@@ -12,12 +12,12 @@
 namespace collage {
 
 struct CandidateCost {
-  double kernel_ms = -1;    // the cost model's figure; -1 when the candidate is unusable
-  double boundary_ms = 0;   // charged for the values it reads from other groups
+  double kernel_ms = -1;   // the cost model's figure; -1 when the candidate is unusable
+  double boundary_ms = 0;  // charged for the values it reads from other groups
   int samples = 0;
   double spread = 0;
   bool from_cache = false;
-  std::string error;        // why it is unusable (build or run failure)
+  std::string error;  // why it is unusable (build or run failure)
   // The op-level search's edge cost: kernel + boundary, or -1.
   double total() const { return kernel_ms < 0 ? -1 : kernel_ms + boundary_ms; }
 };

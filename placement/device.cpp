@@ -35,7 +35,7 @@ std::string field(std::string_view text, std::string_view key) {
 }
 
 bool relevant_flag(std::string_view f) {
-  static constexpr std::string_view kExact[] = {"sse4_1", "sse4_2", "avx",  "avx2",
+  static constexpr std::string_view kExact[] = {"sse4_1", "sse4_2", "avx",     "avx2",
                                                 "fma",    "f16c",   "avx_vnni"};
   for (std::string_view e : kExact)
     if (f == e) return true;
@@ -51,8 +51,8 @@ std::string device_fingerprint_from_cpuinfo(std::string_view cpuinfo, int cores)
   for (std::string f; in >> f;)
     if (relevant_flag(f)) flags.push_back(f);
   std::sort(flags.begin(), flags.end());
-  std::string s =
-      str_cat(model.empty() ? std::string_view("?") : std::string_view(model), "|", cores, " cores|");
+  std::string s = str_cat(model.empty() ? std::string_view("?") : std::string_view(model), "|",
+                          cores, " cores|");
   for (size_t i = 0; i < flags.size(); ++i) {
     if (i) s.push_back(',');
     s.append(flags[i]);

@@ -1,12 +1,65 @@
-// End-to-end latency of a placed model.
+// End-to-end latency of a placed model, with kernels cached across the placements measured.
 #include "placement/end_to_end.h"
 
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "core/str_cat.h"
+
 namespace collage {
+namespace {
+
+// A kernel shared by several compiled models (kernels may run from several threads at once).
+class SharedKernel : public Kernel {
+ public:
+  explicit SharedKernel(std::shared_ptr<Kernel> k) : k_(std::move(k)) {}
+  int32_t task_count() const override { return k_->task_count(); }
+  absl::Status run_task(void* const* args, int32_t task_id) override {
+    return k_->run_task(args, task_id);
+  }
+  const KernelRecord& record() const override { return k_->record(); }
+
+ private:
+  std::shared_ptr<Kernel> k_;
+};
+
+// Builds through `inner` once per group: the key is the group's canonical signature plus the
+// buffers of its constants (the signature leaves constant contents out, and groups cut from the
+// same graph share their constants' buffers), so only the very same group reuses a kernel.
+class CachingBackend : public Backend {
+ public:
+  explicit CachingBackend(const Backend& inner)
+      : Backend(inner.name(), inner.device(), inner.version()), inner_(inner) {}
+
+  absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
+                                                const BuildOptions& options) const override {
+    std::string key = canonical_signature(group);
+    for (const Tensor& c : group.constants())
+      key += str_cat("|", reinterpret_cast<uintptr_t>(c.raw()));
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(key);
+    if (it == cache_.end()) {
+      auto built = inner_.build(group, options);
+      if (!built.ok()) return built.status();
+      it = cache_.emplace(std::move(key), std::shared_ptr<Kernel>(std::move(*built))).first;
+    }
+    return std::make_unique<SharedKernel>(it->second);
+  }
+
+ private:
+  const Backend& inner_;
+  mutable std::mutex mu_;
+  mutable std::map<std::string, std::shared_ptr<Kernel>> cache_;
+};
+
+}  // namespace
 
 EndToEndMeasurer::EndToEndMeasurer(const Context& ctx, const BackendRegistry& backends,
                                    const Graph& g, ThreadPool* pool, EndToEndOptions options,
                                    uint64_t seed)
-    : ctx_(ctx), backends_(backends), g_(g), pool_(pool), options_(options) {
+    : ctx_(ctx), g_(g), pool_(pool), options_(options) {
+  for (const Backend* b : backends.all()) (void)cached_.add(std::make_unique<CachingBackend>(*b));
   for (size_t i = 0; i < g.inputs().size(); ++i)
     inputs_.push_back(random_tensor(g.value(g.inputs()[i]).type, seed + i));
 }
@@ -14,7 +67,7 @@ EndToEndMeasurer::EndToEndMeasurer(const Context& ctx, const BackendRegistry& ba
 absl::StatusOr<double> EndToEndMeasurer::latency_ms(const Placement& p) {
   BuildOptions build;
   build.num_threads = pool_->num_threads();
-  auto model = compile_placement(ctx_, backends_, g_, p, build, pool_);
+  auto model = compile_placement(ctx_, cached_, g_, p, build, pool_);
   if (!model.ok()) return model.status();
   for (int i = 0; i < options_.warmup_runs; ++i)
     if (auto out = model->run(inputs_); !out.ok()) return out.status();

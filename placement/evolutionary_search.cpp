@@ -24,20 +24,20 @@ struct Member {
   double fitness = kInf;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 class Evolution {
  public:
   Evolution(const Graph& g, const BackendRegistry& backends, const CandidateSet& cands,
             const std::vector<double>& costs, PlacementEvaluator& evaluator,
             const EvolutionOptions& options,
             const std::function<void(const PlacementProgress&)>& progress)
-      : g_(g), backends_(backends), cands_(cands), costs_(costs), evaluator_(evaluator),
-        options_(options), progress_(progress), rng_(options.seed) {
+      : g_(g),
+        backends_(backends),
+        cands_(cands),
+        costs_(costs),
+        evaluator_(evaluator),
+        options_(options),
+        progress_(progress),
+        rng_(options.seed) {
     const auto& users = g.users();
     succ_.resize(g.nodes().size());
     for (size_t n = 0; n < g.nodes().size(); ++n)
@@ -48,45 +48,55 @@ class Evolution {
 
   absl::StatusOr<EvolutionResult> run(const std::vector<EvolutionSeed>& seeds) {
     EvolutionResult result;
-    std::vector<Member> population;
-    // Seeds first, always measured: the result is compared with the best of them.
-    int best_seed = -1;
-    std::vector<Genes> seed_genes;
+    if (absl::Status s = measure_seeds(seeds, result); !s.ok()) return s;
+    fill_population();
+    evolve(result);
+    choose(seeds, result);
+    result.evaluations = evaluations_;
+    best_ms_ = result.ms;
+    report("done");
+    return result;
+  }
+
+ private:
+  // Seeds first, always measured: the result is compared with them.
+  absl::Status measure_seeds(const std::vector<EvolutionSeed>& seeds, EvolutionResult& result) {
     num_seeds_ = static_cast<int>(seeds.size());
     for (const EvolutionSeed& s : seeds) {
       Genes genes = canonical(s.genes);
       const double f = evaluate(genes, /*force=*/true);
-      result.seeds.push_back({s.name, std::isfinite(f) ? f : -1,
-                              std::isfinite(f) ? "" : failure_of(genes)});
-      seed_genes.push_back(genes);
-      if (std::isfinite(f) &&
-          (best_seed < 0 || f < fitness_.at(seed_genes[static_cast<size_t>(best_seed)])))
-        best_seed = static_cast<int>(seed_genes.size() - 1);
-      if (std::none_of(population.begin(), population.end(),
+      result.seeds.push_back(
+          {s.name, std::isfinite(f) ? f : -1, std::isfinite(f) ? "" : failure_of(genes)});
+      seed_genes_.push_back(genes);
+      if (std::isfinite(f) && (best_seed_ < 0 || f < fitness_.at(seed_genes_[best_seed_])))
+        best_seed_ = static_cast<int>(seed_genes_.size() - 1);
+      if (std::none_of(population_.begin(), population_.end(),
                        [&](const Member& m) { return m.genes == genes; }))
-        population.push_back({genes, f});
+        population_.push_back({genes, f});
     }
-    if (best_seed < 0) {
-      std::string why;
-      for (const MeasuredPlacement& m : result.seeds) why += str_cat("; ", m.strategy, ": ", m.note);
-      return absl::FailedPreconditionError(
-          str_cat("graph-level search: no seed placement could be measured", why));
-    }
-    const Genes& best_seed_genes = seed_genes[static_cast<size_t>(best_seed)];
+    if (best_seed_ >= 0) return absl::OkStatus();
+    std::string why;
+    for (const MeasuredPlacement& m : result.seeds) why += str_cat("; ", m.strategy, ": ", m.note);
+    return absl::FailedPreconditionError(
+        str_cat("graph-level search: no seed placement could be measured", why));
+  }
 
-    // Fill the population with mutants of the seeds.
-    for (int tries = 0; static_cast<int>(population.size()) < options_.population &&
+  // Mutants of the seeds, until the population is full.
+  void fill_population() {
+    for (int tries = 0; static_cast<int>(population_.size()) < options_.population &&
                         tries < 4 * options_.population && within_budget();
          ++tries) {
-      const Member& parent = population[pick(population.size())];
+      const Member& parent = population_[pick(population_.size())];
       std::optional<Genes> child = mutate(parent.genes);
       if (!child || fitness_.count(*child)) continue;
       const double f = evaluate(*child);
       if (!fitness_.count(*child)) break;  // the budget ran out
-      population.push_back({*child, f});
+      population_.push_back({*child, f});
     }
+  }
 
-    // Generations.
+  void evolve(EvolutionResult& result) {
+    int stale = 0;  // generations in a row that bred nothing new
     while (within_budget() &&
            (options_.max_generations <= 0 || result.generations < options_.max_generations)) {
       generation_ = ++result.generations;
@@ -94,37 +104,52 @@ class Evolution {
       for (int tries = 0; static_cast<int>(children.size()) < options_.population &&
                           tries < 4 * options_.population && within_budget();
            ++tries) {
-        const Genes& a = tournament(population);
+        const Genes& a = tournament(population_);
         std::optional<Genes> child;
-        if (uniform() < options_.crossover_rate) child = crossover(a, tournament(population));
+        if (uniform() < options_.crossover_rate) child = crossover(a, tournament(population_));
         if (!child || *child == a) child = mutate(a);
         if (!child || fitness_.count(*child)) continue;
         const double f = evaluate(*child);
         if (!fitness_.count(*child)) break;  // the budget ran out
         children.push_back({*child, f});
       }
-      population.insert(population.end(), children.begin(), children.end());
-      std::stable_sort(population.begin(), population.end(), [](const Member& x, const Member& y) {
-        return x.fitness < y.fitness || (x.fitness == y.fitness && x.genes < y.genes);
-      });
-      if (population.size() > static_cast<size_t>(options_.population))
-        population.resize(static_cast<size_t>(options_.population));
+      population_.insert(population_.end(), children.begin(), children.end());
+      std::stable_sort(
+          population_.begin(), population_.end(), [](const Member& x, const Member& y) {
+            return x.fitness < y.fitness || (x.fitness == y.fitness && x.genes < y.genes);
+          });
+      if (population_.size() > static_cast<size_t>(options_.population))
+        population_.resize(static_cast<size_t>(options_.population));
       report("evolve");
+      stale = children.empty() ? stale + 1 : 0;
+      if (stale == 3) {
+        result.notes.push_back(str_cat("graph-level search: nothing new to breed after ",
+                                       result.generations, " generations"));
+        break;
+      }
     }
+    if (options_.max_generations <= 0 || result.generations < options_.max_generations)
+      if (stale < 3 && !within_budget())
+        result.notes.push_back(absl::StrFormat(
+            "graph-level search stopped by the time budget (%g s)", options_.time_budget_s));
+  }
 
-    // Finalists: every seed (a seed's first measurement may have been unlucky) and the best
-    // evolved placements that measured faster than the best seed, re-measured alternately.
+  // Finalists: every seed (a seed's first measurement may have been unlucky) and the best evolved
+  // placements that measured faster than the best seed, re-measured alternately; the fastest
+  // wins, so an evolved placement wins only when it beat every seed.
+  void choose(const std::vector<EvolutionSeed>& seeds, EvolutionResult& result) {
+    const Genes& best_seed_genes = seed_genes_[best_seed_];
     const double seed_ms = fitness_.at(best_seed_genes);
     std::vector<Genes> finalists;
     std::vector<std::string> names;
-    for (size_t i = 0; i < seed_genes.size(); ++i) {
-      if (!std::isfinite(fitness_.at(seed_genes[i])) ||
-          std::find(finalists.begin(), finalists.end(), seed_genes[i]) != finalists.end())
+    for (size_t i = 0; i < seed_genes_.size(); ++i) {
+      if (!std::isfinite(fitness_.at(seed_genes_[i])) ||
+          std::find(finalists.begin(), finalists.end(), seed_genes_[i]) != finalists.end())
         continue;
-      finalists.push_back(seed_genes[i]);
+      finalists.push_back(seed_genes_[i]);
       names.push_back(seeds[i].name);
     }
-    std::set<Genes> seed_set(seed_genes.begin(), seed_genes.end());
+    std::set<Genes> seed_set(seed_genes_.begin(), seed_genes_.end());
     std::vector<std::pair<double, Genes>> evolved;
     for (const auto& [genes, f] : fitness_)
       if (!seed_set.count(genes) && f < seed_ms) evolved.push_back({f, genes});
@@ -137,7 +162,7 @@ class Evolution {
 
     result.genes = best_seed_genes;
     result.ms = seed_ms;
-    result.origin = seeds[static_cast<size_t>(best_seed)].name;
+    result.origin = seeds[best_seed_].name;
     if (finalists.size() > 1) {
       std::vector<Placement> placements;
       for (const Genes& f : finalists)
@@ -151,33 +176,22 @@ class Evolution {
       for (size_t i = 0; i < finalists.size(); ++i) {
         line += absl::StrFormat(" %s %.3f ms (first %.3f);", names[i], again[i],
                                 fitness_.at(finalists[i]));
-        if (again[i] >= 0 && (best < 0 || again[i] < again[static_cast<size_t>(best)]))
-          best = static_cast<int>(i);
+        if (again[i] >= 0 && (best < 0 || again[i] < again[best])) best = static_cast<int>(i);
       }
       line.pop_back();
       result.notes.push_back(line);
-      // The fastest re-measured finalist; an evolved one only when it beat every seed.
       if (best >= 0) {
-        result.genes = finalists[static_cast<size_t>(best)];
-        result.ms = again[static_cast<size_t>(best)];
-        result.origin = names[static_cast<size_t>(best)];
+        result.genes = finalists[best];
+        result.ms = again[best];
+        result.origin = names[best];
       }
     }
-    result.evaluations = evaluations_;
     result.notes.push_back(absl::StrFormat(
         "graph-level search: %d generations, %d placements measured end to end, best seed %s "
         "%.3f ms",
-        result.generations, evaluations_, seeds[static_cast<size_t>(best_seed)].name, seed_ms));
-    if (options_.max_generations <= 0 || result.generations < options_.max_generations)
-      if (!within_budget())
-        result.notes.push_back(absl::StrFormat("graph-level search stopped by the time budget (%g s)",
-                                               options_.time_budget_s));
-    best_ms_ = result.ms;
-    report("done");
-    return result;
+        result.generations, evaluations_, seeds[best_seed_].name, seed_ms));
   }
 
- private:
   // ---- randomness (deterministic for the seed) ----
   size_t pick(size_t n) { return n <= 1 ? 0 : static_cast<size_t>(rng_() % n); }
   double uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
@@ -408,6 +422,9 @@ class Evolution {
   double eval_ms_ = 0, deadline_ms_ = 0, best_ms_ = -1;
   int generation_ = 0;
   int num_seeds_ = 1;
+  std::vector<Member> population_;
+  std::vector<Genes> seed_genes_;
+  int best_seed_ = -1;
 };
 
 }  // namespace
@@ -446,7 +463,7 @@ std::vector<double> remeasure_alternately(const std::vector<Placement>& placemen
   }
   std::vector<double> out;
   for (size_t i = 0; i < placements.size(); ++i)
-    out.push_back(failed[i] || samples[i].empty() ? -1 : median(samples[i]));
+    out.push_back(failed[i] || samples[i].empty() ? -1 : summarize_samples(samples[i]).median);
   return out;
 }
 

@@ -21,9 +21,9 @@ struct EvolutionOptions {
   uint64_t seed = 0;
   int tournament = 3;
   double crossover_rate = 0.5;
-  int finalists = 3;     // best evolved individuals re-measured against the seeds
-  int final_rounds = 3;  // alternating re-measurements per finalist
-  OpLevelOptions repair; // the op-level search that fills the gaps crossover and split leave
+  int finalists = 3;      // best evolved individuals re-measured against the seeds
+  int final_rounds = 3;   // alternating re-measurements per finalist
+  OpLevelOptions repair;  // the op-level search that fills the gaps crossover and split leave
 };
 
 // A starting placement: candidate indices covering the graph (e.g. the op-level result, each
@@ -52,11 +52,11 @@ struct EvolutionResult {
 // neighbouring group of the same backend when that backend has a candidate for the union, split a
 // group (a smaller candidate holding its first node, the rest filled by the op-level search),
 // move a group to another backend with a candidate for exactly its nodes, or insert a random
-// candidate in place of the groups it overlaps (what they leave filled by the op-level search). Parents and children
-// compete for the next generation by fitness (measured end-to-end latency, cached per
-// placement). The search stops at max_generations or when the time budget, less the time the
-// finalists need, is spent. The finalists (every seed, since a seed's first measurement may have
-// been unlucky, and the best evolved placements that measured faster than the best seed) are
+// candidate in place of the groups it overlaps (what they leave filled by the op-level search).
+// Parents and children compete for the next generation by fitness (measured end-to-end latency,
+// cached per placement). The search stops at max_generations or when the time budget, less the time
+// the finalists need, is spent. The finalists (every seed, since a seed's first measurement may
+// have been unlucky, and the best evolved placements that measured faster than the best seed) are
 // re-measured in alternating order, and the one with the lowest re-measured median is returned:
 // an evolved placement only when it beat every seed, so the result is never slower than the best
 // seed as measured. Deterministic for a seed and a sequence of measured values.

@@ -42,11 +42,12 @@ struct Measurer::Job {
   const ExtractedSubgraph* group;
   std::string key, signature;
   uint64_t hash = 0;
-  std::unique_ptr<Kernel> kernel;
-  std::vector<Tensor> buffers;
-  std::vector<void*> args;
+  int measurements = 1;  // of this key, this one included
+  std::unique_ptr<Kernel> kernel = nullptr;
+  std::vector<Tensor> buffers = {};
+  std::vector<void*> args = {};
   int reps = 1;
-  Sampler sampler;
+  Sampler sampler = Sampler(SamplingOptions{});
   bool finished = false;
 };
 
@@ -58,7 +59,7 @@ std::string Measurer::memo_key(const Backend& backend, uint64_t hash) const {
 }
 
 void Measurer::record(const Backend& backend, uint64_t hash, const std::string& signature,
-                      const absl::StatusOr<Cost>& cost) {
+                      const absl::StatusOr<Cost>& cost, int measurements) {
   memo_[memo_key(backend, hash)] = {cost, false};
   if (!cost.ok()) return;
   ++measured_;
@@ -70,6 +71,7 @@ void Measurer::record(const Backend& backend, uint64_t hash, const std::string& 
   r.samples = cost->samples;
   r.spread = cost->spread;
   r.timestamp = static_cast<int64_t>(std::time(nullptr));
+  r.measurements = measurements;
   if (absl::Status s = db_->append(r); !s.ok()) warnings_.push_back(std::string(s.message()));
 }
 
@@ -84,18 +86,21 @@ void Measurer::prefetch(
     if (memo_.count(key) ||
         std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.key == key; }))
       continue;
+    int measurements = 1;
     if (db_) {
       auto r = db_->lookup({device_, backend.name(), backend.version(), hash});
       if (r && r->signature == signature) {
-        if (r->spread <= options_.trusted_spread) {
+        if (r->spread <= options_.trusted_spread || r->measurements > 1) {
           memo_[key] = {Cost{r->ms, r->samples, r->spread, true}, false};
           continue;
         }
         ++remeasured_;
+        measurements = r->measurements + 1;
       }
     }
-    jobs.push_back(Job{candidate, group, std::move(key), std::move(signature), hash, nullptr, {},
-                       {}, 1, Sampler(options_.sampling), false});
+    Job job{candidate, group, std::move(key), std::move(signature), hash, measurements};
+    job.sampler = Sampler(options_.sampling);
+    jobs.push_back(std::move(job));
   }
 
   // Build every kernel of the batch and warm it up.
@@ -107,7 +112,8 @@ void Measurer::prefetch(
     if (!kernel.ok()) {
       record(backend, job.hash, job.signature,
              absl::Status(kernel.status().code(),
-                          str_cat("build failed: ", kernel.status().message())));
+                          str_cat("build failed: ", kernel.status().message())),
+             job.measurements);
       job.finished = true;
       continue;
     }
@@ -115,8 +121,8 @@ void Measurer::prefetch(
     const Graph& sub = job.group->graph;
     for (size_t i = 0; i < sub.inputs().size(); ++i)
       job.buffers.push_back(random_tensor(sub.value(sub.inputs()[i]).type, job.hash + i));
-    for (ValueId v : sub.outputs()) job.buffers.emplace_back(sub.value(v).type.dtype,
-                                                             sub.value(v).type.shape);
+    for (ValueId v : sub.outputs())
+      job.buffers.emplace_back(sub.value(v).type.dtype, sub.value(v).type.shape);
     for (Tensor& t : job.buffers) job.args.push_back(t.raw());
     double last = 0;
     absl::Status s;
@@ -127,7 +133,7 @@ void Measurer::prefetch(
     }
     if (!s.ok()) {
       record(backend, job.hash, job.signature,
-             absl::Status(s.code(), str_cat("run failed: ", s.message())));
+             absl::Status(s.code(), str_cat("run failed: ", s.message())), job.measurements);
       job.finished = true;
       continue;
     }
@@ -141,12 +147,13 @@ void Measurer::prefetch(
       if (job.finished) continue;
       const double t0 = now_ms();
       absl::Status s;
-      for (int r = 0; r < job.reps && s.ok(); ++r) s = run_kernel(*job.kernel, job.args.data(), *pool_);
+      for (int r = 0; r < job.reps && s.ok(); ++r)
+        s = run_kernel(*job.kernel, job.args.data(), *pool_);
       const double wall = now_ms() - t0;
       const Backend& backend = *job.candidate->backend;
       if (!s.ok()) {
         record(backend, job.hash, job.signature,
-               absl::Status(s.code(), str_cat("run failed: ", s.message())));
+               absl::Status(s.code(), str_cat("run failed: ", s.message())), job.measurements);
         job.finished = true;
         job.kernel.reset();
         continue;
@@ -154,7 +161,8 @@ void Measurer::prefetch(
       job.sampler.add(wall / job.reps, wall);
       if (job.sampler.done()) {
         const SampleStats st = job.sampler.stats();
-        record(backend, job.hash, job.signature, Cost{st.median, st.samples, st.spread, false});
+        record(backend, job.hash, job.signature, Cost{st.median, st.samples, st.spread, false},
+               job.measurements);
         job.finished = true;
         job.kernel.reset();
         job.buffers.clear();
@@ -182,7 +190,8 @@ absl::StatusOr<Cost> Measurer::cost(const Candidate& candidate, const ExtractedS
 }
 
 Cost Measurer::measure_copy(size_t bytes) {
-  Tensor src(DType::i8, {static_cast<int64_t>(bytes)}), dst(DType::i8, {static_cast<int64_t>(bytes)});
+  Tensor src(DType::i8, {static_cast<int64_t>(bytes)}),
+      dst(DType::i8, {static_cast<int64_t>(bytes)});
   std::memset(src.raw(), 1, bytes);
   const auto* from = static_cast<const uint8_t*>(src.raw());
   auto* to = static_cast<uint8_t*>(dst.raw());
@@ -227,8 +236,8 @@ double Measurer::boundary_ms(const TensorType& type) {
     const Cost c = measure_copy(bytes);
     ms = c.ms;
     if (db_) {
-      CostRecord rec{key, signature, c.ms, c.samples, c.spread,
-                     static_cast<int64_t>(std::time(nullptr))};
+      CostRecord rec{key,       signature, c.ms,
+                     c.samples, c.spread,  static_cast<int64_t>(std::time(nullptr))};
       if (absl::Status s = db_->append(rec); !s.ok()) warnings_.push_back(std::string(s.message()));
     }
   }

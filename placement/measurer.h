@@ -23,7 +23,7 @@ struct MeasureOptions {
   // otherwise be timed below the clock's resolution), at most 1000 times.
   double min_sample_ms = 0.2;
   // A database record whose spread is wider than this is shaky (measured on a busy machine) and
-  // is measured again; the new record replaces it.
+  // is measured once more; the new record replaces it and is trusted whatever its spread.
   double trusted_spread = 0.5;
 };
 
@@ -45,7 +45,7 @@ struct MeasureOptions {
 //    costs is this memory round trip, which a fused group avoids.
 // Records are keyed by (device, backend, version, signature hash) in the database (boundaries
 // under the pseudo-backend "boundary"), so a later compile measures none of them again, except
-// shaky ones (spread above trusted_spread), which are measured again and replaced.
+// shaky ones (spread above trusted_spread), which are measured once more and replaced.
 class Measurer : public CostModel {
  public:
   // `db` (may be null) and `pool` are borrowed and must outlive the measurer.
@@ -56,8 +56,8 @@ class Measurer : public CostModel {
   void prefetch(
       std::span<const std::pair<const Candidate*, const ExtractedSubgraph*>> batch) override;
 
-  size_t measured() const { return measured_; }  // kernels timed by this measurer
-  size_t cached() const { return cached_; }      // costs answered without timing anything
+  size_t measured() const { return measured_; }      // kernels timed by this measurer
+  size_t cached() const { return cached_; }          // costs answered without timing anything
   size_t remeasured() const { return remeasured_; }  // shaky database records measured again
   // Database writes that failed (the costs are still used).
   const std::vector<std::string>& warnings() const { return warnings_; }
@@ -70,7 +70,7 @@ class Measurer : public CostModel {
   struct Job;
   std::string memo_key(const Backend& backend, uint64_t hash) const;
   void record(const Backend& backend, uint64_t hash, const std::string& signature,
-              const absl::StatusOr<Cost>& cost);
+              const absl::StatusOr<Cost>& cost, int measurements);
   Cost measure_copy(size_t bytes);
 
   MeasureOptions options_;

@@ -63,9 +63,9 @@ class Search {
           auto it = memo_.find(child);
           if (it == memo_.end()) {
             if (memo_.size() + stack.size() >= options_.max_states)
-              return absl::ResourceExhaustedError(str_cat(
-                  "op-level search: more than ", options_.max_states,
-                  " states (lower the candidate depth or raise the state limit)"));
+              return absl::ResourceExhaustedError(
+                  str_cat("op-level search: more than ", options_.max_states,
+                          " states (lower the candidate depth or raise the state limit)"));
             stack.push_back(make_frame(std::move(child)));
             continue;  // come back to this move once the child is solved
           }
@@ -126,8 +126,7 @@ class Search {
       for (NodeId v = first; v < n; ++v) {
         if (state.contains(v) || !preds_[v].is_subset_of(state)) continue;
         for (size_t c : cands_.starting_at(v))
-          if (usable(c) && !cands_[c].nodes.intersects(state) &&
-              ext_preds_[c].is_subset_of(state))
+          if (usable(c) && !cands_[c].nodes.intersects(state) && ext_preds_[c].is_subset_of(state))
             f.moves.push_back(c);
       }
     }
@@ -225,9 +224,10 @@ absl::StatusOr<OpLevelResult> op_level_search(const Graph& g, const CandidateSet
   result.states += second.states();
   if (!again.ok()) {
     if (again.status().code() == absl::StatusCode::kNotFound)
-      return absl::NotFoundError(str_cat("op-level search: the candidates of the selected "
-                                         "backends cannot cover the graph in any runnable order (",
-                                         n, " nodes)"));
+      return absl::NotFoundError(
+          str_cat("op-level search: the candidates of the selected "
+                  "backends cannot cover the graph in any runnable order (",
+                  n, " nodes)"));
     return again.status();
   }
   result.ready_order = true;

@@ -55,8 +55,9 @@ absl::Status check_strategy(const std::string& s, const BackendRegistry& registr
     return absl::InvalidArgumentError(
         str_cat("strategy '", s, "': backend '", s.substr(7), "' is not registered"));
   }
-  return absl::InvalidArgumentError(str_cat(
-      "unknown placement strategy '", s, "' (expected op-level, two-level, greedy or single:NAME)"));
+  return absl::InvalidArgumentError(
+      str_cat("unknown placement strategy '", s,
+              "' (expected op-level, two-level, greedy or single:NAME)"));
 }
 
 std::string node_list(const Graph& g, const NodeSet& nodes) {
@@ -156,9 +157,9 @@ class Optimizer {
       result.measured = measurer_->measured();
       result.cached = measurer_->cached();
       if (measurer_->remeasured())
-        result.placement.notes.push_back(str_cat(
-            measurer_->remeasured(), " shaky cost-database records (spread above ",
-            options_.trusted_spread, ") measured again"));
+        result.placement.notes.push_back(str_cat(measurer_->remeasured(),
+                                                 " shaky cost-database records (spread above ",
+                                                 options_.trusted_spread, ") measured again"));
       for (const std::string& w : measurer_->warnings())
         result.placement.notes.push_back(str_cat("cost database: ", w));
     } else {
@@ -219,16 +220,16 @@ class Optimizer {
   absl::Status cost_all(OptimizeResult& result) {
     report("candidates");
     GraphReachability reach(g_);
-    cands_ = collect_candidates(g_, reach, selected_,
-                                {options_.max_depth, options_.max_candidates});
+    cands_ =
+        collect_candidates(g_, reach, selected_, {options_.max_depth, options_.max_candidates});
     for (const std::string& n : cands_.notes()) notes_.push_back(n);
     cost_candidates(ctx_, g_, cands_, 0, *model_, {options_.charge_boundaries}, costs_,
                     [&](size_t done, size_t total) { report("measure", done, total); });
     size_t unusable = 0;
     for (const CandidateCost& c : costs_) unusable += c.kernel_ms < 0;
-    notes_.push_back(str_cat(cands_.size(), " candidates from ", selected_.size(), " backends",
-                             unusable ? str_cat(", ", unusable, " unusable (build or run failed)")
-                                      : std::string()));
+    notes_.push_back(str_cat(
+        cands_.size(), " candidates from ", selected_.size(), " backends",
+        unusable ? str_cat(", ", unusable, " unusable (build or run failed)") : std::string()));
     result.candidates = cands_.size();
     return absl::OkStatus();
   }
@@ -304,8 +305,8 @@ class Optimizer {
     evo.time_budget_s = options_.time_budget_s;
     evo.seed = options_.seed;
     evo.repair.max_states = options_.max_states;
-    auto found = evolutionary_search(g_, registry_, cands_, edge_costs(costs_), seeds,
-                                     evaluator(), evo, options_.progress);
+    auto found = evolutionary_search(g_, registry_, cands_, edge_costs(costs_), seeds, evaluator(),
+                                     evo, options_.progress);
     if (!found.ok()) return found.status();
     result.evaluations = found->evaluations;
     Placement p = make_placement(found->genes, "two-level");

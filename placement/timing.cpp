@@ -41,7 +41,9 @@ bool Sampler::done() const {
   return std::abs(now - before) <= options_.settle_within * now;
 }
 
-SampleStats Sampler::stats() const { return summarize_samples(samples_); }
+SampleStats Sampler::stats() const {
+  return summarize_samples(samples_);
+}
 
 SampleStats summarize_samples(std::vector<double> samples) {
   SampleStats s;

@@ -9,6 +9,7 @@
 #include "cli_common.h"
 #include "collage/passes.h"
 #include "core/str_cat.h"
+#include "placement/timing.h"
 #include "placement_cli.h"
 
 namespace collage::cli {
@@ -52,7 +53,8 @@ std::string comparison_table(const std::vector<MeasuredPlacement>& compared) {
            ok && chosen > 0 && &m != &compared[0] ? absl::StrFormat("%.2fx", m.ms / chosen) : "",
            m.note});
   }
-  return "end to end, median, measured alternately in this run (speedup of the chosen placement):\n" +
+  return "end to end, median, measured alternately in this run (speedup of the chosen "
+         "placement):\n" +
          t.render(2);
 }
 
@@ -76,16 +78,19 @@ absl::Status write_report(const std::string& path, const Graph& g, const Compile
 }
 
 int run_compile(std::span<const std::string> raw_args) {
-  ArgParser parser("compile",
-                   "Place every part of a model on the backend that runs it fastest (Collage):\n"
-                   "measure the candidates of every backend, choose by the op-level search, refine\n"
-                   "by the graph-level search over measured end-to-end latencies; print the\n"
-                   "placement and its speedup over each single-backend placement, and run it.");
+  ArgParser parser(
+      "compile",
+      "Place every part of a model on the backend that runs it fastest (Collage):\n"
+      "measure the candidates of every backend, choose by the op-level search, refine\n"
+      "by the graph-level search over measured end-to-end latencies; print the\n"
+      "placement and its speedup over each single-backend placement, and run it.");
   CompileArgs args;
   args.model.declare(parser);
   args.placement.declare(parser, /*with_strategy=*/true);
-  parser.option("--report", "FILE", "write the placement and its explanation as JSON (for\n"
-                                    "`collage explain`)", &args.report);
+  parser.option("--report", "FILE",
+                "write the placement and its explanation as JSON (for\n"
+                "`collage explain`)",
+                &args.report);
   parser.flag("--no-passes", "place the graph as imported, without the optimisation passes",
               &args.no_passes);
   parser.epilog(
@@ -105,19 +110,29 @@ int run_compile(std::span<const std::string> raw_args) {
   }
   PlacementOptions options = args.placement.options();
   options.compare_baselines = true;
+  const double start = now_ms();
+  double compare_start = -1;
+  options.progress = [&](const PlacementProgress& progress) {
+    if (progress.phase == "compare" && compare_start < 0) compare_start = now_ms();
+  };
   // The comparison runs the chosen placement in process (alternately with the baselines).
   auto placed = place_model(ctx, *g, options, /*progress=*/true, /*compile=*/false);
   if (!placed.ok()) return report_failure("compile", placed.status());
+  const double end = now_ms();
+  if (compare_start < 0) compare_start = end;
   const OptimizeResult& r = (*placed)->result;
   const Placement& p = r.placement;
 
-  std::string out = absl::StrFormat(
-      "%s: %d nodes in %d groups, placement %s\n", args.model.model, g->nodes().size(),
-      p.groups.size(), p.strategy);
+  std::string out = absl::StrFormat("%s: %d nodes in %d groups, placement %s\n", args.model.model,
+                                    g->nodes().size(), p.groups.size(), p.strategy);
   if (r.candidates)
-    out += absl::StrFormat("  %d candidates: %d measured, %d from the cost database%s\n",
-                           r.candidates, r.measured, r.cached,
-                           options.cost_db_path.empty() ? " (none)" : " " + options.cost_db_path);
+    out += absl::StrFormat(
+        "  %d candidates: %d kernels measured, %d costs reused (cost database%s or an\n"
+        "  identical group)\n",
+        r.candidates, r.measured, r.cached,
+        options.cost_db_path.empty() ? " (none)" : " " + options.cost_db_path);
+  out += absl::StrFormat("  placement took %.1f s, the comparison below %.1f s\n",
+                         (compare_start - start) / 1000, (end - compare_start) / 1000);
   out += placement_table(*g, p);
   out += comparison_table(r.compared);
   if (!p.notes.empty()) {

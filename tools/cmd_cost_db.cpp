@@ -28,7 +28,8 @@ constexpr std::string_view kHelp =
     "  merge   append the records of FILE that are newer than this database's\n"
     "\n"
     "The default database is $XDG_CACHE_HOME/collage/cost-db.jsonl, else\n"
-    "~/.cache/collage/cost-db.jsonl. Run 'collage cost-db ACTION --help' for an action's options.\n";
+    "~/.cache/collage/cost-db.jsonl. Run 'collage cost-db ACTION --help' for an action's "
+    "options.\n";
 
 std::string date_of(int64_t t) {
   char buf[32];
@@ -39,7 +40,9 @@ std::string date_of(int64_t t) {
   return buf;
 }
 
-std::string resolve(const std::string& path) { return path.empty() ? default_cost_db_path() : path; }
+std::string resolve(const std::string& path) {
+  return path.empty() ? default_cost_db_path() : path;
+}
 
 int stats(std::span<const std::string> args) {
   ArgParser parser("cost-db stats", "Summarise the cost database.");

@@ -37,8 +37,8 @@ int run_explain(std::span<const std::string> raw_args) {
                 &report);
   parser.option("--dot", "FILE", "where to write the DOT text (default: the report's name, .dot)",
                 &dot);
-  parser.option("--html", "FILE", "where to write the HTML page (default: the report's name, .html)",
-                &html);
+  parser.option("--html", "FILE",
+                "where to write the HTML page (default: the report's name, .html)", &html);
   parser.check([&]() -> std::optional<std::string> {
     if (report.empty()) return std::string("--report FILE is required");
     return std::nullopt;
@@ -60,8 +60,8 @@ int run_explain(std::span<const std::string> raw_args) {
   }
   auto e = explain_report(*g, text.str(), model.model);
   if (!e.ok())
-    return report_failure("explain", absl::Status(e.status().code(),
-                                                  str_cat(report, ": ", e.status().message())));
+    return report_failure(
+        "explain", absl::Status(e.status().code(), str_cat(report, ": ", e.status().message())));
   if (dot.empty()) dot = with_extension(report, ".dot");
   if (html.empty()) html = with_extension(report, ".html");
   if (absl::Status s = write_file(dot, render_dot(*g, *e)); !s.ok())

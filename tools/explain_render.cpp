@@ -13,15 +13,20 @@ namespace {
 
 // Colours of the known backends; others take the palette in order of appearance.
 std::string colour_of(const std::string& backend, std::map<std::string, std::string>& assigned) {
-  static constexpr const char* kPalette[] = {"#e15759", "#76b7b2", "#edc948", "#b07aa1",
-                                             "#ff9da7", "#9c755f"};
+  static constexpr const char* kPalette[] = {"#e15759", "#76b7b2", "#edc948",
+                                             "#b07aa1", "#ff9da7", "#9c755f"};
   if (auto it = assigned.find(backend); it != assigned.end()) return it->second;
   std::string c;
-  if (backend == "dnnl") c = "#4e79a7";
-  else if (backend == "eigen") c = "#f28e2b";
-  else if (backend == "native") c = "#59a14f";
-  else if (backend == "reference") c = "#bab0ac";
-  else c = kPalette[assigned.size() % std::size(kPalette)];
+  if (backend == "dnnl")
+    c = "#4e79a7";
+  else if (backend == "eigen")
+    c = "#f28e2b";
+  else if (backend == "native")
+    c = "#59a14f";
+  else if (backend == "reference")
+    c = "#bab0ac";
+  else
+    c = kPalette[assigned.size() % std::size(kPalette)];
   return assigned[backend] = c;
 }
 
@@ -29,11 +34,20 @@ std::string escape_xml(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -48,7 +62,9 @@ std::string escape_dot(std::string_view s) {
   return out;
 }
 
-std::string cost_text(double ms) { return ms >= 0 ? absl::StrFormat("%.4f ms", ms) : "cost unknown"; }
+std::string cost_text(double ms) {
+  return ms >= 0 ? absl::StrFormat("%.4f ms", ms) : "cost unknown";
+}
 
 // Hover text of a node: itself, its group, the group's alternatives.
 std::string hover(const Graph& g, const Explained& e, NodeId n) {
@@ -57,7 +73,8 @@ std::string hover(const Graph& g, const Explained& e, NodeId n) {
   for (ValueId v : node.outputs) s += str_cat(" -> ", type_to_string(g.value(v).type));
   const int gi = e.group_of[n];
   const ExplainGroup& grp = e.groups[gi];
-  s += str_cat("\ngroup ", gi, " on ", grp.backend, " (", grp.origin, "), ", cost_text(grp.cost_ms));
+  s +=
+      str_cat("\ngroup ", gi, " on ", grp.backend, " (", grp.origin, "), ", cost_text(grp.cost_ms));
   if (!grp.alternatives.empty()) s += "\nalternatives:";
   for (const std::string& a : grp.alternatives) s += "\n  " + a;
   return s;
@@ -69,7 +86,8 @@ std::vector<std::pair<NodeId, NodeId>> edges_of(const Graph& g) {
   for (size_t n = 0; n < g.nodes().size(); ++n)
     for (ValueId v : g.node(static_cast<NodeId>(n)).outputs)
       for (NodeId u : users[v])
-        if (std::find(out.begin(), out.end(), std::make_pair(static_cast<NodeId>(n), u)) == out.end())
+        if (std::find(out.begin(), out.end(), std::make_pair(static_cast<NodeId>(n), u)) ==
+            out.end())
           out.push_back({static_cast<NodeId>(n), u});
   return out;
 }
@@ -99,12 +117,13 @@ absl::StatusOr<Explained> explain_report(const Graph& g, std::string_view report
   if (j.contains("compared") && j["compared"].is_array())
     for (const Json& c : j["compared"])
       if (c.is_object())
-        e.compared.push_back(c.value("ms", -1.0) >= 0
-                                 ? absl::StrFormat("%s %.3f ms", c.value("strategy", ""),
-                                                   c.value("ms", -1.0))
-                                 : str_cat(c.value("strategy", ""), " not measured"));
+        e.compared.push_back(
+            c.value("ms", -1.0) >= 0
+                ? absl::StrFormat("%s %.3f ms", c.value("strategy", ""), c.value("ms", -1.0))
+                : str_cat(c.value("strategy", ""), " not measured"));
   std::map<std::string, NodeId> by_name;
-  for (size_t n = 0; n < g.nodes().size(); ++n) by_name[g.node(static_cast<NodeId>(n)).name] = static_cast<NodeId>(n);
+  for (size_t n = 0; n < g.nodes().size(); ++n)
+    by_name[g.node(static_cast<NodeId>(n)).name] = static_cast<NodeId>(n);
   e.group_of.assign(g.nodes().size(), -1);
   for (const Json& gj : j["groups"]) {
     if (!gj.is_object() || !gj.contains("nodes") || !gj["nodes"].is_array())
@@ -134,16 +153,17 @@ absl::StatusOr<Explained> explain_report(const Graph& g, std::string_view report
   }
   for (size_t n = 0; n < g.nodes().size(); ++n)
     if (e.group_of[n] < 0)
-      return absl::InvalidArgumentError(str_cat("node '", g.node(static_cast<NodeId>(n)).name,
-                                                "' is in no group of the report"));
+      return absl::InvalidArgumentError(
+          str_cat("node '", g.node(static_cast<NodeId>(n)).name, "' is in no group of the report"));
   return e;
 }
 
 std::string render_dot(const Graph& g, const Explained& e) {
   std::map<std::string, std::string> colours;
-  std::string s = str_cat("digraph \"", escape_dot(e.title), "\" {\n  rankdir=TB;\n  label=\"",
-                          escape_dot(str_cat(e.title, " - ", e.strategy)),
-                          "\";\n  node [shape=box, style=\"rounded,filled\", fontname=Helvetica];\n");
+  std::string s =
+      str_cat("digraph \"", escape_dot(e.title), "\" {\n  rankdir=TB;\n  label=\"",
+              escape_dot(str_cat(e.title, " - ", e.strategy)),
+              "\";\n  node [shape=box, style=\"rounded,filled\", fontname=Helvetica];\n");
   for (size_t gi = 0; gi < e.groups.size(); ++gi) {
     const ExplainGroup& grp = e.groups[gi];
     const std::string colour = colour_of(grp.backend, colours);
@@ -190,9 +210,12 @@ std::string render_html(const Graph& g, const Explained& e) {
     if (grp.cost_ms > 0) per_backend[grp.backend].second += grp.cost_ms;
 
   std::string svg = absl::StrFormat(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"Helvetica,"
-      "Arial,sans-serif\" font-size=\"11\">\n<defs><marker id=\"arrow\" viewBox=\"0 0 8 8\" refX=\"8\" "
-      "refY=\"4\" markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" "
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+      "font-family=\"Helvetica,"
+      "Arial,sans-serif\" font-size=\"11\">\n<defs><marker id=\"arrow\" viewBox=\"0 0 8 8\" "
+      "refX=\"8\" "
+      "refY=\"4\" markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 "
+      "z\" "
       "fill=\"#777\"/></marker></defs>\n",
       width, height);
   for (auto [a, b] : edges_of(g)) {
@@ -233,9 +256,10 @@ std::string render_html(const Graph& g, const Explained& e) {
       "<p class=\"legend\">");
   for (const auto& [backend, colour] : colours) {
     const auto& [nodes, cost] = per_backend[backend];
-    html += absl::StrFormat("<span><i class=\"sw\" style=\"background:%s\"></i>%s: %d nodes, "
-                            "%.3f ms</span>",
-                            colour, escape_xml(backend), nodes, cost);
+    html += absl::StrFormat(
+        "<span><i class=\"sw\" style=\"background:%s\"></i>%s: %d nodes, "
+        "%.3f ms</span>",
+        colour, escape_xml(backend), nodes, cost);
   }
   html += "</p>\n";
   if (!e.compared.empty()) {
@@ -244,15 +268,17 @@ std::string render_html(const Graph& g, const Explained& e) {
       html += (i ? " · " : "") + escape_xml(e.compared[i]);
     html += "</p>\n";
   }
-  html += svg + "<h3>groups</h3>\n<table><tr><th>#</th><th>backend</th><th>origin</th>"
-                "<th>cost</th><th>nodes</th><th>alternatives</th></tr>\n";
+  html += svg +
+          "<h3>groups</h3>\n<table><tr><th>#</th><th>backend</th><th>origin</th>"
+          "<th>cost</th><th>nodes</th><th>alternatives</th></tr>\n";
   for (size_t gi = 0; gi < e.groups.size(); ++gi) {
     const ExplainGroup& grp = e.groups[gi];
     std::string nodes, alts;
     for (size_t i = 0; i < n; ++i)
       if (e.group_of[i] == static_cast<int>(gi))
         nodes += (nodes.empty() ? "" : ", ") + escape_xml(g.node(static_cast<NodeId>(i)).name);
-    for (const std::string& a : grp.alternatives) alts += (alts.empty() ? "" : "<br>") + escape_xml(a);
+    for (const std::string& a : grp.alternatives)
+      alts += (alts.empty() ? "" : "<br>") + escape_xml(a);
     html += absl::StrFormat(
         "<tr><td>%d</td><td><i class=\"sw\" style=\"background:%s\"></i>%s</td><td>%s</td>"
         "<td>%s</td><td>%s</td><td>%s</td></tr>\n",

@@ -123,7 +123,11 @@ absl::StatusOr<std::unique_ptr<PlacedModel>> place_model(const Context& ctx, con
   placed->backends = std::make_unique<BackendRegistry>();
   if (absl::Status s = register_builtin_backends(*placed->backends); !s.ok()) return s;
   ProgressLine line;
-  if (progress) options.progress = [&](const PlacementProgress& p) { line.update(p); };
+  if (progress)
+    options.progress = [&line, inner = options.progress](const PlacementProgress& p) {
+      line.update(p);
+      if (inner) inner(p);
+    };
   auto result = optimize_detailed(ctx, *placed->backends, g, options);
   line.finish();
   if (!result.ok()) return result.status();

@@ -63,8 +63,8 @@ struct PlacedModel {
   std::optional<CompiledModel> model;
 };
 
-// Optimizes `g` with the built-in backends (progress on stderr when `progress`) and, when
-// `compile`, compiles the placement for in-process runs.
+// Optimizes `g` with the built-in backends (progress on stderr when `progress`, besides any
+// options.progress) and, when `compile`, compiles the placement for in-process runs.
 absl::StatusOr<std::unique_ptr<PlacedModel>> place_model(const Context& ctx, const Graph& g,
                                                          PlacementOptions options, bool progress,
                                                          bool compile);

@@ -5,11 +5,12 @@
 //   void name(void* const* args, int32_t task_id, int32_t task_count);
 //
 // `args` holds one pointer per PrimFunc parameter, in parameter order, each to a dense row-major
-// buffer of the parameter's shape and type (bool as one byte per element). Buffers must not
-// overlap. The outermost loop marked `parallel` is split into task_count contiguous chunks of
-// iterations and call `task_id` runs chunk task_id; a kernel without a parallel loop does all its
-// work in task 0 and returns at once in the others. Calls for different task ids may run
-// concurrently; running every task_id in [0, task_count) once computes the whole result.
+// buffer of the parameter's shape and type (bool as one byte per element, f16/bf16 as 16-bit
+// words; no alignment is required). Buffers must not overlap. The outermost loop marked
+// `parallel` is split into task_count contiguous chunks of iterations and call `task_id` runs
+// chunk task_id; a kernel without a parallel loop does all its work in task 0 and returns at once
+// in the others. Calls for different task ids may run concurrently; running every task_id in
+// [0, task_count) once computes the whole result, bit for bit the same for any task_count.
 #pragma once
 
 #include <cstdint>

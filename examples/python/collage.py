@@ -181,7 +181,28 @@ class TensorInfo:
         return f"TensorInfo({self.name!r}, {self.dtype}, {self.shape})"
 
 
-class Module:
+class _Handle:
+    """An object of the C API, released by close(), at the end of a `with` block, or when
+    collected."""
+
+    _handle = None
+
+    def close(self):
+        if self._handle:
+            self._release()
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+
+class Module(_Handle):
     """A loaded artifact (a path or the artifact's bytes). Thread-safe: run() may be called from
     several threads at once. Release it with close() or a `with` block."""
 
@@ -232,23 +253,11 @@ class Module:
         """Writes the timed runs as a Chrome trace (JSON) to `path`."""
         _check(_runtime().collage_module_write_profile(self._handle, os.fsencode(path)))
 
-    def close(self):
-        if self._handle:
-            _runtime().collage_module_release(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        if getattr(self, "_handle", None):
-            self.close()
+    def _release(self):
+        _runtime().collage_module_release(self._handle)
 
 
-class Compiler:
+class Compiler(_Handle):
     """A compiler with the built-in backends (eigen, dnnl, reference); plugins can be added."""
 
     def __init__(self):
@@ -316,20 +325,8 @@ class Compiler:
         lib.collage_free(report)
         return artifact, json.loads(text_report)
 
-    def close(self):
-        if self._handle:
-            _compiler_lib().collage_compiler_release(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        if getattr(self, "_handle", None):
-            self.close()
+    def _release(self):
+        _compiler_lib().collage_compiler_release(self._handle)
 
 
 def compile_model(model, artifact_path=None, **options):

@@ -53,10 +53,10 @@ absl::Status validate_placement(const Graph& g, const BackendRegistry& backends,
 
 // The cost of running one candidate group as one kernel on its backend.
 struct Cost {
-  double ms = 0;           // median wall time of one run, in milliseconds
-  int samples = 0;         // timed samples behind the median; 0 for a modelled (unmeasured) cost
-  double spread = 0;       // (90th - 10th percentile) / median of those samples
-  bool from_cache = false; // taken from the cost database or an earlier identical group
+  double ms = 0;            // median wall time of one run, in milliseconds
+  int samples = 0;          // timed samples behind the median; 0 for a modelled (unmeasured) cost
+  double spread = 0;        // (90th - 10th percentile) / median of those samples
+  bool from_cache = false;  // taken from the cost database or an earlier identical group
 };
 
 // What the op-level search asks for the cost of a candidate. The measurer (placement/measurer.h)
@@ -87,11 +87,12 @@ class PlacementEvaluator {
 };
 
 struct PlacementProgress {
-  std::string phase;       // "candidates", "measure", "op-level", "evolve", "finalists", "done"
-  size_t measured = 0;     // candidates costed so far (measure), placements evaluated (evolve)
-  size_t total = 0;        // candidates to cost (measure)
-  int generation = 0;      // evolve
-  double best_ms = -1;     // best end-to-end latency so far (evolve, finalists)
+  // "candidates", "measure", "op-level", "evolve", "finalists", "done", "compare"
+  std::string phase;
+  size_t measured = 0;  // candidates costed so far (measure), placements evaluated (evolve)
+  size_t total = 0;     // candidates to cost (measure)
+  int generation = 0;   // evolve
+  double best_ms = -1;  // best end-to-end latency so far (evolve, finalists)
 };
 
 struct PlacementOptions {
@@ -112,7 +113,7 @@ struct PlacementOptions {
   // Device fingerprint that keys the database; empty: device_fingerprint() of this machine.
   std::string device;
   // Database records whose spread ((p90 - p10) / median) exceeds this were measured on a busy
-  // machine; they are measured again and replaced.
+  // machine; they are measured once more and replaced (a record measured twice is kept).
   double trusted_spread = 0.5;
   // Candidates: largest node count of one candidate (also passed to pattern rules), and the most
   // candidates kept in all (0: no limit; the largest are dropped first). Cuts are noted.
@@ -148,10 +149,10 @@ struct OptimizeResult {
   Placement placement;
   // With compare_baselines: the chosen placement first, then each single-backend baseline.
   std::vector<MeasuredPlacement> compared;
-  size_t candidates = 0;        // candidates considered
-  size_t measured = 0;          // kernels timed in this call
-  size_t cached = 0;            // costs found in the cost database or shared with an identical group
-  size_t evaluations = 0;       // end-to-end measurements
+  size_t candidates = 0;   // candidates considered
+  size_t measured = 0;     // kernels timed in this call
+  size_t cached = 0;       // costs found in the cost database or shared with an identical group
+  size_t evaluations = 0;  // end-to-end measurements
 };
 
 // Chooses a backend for every node of `g` (Collage). Errors: an unknown strategy or backend, a

@@ -45,6 +45,9 @@ COLLAGE_API uint32_t collage_runtime_abi_version(void);
 /* The artifact format version this library reads (docs/artifact-format.md). */
 COLLAGE_API uint32_t collage_artifact_format_version(void);
 
+/* The DLPack type of a collage_dtype_t (bool is {kDLUInt, 8, 1}); {0, 0, 0} for an unknown one. */
+COLLAGE_API DLDataType collage_dtype_to_dlpack(int32_t dtype);
+
 /* ---- Status ---------------------------------------------------------------------------- */
 
 typedef struct collage_status collage_status_t;

@@ -75,7 +75,9 @@ class Stage {
   // is kept in the loop IR for a GPU code generator; the CPU code generator refuses it.
   Stage& bind(const IterVar& axis, const std::string& thread_tag);
   // Computes this stage inside loop `axis` of `consumer`, only the region that one iteration of
-  // that loop reads. `consumer` must read this stage's tensor and be its only reader.
+  // that loop needs. This stage must have one reader: `consumer` itself, or a stage computed
+  // inside `consumer`'s loops at or below `axis` (e.g. a block of A packed at a row-block loop of
+  // C for the C.local tile that reads it).
   Stage& compute_at(const Stage& consumer, const IterVar& axis);
   // Substitutes the body into every reader; the stage gets no loops or storage.
   Stage& compute_inline();

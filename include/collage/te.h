@@ -4,13 +4,14 @@
 //   te::Tensor A = te::placeholder({m, k}, DType::f32, "A");
 //   te::Tensor B = te::placeholder({k, n}, DType::f32, "B");
 //   te::IterVar r = te::reduce_axis({0, k}, "r");
-//   te::Tensor C = te::compute({m, n}, [&](te::Var i, te::Var j) { return te::sum(A(i, r) * B(r,
-//   j), {r}); }, "C");
+//   te::Tensor C = te::compute({m, n}, [&](te::Var i, te::Var j) {
+//     return te::sum(A(i, r) * B(r, j), {r});
+//   }, "C");
 //
-// Expressions are built freely; type mismatches are resolved by promotion (see make_binary) and
-// structural mistakes (wrong number of indices, a reduction that is not the outermost expression)
-// are reported as absl::Status errors when the computation is scheduled or lowered, never by
-// aborting.
+// Shapes are static (int64 extents); axis and index variables are i64. Expressions are built
+// freely: type mismatches are resolved by promotion (see make_binary), and structural mistakes
+// (wrong number of indices, a reduction that is not the outermost expression) are reported as
+// absl::Status errors when the computation is scheduled or lowered, never by aborting.
 #pragma once
 
 #include <cstdint>

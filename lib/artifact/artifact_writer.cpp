@@ -9,6 +9,7 @@
 #include "artifact/artifact_file.h"
 #include "artifact/memory_plan.h"
 #include "artifact_generated.h"
+#include "collage/executor.h"
 #include "core/str_cat.h"
 #include "format.h"
 
@@ -86,7 +87,7 @@ absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
   for (size_t k = 0; k < kernels.size(); ++k) {
     const ArtifactKernel& kernel = kernels[k];
     const std::string label = str_cat("kernel ", k, " (", kernel.backend, ": ", kernel.name, ")");
-    if (kernel.record.module.empty() || kernel.record.module == "reference")
+    if (kernel.record.module.empty() || kernel.record.module == kReferenceBackend)
       return absl::InvalidArgumentError(
           str_cat(label, ": module '", kernel.record.module, "' has no runtime part"));
     if (kernel.num_inputs >= kernel.args.size())

@@ -78,6 +78,18 @@ class ReadFinder : public ExprVisitor {
   }
 };
 
+// Every read of a tensor in an expression.
+class ReadCollector : public ExprVisitor {
+ public:
+  std::vector<const ProducerLoadNode*> loads;
+
+ protected:
+  void visit_ProducerLoad(const ProducerLoadNode& n, const Expr& e) override {
+    loads.push_back(&n);
+    ExprVisitor::visit_ProducerLoad(n, e);
+  }
+};
+
 void mark_needed(LowerState& st, Inliner& inl, int k) {
   StageInfo& info = st.stages[k];
   if (info.needed) return;
@@ -142,37 +154,112 @@ void compute_root_values(const StageData& s, StageInfo& info) {
   }
 }
 
+// True when every read in `body`, with each data axis of `s` ranging over [min[d], min[d] +
+// extent[d]) and each reduction axis over its domain, provably stays inside its tensor.
+bool reads_in_bounds(const StageData& s, const Expr& body, const std::vector<Expr>& min,
+                     const std::vector<int64_t>& extent, VarRanges ranges) {
+  VarMap values;
+  std::vector<Var> offsets;
+  for (size_t d = 0; d < s.axis.size(); ++d) {
+    offsets.emplace_back("offset");
+    ranges[offsets.back().get()] = Range{0, extent[d]};
+    values[s.axis[d].var().get()] = min[d] + offsets.back();
+  }
+  for (const IterVar& r : s.reduce_axis) ranges[r.var().get()] = r.dom();
+  ReadCollector all;
+  all.visit(body);
+  for (const ProducerLoadNode* load : all.loads) {
+    for (size_t d = 0; d < load->indices.size(); ++d) {
+      arith::Interval b =
+          arith::bound(simplify(substitute(load->indices[d], values), ranges), ranges);
+      if (!b.bounded() || b.lo < 0 || b.hi >= load->producer.shape()[d]) return false;
+    }
+  }
+  return true;
+}
+
+// Regions that may stick out of their tensor (next to a padded split of the consumer) are
+// computed as they are when the stage's own reads stay in bounds anyway (a zero-padded packed
+// operand, say): the extra elements land in the local buffer and nobody reads them. Otherwise the
+// region is shifted inside the tensor (its start clamped to [0, shape - extent]): the buffer then
+// holds a few elements the consumer does not read, and every element computed is in bounds. Either
+// way no guard or clamp enters the stage's loops. (A stage stored in an argument keeps its region
+// and is guarded instead: shifted regions of neighbouring iterations overlap, and their stores
+// would race between tasks.)
+void shift_regions(StageInfo& s, const std::vector<size_t>& risky, const VarRanges& ranges) {
+  const StageData& sd = *s.data;
+  std::vector<Expr> shifted = s.min;
+  for (size_t d : risky) {
+    const Expr last_start = make_int(DType::i64, sd.tensor.shape()[d] - s.extent[d]);
+    shifted[d] = simplify(maximum(minimum(s.min[d], last_start), make_int(DType::i64, 0)), ranges);
+  }
+  std::vector<Expr> chosen = shifted;
+  for (size_t d : risky) {
+    std::vector<Expr> candidate = shifted;
+    candidate[d] = s.min[d];
+    if (reads_in_bounds(sd, s.body, candidate, s.extent, ranges)) chosen[d] = s.min[d];
+  }
+  s.min = reads_in_bounds(sd, s.body, chosen, s.extent, ranges) ? chosen : shifted;
+}
+
 struct DimRegion {
   Expr base;
   int64_t lo = 0, hi = -1;
   bool full = false;
 };
 
-// The region of stage `s` that one iteration of loop `axis` of consumer `c` reads.
-absl::Status attached_region(LowerState& st, int s_index, int c_index) {
+// The region of stage `s` that one iteration of its attach loop (in stage `target`) needs: what
+// its one reader reads there. The reader is the target itself or a stage computed (directly or
+// through others) inside the target's loops at or below the attach loop.
+absl::Status attached_region(LowerState& st, int s_index, int reader_index, int target_index) {
   StageInfo& s = st.stages[s_index];
-  const StageInfo& c = st.stages[c_index];
+  const StageInfo& c = st.stages[reader_index];
   const StageData& sd = *s.data;
-  const StageData& cd = *c.data;
+  const StageData& ud = *st.stages[target_index].data;
+  const std::string& name = sd.tensor.name();
   int pos = -1;
-  for (size_t i = 0; i < cd.leaf.size(); ++i) {
-    if (cd.leaf[i].same_as(sd.attach_axis)) pos = static_cast<int>(i);
+  for (size_t i = 0; i < ud.leaf.size(); ++i) {
+    if (ud.leaf[i].same_as(sd.attach_axis)) pos = static_cast<int>(i);
   }
   if (pos < 0) {
-    return st.error(str_cat("stage '", sd.tensor.name(), "' is computed at axis '",
-                            sd.attach_axis.name(), "' of '", cd.tensor.name(),
+    return st.error(str_cat("stage '", name, "' is computed at axis '", sd.attach_axis.name(),
+                            "' of '", ud.tensor.name(),
                             "', which is no longer one of its loops (it was split or fused)"));
   }
   for (int i = 0; i <= pos; ++i) {
-    if (cd.attr(cd.leaf[i]).kind == ForKind::vectorized) {
-      return st.error(str_cat("stage '", sd.tensor.name(), "' is computed at axis '",
-                              sd.attach_axis.name(), "' of '", cd.tensor.name(),
-                              "', inside its vectorized loop '", cd.leaf[i].name(), "'"));
+    if (ud.attr(ud.leaf[i]).kind == ForKind::vectorized) {
+      return st.error(str_cat("stage '", name, "' is computed at axis '", sd.attach_axis.name(),
+                              "' of '", ud.tensor.name(), "', inside its vectorized loop '",
+                              ud.leaf[i].name(), "'"));
     }
   }
+  // Every loop inside the attach point varies within one iteration: the target's inner loops and
+  // all loops of the stages between the reader and the target.
   std::set<const VarNode*> relaxed;
-  for (size_t i = pos + 1; i < cd.leaf.size(); ++i) relaxed.insert(cd.leaf[i].var().get());
-  VarRanges ranges = st.enclosing_ranges(c_index);
+  for (size_t i = pos + 1; i < ud.leaf.size(); ++i) relaxed.insert(ud.leaf[i].var().get());
+  for (int k = reader_index; k != target_index;) {
+    const StageData& kd = *st.stages[k].data;
+    for (const IterVar& l : kd.leaf) relaxed.insert(l.var().get());
+    const int next = kd.attach == AttachKind::at ? st.index_of(kd.attach_stage.get()) : -1;
+    if (next < 0) {
+      return st.error(str_cat("stage '", name, "' is computed at '", ud.tensor.name(),
+                              "', whose loops do not contain '", c.data->tensor.name(),
+                              "' which reads it"));
+    }
+    if (next == target_index) {
+      int at = -1;
+      for (size_t i = 0; i < ud.leaf.size(); ++i) {
+        if (ud.leaf[i].same_as(kd.attach_axis)) at = static_cast<int>(i);
+      }
+      if (at < pos) {
+        return st.error(str_cat("stage '", name, "' is computed at axis '", sd.attach_axis.name(),
+                                "' of '", ud.tensor.name(), "', inside the loop where '",
+                                kd.tensor.name(), "' (which needs it) is computed"));
+      }
+    }
+    k = next;
+  }
+  VarRanges ranges = st.enclosing_ranges(reader_index);
 
   ReadFinder f;
   f.target = sd.tensor.get();
@@ -216,11 +303,12 @@ absl::Status attached_region(LowerState& st, int s_index, int c_index) {
     first = false;
   }
   if (f.accesses.empty()) {
-    return st.error(str_cat("stage '", sd.tensor.name(), "' is computed at '", cd.tensor.name(),
+    return st.error(str_cat("stage '", name, "' is computed at '", ud.tensor.name(),
                             "', which does not read it"));
   }
   s.min.assign(rank, Expr());
   s.extent.assign(rank, 0);
+  std::vector<size_t> risky;  // dimensions whose region may stick out of the tensor
   for (size_t d = 0; d < rank; ++d) {
     const int64_t shape = sd.tensor.shape()[d];
     DimRegion& r = dims[d];
@@ -238,19 +326,13 @@ absl::Status attached_region(LowerState& st, int s_index, int c_index) {
       mn = make_int(DType::i64, lo);
       ext = std::max<int64_t>(hi - lo + 1, 1);
     } else if (!s.is_param) {
-      // A region that may stick out of the tensor (next to a padded split of the consumer) is
-      // shifted inside it: the local buffer then holds a few elements the consumer does not read,
-      // and every element computed is in bounds, with no guard or clamp in the stage's loops.
-      // (A stage stored in an argument keeps its region and is guarded: shifted regions of
-      // neighbouring iterations overlap, and their stores would race between tasks.)
       const Expr last_start = make_int(DType::i64, shape - ext);
-      if (as_const_int(simplify(mn <= last_start && mn >= 0, ranges)) != 1) {
-        mn = simplify(maximum(minimum(mn, last_start), make_int(DType::i64, 0)), ranges);
-      }
+      if (as_const_int(simplify(mn <= last_start && mn >= 0, ranges)) != 1) risky.push_back(d);
     }
     s.min[d] = mn;
     s.extent[d] = ext;
   }
+  if (!risky.empty()) shift_regions(s, risky, ranges);
   return absl::OkStatus();
 }
 
@@ -291,13 +373,16 @@ absl::Status infer_bounds(LowerState& st) {
         return st.error(str_cat("stage '", name, "' is computed at '", sd.attach_stage.name(),
                                 "', which is not computed by this function (inlined or an input)"));
       }
-      for (int r : readers) {
-        if (r != c) {
-          return st.error(str_cat("stage '", name, "' is computed at '", sd.attach_stage.name(),
-                                  "' but '", st.stages[r].data->tensor.name(), "' reads it too"));
-        }
+      if (readers.size() > 1) {
+        const int other = readers[0] == c ? readers[1] : readers[0];
+        return st.error(str_cat("stage '", name, "' is computed at '", sd.attach_stage.name(),
+                                "' but '", st.stages[other].data->tensor.name(), "' reads it too"));
       }
-      if (absl::Status e = attached_region(st, k, c); !e.ok()) return e;
+      if (readers.empty()) {
+        return st.error(str_cat("stage '", name, "' is computed at '", sd.attach_stage.name(),
+                                "', which does not read it"));
+      }
+      if (absl::Status e = attached_region(st, k, readers[0], c); !e.ok()) return e;
       st.stages[c].attached.push_back(k);
     } else {
       info.min.assign(sd.axis.size(), make_int(DType::i64, 0));

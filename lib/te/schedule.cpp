@@ -100,16 +100,13 @@ bool valid_thread_tag(const std::string& tag) {
   return false;
 }
 
-// True when `consumer` reads `producer` directly or through stages that are currently inlined.
-bool reads_through_inline(const ScheduleImpl& impl, const StageData& consumer,
-                          const TensorNode* producer) {
+// True when `consumer` reads `producer` directly or through other stages.
+bool reads_transitively(const ScheduleImpl& impl, const StageData& consumer,
+                        const TensorNode* producer) {
   for (const Tensor& in : detail::stage_inputs(consumer)) {
     if (in.get() == producer) return true;
     int idx = impl.find(in.get());
-    if (idx >= 0 && impl.stages[idx].attach == AttachKind::inline_ &&
-        reads_through_inline(impl, impl.stages[idx], producer)) {
-      return true;
-    }
+    if (idx >= 0 && reads_transitively(impl, impl.stages[idx], producer)) return true;
   }
   return false;
 }
@@ -539,9 +536,10 @@ Stage& Stage::compute_at(const Stage& consumer, const IterVar& axis) {
         str_cat("compute_at: stage '", name, "' is a pack stage and stays at the top level"));
     return *this;
   }
-  if (!reads_through_inline(*impl_, *c, s->tensor.get())) {
+  if (!reads_transitively(*impl_, *c, s->tensor.get())) {
     impl_->error(str_cat("compute_at: stage '", c->tensor.name(), "' does not read '", name,
-                         "', so '", name, "' cannot be computed at it"));
+                         "' (directly or through other stages), so '", name,
+                         "' cannot be computed at it"));
     return *this;
   }
   if (leaf_or_error(impl_, *c, axis, "compute_at") < 0) return *this;

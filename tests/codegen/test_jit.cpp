@@ -179,11 +179,13 @@ namespace {
 
 // The TVM-style CPU matmul: B packed into panels of nr columns, nr-wide register tile of mr rows
 // accumulated in a local buffer (cache_write) computed at the tile, k innermost-but-one, the
-// micro-kernel unrolled and vectorized, parallel over row blocks.
+// micro-kernel unrolled and vectorized, parallel over row blocks. With pack_a, each block of mr
+// rows of A is repacked too (Ap[io, k, ii] = A[io*mr + ii, k]), computed at C's row loop for the
+// C.local tiles that read it.
 struct PackedMatmul {
-  te::Tensor A, B, Bp, C;
+  te::Tensor A, B, Bp, Ap, C;
   te::Schedule sched;
-  PackedMatmul(int64_t M, int64_t N, int64_t K, int64_t mr, int64_t nr, int64_t vec)
+  PackedMatmul(int64_t M, int64_t N, int64_t K, int64_t mr, int64_t nr, int64_t vec, bool pack_a)
       : A(te::placeholder({M, K}, DType::f32, "A")),
         B(te::placeholder({K, N}, DType::f32, "B")),
         Bp(te::compute(
@@ -193,13 +195,21 @@ struct PackedMatmul {
               return te::select(j < N, B(k, te::minimum(j, N - 1)), 0.0f);
             },
             "Bp")),
+        Ap(te::compute(
+            {(M + mr - 1) / mr, K, mr},
+            [&](te::Var io, te::Var k, te::Var ii) {
+              te::Expr i = io * mr + ii;
+              return te::select(i < M, A(te::minimum(i, M - 1), k), 0.0f);
+            },
+            "Ap")),
         C(),
         sched({}) {
     te::IterVar k = te::reduce_axis({0, K}, "k");
     C = te::compute(
         {M, N},
         [&](te::Var i, te::Var j) {
-          return te::sum(A(i, k) * Bp(te::floordiv(j, nr), k, te::floormod(j, nr)), {k});
+          te::Expr a = pack_a ? Ap(te::floordiv(i, mr), k, te::floormod(i, mr)) : A(i, k);
+          return te::sum(a * Bp(te::floordiv(j, nr), k, te::floormod(j, nr)), {k});
         },
         "C");
     sched = te::create_schedule({C});
@@ -215,6 +225,10 @@ struct PackedMatmul {
     auto [cjo, cji] = sched[CC].split(CC.axis(1), vec);
     sched[CC].reorder({sched[CC].reduce_axis(0), CC.axis(0), cjo, cji});
     sched[CC].unroll(CC.axis(0)).unroll(cjo).vectorize(cji);
+    if (pack_a) {
+      sched[Ap].compute_at(sched[C], io);
+      sched[Ap].unroll(Ap.axis(2));
+    }
   }
 };
 
@@ -223,10 +237,12 @@ struct PackedMatmul {
 TEST_CASE("packed, register-tiled matmul matches a plain loop at odd sizes", "[codegen][jit]") {
   struct Size {
     int64_t M, N, K, mr, nr, vec;
+    bool pack_a;
   };
-  for (Size sz : {Size{13, 37, 19, 4, 16, 8}, Size{8, 32, 16, 4, 32, 16}, Size{1, 5, 3, 2, 4, 4},
-                  Size{30, 50, 70, 6, 32, 16}}) {
-    PackedMatmul mm(sz.M, sz.N, sz.K, sz.mr, sz.nr, sz.vec);
+  for (Size sz : {Size{13, 37, 19, 4, 16, 8, false}, Size{8, 32, 16, 4, 32, 16, false},
+                  Size{1, 5, 3, 2, 4, 4, false}, Size{30, 50, 70, 6, 32, 16, false},
+                  Size{13, 37, 19, 4, 16, 8, true}, Size{30, 50, 70, 6, 32, 16, true}}) {
+    PackedMatmul mm(sz.M, sz.N, sz.K, sz.mr, sz.nr, sz.vec, sz.pack_a);
     absl::StatusOr<te::PrimFunc> main = te::lower(mm.sched, {mm.A, mm.Bp, mm.C}, "mm");
     absl::StatusOr<te::PrimFunc> pack = te::lower_pack(mm.sched, mm.Bp, {mm.B, mm.Bp}, "pack");
     REQUIRE(main.ok());
@@ -239,7 +255,7 @@ TEST_CASE("packed, register-tiled matmul matches a plain loop at odd sizes", "[c
     (*(*module)->lookup("pack"))(pargs.data(), 0, 1);
     ThreadPool pool(2);
     codegen::run_kernel(*(*module)->lookup("mm"), args.data(), 3, &pool);
-    INFO("M " << sz.M << " N " << sz.N << " K " << sz.K);
+    INFO("M " << sz.M << " N " << sz.N << " K " << sz.K << " pack_a " << sz.pack_a);
     for (int64_t i = 0; i < sz.M; ++i) {
       for (int64_t j = 0; j < sz.N; ++j) {
         double ref = 0;
@@ -350,6 +366,27 @@ TEST_CASE("a gather through data-dependent indices, vectorized", "[codegen][jit]
     for (int64_t p = 0; p < picks; ++p) {
       int64_t j = idx[p] < 0 ? idx[p] + cols : idx[p];
       REQUIRE(g[i * picks + p] == t[i * cols + j]);
+    }
+  }
+}
+
+TEST_CASE("a region shifted into its tensor at a consumer's tail", "[codegen][jit]") {
+  for (int64_t n : {10, 13, 16}) {
+    te::Tensor A = te::placeholder({n, 7}, DType::f32, "A");
+    te::Tensor B = te::compute(
+        {n, 7}, [&](te::Var i, te::Var j) { return A(i, j) * 2.0f; }, "B");
+    te::Tensor C = te::compute(
+        {n, 7}, [&](te::Var i, te::Var j) { return B(i, j) + B(i, 6 - j); }, "C");
+    te::Schedule s = te::create_schedule({C});
+    auto [io, ii] = s[C].split(C.axis(0), 4);
+    s[C].vectorize(C.axis(1)).parallel(io);
+    s[B].compute_at(s[C], io);
+    testing::Compiled k = compile_kernel(s, {A, C});
+    std::vector<float> a = random_floats(n * 7, 14), c(n * 7);
+    run_tasks(k, {a.data(), c.data()}, 3);
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < 7; ++j)
+        REQUIRE(c[i * 7 + j] == a[i * 7 + j] * 2.0f + a[i * 7 + 6 - j] * 2.0f);
     }
   }
 }

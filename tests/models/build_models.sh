@@ -6,7 +6,8 @@
 # With no selection, --small. The cache is ${COLLAGE_MODEL_CACHE:-$HOME/.cache/collage/models}
 # (outside git). Each model is NAME.onnx, NAME.inputs.npz (seeded inputs), NAME.outputs.npz (ONNX
 # Runtime's outputs), NAME.meta.json and NAME.stamp; a model whose stamp matches the hash of the
-# export and reference scripts is up to date and skipped. models.json lists every complete model.
+# export and reference scripts and the numpy/onnx/onnxruntime versions is up to date and skipped.
+# models.json lists every complete model.
 # Needs scripts/install-deps to have run (Debian's torch, and .venv for ONNX Runtime).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -66,8 +67,12 @@ if [[ ! -x $venv_python ]]; then
   exit 1
 fi
 
-stamp=$(cat "$here/export_models.py" "$here/make_references.py" scripts/requirements.txt |
-  sha256sum | cut -c1-16)
+# What the models depend on: the two scripts, and the versions of the packages that compute the
+# references (not the rest of requirements.txt).
+stamp=$({
+  cat "$here/export_models.py" "$here/make_references.py"
+  grep -E '^(numpy|onnx|onnxruntime)[~=<>! ]' scripts/requirements.txt
+} | sha256sum | cut -c1-16)
 mkdir -p "$cache"
 exec 9>"$cache/.lock"
 flock 9  # one builder at a time per cache

@@ -26,7 +26,8 @@ std::vector<std::string> describe(const Placement& p);
 class FunctionCostModel : public CostModel {
  public:
   using Fn = std::function<double(const std::string& backend, const std::vector<NodeId>& nodes)>;
-  explicit FunctionCostModel(Fn fn, double boundary = 0) : fn_(std::move(fn)), boundary_(boundary) {}
+  explicit FunctionCostModel(Fn fn, double boundary = 0)
+      : fn_(std::move(fn)), boundary_(boundary) {}
   absl::StatusOr<Cost> cost(const Candidate& c, const ExtractedSubgraph&) override;
   double boundary_ms(const TensorType&) override { return boundary_; }
   int calls = 0;

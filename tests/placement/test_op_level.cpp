@@ -93,13 +93,13 @@ TEST_CASE("op-level search mixes backends where that is cheapest", "[op-level]")
   REQUIRE(r.add(fake_backend("ew", kElementwise)).ok());
   REQUIRE(r.add(make_reference_backend()).ok());
   // gemm's fused Relu is slow; ew's elementwise ops are cheap; the reference is slow at all.
-  OpTableCostModel model(g,
-                         {{"gemm", {{"MatMul", 1.0}, {"Relu", 3.0}}},
-                          {"ew", {{"Relu", 0.5}, {"Add", 0.5}, {"Tanh", 0.5}, {"Sigmoid", 0.5}}},
-                          {"reference",
-                           {{"MatMul", 5.0}, {"Relu", 5.0}, {"Add", 5.0}, {"Tanh", 5.0},
-                            {"Sigmoid", 5.0}}}},
-                         /*fused=*/0.5);
+  OpTableCostModel model(
+      g,
+      {{"gemm", {{"MatMul", 1.0}, {"Relu", 3.0}}},
+       {"ew", {{"Relu", 0.5}, {"Add", 0.5}, {"Tanh", 0.5}, {"Sigmoid", 0.5}}},
+       {"reference",
+        {{"MatMul", 5.0}, {"Relu", 5.0}, {"Add", 5.0}, {"Tanh", 5.0}, {"Sigmoid", 5.0}}}},
+      /*fused=*/0.5);
   Setup s = cost_all(ctx, g, r, model);
   auto found = op_level_search(g, s.cands, edge_costs(s.costs), {});
   REQUIRE(found.ok());
@@ -170,7 +170,8 @@ TEST_CASE("op-level search is exact: brute force on random graphs", "[op-level]"
       auto it = table.find(key);
       if (it != table.end()) return it->second;
       // A few candidates "fail to build"; the reference always works.
-      double ms = (b != "reference" && rng() % 8 == 0) ? -1.0 : 1.0 + static_cast<double>(rng() % 90) / 10;
+      double ms =
+          (b != "reference" && rng() % 8 == 0) ? -1.0 : 1.0 + static_cast<double>(rng() % 90) / 10;
       return table[key] = ms;
     });
     Setup s = cost_all(ctx, g, r, model);
@@ -228,12 +229,11 @@ TEST_CASE("op-level search from fixed groups fills only the rest", "[op-level]")
   BackendRegistry r;
   REQUIRE(r.add(fake_backend("gemm", kGemm)).ok());
   REQUIRE(r.add(make_reference_backend()).ok());
-  FunctionCostModel model([](const std::string& b, const std::vector<NodeId>&) {
-    return b == "gemm" ? 1.0 : 3.0;
-  });
+  FunctionCostModel model(
+      [](const std::string& b, const std::vector<NodeId>&) { return b == "gemm" ? 1.0 : 3.0; });
   Setup s = cost_all(ctx, g, r, model);
-  auto found =
-      op_level_search(g, s.cands, edge_costs(s.costs), {NodeSet::of(7, {0}), NodeSet::of(7, {5, 6})});
+  auto found = op_level_search(g, s.cands, edge_costs(s.costs),
+                               {NodeSet::of(7, {0}), NodeSet::of(7, {5, 6})});
   REQUIRE(found.ok());
   CHECK(describe_chosen(s.cands, found->chosen) ==
         Strings{"reference{1}", "gemm{2}", "reference{3}", "reference{4}"});

@@ -96,14 +96,11 @@ ModulePtr load_bytes(const std::string& bytes, const collage_load_options_t* opt
 }
 
 DLTensor dl_view(const Tensor& t) {
-  static constexpr DLDataType kTypes[] = {{kDLFloat, 32, 1}, {kDLFloat, 16, 1}, {kDLBfloat, 16, 1},
-                                          {kDLInt, 8, 1},    {kDLInt, 32, 1},   {kDLInt, 64, 1},
-                                          {kDLUInt, 8, 1}};
   DLTensor d{};
   d.data = const_cast<void*>(t.raw());
   d.device = {kDLCPU, 0};
   d.ndim = static_cast<int32_t>(t.rank());
-  d.dtype = kTypes[static_cast<int>(t.dtype())];
+  d.dtype = collage_dtype_to_dlpack(static_cast<int32_t>(t.dtype()));
   d.shape = const_cast<int64_t*>(t.shape().data());
   return d;
 }

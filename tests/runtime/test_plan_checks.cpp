@@ -5,8 +5,8 @@
 #include <functional>
 
 #include "artifact_generated.h"
-#include "format.h"
 #include "common/test_util.h"
+#include "format.h"
 #include "runtime/runtime_test_util.h"
 
 using namespace collage;
@@ -64,8 +64,7 @@ std::string build(const PlanSpec& spec, const std::string& native_code = "") {
       {static_cast<uint32_t>(artifact::SectionKind::plan), 0,
        std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize())}};
   if (!native_code.empty())
-    sections.push_back(
-        {static_cast<uint32_t>(artifact::SectionKind::native_code), 0, native_code});
+    sections.push_back({static_cast<uint32_t>(artifact::SectionKind::native_code), 0, native_code});
   return artifact::assemble_artifact(sections);
 }
 

@@ -213,4 +213,8 @@ TEST_CASE("artifact: version queries", "[runtime]") {
   collage_status_free(nullptr);
   collage_module_release(nullptr);
   CHECK(collage_status_create(COLLAGE_STATUS_OK, "x") == nullptr);
+  const DLDataType f16 = collage_dtype_to_dlpack(COLLAGE_DTYPE_F16);
+  CHECK((f16.code == kDLFloat && f16.bits == 16 && f16.lanes == 1));
+  const DLDataType unknown = collage_dtype_to_dlpack(42);
+  CHECK((unknown.code == 0 && unknown.bits == 0 && unknown.lanes == 0));
 }

@@ -120,17 +120,44 @@ TEST_CASE(
         "  for (i0.outer, 0, 3) {\n"
         "    allocate B: f32[5] {\n"
         "      for (i0, 0, 5) {\n"
-        "        B[i0] = A[min(min(i0.outer*4, 6) + i0, 9)] + 1.0f\n"
+        "        B[i0] = A[min(i0.outer*4 + i0, 9)] + 1.0f\n"
         "      }\n"
         "      for (i0.inner, 0, 4) {\n"
         "        if (i0.outer*4 + i0.inner < 10) {\n"
-        "          C[i0.outer*4 + i0.inner] = B[i0.outer*4 + i0.inner - min(i0.outer*4, 6)] + "
-        "B[i0.outer*4 + i0.inner - min(i0.outer*4, 6) + 1]\n"
+        "          C[i0.outer*4 + i0.inner] = B[i0.inner] + B[i0.inner + 1]\n"
         "        }\n"
         "      }\n"
         "    }\n"
         "  }\n"
         "}\n");
+}
+
+TEST_CASE("a region that would read past its input is shifted into the tensor", "[te][lower]") {
+  te::Tensor A = te::placeholder({10}, DType::f32, "A");
+  te::Tensor B = te::compute(
+      {10}, [&](te::Var i) { return A(i) * 2.0f; }, "B");
+  te::Tensor C = te::compute(
+      {10}, [&](te::Var i) { return B(i) + 1.0f; }, "C");
+  te::Schedule s = te::create_schedule({C});
+  auto [io, ii] = s[C].split(C.axis(0), 4);
+  s[B].compute_at(s[C], io);
+  // The last block (rows 8..11) would read A[10] and A[11]: it computes rows 6..9 instead.
+  CHECK(
+      lowered(s, {A, C}) ==
+      "func f(A: f32[10], C: f32[10]) {\n"
+      "  for (i0.outer, 0, 3) {\n"
+      "    allocate B: f32[4] {\n"
+      "      for (i0, 0, 4) {\n"
+      "        B[i0] = A[min(i0.outer*4, 6) + i0]*2.0f\n"
+      "      }\n"
+      "      for (i0.inner, 0, 4) {\n"
+      "        if (i0.outer*4 + i0.inner < 10) {\n"
+      "          C[i0.outer*4 + i0.inner] = B[i0.outer*4 + i0.inner - min(i0.outer*4, 6)] + 1.0f\n"
+      "        }\n"
+      "      }\n"
+      "    }\n"
+      "  }\n"
+      "}\n");
 }
 
 TEST_CASE("compute_inline substitutes the producer's body", "[te][lower]") {
@@ -234,6 +261,55 @@ TEST_CASE("cache_write accumulates a tile in a local buffer computed at the tile
       "    }\n"
       "  }\n"
       "}\n");
+}
+
+TEST_CASE("compute_at a loop that encloses the reader's own attach point", "[te][lower]") {
+  // Ap is read by C.local, which is computed inside C's loops: Ap is computed at C's outer loop
+  // (once per row) rather than for every tile.
+  te::Tensor A = te::placeholder({4, 3}, DType::f32, "A");
+  te::Tensor Ap = te::compute(
+      {4, 3}, [&](te::Var i, te::Var k) { return A(i, k) * 2.0f; }, "Ap");
+  te::IterVar k = te::reduce_axis({0, 3}, "k");
+  te::Tensor C = te::compute(
+      {4, 6},
+      [&](te::Var i, te::Var j) { return te::sum(Ap(i, k) * te::cast(DType::f32, j), {k}); }, "C");
+  te::Schedule s = te::create_schedule({C});
+  te::Tensor CC = s.cache_write(C);
+  auto [jo, ji] = s[C].split(C.axis(1), 3);
+  s[CC].compute_at(s[C], jo);
+  s[Ap].compute_at(s[C], C.axis(0));
+  CHECK(lowered(s, {A, C}) ==
+        "func f(A: f32[4x3], C: f32[4x6]) {\n"
+        "  for (i0, 0, 4) {\n"
+        "    allocate Ap: f32[1x3] {\n"
+        "      for (i1, 0, 3) {\n"
+        "        Ap[0, i1] = A[i0, i1]*2.0f\n"
+        "      }\n"
+        "      for (i1.outer, 0, 2) {\n"
+        "        allocate C.local: f32[1x3] {\n"
+        "          for (i1.c, 0, 3) {\n"
+        "            C.local[0, i1.c] = 0.0f\n"
+        "            for (k, 0, 3) {\n"
+        "              C.local[0, i1.c] = C.local[0, i1.c] + Ap[0, k]*f32(i1.outer*3 + i1.c)\n"
+        "            }\n"
+        "          }\n"
+        "          for (i1.inner, 0, 3) {\n"
+        "            C[i0, i1.outer*3 + i1.inner] = C.local[0, i1.inner]\n"
+        "          }\n"
+        "        }\n"
+        "      }\n"
+        "    }\n"
+        "  }\n"
+        "}\n");
+  // Computing Ap deeper than where its reader C.local is computed is refused.
+  te::Schedule bad = te::create_schedule({C});
+  te::Tensor BC = bad.cache_write(C);
+  auto [bo, bi] = bad[C].split(C.axis(1), 3);
+  bad[BC].compute_at(bad[C], C.axis(0));
+  bad[Ap].compute_at(bad[C], bo);
+  check_lower_error(bad, {A, C},
+                    "stage 'Ap' is computed at axis 'i1.outer' of 'C', inside the loop where "
+                    "'C.local' (which needs it) is computed");
 }
 
 TEST_CASE("a pack stage is an input of the main kernel and a kernel of its own", "[te][lower]") {

@@ -112,7 +112,9 @@ TEST_CASE("schedule errors name the stage and the axis", "[te][schedule]") {
         {16}, [&](te::Var i) { return m.A(i, 0) * 2.0f; }, "E");
     te::Schedule s = te::create_schedule({m.D, E});
     s[m.C].compute_at(s[E], E.axis(0));
-    check_error(s, "compute_at: stage 'E' does not read 'C', so 'C' cannot be computed at it");
+    check_error(s,
+                "compute_at: stage 'E' does not read 'C' (directly or through other stages), so "
+                "'C' cannot be computed at it");
   }
   SECTION("compute_at an output") {
     MatMul m;

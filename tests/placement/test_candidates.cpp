@@ -1,0 +1,76 @@
+// Candidate collection: every backend's convex candidates, deduplicated, capped, indexed.
+#include <catch2/catch.hpp>
+
+#include "collage/executor.h"
+#include "placement/candidates.h"
+#include "placement_fakes.h"
+
+using namespace collage;
+using namespace collage::testing;
+
+namespace {
+
+// n0 r=Relu(x)  n1 t=Tanh(r)  n2 s=Sigmoid(t)  n3 a=Add(s, x)
+Graph chain(const Context& ctx) {
+  GraphBuilder b(ctx, "chain");
+  ValueId x = b.add_input("x", {DType::f32, {8}});
+  ValueId r = *b.add("Relu", {x}, nullptr, "r");
+  ValueId t = *b.add("Tanh", {r}, nullptr, "t");
+  ValueId s = *b.add("Sigmoid", {t}, nullptr, "s");
+  b.add_output(*b.add("Add", {s, x}, nullptr, "a"));
+  return *b.finish();
+}
+
+}  // namespace
+
+TEST_CASE("candidates of all backends, identical (nodes, backend) once", "[candidates]") {
+  Context ctx;
+  Graph g = chain(ctx);
+  BackendRegistry r;
+  REQUIRE(r.add(fake_backend("ew", {{"relu", "(Relu *)"},
+                                    {"relu-again", "(Relu *)"},
+                                    {"tanh-relu", "(Tanh (Relu *))"},
+                                    {"chain3", "(Sigmoid (Tanh (Relu *)))"}}))
+              .ok());
+  // {0, 2} is not convex (0 -> 1 -> 2 leaves it): Backend::candidates drops it.
+  REQUIRE(r.add(fake_backend("odd", {}, {{0, 2}, {1}})).ok());
+  REQUIRE(r.add(make_reference_backend()).ok());
+  GraphReachability reach(g);
+  CandidateSet all = collect_candidates(g, reach, r.all(), {});
+  CHECK(all.notes().empty());
+  std::vector<std::string> seen;
+  for (const Candidate& c : all.all()) {
+    Placement p;
+    p.groups.push_back({c.nodes, c.backend->name(), c.origin, -1, {}});
+    seen.push_back(describe(p)[0] + ":" + c.origin);
+  }
+  CHECK(seen == std::vector<std::string>{"ew{0,1,2}:chain3", "ew{0,1}:tanh-relu", "ew{0}:relu",
+                                         "reference{0}:single-node", "odd{1}:fixed",
+                                         "reference{1}:single-node", "reference{2}:single-node",
+                                         "reference{3}:single-node"});
+  CHECK(all.starting_at(0).size() == 4);
+  CHECK(all.starting_at(1).size() == 2);
+  CHECK(all.find(NodeSet::of(4, {0, 1}), r.find("ew")) == 1);
+  CHECK(all.find(NodeSet::of(4, {0, 1}), r.find("reference")) == -1);
+  CHECK(all.with_nodes(NodeSet::of(4, {0})).size() == 2);
+
+  SECTION("a depth cap drops larger candidates and says so") {
+    CandidateSet capped = collect_candidates(g, reach, r.all(), {/*max_depth=*/2, 0});
+    CHECK(capped.size() == all.size() - 1);
+    REQUIRE(capped.notes().size() == 1);
+    CHECK(capped.notes()[0] == "1 candidates with more than max_depth 2 nodes dropped");
+  }
+  SECTION("a count cap keeps the smallest") {
+    CandidateSet capped = collect_candidates(g, reach, r.all(), {8, /*max_count=*/6});
+    CHECK(capped.size() == 6);
+    for (const Candidate& c : capped.all()) CHECK(c.nodes.count() == 1);
+    REQUIRE(capped.notes().size() == 1);
+    CHECK(capped.notes()[0] == "2 of 8 candidates dropped by max_candidates 6 (largest first)");
+  }
+  SECTION("adding a candidate that is present returns its index") {
+    const size_t n = all.size();
+    CHECK(all.add({NodeSet::of(4, {0, 1}), r.find("ew"), "again"}) == 1);
+    CHECK(all.add({NodeSet::of(4, {2, 3}), r.find("ew"), "new"}) == n);
+    CHECK(all.starting_at(2).back() == n);
+  }
+}
