@@ -1,0 +1,182 @@
+// Convolution computes: direct NCHW (grouped, depthwise) and blocked NCHWc with the data packed to
+// channel blocks (padding included) and the weight packed to [M/16][C/cb][kh][kw][cb][16] panels.
+#include <algorithm>
+
+#include "collage/ops/nn.h"
+#include "core/str_cat.h"
+#include "ops/nn_window.h"
+#include "te_ops/conv.h"
+
+namespace collage::te_ops::conv {
+namespace {
+
+te::Expr clamp(te::Expr v, int64_t hi) { return te::minimum(te::maximum(v, 0), hi - 1); }
+
+// X(n, c, ih, iw) for a padded position: 0 outside the input (reads stay in bounds).
+te::Expr padded_read(const te::Tensor& x, const Geometry& g, te::Expr n, te::Expr c, te::Expr ih,
+                     te::Expr iw, bool check_c) {
+  te::Expr cond;
+  auto both = [&](te::Expr e) { cond = cond.defined() ? (cond && e) : e; };
+  if (check_c) both(c < g.c);
+  if (g.pt > 0 || (g.oh - 1) * g.sh + (g.kh - 1) * g.dh - g.pt >= g.h) both(ih >= 0 && ih < g.h);
+  if (g.pl > 0 || (g.ow - 1) * g.sw + (g.kw - 1) * g.dw - g.pl >= g.w) both(iw >= 0 && iw < g.w);
+  te::Expr cc = check_c ? te::minimum(c, g.c - 1) : c;
+  te::Expr value = g.spatial == 1 ? x(n, cc, clamp(iw, g.w)) : x(n, cc, clamp(ih, g.h), clamp(iw, g.w));
+  return cond.defined() ? te::select(cond, value, 0.0f) : value;
+}
+
+te::Expr weight(const te::Tensor& w, const Geometry& g, te::Expr m, te::Expr c, te::Expr kh,
+                te::Expr kw) {
+  return g.spatial == 1 ? w(m, c, kw) : w(m, c, kh, kw);
+}
+
+// The ONNX-shaped view of a 4-D [N, M, OH, OW] result (drops OH for 1-D).
+std::vector<te::Expr> out_index(const Geometry& g, const std::vector<te::Var>& v) {
+  if (g.spatial == 1) return {v[0], v[1], te::Expr(0), v[2]};
+  return {v[0], v[1], v[2], v[3]};
+}
+
+Shape out_shape(const Geometry& g) {
+  return g.spatial == 1 ? Shape{g.n, g.m, g.ow} : Shape{g.n, g.m, g.oh, g.ow};
+}
+
+std::vector<te::Tensor> blocked(const std::string& name, const Geometry& g, const te::Tensor& x,
+                                const te::Tensor& w, const te::Tensor& b) {
+  const int64_t ib = g.in_block(), cb = (g.c + ib - 1) / ib, mb = (g.m + kBlock - 1) / kBlock;
+  const int64_t hp = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+  const int64_t wp = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  const bool c_tail = g.c % ib != 0;
+  te::Tensor xp = te::compute(
+      {g.n, cb, hp, wp, ib},
+      [&](te::Var n, te::Var c, te::Var h, te::Var wv, te::Var ci) {
+        return padded_read(x, g, n, c * ib + ci, h - g.pt, wv - g.pl, c_tail);
+      },
+      name + ".data_nchwc", "conv_data_pack");
+  te::Tensor wpk = te::compute(
+      {mb, cb, g.kh, g.kw, ib, kBlock},
+      [&](const std::vector<te::Var>& v) {
+        te::Expr m = v[0] * kBlock + v[5], c = v[1] * ib + v[4];
+        te::Expr cond;
+        if (g.m % kBlock != 0) cond = m < g.m;
+        if (c_tail) cond = cond.defined() ? (cond && c < g.c) : (c < g.c);
+        te::Expr value =
+            weight(w, g, te::minimum(m, g.m - 1), te::minimum(c, g.c - 1), v[2], v[3]);
+        return cond.defined() ? te::select(cond, value, 0.0f) : value;
+      },
+      name + ".weight_packed", "conv_weight_pack");
+  te::IterVar rc = te::reduce_axis({0, cb}, "rc");
+  te::IterVar rh = te::reduce_axis({0, g.kh}, "rh");
+  te::IterVar rw = te::reduce_axis({0, g.kw}, "rw");
+  te::IterVar ri = te::reduce_axis({0, ib}, "ri");
+  te::Tensor acc = te::compute(
+      {g.n, mb, g.oh, g.ow, kBlock},
+      [&](const std::vector<te::Var>& v) {
+        te::Expr src = xp(v[0], rc, v[2] * g.sh + rh * g.dh, v[3] * g.sw + rw * g.dw, ri) *
+                       wpk(v[1], rc, rh, rw, ri, v[4]);
+        if (!b.defined()) return te::sum(src, {rc, rh, rw, ri});
+        return te::sum(src, {rc, rh, rw, ri}, b(te::minimum(v[1] * kBlock + v[4], g.m - 1)));
+      },
+      name + ".nchwc", "conv_nchwc");
+  te::Tensor out = te::compute(
+      out_shape(g),
+      [&](const std::vector<te::Var>& v) {
+        std::vector<te::Expr> i = out_index(g, v);
+        return acc(i[0], te::floordiv(i[1], kBlock), i[2], i[3], te::floormod(i[1], kBlock));
+      },
+      name, "conv_unpack");
+  return {out};
+}
+
+std::vector<te::Tensor> direct(const std::string& name, const Geometry& g, const te::Tensor& x,
+                               const te::Tensor& w, const te::Tensor& b) {
+  const int64_t cg = g.c / g.group, mg = g.m / g.group;
+  const int64_t hp = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+  const int64_t wp = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  te::Tensor xpad = te::compute(
+      {g.n, g.c, hp, wp},
+      [&](te::Var n, te::Var c, te::Var h, te::Var wv) {
+        return padded_read(x, g, n, c, h - g.pt, wv - g.pl, false);
+      },
+      name + ".padded", "conv_pad");
+  te::IterVar rc = te::reduce_axis({0, cg}, "rc");
+  te::IterVar rh = te::reduce_axis({0, g.kh}, "rh");
+  te::IterVar rw = te::reduce_axis({0, g.kw}, "rw");
+  te::Tensor acc = te::compute(
+      {g.n, g.m, g.oh, g.ow},
+      [&](te::Var n, te::Var m, te::Var oh, te::Var ow) {
+        te::Expr c = g.group == 1 ? te::Expr(rc) : te::floordiv(m, mg) * cg + rc;
+        te::Expr src = xpad(n, c, oh * g.sh + rh * g.dh, ow * g.sw + rw * g.dw) *
+                       weight(w, g, m, rc, rh, rw);
+        if (!b.defined()) return te::sum(src, {rc, rh, rw});
+        return te::sum(src, {rc, rh, rw}, b(m));
+      },
+      g.spatial == 1 ? name + ".direct" : name, "conv_direct");
+  if (g.spatial == 2) return {acc};
+  te::Tensor out = te::compute(
+      out_shape(g), [&](te::Var n, te::Var m, te::Var ow) { return acc(n, m, 0, ow); }, name,
+      "conv_view");
+  return {out};
+}
+
+}  // namespace
+
+absl::StatusOr<Geometry> resolve(const Node& node, const Shape& x, const Shape& w, bool bias) {
+  const auto& a = node.get<ConvAttrs>();
+  auto fail = [&](const std::string& what) {
+    return absl::InvalidArgumentError(str_cat("Conv '", node.name, "': ", what));
+  };
+  if (x.size() != 3 && x.size() != 4)
+    return fail(str_cat("input shape [", shape_to_string(x),
+                        "] is not supported by the TE library (1-D and 2-D convolutions only)"));
+  if (w.size() != x.size() || a.group < 1 || x[1] != w[1] * a.group || w[0] % a.group != 0)
+    return fail(str_cat("weight shape [", shape_to_string(w), "] does not match input [",
+                        shape_to_string(x), "] with group ", a.group));
+  Geometry g;
+  g.spatial = static_cast<int>(x.size()) - 2;
+  g.n = x[0];
+  g.c = x[1];
+  g.m = w[0];
+  g.group = a.group;
+  g.bias = bias;
+  const Shape in(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
+  absl::StatusOr<ops::Window> win = ops::resolve_window(
+      in, kernel, {a.auto_pad, a.strides, a.dilations, a.pads, /*ceil_mode=*/false});
+  if (!win.ok()) return fail(std::string(win.status().message()));
+  const int wi = g.spatial - 1;
+  if (g.spatial == 2) {
+    g.h = win->in[0];
+    g.kh = win->kernel[0];
+    g.oh = win->out[0];
+    g.sh = win->stride[0];
+    g.dh = win->dilation[0];
+    g.pt = win->pad_begin[0];
+  }
+  g.w = win->in[wi];
+  g.kw = win->kernel[wi];
+  g.ow = win->out[wi];
+  g.sw = win->stride[wi];
+  g.dw = win->dilation[wi];
+  g.pl = win->pad_begin[wi];
+  if (g.oh < 1 || g.ow < 1) return fail("empty output");
+  return g;
+}
+
+absl::StatusOr<std::vector<te::Tensor>> compute(const Graph& graph, const Node& node,
+                                                std::span<const te::Tensor> inputs) {
+  (void)graph;
+  if (inputs.size() < 2 || !inputs[0].defined() || !inputs[1].defined())
+    return absl::InvalidArgumentError(str_cat("Conv '", node.name, "': needs inputs X and W"));
+  const te::Tensor& x = inputs[0];
+  const te::Tensor& w = inputs[1];
+  te::Tensor b = inputs.size() > 2 ? inputs[2] : te::Tensor();
+  for (const te::Tensor& t : {x, w, b})
+    if (t.defined() && t.dtype() != DType::f32)
+      return absl::InvalidArgumentError(str_cat("Conv '", node.name, "': input '", t.name(),
+                                                "' is ", dtype_name(t.dtype()),
+                                                ", the TE library supports f32 only"));
+  absl::StatusOr<Geometry> g = resolve(node, x.shape(), w.shape(), b.defined());
+  if (!g.ok()) return g.status();
+  return g->blocked() ? blocked(node.name, *g, x, w, b) : direct(node.name, *g, x, w, b);
+}
+
+}  // namespace collage::te_ops::conv

@@ -1,0 +1,217 @@
+// Convolution schedules: the blocked NCHWc template (register tiles of ow_t x oc_t vectors of 16
+// output channels, data packed per parallel chunk, weight pre-packed) and the direct NCHW template
+// (vectors along the output row), both with the group's elementwise chain fused into the store.
+#include <algorithm>
+
+#include "core/str_cat.h"
+#include "te_ops/conv.h"
+#include "te_ops/conv_dense_common.h"
+
+namespace collage::te_ops::conv {
+namespace {
+
+using tune::Knobs;
+using tune::knob_or;
+
+// The stages of a conv group built by compute().
+struct Parts {
+  te::Tensor acc;   // the reduction (conv_nchwc or conv_direct)
+  te::Tensor data;  // packed or padded data
+  te::Tensor wpk;   // packed weight (blocked only)
+  te::Tensor w;     // weight placeholder
+};
+
+absl::StatusOr<Parts> find_parts(const AnchorGroup& grp) {
+  Parts p;
+  const std::string tag = grp.anchor_output->tag;
+  p.acc = (tag == "conv_unpack" || tag == "conv_view") ? te::input_tensors(grp.anchor_output)[0]
+                                                        : grp.anchor_output;
+  if (p.acc->tag != "conv_nchwc" && p.acc->tag != "conv_direct")
+    return absl::InvalidArgumentError(str_cat("conv schedule: anchor output '",
+                                              grp.anchor_output.name(),
+                                              "' was not built by the TE conv compute"));
+  for (const te::Tensor& t : te::input_tensors(p.acc)) {
+    if (t->tag == "conv_data_pack" || t->tag == "conv_pad") p.data = t;
+    if (t->tag == "conv_weight_pack") {
+      p.wpk = t;
+      p.w = te::input_tensors(t)[0];
+    }
+  }
+  if (p.acc->tag == "conv_direct") {
+    std::vector<te::Tensor> in = te::input_tensors(p.acc);
+    for (const te::Tensor& t : in)
+      if (t.op_kind() == te::OpKind::placeholder && t.ndim() >= 3) p.w = t;
+  }
+  return p;
+}
+
+std::string signature(const Geometry& g, const te::Tensor& w, bool w_const) {
+  return str_cat("Conv|x=f32[", g.n, ",", g.c, g.spatial == 2 ? str_cat(",", g.h) : "", ",", g.w,
+                 "]|w=", detail::type_signature(w), "|bias=", g.bias ? 1 : 0,
+                 "|group=", g.group, "|strides=", g.sh, ",", g.sw, "|dilations=", g.dh, ",", g.dw,
+                 "|pads=", g.pt, ",", g.pl, "|out=", g.oh, ",", g.ow, "|wconst=", w_const ? 1 : 0);
+}
+
+// Largest divisor of `n` in [lo, hi], or 0.
+int64_t divisor_in(int64_t n, int64_t lo, int64_t hi) {
+  for (int64_t d = std::min(n, hi); d >= lo; --d)
+    if (n % d == 0) return d;
+  return 0;
+}
+
+void blocked_space(const Geometry& g, int threads, tune::ScheduleTemplate& t) {
+  const int64_t mb = (g.m + kBlock - 1) / kBlock;
+  std::vector<int64_t> ow_t = detail::at_most({1, 2, 4, 6, 7, 8, 12, 14, 16, 28, g.ow}, std::min<int64_t>(g.ow, 28));
+  std::vector<int64_t> oc_t = detail::at_most({1, 2, 3, 4}, mb);
+  std::vector<int64_t> oh_par = detail::at_most({1, 2, 4, 7, 8, 14, 28, g.oh}, g.oh);
+  std::vector<int64_t> oc_outer = detail::at_most({1, 2, 4, 8}, mb);
+  std::vector<int64_t> ci_unroll = detail::at_most({1, 2, 4, 8, 16}, g.in_block());
+  t.space.add("ow_t", ow_t);
+  t.space.add("oc_t", oc_t);
+  t.space.add("oh_par", oh_par);
+  t.space.add("oc_outer", oc_outer);
+  t.space.add("ci_unroll", ci_unroll);
+  t.space.add("epi_vec", {0, 1});
+  // Defaults: a register tile of about 28 accumulators, at least 4 parallel chunks per thread.
+  int64_t owd = divisor_in(g.ow, 4, 14);
+  if (owd == 0) owd = std::min<int64_t>(g.ow, 14);
+  const int64_t ocd = detail::pick_at_most(oc_t, std::max<int64_t>(1, 28 / owd));
+  const int64_t want = 4 * std::max(threads, 1);
+  int64_t ohd = 1;
+  for (int64_t v : oh_par)
+    if (g.n * ((g.oh + v - 1) / v) >= want) ohd = v;
+  const int64_t chunks = g.n * ((g.oh + ohd - 1) / ohd);
+  const int64_t tiles = (mb + ocd - 1) / ocd;
+  const int64_t ocod = chunks >= want ? 1 : detail::pick_at_most(oc_outer, std::min(tiles, (want + chunks - 1) / chunks));
+  t.defaults = {{"ow_t", detail::pick_at_most(ow_t, owd)}, {"oc_t", ocd}, {"oh_par", ohd},
+                {"oc_outer", ocod}, {"ci_unroll", detail::pick_at_most(ci_unroll, 4)},
+                {"epi_vec", 0}};
+}
+
+void direct_space(const Geometry& g, int lanes, tune::ScheduleTemplate& t) {
+  std::vector<int64_t> ow_t = {static_cast<int64_t>(lanes) / 2, lanes, 2 * static_cast<int64_t>(lanes)};
+  std::vector<int64_t> oh_t = detail::at_most({1, 2, 4}, g.oh);
+  t.space.add("ow_t", ow_t);
+  t.space.add("oh_t", oh_t);
+  t.defaults = {{"ow_t", g.ow <= lanes / 2 ? lanes / 2 : lanes},
+                {"oh_t", detail::pick_at_most(oh_t, g.ow <= lanes / 2 ? 4 : 2)}};
+}
+
+absl::StatusOr<ScheduledGroup> apply_blocked(const AnchorGroup& grp, const Parts& p,
+                                             const Geometry& g, const Knobs& k) {
+  std::vector<te::Tensor> prepacked;
+  te::Schedule s = te::create_schedule(grp.outputs);
+  detail::Epilogue e = detail::plan_epilogue(s, grp, p.acc, {p.data, p.wpk});
+  const bool w_const = detail::is_constant_input(grp, p.w);
+  if (w_const) {
+    s[p.wpk].pack();
+    prepacked.push_back(p.wpk);
+  }
+  if (e.out.defined()) {
+    const int64_t ow_t = std::clamp<int64_t>(knob_or(k, "ow_t", 8), 1, g.ow);
+    const int64_t oc_t = std::max<int64_t>(knob_or(k, "oc_t", 1), 1);
+    const int64_t oh_par = std::clamp<int64_t>(knob_or(k, "oh_par", 1), 1, g.oh);
+    const int64_t oc_outer = std::max<int64_t>(knob_or(k, "oc_outer", 1), 1);
+    const int64_t ci_unroll = std::max<int64_t>(knob_or(k, "ci_unroll", 1), 1);
+    te::Stage so = s[e.out];
+    const int rank = e.out.ndim();
+    auto [mo, mi] = so.split(so.axis(1), kBlock);
+    auto [mt, mr] = so.split(mo, oc_t);
+    auto [mto, mti] = so.split_nparts(mt, oc_outer);
+    auto [owo, owi] = so.split(so.axis(rank - 1), ow_t);
+    std::vector<te::IterVar> inner =
+        knob_or(k, "epi_vec", 0) ? std::vector<te::IterVar>{mr, owi, mi}
+                                 : std::vector<te::IterVar>{mr, mi, owi};
+    te::IterVar par;
+    if (g.spatial == 2) {
+      auto [oho, ohi] = so.split(so.axis(2), oh_par);
+      std::vector<te::IterVar> order = {so.axis(0), mto, oho, mti, ohi, owo};
+      order.insert(order.end(), inner.begin(), inner.end());
+      so.reorder(order);
+      par = so.fuse(so.fuse(so.axis(0), mto), oho);
+    } else {
+      std::vector<te::IterVar> order = {so.axis(0), mto, mti, owo};
+      order.insert(order.end(), inner.begin(), inner.end());
+      so.reorder(order);
+      par = so.fuse(so.axis(0), mto);
+    }
+    so.parallel(par);
+    so.vectorize(inner.back());
+    te::Stage sa = s[e.acc];
+    sa.compute_at(so, owo);
+    auto [rio, rii] = sa.split(sa.reduce_axis(3), ci_unroll);
+    sa.reorder({sa.axis(0), sa.axis(2), sa.reduce_axis(0), sa.reduce_axis(1), sa.reduce_axis(2),
+                rio, rii, sa.axis(1), sa.axis(3), sa.axis(4)});
+    if (ci_unroll > 1) sa.unroll(rii);
+    sa.unroll(sa.axis(1)).unroll(sa.axis(3)).vectorize(sa.axis(4));
+    s[p.data].compute_at(so, par);
+    if (!w_const) s[p.wpk].compute_at(so, par);
+  }
+  if (!s.status().ok()) return s.status();
+  return ScheduledGroup{std::move(s), std::move(prepacked)};
+}
+
+absl::StatusOr<ScheduledGroup> apply_direct(const AnchorGroup& grp, const Parts& p,
+                                            const Geometry& g, int lanes, const Knobs& k) {
+  std::vector<te::Tensor> prepacked;
+  te::Schedule s = te::create_schedule(grp.outputs);
+  detail::Epilogue e = detail::plan_epilogue(s, grp, p.acc, {p.data});
+  if (e.out.defined()) {
+    const int64_t ow_t = std::max<int64_t>(knob_or(k, "ow_t", lanes), 1);
+    const int64_t oh_t = std::clamp<int64_t>(knob_or(k, "oh_t", 1), 1, g.oh);
+    te::Stage so = s[e.out];
+    const int rank = e.out.ndim();
+    auto [owo, owi] = so.split(so.axis(rank - 1), ow_t);
+    if (g.spatial == 2) {
+      auto [oho, ohi] = so.split(so.axis(2), oh_t);
+      so.reorder({so.axis(0), so.axis(1), oho, owo, ohi, owi});
+    }
+    te::IterVar par = so.fuse(so.axis(0), so.axis(1));
+    so.parallel(par);
+    if (ow_t > lanes) {
+      auto [vo, vi] = so.split(owi, lanes);
+      so.vectorize(vi);
+    } else {
+      so.vectorize(owi);
+    }
+    te::Stage sa = s[e.acc];
+    sa.compute_at(so, owo);
+    auto [ao, ai] = sa.split(sa.axis(3), lanes);
+    sa.reorder({sa.axis(0), sa.axis(1), sa.reduce_axis(0), sa.reduce_axis(1), sa.reduce_axis(2),
+                sa.axis(2), ao, ai});
+    sa.unroll(sa.axis(2)).unroll(ao).vectorize(ai);
+    s[p.data].compute_at(so, par);
+  }
+  if (!s.status().ok()) return s.status();
+  return ScheduledGroup{std::move(s), std::move(prepacked)};
+}
+
+}  // namespace
+
+absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp) {
+  if (!grp.graph || grp.anchor < 0 || !grp.anchor_output.defined())
+    return absl::InvalidArgumentError("conv schedule: incomplete anchor group");
+  absl::StatusOr<Parts> parts = find_parts(grp);
+  if (!parts.ok()) return parts.status();
+  const Node& node = grp.graph->node(grp.anchor);
+  const Shape& x = grp.graph->value(node.inputs[0]).type.shape;
+  const bool bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
+  absl::StatusOr<Geometry> g = resolve(node, x, parts->w.shape(), bias);
+  if (!g.ok()) return g.status();
+  const int lanes = detail::f32_lanes(grp.target);
+  tune::ScheduleTemplate t;
+  t.signature = signature(*g, parts->w, detail::is_constant_input(grp, parts->w));
+  t.flops = g->flops();
+  if (parts->acc->tag == "conv_nchwc") {
+    blocked_space(*g, grp.num_threads, t);
+    t.apply = [grp, p = *parts, geo = *g](const Knobs& k) { return apply_blocked(grp, p, geo, k); };
+  } else {
+    direct_space(*g, lanes, t);
+    t.apply = [grp, p = *parts, geo = *g, lanes](const Knobs& k) {
+      return apply_direct(grp, p, geo, lanes, k);
+    };
+  }
+  return t;
+}
+
+}  // namespace collage::te_ops::conv

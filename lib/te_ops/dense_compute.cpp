@@ -1,0 +1,200 @@
+// Dense computes: out[batch..., i, j] = sum_k A'[..., i, k] * Bp[..., j / nr, k, j % nr] where Bp
+// holds B' (transposed for Gemm's transB, scaled by Gemm's alpha) in panels of nr columns, zero
+// past the last column; Gemm's beta * C is the reduction's initial value.
+#include <algorithm>
+
+#include "collage/ops/nn.h"
+#include "core/str_cat.h"
+#include "te_ops/dense.h"
+
+namespace collage::te_ops::dense {
+namespace {
+
+// What the dense compute needs to know about its operands.
+struct Operands {
+  std::string name;
+  te::Tensor a, b, c;
+  bool trans_a = false, trans_b = false;
+  float alpha = 1.f, beta = 1.f;
+  bool a_vector = false, b_vector = false;  // MatMul 1-D operands
+  int64_t m = 1, n = 1, k = 1;
+  Shape a_batch, b_batch, batch;  // batch dims of A, B and of the output (broadcast)
+};
+
+absl::Status fail(const Operands& o, const std::string& op, const std::string& what) {
+  return absl::InvalidArgumentError(str_cat(op, " '", o.name, "': ", what));
+}
+
+// Index list of a broadcast operand's batch dims from the output's batch indices.
+std::vector<te::Expr> batch_index(const Shape& operand, const Shape& out,
+                                  const std::vector<te::Var>& v) {
+  std::vector<te::Expr> idx;
+  const size_t off = out.size() - operand.size();
+  for (size_t d = 0; d < operand.size(); ++d)
+    idx.push_back(operand[d] == 1 ? te::Expr(0) : te::Expr(v[off + d]));
+  return idx;
+}
+
+std::vector<te::Tensor> build(const Operands& o, const std::string& tag) {
+  const int64_t nr = o.n >= 32 ? 32 : 16;
+  const int64_t panels = (o.n + nr - 1) / nr;
+  const Shape& bb = o.b_batch;
+  Shape out_shape = o.batch;
+  if (!o.a_vector) out_shape.push_back(o.m);
+  if (!o.b_vector) out_shape.push_back(o.n);
+  const size_t nb = o.batch.size();
+  // B'(bb..., k, j).
+  auto b_at = [&](std::vector<te::Expr> idx, te::Expr k, te::Expr j) {
+    if (o.b_vector) return o.b(k);
+    if (o.trans_b) {
+      idx.push_back(j);
+      idx.push_back(k);
+    } else {
+      idx.push_back(k);
+      idx.push_back(j);
+    }
+    return o.b(idx);
+  };
+  te::Tensor bp;
+  if (!o.b_vector) {
+    Shape pshape = bb;
+    pshape.insert(pshape.end(), {panels, o.k, nr});
+    bp = te::compute(
+        pshape,
+        [&](const std::vector<te::Var>& v) {
+          std::vector<te::Expr> idx(v.begin(), v.begin() + bb.size());
+          const te::Var &jo = v[bb.size()], &k = v[bb.size() + 1], &jl = v[bb.size() + 2];
+          te::Expr j = jo * nr + jl;
+          te::Expr value = b_at(idx, k, o.n % nr == 0 ? j : te::minimum(j, o.n - 1));
+          if (o.alpha != 1.f) value = value * o.alpha;
+          return o.n % nr == 0 ? value : te::select(j < o.n, value, 0.0f);
+        },
+        o.name + ".b_panels", "dense_b_pack");
+  }
+  te::IterVar k = te::reduce_axis({0, o.k}, "k");
+  te::Tensor out = te::compute(
+      out_shape,
+      [&](const std::vector<te::Var>& v) {
+        te::Expr i = o.a_vector ? te::Expr(0) : te::Expr(v[nb]);
+        te::Expr j = o.b_vector ? te::Expr(0) : te::Expr(v[out_shape.size() - 1]);
+        std::vector<te::Expr> ai = batch_index(o.a_batch, o.batch, v);
+        if (o.a_vector) {
+          ai = {k};
+        } else if (o.trans_a) {
+          ai.push_back(k);
+          ai.push_back(i);
+        } else {
+          ai.push_back(i);
+          ai.push_back(k);
+        }
+        te::Expr bv;
+        if (o.b_vector) {
+          bv = o.b(k);
+        } else {
+          std::vector<te::Expr> bi = batch_index(bb, o.batch, v);
+          bi.insert(bi.end(), {te::floordiv(j, nr), k, te::floormod(j, nr)});
+          bv = bp(bi);
+        }
+        te::Expr src = o.a(ai) * bv;
+        if (!o.c.defined() || o.beta == 0.f) return te::sum(src, {k});
+        // C broadcast to [M, N] (unidirectional: trailing dims align).
+        std::vector<te::Expr> ci;
+        const Shape& cs = o.c.shape();
+        const std::vector<te::Expr> mn = {i, j};
+        for (size_t d = 0; d < cs.size(); ++d)
+          ci.push_back(cs[d] == 1 ? te::Expr(0) : mn[2 - cs.size() + d]);
+        te::Expr init = cs.empty() ? o.c(std::vector<te::Expr>{}) : o.c(ci);
+        if (o.beta != 1.f) init = init * o.beta;
+        return te::sum(src, {k}, init);
+      },
+      o.name, tag);
+  return {out};
+}
+
+absl::Status check_f32(const Operands& o, const std::string& op) {
+  for (const te::Tensor& t : {o.a, o.b, o.c})
+    if (t.defined() && t.dtype() != DType::f32)
+      return fail(o, op,
+                  str_cat("input '", t.name(), "' is ", dtype_name(t.dtype()),
+                          ", the TE library supports f32 only"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<te::Tensor>> matmul_compute(const Graph& graph, const Node& node,
+                                                       std::span<const te::Tensor> inputs) {
+  (void)graph;
+  Operands o;
+  o.name = node.name;
+  if (inputs.size() != 2 || !inputs[0].defined() || !inputs[1].defined())
+    return fail(o, "MatMul", "needs inputs A and B");
+  o.a = inputs[0];
+  o.b = inputs[1];
+  if (absl::Status s = check_f32(o, "MatMul"); !s.ok()) return s;
+  const Shape &a = o.a.shape(), &b = o.b.shape();
+  if (a.empty() || b.empty()) return fail(o, "MatMul", "scalar operands are not allowed");
+  o.a_vector = a.size() == 1;
+  o.b_vector = b.size() == 1;
+  o.k = a.back();
+  o.m = o.a_vector ? 1 : a[a.size() - 2];
+  const int64_t bk = o.b_vector ? b[0] : b[b.size() - 2];
+  o.n = o.b_vector ? 1 : b.back();
+  if (bk != o.k)
+    return fail(o, "MatMul", str_cat("inner dimensions differ: A [", shape_to_string(a),
+                                     "], B [", shape_to_string(b), "]"));
+  if (!o.a_vector) o.a_batch.assign(a.begin(), a.end() - 2);
+  if (!o.b_vector) o.b_batch.assign(b.begin(), b.end() - 2);
+  const size_t nb = std::max(o.a_batch.size(), o.b_batch.size());
+  o.batch.assign(nb, 1);
+  for (size_t d = 0; d < nb; ++d) {
+    const int64_t x = d + o.a_batch.size() >= nb ? o.a_batch[d + o.a_batch.size() - nb] : 1;
+    const int64_t y = d + o.b_batch.size() >= nb ? o.b_batch[d + o.b_batch.size() - nb] : 1;
+    if (x != y && x != 1 && y != 1)
+      return fail(o, "MatMul", str_cat("batch dimensions do not broadcast: A [",
+                                       shape_to_string(a), "], B [", shape_to_string(b), "]"));
+    o.batch[d] = std::max(x, y);
+  }
+  return build(o, "dense");
+}
+
+absl::StatusOr<std::vector<te::Tensor>> gemm_compute(const Graph& graph, const Node& node,
+                                                     std::span<const te::Tensor> inputs) {
+  (void)graph;
+  const auto& attrs = node.get<GemmAttrs>();
+  Operands o;
+  o.name = node.name;
+  if (inputs.size() < 2 || !inputs[0].defined() || !inputs[1].defined())
+    return fail(o, "Gemm", "needs inputs A and B");
+  o.a = inputs[0];
+  o.b = inputs[1];
+  if (inputs.size() > 2) o.c = inputs[2];
+  if (absl::Status s = check_f32(o, "Gemm"); !s.ok()) return s;
+  o.trans_a = attrs.transA != 0;
+  o.trans_b = attrs.transB != 0;
+  o.alpha = attrs.alpha;
+  o.beta = attrs.beta;
+  const Shape &a = o.a.shape(), &b = o.b.shape();
+  if (a.size() != 2 || b.size() != 2)
+    return fail(o, "Gemm", str_cat("A [", shape_to_string(a), "] and B [", shape_to_string(b),
+                                   "] must be matrices"));
+  o.m = o.trans_a ? a[1] : a[0];
+  o.k = o.trans_a ? a[0] : a[1];
+  o.n = o.trans_b ? b[0] : b[1];
+  if ((o.trans_b ? b[1] : b[0]) != o.k)
+    return fail(o, "Gemm", str_cat("inner dimensions differ: A [", shape_to_string(a), "], B [",
+                                   shape_to_string(b), "]"));
+  if (o.c.defined()) {
+    const Shape& c = o.c.shape();
+    const Shape mn = {o.m, o.n};
+    bool ok = c.size() <= 2;
+    for (size_t d = 0; ok && d < c.size(); ++d)
+      ok = c[d] == 1 || c[d] == mn[2 - c.size() + d];
+    if (!ok)
+      return fail(o, "Gemm", str_cat("C [", shape_to_string(c), "] does not broadcast to [",
+                                     o.m, ", ", o.n, "]"));
+  }
+  return build(o, "dense");
+}
+
+}  // namespace collage::te_ops::dense

@@ -1,0 +1,155 @@
+// Dense schedule template: row blocks of mb rows per parallel chunk, column panels of nr, and
+// mr x nr register tiles accumulated over all of k (unrolled by ku), with the group's elementwise
+// chain applied as each tile is stored. Matrix-vector products get a vectorized panel loop (A 1-D)
+// or a plain parallel loop (B 1-D).
+#include <algorithm>
+
+#include "collage/ops/nn.h"
+#include "core/str_cat.h"
+#include "te_ops/conv_dense_common.h"
+#include "te_ops/dense.h"
+
+namespace collage::te_ops::dense {
+namespace {
+
+using tune::Knobs;
+using tune::knob_or;
+
+struct Parts {
+  te::Tensor acc, bp, b;
+  int64_t m = 1, n = 1, k = 1, nr = 16, batch = 1;
+  bool a_vector = false, b_vector = false;
+};
+
+std::string signature(const Node& node, const Graph& graph, bool b_const) {
+  std::string s = node.op_name();
+  const char* names[] = {"a", "b", "c"};
+  for (size_t i = 0; i < node.inputs.size() && i < 3; ++i)
+    if (node.inputs[i] != kNoValue) {
+      const TensorType& t = graph.value(node.inputs[i]).type;
+      s += str_cat("|", names[i], "=", detail::type_signature(t.dtype, t.shape));
+    }
+  if (node.op_name() == "Gemm") {
+    const auto& a = node.get<GemmAttrs>();
+    s += str_cat("|alpha=", a.alpha, "|beta=", a.beta, "|transA=", a.transA, "|transB=", a.transB);
+  }
+  return s + str_cat("|bconst=", b_const ? 1 : 0);
+}
+
+absl::StatusOr<ScheduledGroup> apply(const AnchorGroup& grp, const Parts& p, int lanes,
+                                     const Knobs& kn) {
+  std::vector<te::Tensor> prepacked;
+  te::Schedule s = te::create_schedule(grp.outputs);
+  std::vector<te::Tensor> producers;
+  if (p.bp.defined()) producers.push_back(p.bp);
+  detail::Epilogue e = detail::plan_epilogue(s, grp, p.acc, producers);
+  const bool b_const = p.bp.defined() && detail::is_constant_input(grp, p.b);
+  if (b_const) {
+    s[p.bp].pack();
+    prepacked.push_back(p.bp);
+  }
+  if (e.out.defined()) {
+    te::Stage so = s[e.out];
+    te::Stage sa = s[e.acc];
+    const int rank = e.out.ndim();
+    if (p.b_vector) {
+      // One dot product per output element: parallel over the outermost loop.
+      if (rank > 0) {
+        so.parallel(so.axis(0));
+        sa.compute_at(so, so.axis(rank - 1));
+      }
+    } else if (p.a_vector) {
+      auto [jo, jt] = so.split(so.axis(rank - 1), p.nr);
+      te::IterVar par = jo;
+      for (int d = rank - 2; d >= 0; --d) par = so.fuse(so.axis(d), par);
+      so.parallel(par);
+      auto [jv, jl] = so.split(jt, lanes);
+      so.vectorize(jl);
+      sa.compute_at(so, par);
+      auto [cjo, cji] = sa.split(sa.axis(rank - 1), lanes);
+      sa.reorder({sa.reduce_axis(0), cjo, cji});
+      sa.unroll(cjo).vectorize(cji);
+      if (p.bp.defined() && !b_const) s[p.bp].compute_at(so, par);
+    } else {
+      const int64_t mr = std::clamp<int64_t>(knob_or(kn, "mr", 8), 1, p.m);
+      const int64_t mb = std::max<int64_t>(knob_or(kn, "mb", 64), mr);
+      const int64_t ku = std::max<int64_t>(knob_or(kn, "ku", 1), 1);
+      auto [ib, irest] = so.split(so.axis(rank - 2), (mb / mr) * mr);
+      auto [jo, jt] = so.split(so.axis(rank - 1), p.nr);
+      auto [im, it] = so.split(irest, mr);
+      std::vector<te::IterVar> order;
+      for (int d = 0; d < rank - 2; ++d) order.push_back(so.axis(d));
+      order.insert(order.end(), {ib, jo, im, it, jt});
+      so.reorder(order);
+      te::IterVar par = ib;
+      for (int d = rank - 3; d >= 0; --d) par = so.fuse(so.axis(d), par);
+      so.parallel(par);
+      auto [jto, jti] = so.split(jt, lanes);
+      so.vectorize(jti);
+      sa.compute_at(so, im);
+      auto [cjo, cji] = sa.split(sa.axis(rank - 1), lanes);
+      auto [ko, ki] = sa.split(sa.reduce_axis(0), ku);
+      std::vector<te::IterVar> aorder;
+      for (int d = 0; d < rank - 2; ++d) aorder.push_back(sa.axis(d));
+      aorder.insert(aorder.end(), {ko, ki, sa.axis(rank - 2), cjo, cji});
+      sa.reorder(aorder);
+      if (ku > 1) sa.unroll(ki);
+      sa.unroll(sa.axis(rank - 2)).unroll(cjo).vectorize(cji);
+      if (!b_const) s[p.bp].compute_at(so, jo);
+    }
+  }
+  if (!s.status().ok()) return s.status();
+  return ScheduledGroup{std::move(s), std::move(prepacked)};
+}
+
+}  // namespace
+
+absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp) {
+  if (!grp.graph || grp.anchor < 0 || !grp.anchor_output.defined() ||
+      grp.anchor_output->tag != "dense")
+    return absl::InvalidArgumentError(
+        "dense schedule: the anchor output was not built by the TE dense compute");
+  const Node& node = grp.graph->node(grp.anchor);
+  Parts p;
+  p.acc = grp.anchor_output;
+  const Shape& a = grp.graph->value(node.inputs[0]).type.shape;
+  const Shape& b = grp.graph->value(node.inputs[1]).type.shape;
+  const bool gemm = node.op_name() == "Gemm";
+  p.a_vector = !gemm && a.size() == 1;
+  p.b_vector = !gemm && b.size() == 1;
+  for (const te::Tensor& t : te::input_tensors(p.acc))
+    if (t->tag == "dense_b_pack") {
+      p.bp = t;
+      p.b = te::input_tensors(t)[0];
+      p.nr = t.shape().back();
+    }
+  const Shape& os = p.acc.shape();
+  const GemmAttrs ga = gemm ? node.get<GemmAttrs>() : GemmAttrs();
+  p.k = gemm ? (ga.transA ? a[0] : a[1]) : a.back();
+  p.n = p.b_vector ? 1 : os.back();
+  p.m = p.a_vector ? 1 : os[os.size() - (p.b_vector ? 1 : 2)];
+  const int64_t outputs = shape_numel(os);
+  p.batch = outputs / std::max<int64_t>(1, p.m * p.n);
+  const int lanes = detail::f32_lanes(grp.target);
+
+  tune::ScheduleTemplate t;
+  t.signature = signature(node, *grp.graph, p.bp.defined() && detail::is_constant_input(grp, p.b));
+  t.flops = 2.0 * static_cast<double>(outputs) * static_cast<double>(p.k);
+  if (!p.a_vector && !p.b_vector) {
+    std::vector<int64_t> mr = detail::at_most({1, 2, 4, 6, 8, 12}, p.m);
+    std::vector<int64_t> mb = detail::at_most({8, 16, 32, 64, 128, 256}, std::max<int64_t>(p.m, 8));
+    t.space.add("mr", mr);
+    t.space.add("mb", mb);
+    t.space.add("ku", {1, 2, 4});
+    const int64_t mrd = detail::pick_at_most(mr, p.nr > lanes ? 8 : 12);
+    const int64_t want = 4 * std::max(grp.num_threads, 1);
+    int64_t mbd = mb.front();
+    for (int64_t v : mb)
+      if (v <= 64 && p.batch * ((p.m + v - 1) / v) >= want) mbd = v;
+    t.defaults = {{"mr", mrd}, {"mb", std::max(mbd, mrd)}, {"ku", 1}};
+  }
+  t.apply = [grp, p, lanes](const Knobs& k) { return apply(grp, p, lanes, k); };
+  return t;
+}
+
+}  // namespace collage::te_ops::dense

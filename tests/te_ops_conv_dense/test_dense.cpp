@@ -1,0 +1,91 @@
+// TE MatMul (2-D, 1-D operands, batched with broadcasting), Gemm (alpha, beta, transA/B, broadcast
+// C) against the reference kernels, with fused epilogues, under the default schedule and random
+// knob configurations.
+#include <catch2/catch.hpp>
+#include <random>
+
+#include "collage/ops/nn.h"
+#include "common/test_util.h"
+#include "group_util.h"
+#include "te_ops/conv_dense_templates.h"
+
+namespace collage::testing {
+namespace {
+
+void check(const GroupCase& c, int configs, uint64_t seed) {
+  BuiltGroup b = build_group(c);
+  absl::StatusOr<te_ops::ScheduledGroup> def = b.def->schedule(b.group);
+  INFO(def.status().ToString());
+  REQUIRE(def.ok());
+  CHECK(run_and_compare(b, *def) < 1e-5);
+  absl::StatusOr<tune::ScheduleTemplate> t = te_ops::anchor_schedule_template(b.group);
+  REQUIRE(t.ok());
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < configs && !t->space.knobs.empty(); ++i) {
+    tune::Knobs k;
+    for (const auto& [name, values] : t->space.knobs) k[name] = values[rng() % values.size()];
+    INFO("knobs " << tune::to_string(k));
+    absl::StatusOr<te_ops::ScheduledGroup> s = t->apply(k);
+    INFO(s.status().ToString());
+    REQUIRE(s.ok());
+    CHECK(run_and_compare(b, *s) < 1e-5);
+  }
+}
+
+GroupCase matmul(Shape a, Shape b, bool b_const, Chain chain, uint64_t seed) {
+  GroupCase c;
+  c.op = "MatMul";
+  c.inputs = {random_f32(a, seed), random_f32(b, seed + 1)};
+  c.constant = {false, b_const};
+  c.chain = chain;
+  return c;
+}
+
+GroupCase gemm(Shape a, Shape b, Shape cshape, float alpha, float beta, bool ta, bool tb,
+               Chain chain, uint64_t seed) {
+  auto attrs = std::make_shared<GemmAttrs>();
+  attrs->alpha = alpha;
+  attrs->beta = beta;
+  attrs->transA = ta;
+  attrs->transB = tb;
+  GroupCase c;
+  c.op = "Gemm";
+  c.attrs = attrs;
+  c.inputs = {random_f32(a, seed), random_f32(b, seed + 1)};
+  c.constant = {false, true};
+  if (!cshape.empty() || beta != 0) {
+    c.inputs.push_back(random_f32(cshape, seed + 2));
+    c.constant.push_back(true);
+  }
+  c.chain = chain;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("matmul 2-D with tails, constant and run-time B", "[te_ops][dense]") {
+  check(matmul({37, 53}, {53, 45}, true, Chain::none, 1), 6, 1);
+  check(matmul({19, 40}, {40, 70}, false, Chain::relu, 2), 4, 2);
+  check(matmul({5, 16}, {16, 7}, true, Chain::add_relu, 3), 3, 3);
+}
+
+TEST_CASE("matmul with 1-D operands", "[te_ops][dense]") {
+  check(matmul({33}, {33, 50}, true, Chain::relu, 4), 0, 4);
+  check(matmul({3, 9, 33}, {33}, false, Chain::none, 5), 0, 5);
+  check(matmul({17}, {17}, false, Chain::none, 6), 0, 6);
+}
+
+TEST_CASE("batched matmul with broadcasting", "[te_ops][dense]") {
+  check(matmul({2, 3, 17, 20}, {3, 20, 19}, false, Chain::add_relu, 7), 4, 7);
+  check(matmul({2, 13, 24}, {24, 33}, true, Chain::relu, 8), 4, 8);
+  check(matmul({1, 9, 16}, {4, 16, 40}, false, Chain::none, 9), 2, 9);
+}
+
+TEST_CASE("gemm with alpha, beta, transposes and broadcast C", "[te_ops][dense]") {
+  check(gemm({21, 30}, {30, 35}, {35}, 1.f, 1.f, false, false, Chain::relu, 10), 4, 10);
+  check(gemm({30, 21}, {35, 30}, {21, 1}, 0.5f, 2.f, true, true, Chain::add_relu, 11), 4, 11);
+  check(gemm({8, 12}, {40, 12}, {}, 1.5f, 0.f, false, true, Chain::none, 12), 2, 12);
+  check(gemm({6, 10}, {10, 48}, {6, 48}, 1.f, -1.f, false, false, Chain::none, 13), 2, 13);
+}
+
+}  // namespace collage::testing
