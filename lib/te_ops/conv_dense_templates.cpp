@@ -51,12 +51,13 @@ std::vector<TuningTask> conv_dense_tuning_tasks(const Graph& graph,
       g.input_is_constant.push_back(graph.constant_of(v) != nullptr);
     }
     absl::StatusOr<std::vector<te::Tensor>> out = def->compute(graph, node, inputs);
-    absl::StatusOr<tune::ScheduleTemplate> t = out.status();
-    if (out.ok()) {
-      g.anchor_output = out->front();
-      g.outputs = {g.anchor_output};
-      t = anchor_schedule_template(g);
+    if (!out.ok()) {
+      if (skipped) skipped->push_back(str_cat(node.name, ": ", out.status().message()));
+      continue;
     }
+    g.anchor_output = out->front();
+    g.outputs = {g.anchor_output};
+    absl::StatusOr<tune::ScheduleTemplate> t = anchor_schedule_template(g);
     if (!t.ok()) {
       if (skipped) skipped->push_back(str_cat(node.name, ": ", t.status().message()));
       continue;
