@@ -52,18 +52,22 @@ std::string signature(const Geometry& g, const te::Tensor& w, bool w_const) {
                  "|pads=", g.pt, ",", g.pl, "|out=", g.oh, ",", g.ow, "|wconst=", w_const ? 1 : 0);
 }
 
-// Largest divisor of `n` in [lo, hi], or 0.
-int64_t divisor_in(int64_t n, int64_t lo, int64_t hi) {
-  for (int64_t d = std::min(n, hi); d >= lo; --d)
-    if (n % d == 0) return d;
-  return 0;
+// The divisors of n in [1, limit].
+std::vector<int64_t> divisors(int64_t n, int64_t limit) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= std::min(n, limit); ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
 }
 
+// Tile sizes divide their extents: bounds inference cannot narrow the region of the packed data
+// below a split with a tail (the accumulator's clamped coordinates are not linear), so a tail in
+// the row or column split would pack the whole input in every chunk.
 void blocked_space(const Geometry& g, int threads, tune::ScheduleTemplate& t) {
   const int64_t mb = (g.m + kBlock - 1) / kBlock;
-  std::vector<int64_t> ow_t = detail::at_most({1, 2, 4, 6, 7, 8, 12, 14, 16, 28, g.ow}, std::min<int64_t>(g.ow, 28));
-  std::vector<int64_t> oc_t = detail::at_most({1, 2, 3, 4}, mb);
-  std::vector<int64_t> oh_par = detail::at_most({1, 2, 4, 7, 8, 14, 28, g.oh}, g.oh);
+  std::vector<int64_t> ow_t = divisors(g.ow, 28);
+  std::vector<int64_t> oc_t = divisors(mb, 4);
+  std::vector<int64_t> oh_par = divisors(g.oh, g.oh);
   std::vector<int64_t> oc_outer = detail::at_most({1, 2, 4, 8}, mb);
   std::vector<int64_t> ci_unroll = detail::at_most({1, 2, 4, 8, 16}, g.in_block());
   t.space.add("ow_t", ow_t);
@@ -72,20 +76,27 @@ void blocked_space(const Geometry& g, int threads, tune::ScheduleTemplate& t) {
   t.space.add("oc_outer", oc_outer);
   t.space.add("ci_unroll", ci_unroll);
   t.space.add("epi_vec", {0, 1});
-  // Defaults: a register tile of about 28 accumulators, at least 4 parallel chunks per thread.
-  int64_t owd = divisor_in(g.ow, 4, 14);
-  if (owd == 0) owd = std::min<int64_t>(g.ow, 14);
-  const int64_t ocd = detail::pick_at_most(oc_t, std::max<int64_t>(1, 28 / owd));
+  t.space.add("par_oc", {0, 1});
+  // Defaults: a register tile of about 24 vector accumulators (more, with the broadcasts and
+  // weights of one step, makes LLVM spill), at least 4 parallel chunks per thread, along the
+  // output rows unless there are too few of them.
+  int64_t owd = 1, ocd = 1;
+  for (int64_t ow : ow_t)
+    for (int64_t oc : oc_t)
+      if (ow * oc <= 24 && (ow * oc > owd * ocd || (ow * oc == owd * ocd && oc > ocd))) {
+        owd = ow;
+        ocd = oc;
+      }
   const int64_t want = 4 * std::max(threads, 1);
+  const int64_t tiles = (mb + ocd - 1) / ocd;
   int64_t ohd = 1;
   for (int64_t v : oh_par)
-    if (g.n * ((g.oh + v - 1) / v) >= want) ohd = v;
-  const int64_t chunks = g.n * ((g.oh + ohd - 1) / ohd);
-  const int64_t tiles = (mb + ocd - 1) / ocd;
-  const int64_t ocod = chunks >= want ? 1 : detail::pick_at_most(oc_outer, std::min(tiles, (want + chunks - 1) / chunks));
-  t.defaults = {{"ow_t", detail::pick_at_most(ow_t, owd)}, {"oc_t", ocd}, {"oh_par", ohd},
-                {"oc_outer", ocod}, {"ci_unroll", detail::pick_at_most(ci_unroll, 4)},
-                {"epi_vec", 0}};
+    if ((g.oh + v - 1) / v >= want) ohd = v;
+  const bool par_oc = (g.oh + ohd - 1) / ohd < want && tiles >= want;
+  const int64_t ocod = par_oc ? detail::pick_at_most(oc_outer, tiles) : 1;
+  if (par_oc) ohd = detail::pick_at_most(oh_par, g.oh);
+  t.defaults = {{"ow_t", owd}, {"oc_t", ocd}, {"oh_par", ohd},
+                {"oc_outer", ocod}, {"ci_unroll", 1}, {"epi_vec", 0}, {"par_oc", par_oc}};
 }
 
 void direct_space(const Geometry& g, int lanes, tune::ScheduleTemplate& t) {
@@ -122,19 +133,30 @@ absl::StatusOr<ScheduledGroup> apply_blocked(const AnchorGroup& grp, const Parts
     std::vector<te::IterVar> inner =
         knob_or(k, "epi_vec", 0) ? std::vector<te::IterVar>{mr, owi, mi}
                                  : std::vector<te::IterVar>{mr, mi, owi};
-    te::IterVar par;
+    // The parallel loop is the outermost of output-row chunks or output-channel chunks; the data
+    // is packed at the innermost of the chunk loops, for the rows that chunk reads (bounds are
+    // not inferred through fused loops, so none is fused).
+    te::IterVar par, pack_at;
+    std::vector<te::IterVar> order;
     if (g.spatial == 2) {
       auto [oho, ohi] = so.split(so.axis(2), oh_par);
-      std::vector<te::IterVar> order = {so.axis(0), mto, oho, mti, ohi, owo};
-      order.insert(order.end(), inner.begin(), inner.end());
-      so.reorder(order);
-      par = so.fuse(so.fuse(so.axis(0), mto), oho);
+      if (knob_or(k, "par_oc", 0)) {
+        order = {mto, so.axis(0), oho};
+        par = mto;
+        pack_at = oho;
+      } else {
+        order = {oho, so.axis(0), mto};
+        par = oho;
+        pack_at = mto;
+      }
+      order.insert(order.end(), {mti, ohi, owo});
     } else {
-      std::vector<te::IterVar> order = {so.axis(0), mto, mti, owo};
-      order.insert(order.end(), inner.begin(), inner.end());
-      so.reorder(order);
-      par = so.fuse(so.axis(0), mto);
+      order = {mto, so.axis(0), mti, owo};
+      par = mto;
+      pack_at = so.axis(0);
     }
+    order.insert(order.end(), inner.begin(), inner.end());
+    so.reorder(order);
     so.parallel(par);
     so.vectorize(inner.back());
     te::Stage sa = s[e.acc];
@@ -144,8 +166,8 @@ absl::StatusOr<ScheduledGroup> apply_blocked(const AnchorGroup& grp, const Parts
                 rio, rii, sa.axis(1), sa.axis(3), sa.axis(4)});
     if (ci_unroll > 1) sa.unroll(rii);
     sa.unroll(sa.axis(1)).unroll(sa.axis(3)).vectorize(sa.axis(4));
-    s[p.data].compute_at(so, par);
-    if (!w_const) s[p.wpk].compute_at(so, par);
+    s[p.data].compute_at(so, pack_at);
+    if (!w_const) s[p.wpk].compute_at(so, pack_at);
   }
   if (!s.status().ok()) return s.status();
   return ScheduledGroup{std::move(s), std::move(prepacked)};
