@@ -42,6 +42,12 @@ std::vector<te::Tensor> build(const Operands& o, const std::string& tag) {
   Shape out_shape = o.batch;
   if (!o.a_vector) out_shape.push_back(o.m);
   if (!o.b_vector) out_shape.push_back(o.n);
+  // The reduction covers whole panels (n rounded up to nr): a register tile of the last panel
+  // then never needs shifting back inside the tensor, which would make its panel reads
+  // non-affine (gathers). The anchor output is the [.., n] view of it.
+  const bool padded = !o.b_vector && o.n % nr != 0;
+  Shape acc_shape = out_shape;
+  if (padded) acc_shape.back() = panels * nr;
   const size_t nb = o.batch.size();
   // B'(bb..., k, j).
   auto b_at = [&](std::vector<te::Expr> idx, te::Expr k, te::Expr j) {
@@ -72,8 +78,8 @@ std::vector<te::Tensor> build(const Operands& o, const std::string& tag) {
         o.name + ".b_panels", "dense_b_pack");
   }
   te::IterVar k = te::reduce_axis({0, o.k}, "k");
-  te::Tensor out = te::compute(
-      out_shape,
+  te::Tensor acc = te::compute(
+      acc_shape,
       [&](const std::vector<te::Var>& v) {
         te::Expr i = o.a_vector ? te::Expr(0) : te::Expr(v[nb]);
         te::Expr j = o.b_vector ? te::Expr(0) : te::Expr(v[out_shape.size() - 1]);
@@ -100,14 +106,19 @@ std::vector<te::Tensor> build(const Operands& o, const std::string& tag) {
         // C broadcast to [M, N] (unidirectional: trailing dims align).
         std::vector<te::Expr> ci;
         const Shape& cs = o.c.shape();
-        const std::vector<te::Expr> mn = {i, j};
+        const std::vector<te::Expr> mn = {i, padded ? te::minimum(j, o.n - 1) : j};
         for (size_t d = 0; d < cs.size(); ++d)
           ci.push_back(cs[d] == 1 ? te::Expr(0) : mn[2 - cs.size() + d]);
         te::Expr init = cs.empty() ? o.c(std::vector<te::Expr>{}) : o.c(ci);
         if (o.beta != 1.f) init = init * o.beta;
         return te::sum(src, {k}, init);
       },
-      o.name, tag);
+      padded ? o.name + ".panels" : o.name, tag);
+  if (!padded) return {acc};
+  te::Tensor out = te::compute(
+      out_shape,
+      [&](const std::vector<te::Var>& v) { return acc(std::vector<te::Expr>(v.begin(), v.end())); },
+      o.name, "dense_view");
   return {out};
 }
 

@@ -72,17 +72,29 @@ absl::StatusOr<ScheduledGroup> apply(const AnchorGroup& grp, const Parts& p, int
       if (p.bp.defined() && !b_const) s[p.bp].compute_at(so, par);
     } else {
       const int64_t mr = std::clamp<int64_t>(knob_or(kn, "mr", 8), 1, p.m);
-      const int64_t mb = std::max<int64_t>(knob_or(kn, "mb", 64), mr);
+      // A row block never exceeds the rows (rounded up to the tile): the tiles past the end
+      // would be computed (clamped) for nothing.
+      const int64_t mb = std::clamp<int64_t>(knob_or(kn, "mb", 64), mr, (p.m + mr - 1) / mr * mr);
       const int64_t ku = std::max<int64_t>(knob_or(kn, "ku", 1), 1);
       auto [ib, irest] = so.split(so.axis(rank - 2), (mb / mr) * mr);
       auto [jo, jt] = so.split(so.axis(rank - 1), p.nr);
       auto [im, it] = so.split(irest, mr);
+      // Parallel over row blocks (fused with the batch), or over column panels when there are
+      // few rows (a matrix-vector-like product).
+      const bool par_j = knob_or(kn, "par_j", 0) != 0;
       std::vector<te::IterVar> order;
+      if (par_j) order.push_back(jo);
       for (int d = 0; d < rank - 2; ++d) order.push_back(so.axis(d));
-      order.insert(order.end(), {ib, jo, im, it, jt});
+      order.push_back(ib);
+      if (!par_j) order.push_back(jo);
+      order.insert(order.end(), {im, it, jt});
       so.reorder(order);
       te::IterVar par = ib;
-      for (int d = rank - 3; d >= 0; --d) par = so.fuse(so.axis(d), par);
+      if (par_j) {
+        par = jo;
+      } else {
+        for (int d = rank - 3; d >= 0; --d) par = so.fuse(so.axis(d), par);
+      }
       so.parallel(par);
       auto [jto, jti] = so.split(jt, lanes);
       so.vectorize(jti);
@@ -105,13 +117,15 @@ absl::StatusOr<ScheduledGroup> apply(const AnchorGroup& grp, const Parts& p, int
 }  // namespace
 
 absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp) {
-  if (!grp.graph || grp.anchor < 0 || !grp.anchor_output.defined() ||
-      grp.anchor_output->tag != "dense")
-    return absl::InvalidArgumentError(
-        "dense schedule: the anchor output was not built by the TE dense compute");
+  if (!grp.graph || grp.anchor < 0 || !grp.anchor_output.defined())
+    return absl::InvalidArgumentError("dense schedule: incomplete anchor group");
   const Node& node = grp.graph->node(grp.anchor);
   Parts p;
-  p.acc = grp.anchor_output;
+  p.acc = grp.anchor_output->tag == "dense_view" ? te::input_tensors(grp.anchor_output)[0]
+                                                 : grp.anchor_output;
+  if (p.acc->tag != "dense")
+    return absl::InvalidArgumentError(
+        "dense schedule: the anchor output was not built by the TE dense compute");
   const Shape& a = grp.graph->value(node.inputs[0]).type.shape;
   const Shape& b = grp.graph->value(node.inputs[1]).type.shape;
   const bool gemm = node.op_name() == "Gemm";
@@ -123,7 +137,7 @@ absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp)
       p.b = te::input_tensors(t)[0];
       p.nr = t.shape().back();
     }
-  const Shape& os = p.acc.shape();
+  const Shape& os = grp.anchor_output.shape();
   const GemmAttrs ga = gemm ? node.get<GemmAttrs>() : GemmAttrs();
   p.k = gemm ? (ga.transA ? a[0] : a[1]) : a.back();
   p.n = p.b_vector ? 1 : os.back();
@@ -141,12 +155,16 @@ absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp)
     t.space.add("mr", mr);
     t.space.add("mb", mb);
     t.space.add("ku", {1, 2, 4});
+    t.space.add("par_j", {0, 1});
     const int64_t mrd = detail::pick_at_most(mr, p.nr > lanes ? 8 : 12);
     const int64_t want = 4 * std::max(grp.num_threads, 1);
     int64_t mbd = mb.front();
     for (int64_t v : mb)
       if (v <= 64 && p.batch * ((p.m + v - 1) / v) >= want) mbd = v;
-    t.defaults = {{"mr", mrd}, {"mb", std::max(mbd, mrd)}, {"ku", 1}};
+    const int64_t row_chunks = p.batch * ((p.m + mbd - 1) / mbd);
+    const int64_t panels = (p.n + p.nr - 1) / p.nr;
+    const bool par_j = row_chunks < want && panels > row_chunks;
+    t.defaults = {{"mr", mrd}, {"mb", std::max(mbd, mrd)}, {"ku", 1}, {"par_j", par_j}};
   }
   t.apply = [grp, p, lanes](const Knobs& k) { return apply(grp, p, lanes, k); };
   return t;
