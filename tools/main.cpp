@@ -16,8 +16,9 @@ extern const Command kRunCommand;
 extern const Command kCompileCommand;
 extern const Command kExplainCommand;
 extern const Command kCostDbCommand;
-constexpr const Command* kCommands[] = {&kInfoCommand, &kRunCommand, &kCompileCommand,
-                                        &kExplainCommand, &kCostDbCommand};
+extern const Command kTuneCommand;
+constexpr const Command* kCommands[] = {&kInfoCommand,    &kRunCommand,    &kCompileCommand,
+                                        &kExplainCommand, &kCostDbCommand, &kTuneCommand};
 
 namespace {
 
