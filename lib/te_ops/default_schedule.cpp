@@ -19,6 +19,22 @@ int64_t numel(const te::Tensor& t) {
   return n;
 }
 
+// A reduction whose innermost data axis is long enough accumulates a vector of it at a time: that
+// axis is split by the vector width, the reduction loops go between the two parts and the inner
+// part is vectorized (the accumulator is a vector). Returns the outer part of the split, or an
+// undefined axis when the stage is left alone.
+te::IterVar vectorize_reduction(te::Stage stage, const te::Tensor& t, int lanes) {
+  const int rank = t.ndim();
+  if (rank == 0 || t.shape()[rank - 1] < lanes || t->reduce_axis.empty()) return {};
+  auto [io, ii] = stage.split(t.axis(rank - 1), lanes);
+  std::vector<te::IterVar> order = {io};
+  for (size_t r = 0; r < t->reduce_axis.size(); ++r) order.push_back(t.reduce_axis(static_cast<int>(r)));
+  order.push_back(ii);
+  stage.reorder(order);
+  stage.vectorize(ii);
+  return io;
+}
+
 }  // namespace
 
 bool is_reduction(const te::Tensor& t) {
@@ -44,22 +60,26 @@ te::Schedule default_schedule(const std::vector<te::Tensor>& outputs,
   te::Stage main = s[out];
   const int rank = out.ndim();
   if (rank == 0) return s;
-  // The innermost axis: vectorized when it is long enough and the stage is injective.
+  // The innermost axis: vectorized when it is long enough.
   te::IterVar inner = out.axis(rank - 1);
   const int lanes = std::max(1, options.target.vector_bytes() / 4);
-  const bool reduce_main = is_reduction(out);
   std::vector<te::IterVar> outer;
   for (int k = 0; k + 1 < rank; ++k) outer.push_back(out.axis(k));
-  if (!reduce_main && out.shape()[rank - 1] >= lanes) {
+  if (is_reduction(out)) {
+    te::IterVar io = vectorize_reduction(main, out, lanes);
+    if (outer.empty() && io.defined()) outer.push_back(io);
+  } else if (out.shape()[rank - 1] >= lanes) {
     auto [io, ii] = main.split(inner, lanes);
     main.vectorize(ii);
-    inner = ii;
     if (outer.empty()) outer.push_back(io);
   }
   if (outer.empty()) return s;
   te::IterVar fused = outer[0];
   for (size_t k = 1; k < outer.size(); ++k) fused = main.fuse(fused, outer[k]);
-  for (const te::Tensor& r : reductions) s[r].compute_at(main, fused);
+  for (const te::Tensor& r : reductions) {
+    vectorize_reduction(s[r], r, lanes);
+    s[r].compute_at(main, fused);
+  }
   if (options.num_threads > 1 && numel(out) >= kMinParallelElements) main.parallel(fused);
   return s;
 }

@@ -148,13 +148,19 @@ TeOpDef softmax_op(bool log) {
     std::vector<bool> reduced(x.ndim(), false);
     reduced[*axis] = true;
     const std::string name = tensor_name(node);
-    te::Tensor m = reduce_over(
-        x.shape(), reduced, true, te::ReduceOp::max,
-        [&](const std::vector<Expr>& idx) { return load_f32(x, idx); }, name + ".max");
+    // The maximum twice, so that each statistic has one reader and can be computed at the
+    // output's row loop (a stage computed at a loop may feed only one stage).
+    auto row_max = [&](const std::string& n) {
+      return reduce_over(
+          x.shape(), reduced, true, te::ReduceOp::max,
+          [&](const std::vector<Expr>& idx) { return load_f32(x, idx); }, n);
+    };
+    te::Tensor m_sum = row_max(name + ".max0");
+    te::Tensor m = row_max(name + ".max");
     te::Tensor s = reduce_over(
         x.shape(), reduced, true, te::ReduceOp::sum,
         [&](const std::vector<Expr>& idx) {
-          return te::exp(load_f32(x, idx) - m(stat_index(idx, reduced)));
+          return te::exp(load_f32(x, idx) - m_sum(stat_index(idx, reduced)));
         },
         name + ".sum");
     const TensorType& out = output_type(g, node);
@@ -180,13 +186,18 @@ te::Tensor normalize(const te::Tensor& x, const std::vector<bool>& reduced, doub
   for (size_t k = 0; k < reduced.size(); ++k)
     if (reduced[k]) count *= x.shape()[k];
   const Expr inv_n = te::make_const(DType::f32, 1.0 / static_cast<double>(count));
-  te::Tensor sum = reduce_over(
-      x.shape(), reduced, true, te::ReduceOp::sum,
-      [&](const std::vector<Expr>& idx) { return load_f32(x, idx); }, name + ".sum");
+  // The sum twice (for the variance and for the output), so that each statistic has one reader.
+  auto total = [&](const std::string& n) {
+    return reduce_over(
+        x.shape(), reduced, true, te::ReduceOp::sum,
+        [&](const std::vector<Expr>& idx) { return load_f32(x, idx); }, n);
+  };
+  te::Tensor sum_sq = total(name + ".sum0");
+  te::Tensor sum = total(name + ".sum");
   te::Tensor sq = reduce_over(
       x.shape(), reduced, true, te::ReduceOp::sum,
       [&](const std::vector<Expr>& idx) {
-        Expr d = load_f32(x, idx) - sum(stat_index(idx, reduced)) * inv_n;
+        Expr d = load_f32(x, idx) - sum_sq(stat_index(idx, reduced)) * inv_n;
         return d * d;
       },
       name + ".sq");
