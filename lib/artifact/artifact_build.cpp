@@ -1,6 +1,17 @@
 // build_artifact_kernels, compile_artifact and write_artifact_for: each placed group is cut out of
-// the graph and built by its backend; the kernel's record is what the artifact stores.
+// the graph and built by its backend; the kernel's record is what the artifact stores, and native
+// kernels' object code is linked into the shared object the artifact embeds.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+
 #include "artifact/artifact.h"
+#include "codegen/llvm/object.h"
 #include "collage/executor.h"
 #include "core/str_cat.h"
 #include "io/file_io.h"
@@ -16,6 +27,65 @@ std::string group_nodes(const Graph& g, const PlacedGroup& group) {
     s += str_cat(i ? " " : "", g.node(nodes[i]).name);
   if (nodes.size() > 4) s += str_cat(" and ", nodes.size() - 4, " more");
   return s;
+}
+
+// A temporary directory removed with everything in it when the object goes away.
+class TempDir {
+ public:
+  static absl::StatusOr<TempDir> create() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "collage-link-XXXXXX").string();
+    if (!mkdtemp(pattern.data()))
+      return absl::InternalError(str_cat("cannot create a temporary directory like ", pattern));
+    return TempDir(pattern);
+  }
+  TempDir(TempDir&& o) noexcept : path_(std::move(o.path_)) { o.path_.clear(); }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  explicit TempDir(std::filesystem::path p) : path_(std::move(p)) {}
+  std::filesystem::path path_;
+};
+
+// The shared object defining every native kernel's entry: their object files (the records'
+// params; kernels with the same entry have the same code and are linked once) linked with the
+// system linker. Empty when no kernel is native.
+absl::StatusOr<std::string> link_native_code(const std::vector<ArtifactKernel>& kernels) {
+  std::set<std::string> entries;
+  std::optional<TempDir> dir;
+  std::vector<std::string> objects;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const KernelRecord& r = kernels[k].record;
+    if (r.module != kNativeModule || !entries.insert(r.entry).second) continue;
+    if (r.params.empty())
+      return absl::InternalError(str_cat("kernel ", k, " (", kernels[k].name,
+                                         "): the native backend produced no object code for '",
+                                         r.entry, "'"));
+    if (!dir) {
+      auto d = TempDir::create();
+      if (!d.ok()) return d.status();
+      dir.emplace(std::move(*d));
+    }
+    const std::string path = (dir->path() / str_cat("k", objects.size(), ".o")).string();
+    std::ofstream f(path, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(r.params.data()),
+            static_cast<std::streamsize>(r.params.size()));
+    if (!f) return absl::InternalError(str_cat("cannot write the object file ", path));
+    objects.push_back(path);
+  }
+  if (objects.empty()) return std::string();
+  const std::string so = (dir->path() / "native.so").string();
+  if (absl::Status s = codegen::link_shared_library(objects, so, codegen::TargetSpec::host());
+      !s.ok())
+    return s;
+  std::ifstream in(so, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in) return absl::InternalError(str_cat("cannot read the linked native code ", so));
+  return bytes.str();
 }
 
 }  // namespace
@@ -83,7 +153,13 @@ absl::StatusOr<std::string> compile_artifact(const Context& ctx, const BackendRe
                                              ArtifactSummary* summary) {
   auto kernels = build_artifact_kernels(ctx, backends, graph, placement, options.build);
   if (!kernels.ok()) return kernels.status();
-  return serialize_artifact(graph, *kernels, options, summary);
+  if (!options.native_library.empty()) return serialize_artifact(graph, *kernels, options, summary);
+  // Native kernels' code: linked here into the shared object the artifact embeds.
+  auto native = link_native_code(*kernels);
+  if (!native.ok()) return native.status();
+  ArtifactOptions with_code = options;
+  with_code.native_library = std::move(*native);
+  return serialize_artifact(graph, *kernels, with_code, summary);
 }
 
 absl::StatusOr<ArtifactSummary> write_artifact_for(const Context& ctx,

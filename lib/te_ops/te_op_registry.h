@@ -91,8 +91,10 @@ void register_conv_ops(TeOpRegistry& r);
 void register_dense_ops(TeOpRegistry& r);
 // Everything else of the foundation's operator set: elementwise, broadcast, reduction,
 // injective/layout, pooling, softmax, layer norm, conv-transpose.
-void register_injective_ops(TeOpRegistry& r);
+void register_elementwise_ops(TeOpRegistry& r);  // activations, arithmetic, comparisons, Cast
+void register_injective_ops(TeOpRegistry& r);     // reshapes, Transpose, Concat, Slice, Gather, Pad
 void register_reduction_ops(TeOpRegistry& r);
+void register_resize_op(TeOpRegistry& r);  // Resize: nearest and linear
 void register_nn_misc_ops(TeOpRegistry& r);
 
 // A registry with every family registered.

@@ -33,18 +33,30 @@ class ModuleKernel : public KernelInstance {
   std::string label_;
 };
 
+// A generated kernel: its arguments are the kernel's tensors, then its constants (pre-packed
+// weights), which are appended here.
 class NativeKernel : public KernelInstance {
  public:
-  NativeKernel(collage_native_kernel_fn fn, int32_t tasks) : fn_(fn), tasks_(tasks) {}
+  NativeKernel(collage_native_kernel_fn fn, int32_t tasks, size_t num_args,
+               std::vector<void*> constants)
+      : fn_(fn), tasks_(tasks), num_args_(num_args), constants_(std::move(constants)) {}
   int32_t task_count() const override { return tasks_; }
   Status run_task(void* const* args, int32_t task) const override {
-    fn_(args, task, tasks_);
+    if (constants_.empty()) {
+      fn_(args, task, tasks_);
+      return Status();
+    }
+    std::vector<void*> all(args, args + num_args_);
+    all.insert(all.end(), constants_.begin(), constants_.end());
+    fn_(all.data(), task, tasks_);
     return Status();
   }
 
  private:
   collage_native_kernel_fn fn_;
   int32_t tasks_;
+  size_t num_args_;
+  std::vector<void*> constants_;
 };
 
 }  // namespace
@@ -101,8 +113,10 @@ Status create_native_kernel(const Program& p, size_t index, const SharedLibrary&
   if (!fn)
     return error(Code::corrupt, kernel_label(p, index), ": the native code has no function '",
                  k.entry, "'");
-  *out =
-      std::make_unique<NativeKernel>(reinterpret_cast<collage_native_kernel_fn>(fn), k.task_count);
+  std::vector<void*> constants;
+  for (uint32_t c : k.constants) constants.push_back(const_cast<uint8_t*>(p.constants[c].data));
+  *out = std::make_unique<NativeKernel>(reinterpret_cast<collage_native_kernel_fn>(fn),
+                                        k.task_count, k.args.size(), std::move(constants));
   return Status();
 }
 

@@ -1,0 +1,46 @@
+// The native backend (TVM's column in Collage): any subgraph of the operators the TE operator
+// library defines, lowered to tensor expressions, scheduled (an anchor's tuned schedule or the
+// default injective/reduction schedule) and compiled to machine code with LLVM. Its candidates
+// come from a fusion rule like Collage's default pattern generator (an anchor followed along its
+// single-use chain by the operators its fusion kind allows, up to RuleOptions::max_depth nodes)
+// plus one single-node candidate per supported node, so it can run any whole graph.
+//
+// Kernel records: module "native", entry the kernel's symbol, params the bytes of a relocatable
+// object file defining it (linked into an artifact's native code), constants the group's
+// constants and pre-packed weights. A native kernel's arguments are the group's inputs, then its
+// outputs, then the record's constants.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "collage/backend.h"
+
+namespace collage {
+
+namespace te_ops {
+class TeOpRegistry;
+}
+namespace tune {
+class TuningLog;
+}
+
+inline constexpr std::string_view kNativeBackend = "native";
+
+struct NativeBackendOptions {
+  // The operators the backend runs and their schedules; null: te_ops::default_te_ops(). Users
+  // add their own operators' computes here (see examples/te_custom_op.cpp).
+  std::shared_ptr<const te_ops::TeOpRegistry> ops;
+  // Tuned schedule knobs for anchor operators; null: default knobs. Must outlive the backend.
+  const tune::TuningLog* tuning = nullptr;
+};
+
+// A new native backend (name "native", device cpu). Building a group fails with InvalidArgument
+// naming the node when an operator, dtype or attribute is not supported.
+std::unique_ptr<Backend> make_native_backend(NativeBackendOptions options = {});
+
+// Adds make_native_backend() to `registry`; AlreadyExists when "native" is registered.
+absl::Status register_native_backend(BackendRegistry& registry);
+
+}  // namespace collage

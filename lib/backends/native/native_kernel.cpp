@@ -1,0 +1,40 @@
+// NativeKernel: running JIT-compiled group kernels and emitting their object code.
+#include "backends/native/native_kernel.h"
+
+#include "codegen/llvm/object.h"
+
+namespace collage::native {
+
+NativeKernel::NativeKernel(std::unique_ptr<codegen::JitModule> jit, codegen::KernelFn fn,
+                           int32_t tasks, size_t num_args, KernelRecord record,
+                           te::PrimFunc kernel, codegen::TargetSpec target)
+    : jit_(std::move(jit)),
+      fn_(fn),
+      tasks_(tasks),
+      num_args_(num_args),
+      record_(std::move(record)),
+      kernel_(std::move(kernel)),
+      target_(std::move(target)) {
+  for (const Tensor& c : record_.constants) constant_ptrs_.push_back(const_cast<void*>(c.raw()));
+}
+
+absl::Status NativeKernel::run_task(void* const* args, int32_t task_id) {
+  if (constant_ptrs_.empty()) {
+    fn_(args, task_id, tasks_);
+    return absl::OkStatus();
+  }
+  std::vector<void*> all(args, args + num_args_);
+  all.insert(all.end(), constant_ptrs_.begin(), constant_ptrs_.end());
+  fn_(all.data(), task_id, tasks_);
+  return absl::OkStatus();
+}
+
+const KernelRecord& NativeKernel::record() const {
+  std::call_once(emitted_, [this] {
+    absl::StatusOr<std::string> object = codegen::emit_object({kernel_}, target_);
+    if (object.ok()) record_.params.assign(object->begin(), object->end());
+  });
+  return record_;
+}
+
+}  // namespace collage::native

@@ -1,0 +1,87 @@
+// The default injective/reduction schedule of a fused group.
+#include "te_ops/default_schedule.h"
+
+#include <algorithm>
+
+namespace collage::te_ops {
+namespace {
+
+// Below this many output elements a kernel runs as one task: splitting costs more than it saves.
+constexpr int64_t kMinParallelElements = 4096;
+
+bool contains(const std::vector<te::Tensor>& ts, const te::Tensor& t) {
+  return std::any_of(ts.begin(), ts.end(), [&](const te::Tensor& o) { return o.same_as(t); });
+}
+
+int64_t numel(const te::Tensor& t) {
+  int64_t n = 1;
+  for (int64_t d : t.shape()) n *= d;
+  return n;
+}
+
+// A reduction whose innermost data axis is long enough accumulates a vector of it at a time: that
+// axis is split by the vector width, the reduction loops go between the two parts and the inner
+// part is vectorized (the accumulator is a vector). Returns the outer part of the split, or an
+// undefined axis when the stage is left alone.
+te::IterVar vectorize_reduction(te::Stage stage, const te::Tensor& t, int lanes) {
+  const int rank = t.ndim();
+  if (rank == 0 || t.shape()[rank - 1] < lanes || t->reduce_axis.empty()) return {};
+  auto [io, ii] = stage.split(t.axis(rank - 1), lanes);
+  std::vector<te::IterVar> order = {io};
+  for (size_t r = 0; r < t->reduce_axis.size(); ++r) order.push_back(t.reduce_axis(static_cast<int>(r)));
+  order.push_back(ii);
+  stage.reorder(order);
+  stage.vectorize(ii);
+  return io;
+}
+
+}  // namespace
+
+bool is_reduction(const te::Tensor& t) {
+  return t.defined() && t.op_kind() == te::OpKind::compute &&
+         (!t->reduce_axis.empty() || t->body.as<te::ReduceNode>() != nullptr);
+}
+
+te::Schedule default_schedule(const std::vector<te::Tensor>& outputs,
+                              const DefaultScheduleOptions& options) {
+  te::Schedule s = te::create_schedule(outputs);
+  if (options.level == ScheduleLevel::plain) return s;
+  std::vector<te::Tensor> reductions;
+  for (const te::Tensor& t : s.stage_tensors()) {
+    if (t.op_kind() != te::OpKind::compute || contains(outputs, t)) continue;
+    if (is_reduction(t))
+      reductions.push_back(t);
+    else
+      s[t].compute_inline();
+  }
+  if (options.level == ScheduleLevel::serial || outputs.size() != 1) return s;
+
+  const te::Tensor& out = outputs[0];
+  te::Stage main = s[out];
+  const int rank = out.ndim();
+  if (rank == 0) return s;
+  // The innermost axis: vectorized when it is long enough.
+  te::IterVar inner = out.axis(rank - 1);
+  const int lanes = std::max(1, options.target.vector_bytes() / 4);
+  std::vector<te::IterVar> outer;
+  for (int k = 0; k + 1 < rank; ++k) outer.push_back(out.axis(k));
+  if (is_reduction(out)) {
+    te::IterVar io = vectorize_reduction(main, out, lanes);
+    if (outer.empty() && io.defined()) outer.push_back(io);
+  } else if (out.shape()[rank - 1] >= lanes) {
+    auto [io, ii] = main.split(inner, lanes);
+    main.vectorize(ii);
+    if (outer.empty()) outer.push_back(io);
+  }
+  if (outer.empty()) return s;
+  te::IterVar fused = outer[0];
+  for (size_t k = 1; k < outer.size(); ++k) fused = main.fuse(fused, outer[k]);
+  for (const te::Tensor& r : reductions) {
+    vectorize_reduction(s[r], r, lanes);
+    s[r].compute_at(main, fused);
+  }
+  if (options.num_threads > 1 && numel(out) >= kMinParallelElements) main.parallel(fused);
+  return s;
+}
+
+}  // namespace collage::te_ops

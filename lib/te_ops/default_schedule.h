@@ -1,0 +1,36 @@
+// The default schedule of a fused group without an anchor schedule (TVM's injective and
+// reduction schedules for CPU): injective intermediates are inlined into their readers, the
+// reductions are computed at the output's outer loop, the output's outer axes are fused into
+// one parallel loop and its innermost axis is vectorized when it is long enough.
+#pragma once
+
+#include <vector>
+
+#include "codegen/llvm/target.h"
+#include "collage/schedule.h"
+#include "collage/te.h"
+
+namespace collage::te_ops {
+
+// How much of the default schedule to apply; lowering falls back to simpler levels when a
+// schedule cannot be lowered.
+enum class ScheduleLevel {
+  full,    // inline, compute_at, parallel outer loop, vectorized inner loop
+  serial,  // inline only; every remaining stage a plain loop nest at the top level
+  plain,   // nothing inlined
+};
+
+struct DefaultScheduleOptions {
+  codegen::TargetSpec target;
+  int num_threads = 1;
+  ScheduleLevel level = ScheduleLevel::full;
+};
+
+// A schedule computing `outputs`.
+te::Schedule default_schedule(const std::vector<te::Tensor>& outputs,
+                              const DefaultScheduleOptions& options);
+
+// True when `t` is a compute whose body is a reduction.
+bool is_reduction(const te::Tensor& t);
+
+}  // namespace collage::te_ops

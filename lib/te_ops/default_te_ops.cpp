@@ -1,0 +1,18 @@
+// default_te_ops: the registry with every operator family of the TE operator library.
+#include "te_ops/te_op_registry.h"
+
+namespace collage::te_ops {
+
+TeOpRegistry default_te_ops() {
+  TeOpRegistry r;
+  register_elementwise_ops(r);
+  register_injective_ops(r);
+  register_reduction_ops(r);
+  register_nn_misc_ops(r);
+  register_resize_op(r);
+  register_conv_ops(r);
+  register_dense_ops(r);
+  return r;
+}
+
+}  // namespace collage::te_ops

@@ -1,0 +1,201 @@
+// TE computes of the remaining nn operators: MaxPool, AveragePool and GlobalAveragePool (pads,
+// ceil_mode, dilations, auto_pad), inference BatchNormalization and ConvTranspose (groups,
+// dilations, output_padding, output_shape) as a direct reduction.
+#include <limits>
+
+#include "collage/ops/nn.h"
+#include "core/str_cat.h"
+#include "ops/nn_window.h"
+#include "te_ops/te_op_registry.h"
+#include "te_ops/te_op_util.h"
+
+namespace collage::te_ops {
+namespace {
+
+using te::Expr;
+using Outputs = absl::StatusOr<std::vector<te::Tensor>>;
+
+Shape spatial(const Shape& s) { return Shape(s.begin() + 2, s.end()); }
+
+absl::StatusOr<ops::Window> window(const Node& node, const Shape& x, const Shape& kernel,
+                                   const ops::WindowAttrs& a) {
+  auto w = ops::resolve_window(spatial(x), kernel, a);
+  if (!w.ok()) return node_error(node, std::string(w.status().message()));
+  return w;
+}
+
+// MaxPool and AveragePool: a reduction over the window taps; taps in the padding are masked.
+template <typename A>
+Outputs pool(const Graph& g, const Node& node, std::span<const te::Tensor> in, bool is_max) {
+  const auto& a = node.get<A>();
+  te::Tensor x = in[0];
+  if (x.dtype() != DType::f32) return node_error(node, "only f32 inputs are supported");
+  ops::WindowAttrs wa{a.auto_pad, a.strides, {}, a.pads, a.ceil_mode != 0};
+  if constexpr (std::is_same_v<A, MaxPoolAttrs>) wa.dilations = a.dilations;
+  auto w = window(node, x.shape(), a.kernel_shape, wa);
+  if (!w.ok()) return w.status();
+  const int64_t rank = w->rank();
+  std::vector<te::IterVar> taps;
+  for (int64_t k = 0; k < rank; ++k) taps.push_back(te::reduce_axis({0, w->kernel[k]}, str_cat("k", k)));
+  const std::string name = tensor_name(node);
+  te::Tensor acc = te::compute(
+      output_type(g, node).shape,
+      [&](const std::vector<te::Var>& i) {
+        std::vector<Expr> idx = {i[0], i[1]};
+        Expr valid = true;
+        for (int64_t k = 0; k < rank; ++k) {
+          Expr pos = i[2 + k] * w->stride[k] - w->pad_begin[k] + Expr(taps[k]) * w->dilation[k];
+          valid = te::logical_and(valid, te::logical_and(pos >= int64_t{0}, pos < w->in[k]));
+          idx.push_back(clamp_index(pos, w->in[k]));
+        }
+        Expr v = x(idx);
+        if (is_max)
+          return te::max(te::select(valid, v, te::make_const(DType::f32, -INFINITY)), taps);
+        return te::sum(te::select(valid, v, te::make_const(DType::f32, 0)), taps);
+      },
+      is_max ? name : name + ".sum");
+  if (is_max) return std::vector<te::Tensor>{acc};
+  const bool include_pad = [&] {
+    if constexpr (std::is_same_v<A, AveragePoolAttrs>) return a.count_include_pad != 0;
+    return false;
+  }();
+  return std::vector<te::Tensor>{te::compute(
+      acc.shape(),
+      [&](const std::vector<te::Var>& i) {
+        // The divisor: taps inside the input (or inside the padded input with count_include_pad,
+        // not counting what a ceil_mode window hangs past the end padding).
+        Expr count = int64_t{1};
+        for (int64_t k = 0; k < rank; ++k) {
+          Expr start = i[2 + k] * w->stride[k] - w->pad_begin[k];
+          Expr lo = include_pad ? te::maximum(start, -w->pad_begin[k]) : te::maximum(start, int64_t{0});
+          Expr hi = te::minimum(start + w->kernel[k], include_pad ? w->in[k] + w->pad_end[k] : w->in[k]);
+          count = count * te::maximum(hi - lo, int64_t{1});
+        }
+        std::vector<Expr> idx(i.begin(), i.end());
+        return acc(idx) / te::cast(DType::f32, count);
+      },
+      name)};
+}
+
+Outputs global_average_pool(const Graph& g, const Node& node, std::span<const te::Tensor> in) {
+  te::Tensor x = in[0];
+  if (x.dtype() != DType::f32) return node_error(node, "only f32 inputs are supported");
+  std::vector<te::IterVar> axes;
+  int64_t count = 1;
+  for (int k = 2; k < x.ndim(); ++k) {
+    axes.push_back(te::reduce_axis({0, x.shape()[k]}, str_cat("r", k)));
+    count *= x.shape()[k];
+  }
+  const std::string name = tensor_name(node);
+  te::Tensor acc = te::compute(
+      output_type(g, node).shape,
+      [&](const std::vector<te::Var>& i) {
+        std::vector<Expr> idx = {i[0], i[1]};
+        for (const te::IterVar& r : axes) idx.push_back(r);
+        return te::sum(x(idx), axes);
+      },
+      name + ".sum");
+  return std::vector<te::Tensor>{te::compute(
+      acc.shape(),
+      [&](const std::vector<te::Var>& i) {
+        return acc(std::vector<Expr>(i.begin(), i.end())) /
+               te::make_const(DType::f32, static_cast<double>(count));
+      },
+      name)};
+}
+
+Outputs batch_norm(const Graph& g, const Node& node, std::span<const te::Tensor> in) {
+  const auto& a = node.get<BatchNormalizationAttrs>();
+  if (a.training_mode != 0) return node_error(node, "training_mode is not supported");
+  if (absl::Status s = require_dtypes(g, node, {DType::f32}); !s.ok()) return s;
+  te::Tensor x = in[0], scale = in[1], bias = in[2], mean = in[3], var = in[4];
+  if (x.ndim() < 2) return node_error(node, "input rank must be at least 2");
+  return std::vector<te::Tensor>{te::compute(
+      output_type(g, node).shape,
+      [&](const std::vector<te::Var>& i) {
+        Expr c = i[1];
+        Expr mul = scale(c) / te::sqrt(var(c) + te::make_const(DType::f32, a.epsilon));
+        return x(std::vector<Expr>(i.begin(), i.end())) * mul + (bias(c) - mean(c) * mul);
+      },
+      tensor_name(node))};
+}
+
+Outputs conv_transpose(const Graph& g, const Node& node, std::span<const te::Tensor> in) {
+  const auto& a = node.get<ConvTransposeAttrs>();
+  if (absl::Status s = require_dtypes(g, node, {DType::f32}); !s.ok()) return s;
+  te::Tensor x = in[0], w = in[1];
+  te::Tensor b = in.size() > 2 ? in[2] : te::Tensor();
+  const Shape& out = output_type(g, node).shape;
+  const int64_t rank = x.ndim() - 2;
+  const int64_t group = a.group;
+  if (group < 1 || x.shape()[1] % group != 0)
+    return node_error(node, str_cat("group ", group, " does not divide the channels"));
+  const int64_t cg = x.shape()[1] / group;  // input channels per group
+  const int64_t mg = w.shape()[1];          // output channels per group
+  auto list = [&](const std::vector<int64_t>& v, int64_t k, int64_t fallback) {
+    return v.empty() ? fallback : v[k];
+  };
+  const bool explicit_pads = a.auto_pad == "NOTSET" && a.output_shape.empty() && !a.pads.empty();
+  if (explicit_pads && static_cast<int64_t>(a.pads.size()) != 2 * rank)
+    return node_error(node, "pads has the wrong length");
+  std::vector<int64_t> stride(rank), dil(rank), pad(rank);
+  for (int64_t k = 0; k < rank; ++k) {
+    stride[k] = list(a.strides, k, 1);
+    dil[k] = list(a.dilations, k, 1);
+    const int64_t kernel = w.shape()[2 + k];
+    const int64_t full = stride[k] * (x.shape()[2 + k] - 1) + list(a.output_padding, k, 0) +
+                         (kernel - 1) * dil[k] + 1;
+    const int64_t total = full - out[2 + k];
+    pad[k] = explicit_pads ? a.pads[k] : a.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+  }
+  te::IterVar rc = te::reduce_axis({0, cg}, "rc");
+  std::vector<te::IterVar> taps;
+  for (int64_t k = 0; k < rank; ++k) taps.push_back(te::reduce_axis({0, w.shape()[2 + k]}, str_cat("k", k)));
+  std::vector<te::IterVar> all = {rc};
+  all.insert(all.end(), taps.begin(), taps.end());
+  const std::string name = tensor_name(node);
+  te::Tensor acc = te::compute(
+      out,
+      [&](const std::vector<te::Var>& i) {
+        Expr m = i[1];
+        Expr c = te::floordiv(m, mg) * cg + Expr(rc);
+        std::vector<Expr> xi = {i[0], c};
+        std::vector<Expr> wi = {c, te::floormod(m, mg)};
+        Expr valid = true;
+        for (int64_t k = 0; k < rank; ++k) {
+          // Output position o receives input (o + pad - tap * dilation) / stride when divisible.
+          Expr num = i[2 + k] + pad[k] - Expr(taps[k]) * dil[k];
+          Expr src = te::floordiv(num, stride[k]);
+          valid = te::logical_and(valid, te::logical_and(num >= int64_t{0}, src < x.shape()[2 + k]));
+          if (stride[k] > 1)
+            valid = te::logical_and(valid, te::floormod(num, stride[k]) == int64_t{0});
+          xi.push_back(clamp_index(src, x.shape()[2 + k]));
+          wi.push_back(taps[k]);
+        }
+        return te::sum(te::select(valid, x(xi) * w(wi), te::make_const(DType::f32, 0)), all);
+      },
+      b.defined() ? name + ".acc" : name);
+  if (!b.defined()) return std::vector<te::Tensor>{acc};
+  return std::vector<te::Tensor>{te::compute(
+      out,
+      [&](const std::vector<te::Var>& i) {
+        return acc(std::vector<Expr>(i.begin(), i.end())) + b(i[1]);
+      },
+      name)};
+}
+
+}  // namespace
+
+void register_nn_misc_ops(TeOpRegistry& r) {
+  r.add("MaxPool", {[](const Graph& g, const Node& n, std::span<const te::Tensor> in) {
+          return pool<MaxPoolAttrs>(g, n, in, true);
+        }, nullptr});
+  r.add("AveragePool", {[](const Graph& g, const Node& n, std::span<const te::Tensor> in) {
+          return pool<AveragePoolAttrs>(g, n, in, false);
+        }, nullptr});
+  r.add("GlobalAveragePool", {global_average_pool, nullptr});
+  r.add("BatchNormalization", {batch_norm, nullptr});
+  r.add("ConvTranspose", {conv_transpose, nullptr});
+}
+
+}  // namespace collage::te_ops

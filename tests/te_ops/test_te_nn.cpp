@@ -1,0 +1,95 @@
+// Conformance of the pooling, BatchNormalization and ConvTranspose TE computes against the
+// reference kernels: pads, strides, dilations, ceil_mode, count_include_pad, groups,
+// output_padding and auto_pad.
+#include <catch2/catch.hpp>
+
+#include "collage/ops/nn.h"
+#include "common/test_util.h"
+#include "te_ops_test_util.h"
+
+using namespace collage;
+using namespace collage::testing;
+
+TEST_CASE("te_ops: MaxPool with pads, strides, dilations and ceil_mode", "[te_ops]") {
+  Context ctx;
+  struct Case {
+    Shape x;
+    std::vector<int64_t> kernel, strides, pads = {}, dilations = {};
+    int64_t ceil_mode = 0;
+    std::string auto_pad = "NOTSET";
+  };
+  const std::vector<Case> cases = {
+      {{2, 3, 17, 19}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}},
+      {{1, 4, 17, 19}, {3, 3}, {2, 2}, {1, 0, 1, 2}, {}, 1},
+      {{1, 2, 15, 13}, {2, 3}, {1, 2}, {}, {2, 2}},
+      {{2, 3, 23}, {4}, {3}, {2, 1}, {}, 1},
+      {{1, 2, 11, 10}, {3, 3}, {2, 2}, {}, {}, 0, "SAME_UPPER"},
+      {{1, 3, 64, 64}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}}};
+  for (const Case& c : cases) {
+    INFO("MaxPool on " << shape_to_string(c.x));
+    auto attrs = make_attrs<MaxPoolAttrs>([&](auto& a) {
+      a.kernel_shape = c.kernel;
+      a.strides = c.strides;
+      a.pads = c.pads;
+      a.dilations = c.dilations;
+      a.ceil_mode = c.ceil_mode;
+      a.auto_pad = c.auto_pad;
+    });
+    check_native(single_op_graph(ctx, "MaxPool", {{DType::f32, c.x}}, attrs));
+    if (!c.dilations.empty()) continue;
+    for (int64_t include : {0, 1}) {
+      auto avg = make_attrs<AveragePoolAttrs>([&](auto& a) {
+        a.kernel_shape = c.kernel;
+        a.strides = c.strides;
+        a.pads = c.pads;
+        a.ceil_mode = c.ceil_mode;
+        a.auto_pad = c.auto_pad;
+        a.count_include_pad = include;
+      });
+      INFO("AveragePool count_include_pad " << include);
+      check_native(single_op_graph(ctx, "AveragePool", {{DType::f32, c.x}}, avg));
+    }
+  }
+  check_native(single_op_graph(ctx, "GlobalAveragePool", {{DType::f32, {2, 5, 7, 9}}}), {1e-5});
+  check_native(single_op_graph(ctx, "GlobalAveragePool", {{DType::f32, {1, 67, 11}}}), {1e-5});
+}
+
+TEST_CASE("te_ops: BatchNormalization in inference", "[te_ops]") {
+  Context ctx;
+  Tensor var = random_f32({6}, 9, 0.5f, 2.f);
+  check_native(single_op_graph(ctx, "BatchNormalization",
+                               {{DType::f32, {2, 6, 7, 9}}, {DType::f32, {6}}, {DType::f32, {6}},
+                                {DType::f32, {6}}, {DType::f32, {6}}},
+                               nullptr, {Tensor(), Tensor(), Tensor(), Tensor(), var}),
+               {1e-5});
+}
+
+TEST_CASE("te_ops: ConvTranspose with strides, pads, groups and output_padding", "[te_ops]") {
+  Context ctx;
+  struct Case {
+    Shape x, w;
+    std::vector<int64_t> strides, pads = {}, output_padding = {}, dilations = {};
+    int64_t group = 1;
+    bool bias = true;
+    std::string auto_pad = "NOTSET";
+  };
+  const std::vector<Case> cases = {
+      {{1, 4, 5, 5}, {4, 3, 4, 4}, {2, 2}, {1, 1, 1, 1}},
+      {{2, 4, 5, 6}, {4, 2, 3, 3}, {2, 2}, {0, 1, 1, 0}, {1, 1}, {}, 2},
+      {{1, 3, 7}, {3, 5, 3}, {3}, {}, {}, {2}, 1, false},
+      {{1, 2, 4, 4}, {2, 3, 3, 3}, {2, 2}, {}, {}, {}, 1, true, "SAME_UPPER"}};
+  for (const Case& c : cases) {
+    INFO("ConvTranspose " << shape_to_string(c.x) << " * " << shape_to_string(c.w));
+    auto attrs = make_attrs<ConvTransposeAttrs>([&](auto& a) {
+      a.strides = c.strides;
+      a.pads = c.pads;
+      a.output_padding = c.output_padding;
+      a.dilations = c.dilations;
+      a.group = c.group;
+      a.auto_pad = c.auto_pad;
+    });
+    std::vector<TensorType> in = {{DType::f32, c.x}, {DType::f32, c.w}};
+    if (c.bias) in.push_back({DType::f32, {c.w[1] * c.group}});
+    check_native(single_op_graph(ctx, "ConvTranspose", in, attrs), {1e-4});
+  }
+}
