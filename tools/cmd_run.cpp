@@ -165,7 +165,7 @@ int run_run(std::span<const std::string> raw_args) {
   parser.flag("--no-passes", "run the graph as imported, without the optimisation passes",
               &args.no_passes);
   args.placement.budget = "10";
-  args.placement.declare(parser, /*with_strategy=*/true);
+  args.placement.declare(parser, /*with_strategy=*/true, "--placement-seed");
   parser.epilog(str_cat(
       "An ONNX model is placed on the backends (--placement, default two-level with a\n"
       "10 s budget, costs reused from the cost database) and its kernels run in process;\n"
