@@ -92,11 +92,11 @@ absl::StatusOr<ArtifactSummary> write_artifact(const Context& ctx, const PlacedM
       if (name != kReferenceBackend) others += str_cat(others.empty() ? "" : ", ", name);
     return absl::InvalidArgumentError(str_cat(
         path, ": group ", i, " (", group_nodes(g, p.groups[i]),
-        ") is placed on the reference backend, which has no runtime module, because no other "
-        "backend (", others,
-        ") claims it; an artifact needs every group on a backend with one. Run the placement in "
-        "process instead (collage run MODEL --placement ...), or register a backend that covers "
-        "the operator"));
+        ") is placed on the reference backend, which has no runtime module: an artifact needs "
+        "every group on a backend with one (taking part: ", others,
+        "). The generated-code backend (native), which runs any operator, takes the reference's "
+        "place in artifacts where it is built in; without it, run the placement in process "
+        "(collage run MODEL --placement ...)"));
   }
   return write_artifact_for(ctx, *placed.backends, g, p, path, ArtifactOptions{});
 }
