@@ -88,5 +88,20 @@ TEST_CASE("cli: compile -o names the group that has no runtime module", "[cli]")
   CHECK_FALSE(std::filesystem::exists(dir / "m.collage"));
 }
 
+TEST_CASE("cli: greedy lets only the backends named by --backends claim", "[cli]") {
+  TempDir dir;
+  testing::write_tiny_model(dir / "m.onnx", /*symbolic_batch=*/false, /*with_int=*/false);
+  for (const char* only : {"dnnl", "eigen"}) {
+    INFO("--backends " << only);
+    auto r = run_collage(dir, {"compile", (dir / "m.onnx").string(), "--placement", "greedy",
+                               "--backends", only, "--no-compare"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::string other = std::string(only) == "dnnl" ? "eigen" : "dnnl";
+    CHECK_THAT(r.out, Contains(std::string(only) + " claimed 3 of 3 nodes"));
+    CHECK_THAT(r.out, !Contains(other + " claimed"));
+  }
+}
+
 }  // namespace
 }  // namespace collage
