@@ -20,6 +20,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -28,6 +29,7 @@
 #include "collage/npz.h"
 #include "collage/onnx.h"
 #include "collage/passes.h"
+#include "collage/thread_pool.h"
 #include "dnnl_openmp.h"
 #include "placement_cli.h"
 
@@ -176,7 +178,7 @@ std::vector<std::string> split(const std::string& list) {
 // Places, compiles and checks one strategy; nullopt (with the row's note) when it cannot run.
 std::optional<CompiledModel> prepare(const Context& ctx, const BackendRegistry& backends,
                                      const Graph& g, const Args& args, double budget_s,
-                                     const std::vector<Tensor>& inputs,
+                                     ThreadPool& pool, const std::vector<Tensor>& inputs,
                                      const std::vector<Tensor>& expected, Row& row) {
   PlacementOptions o;
   o.strategy = row.name;
@@ -188,7 +190,9 @@ std::optional<CompiledModel> prepare(const Context& ctx, const BackendRegistry& 
     row.note = std::string(placement.status().message());
     return std::nullopt;
   }
-  auto model = compile_placement(ctx, backends, g, *placement);
+  BuildOptions build;
+  build.num_threads = pool.num_threads();
+  auto model = compile_placement(ctx, backends, g, *placement, build, &pool);
   if (!model.ok()) {
     row.note = std::string(model.status().message());
     return std::nullopt;
@@ -255,6 +259,9 @@ void bench_model(const std::string& name, const Args& args, double budget_s,
   std::vector<std::string> strategies = {"single:dnnl", "single:eigen"};
   if (backends.find("native")) strategies.push_back("single:native");
   strategies.insert(strategies.end(), {"greedy", "two-level"});
+  // One pool for every contender, as an application has: idle pools of the others would take
+  // threads from the one running.
+  ThreadPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   std::vector<Row> rows;
   std::vector<std::optional<CompiledModel>> models;
   for (const std::string& s : strategies) {
@@ -262,7 +269,7 @@ void bench_model(const std::string& name, const Args& args, double budget_s,
     row.name = s;
     row.single = s.starts_with("single:");
     std::fprintf(stderr, "%s: placing %s\n", name.c_str(), s.c_str());
-    models.push_back(prepare(ctx, backends, *g, args, budget_s, *inputs, *expected, row));
+    models.push_back(prepare(ctx, backends, *g, args, budget_s, pool, *inputs, *expected, row));
     rows.push_back(std::move(row));
   }
   std::string ort_error;
@@ -285,6 +292,9 @@ void bench_model(const std::string& name, const Args& args, double budget_s,
         if (ort) {
           std::vector<double> ms = ort->time(args.repeat);
           ort_row.ms.insert(ort_row.ms.end(), ms.begin(), ms.end());
+          // ONNX Runtime's intra-op threads spin for a while after its last run, on the cores the
+          // next contender needs (that one measured up to 1.7x slower): let them go to sleep.
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
         }
         continue;
       }
