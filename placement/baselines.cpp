@@ -188,8 +188,12 @@ absl::StatusOr<Placement> place_single(const Graph& g, const BackendRegistry& ba
 absl::StatusOr<Placement> place_greedy(const Graph& g, const BackendRegistry& backends,
                                        const BaselineOptions& options) {
   std::vector<const Backend*> order;
-  for (const Backend* b : backends.all())
-    if (b->name() != options.fallback) order.push_back(b);
+  for (const Backend* b : backends.all()) {
+    const bool selected = options.backends.empty() ||
+                          std::find(options.backends.begin(), options.backends.end(),
+                                    b->name()) != options.backends.end();
+    if (selected && b->name() != options.fallback) order.push_back(b);
+  }
   return place(g, backends, order, "greedy", options);
 }
 

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "collage/backend.h"
@@ -18,6 +19,9 @@ struct BaselineOptions {
   // patterns and rules) where it has any, else one group per node. "reference" until the
   // generated-code backend takes this role.
   std::string fallback = "reference";
+  // The backends `greedy` lets claim (PlacementOptions::backends), by name; empty: every
+  // registered one.
+  std::vector<std::string> backends;
   RuleOptions rules;
   // BYOC's MergeCompilerRegions step: after a backend has claimed its candidates, neighbouring
   // groups of that backend are merged while the result stays convex and the group order

@@ -172,6 +172,7 @@ class Optimizer {
   BaselineOptions baseline_options() const {
     BaselineOptions b;
     b.fallback = options_.fallback;
+    b.backends = options_.backends;
     b.rules.max_depth = options_.max_depth;
     return b;
   }

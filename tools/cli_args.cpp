@@ -2,6 +2,7 @@
 #include "cli_args.h"
 
 #include <algorithm>
+#include <cassert>
 #include <charconv>
 #include <cstdio>
 
@@ -42,28 +43,34 @@ void append_rows(std::string& out, const std::vector<std::pair<std::string, std:
 
 }  // namespace
 
+void ArgParser::add(Option o) {
+  // Two options of one name would leave the second unreachable: a bug of the command, not input.
+  assert(!find(o.name) && "option declared twice");
+  options_.push_back(std::move(o));
+}
+
 void ArgParser::positional(std::string_view name, std::string_view help, std::string* out) {
   positionals_.push_back({std::string(name), std::string(help), out});
 }
 
 void ArgParser::flag(std::string_view name, std::string_view help, bool* out) {
-  options_.push_back({std::string(name), "", std::string(help), Kind::flag, out});
+  add({std::string(name), "", std::string(help), Kind::flag, out});
 }
 
 void ArgParser::option(std::string_view name, std::string_view metavar, std::string_view help,
                        std::string* out) {
-  options_.push_back({std::string(name), std::string(metavar), std::string(help), Kind::text, out});
+  add({std::string(name), std::string(metavar), std::string(help), Kind::text, out});
 }
 
 void ArgParser::option(std::string_view name, std::string_view metavar, std::string_view help,
                        int64_t* out, int64_t min) {
-  options_.push_back(
+  add(
       {std::string(name), std::string(metavar), std::string(help), Kind::integer, out, min});
 }
 
 void ArgParser::repeated(std::string_view name, std::string_view metavar, std::string_view help,
                          std::vector<std::string>* out) {
-  options_.push_back(
+  add(
       {std::string(name), std::string(metavar), std::string(help), Kind::repeated, out});
 }
 

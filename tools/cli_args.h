@@ -81,6 +81,7 @@ class ArgParser {
     std::string name, help;
     std::string* out;
   };
+  void add(Option o);
   const Option* find(std::string_view name) const;
   std::optional<std::string> store(const Option& o, std::string_view value);
 

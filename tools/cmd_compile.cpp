@@ -1,11 +1,12 @@
 // `collage compile`: places a model on the backends (Collage), prints the placement with its
-// costs and the speedup over each single-backend placement, writes the report, and runs the
-// placed model in process.
+// costs and the speedup over each single-backend placement, writes the report and, with -o, the
+// artifact that `collage run` and the runtime library load.
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_format.h"
+#include "artifact/artifact.h"
 #include "cli_common.h"
 #include "collage/passes.h"
 #include "core/str_cat.h"
@@ -19,7 +20,9 @@ struct CompileArgs {
   ModelArgs model;
   PlacementArgs placement;
   std::string report;
+  std::string output;
   bool no_passes = false;
+  bool no_compare = false;
 };
 
 std::string group_nodes(const Graph& g, const PlacedGroup& group) {
@@ -58,6 +61,60 @@ std::string comparison_table(const std::vector<MeasuredPlacement>& compared) {
          t.render(2);
 }
 
+// The artifact's figures, two lines.
+std::string artifact_summary(const std::string& path, const ArtifactSummary& s) {
+  std::string modules;
+  for (const std::string& m : s.modules) modules += str_cat(modules.empty() ? "" : ", ", m);
+  return absl::StrFormat(
+      "wrote %s: %s (constants %s, native code %s), %d kernels on %s\n"
+      "  arena %s per run (%s without buffer reuse)\n",
+      path, human_bytes(static_cast<int64_t>(s.file_bytes)),
+      human_bytes(static_cast<int64_t>(s.constant_bytes)),
+      human_bytes(static_cast<int64_t>(s.native_code_bytes)), s.kernels,
+      modules.empty() ? "no module" : modules, human_bytes(static_cast<int64_t>(s.arena_bytes)),
+      human_bytes(static_cast<int64_t>(s.unshared_bytes)));
+}
+
+// write_artifact_for, after checking that every group has a runtime module to go to: the
+// reference fallback has none, so a group only it can run is named with the way out.
+// `selected` is --backends (empty: every registered backend).
+absl::StatusOr<ArtifactSummary> write_artifact(const Context& ctx, const PlacedModel& placed,
+                                               const Graph& g, const std::string& path,
+                                               const std::vector<std::string>& selected) {
+  const Placement& p = placed.result.placement;
+  for (size_t i = 0; i < p.groups.size(); ++i) {
+    if (p.groups[i].backend != kReferenceBackend) continue;
+    std::vector<std::string> names = selected;
+    if (names.empty())
+      for (const Backend* b : placed.backends->all()) names.push_back(b->name());
+    std::string others;
+    for (const std::string& name : names)
+      if (name != kReferenceBackend) others += str_cat(others.empty() ? "" : ", ", name);
+    return absl::InvalidArgumentError(str_cat(
+        path, ": group ", i, " (", group_nodes(g, p.groups[i]),
+        ") is placed on the reference backend, which has no runtime module: an artifact needs "
+        "every group on a backend with one (taking part: ", others,
+        "). The generated-code backend (native), which runs any operator, takes the reference's "
+        "place in artifacts where it is built in; without it, run the placement in process "
+        "(collage run MODEL --placement ...)"));
+  }
+  return write_artifact_for(ctx, *placed.backends, g, p, path, ArtifactOptions{});
+}
+
+// An artifact cannot hold kernels of the reference backend (the runtime has none), and the
+// measured search may well find one cheaper (a MaxPool of ResNet-50 once was): when an artifact is
+// written and the generated-code backend `native`, which runs any node, is registered, it replaces
+// the reference fallback and the reference takes no part.
+void keep_reference_out(PlacementOptions& options) {
+  BackendRegistry probe;
+  if (!register_builtin_backends(probe).ok() || !probe.find("native")) return;
+  options.fallback = "native";
+  if (options.backends.empty())
+    for (const Backend* b : probe.all())
+      if (b->name() != kReferenceBackend) options.backends.push_back(b->name());
+  std::erase(options.backends, std::string(kReferenceBackend));
+}
+
 absl::Status write_report(const std::string& path, const Graph& g, const CompileArgs& args,
                           const OptimizeResult& r) {
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(r.placement.to_json(g));
@@ -83,7 +140,8 @@ int run_compile(std::span<const std::string> raw_args) {
       "Place every part of a model on the backend that runs it fastest (Collage):\n"
       "measure the candidates of every backend, choose by the op-level search, refine\n"
       "by the graph-level search over measured end-to-end latencies; print the\n"
-      "placement and its speedup over each single-backend placement, and run it.");
+      "placement and its speedup over each single-backend placement; with -o, write\n"
+      "the artifact that `collage run` and the runtime library (libcollage_runtime) load.");
   CompileArgs args;
   args.model.declare(parser);
   args.placement.declare(parser, /*with_strategy=*/true);
@@ -91,13 +149,19 @@ int run_compile(std::span<const std::string> raw_args) {
                 "write the placement and its explanation as JSON (for\n"
                 "`collage explain`)",
                 &args.report);
+  parser.option("-o", "FILE.collage",
+                "write the compiled model as an artifact (docs/artifact-format.md)",
+                &args.output);
   parser.flag("--no-passes", "place the graph as imported, without the optimisation passes",
               &args.no_passes);
+  parser.flag("--no-compare",
+              "skip the end-to-end comparison with each single-backend placement",
+              &args.no_compare);
   parser.epilog(
       "Costs are kept in the cost database, keyed by this machine's CPU, the backend and its\n"
       "version, and the group's canonical signature: a second compile of the same model\n"
-      "measures no kernel again. Until artifacts exist the placement is kept in process and\n"
-      "run there.");
+      "measures no kernel again. Every group of an artifact needs a backend with a runtime\n"
+      "module: a group only the reference fallback can run makes -o fail, naming it.");
   if (std::optional<int> exit = parser.parse(raw_args)) return *exit;
 
   Context ctx;
@@ -109,7 +173,8 @@ int run_compile(std::span<const std::string> raw_args) {
     if (!g.ok()) return report_failure("compile", g.status());
   }
   PlacementOptions options = args.placement.options();
-  options.compare_baselines = true;
+  options.compare_baselines = !args.no_compare;
+  if (!args.output.empty()) keep_reference_out(options);
   const double start = now_ms();
   double compare_start = -1;
   options.progress = [&](const PlacementProgress& progress) {
@@ -131,8 +196,10 @@ int run_compile(std::span<const std::string> raw_args) {
         "  identical group)\n",
         r.candidates, r.measured, r.cached,
         options.cost_db_path.empty() ? " (none)" : " " + options.cost_db_path);
-  out += absl::StrFormat("  placement took %.1f s, the comparison below %.1f s\n",
-                         (compare_start - start) / 1000, (end - compare_start) / 1000);
+  out += absl::StrFormat("  placement took %.1f s", (compare_start - start) / 1000);
+  out += r.compared.empty() ? "\n"
+                            : absl::StrFormat(", the comparison below %.1f s\n",
+                                              (end - compare_start) / 1000);
   out += placement_table(*g, p);
   out += comparison_table(r.compared);
   if (!p.notes.empty()) {
@@ -145,13 +212,19 @@ int run_compile(std::span<const std::string> raw_args) {
       return report_failure("compile", s);
     std::printf("wrote %s\n", args.report.c_str());
   }
+  if (!args.output.empty()) {
+    auto summary = write_artifact(ctx, **placed, *g, args.output, options.backends);
+    if (!summary.ok()) return report_failure("compile", summary.status());
+    std::fputs(artifact_summary(args.output, *summary).c_str(), stdout);
+  }
   return kExitOk;
 }
 
 }  // namespace
 
 extern const Command kCompileCommand;
-const Command kCompileCommand{"compile", "place a model on the backends and run it in process",
+const Command kCompileCommand{"compile",
+                              "place a model on the backends and write it as an artifact",
                               run_compile};
 
 }  // namespace collage::cli

@@ -1,5 +1,7 @@
-// `collage run`: imports a model, optimises it, runs it with the reference executor and times it;
-// or runs an artifact (told apart by its magic) through the runtime library.
+// `collage run`: imports a model, optimises it, places it on the backends (two-level by default,
+// with a short budget and the cost database) and runs the placed kernels in process, or runs it
+// with the reference executor; or runs an artifact (told apart by its magic) through the runtime
+// library. Prints the median time and a summary of each output.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -25,7 +27,7 @@ struct RunArgs {
   std::string inputs, outputs;
   int64_t repeat = 1, warmup = 0, seed = 0;
   bool no_passes = false;
-  std::string placement;  // --placement STRATEGY: run the placed model instead of the reference
+  PlacementArgs placement;  // strategy "reference": the reference executor, no placement
 };
 
 constexpr std::string_view kRandomInputs =
@@ -148,10 +150,10 @@ double median(std::vector<double> v) {
 
 int run_run(std::span<const std::string> raw_args) {
   ArgParser parser("run",
-                   "Import an ONNX model, run the optimisation passes and execute it with the "
-                   "reference\nexecutor, or run an artifact (written by collage compile, told "
-                   "apart by its content)\nthrough the runtime library; print the median wall "
-                   "time and a summary of each output.");
+                   "Import an ONNX model, run the optimisation passes, place it on the backends "
+                   "and run\nit in process, or run an artifact (written by collage compile, told "
+                   "apart by its\ncontent) through the runtime library; print the median wall "
+                   "time and a summary of\neach output.");
   RunArgs args;
   args.model.declare(parser);
   parser.option("--inputs", "FILE.npz", "input arrays, one per graph input, by name", &args.inputs);
@@ -162,12 +164,13 @@ int run_run(std::span<const std::string> raw_args) {
   parser.option("--seed", "SEED", "seed of the random inputs (default 0)", &args.seed, 0);
   parser.flag("--no-passes", "run the graph as imported, without the optimisation passes",
               &args.no_passes);
-  parser.option("--placement", "STRATEGY",
-                "place the model on the backends and run the placed kernels in process:\n"
-                "two-level (10 s budget), op-level, greedy or single:NAME; the default\n"
-                "cost database is used",
-                &args.placement);
-  parser.epilog(kRandomInputs);
+  args.placement.budget = "10";
+  args.placement.declare(parser, /*with_strategy=*/true, "--placement-seed");
+  parser.epilog(str_cat(
+      "An ONNX model is placed on the backends (--placement, default two-level with a\n"
+      "10 s budget, costs reused from the cost database) and its kernels run in process;\n"
+      "--placement reference runs the reference executor instead (no placement).\n\n",
+      kRandomInputs));
   if (std::optional<int> exit = parser.parse(raw_args)) return *exit;
 
   Runnable runnable;
@@ -195,14 +198,12 @@ int run_run(std::span<const std::string> raw_args) {
     for (ValueId v : g->outputs()) runnable.output_names.push_back(g->value(v).name);
     runnable.description = str_cat(g->nodes().size(), " nodes");
     runnable.run = [&](const std::vector<Tensor>& in) { return run_reference(*g, in); };
-    if (!args.placement.empty()) {
-      PlacementOptions options = PlacementArgs{}.options();
-      options.strategy = args.placement;
-      options.time_budget_s = 10;
-      auto placed = place_model(ctx, *g, options, /*progress=*/true, /*compile=*/true);
+    if (args.placement.strategy != kReferenceBackend) {
+      auto placed = place_model(ctx, *g, args.placement.options(), /*progress=*/true,
+                                /*compile=*/true);
       if (!placed.ok()) return report_failure("run", placed.status());
       runnable.description += str_cat(", ", (*placed)->result.placement.groups.size(),
-                                      " groups placed ", args.placement);
+                                      " groups placed ", args.placement.strategy);
       runnable.run = [model = std::shared_ptr<PlacedModel>(*std::move(placed))](
                          const std::vector<Tensor>& in) { return model->model->run(in); };
     }
@@ -250,6 +251,6 @@ int run_run(std::span<const std::string> raw_args) {
 
 extern const Command kRunCommand;
 const Command kRunCommand{
-    "run", "run a model with the reference executor, or an artifact, and time it", run_run};
+    "run", "run a model (placed on the backends) or an artifact, and time it", run_run};
 
 }  // namespace collage::cli

@@ -31,14 +31,14 @@ std::string default_cost_db_path() {
   return "";
 }
 
-void PlacementArgs::declare(ArgParser& parser, bool with_strategy) {
+void PlacementArgs::declare(ArgParser& parser, bool with_strategy, std::string_view seed_option) {
   if (with_strategy)
     parser.option("--placement", "STRATEGY",
                   "two-level (default), op-level, greedy or single:NAME (e.g. single:dnnl)",
                   &strategy);
   parser.option("--budget", "SECONDS",
                 str_cat("time budget of the graph-level search (default ", budget, ")"), &budget);
-  parser.option("--seed", "N", "seed of the graph-level search (default 0)", &seed, 0);
+  parser.option(seed_option, "N", "seed of the graph-level search (default 0)", &seed, 0);
   parser.option("--cost-db", "PATH",
                 "cost database (default $XDG_CACHE_HOME/collage/cost-db.jsonl or\n"
                 "~/.cache/collage/cost-db.jsonl)",

@@ -36,7 +36,8 @@ struct PlacementArgs {
   int64_t max_depth = 8;
   double budget_s = 60;  // parsed --budget
 
-  void declare(ArgParser& parser, bool with_strategy);
+  // `seed_option` names the seed's option (`run` has --seed for its random inputs).
+  void declare(ArgParser& parser, bool with_strategy, std::string_view seed_option = "--seed");
   PlacementOptions options() const;
   std::string cost_db_path() const;
 };

@@ -1,8 +1,9 @@
 /* Classifies one input with a compiled model: loads an artifact with the collage runtime, reads
  * the input from a .npy file, runs the model and prints the class with the highest score.
  *
- *   collage_classify model.collage input.npy
+ *   collage_classify model.collage input.npy [scores.npy]
  *
+ * With a third argument the scores (the model's output) are also written there as .npy.
  * Link with -lcollage_runtime; the runtime modules the artifact needs
  * (libcollage_rt_<name>.so) are found next to libcollage_runtime.so. */
 #include <collage/runtime.h>
@@ -21,8 +22,8 @@ static int failed(const char* what, collage_status_t* status) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s MODEL.collage INPUT.npy\n", argv[0]);
+  if (argc != 3 && argc != 4) {
+    fprintf(stderr, "usage: %s MODEL.collage INPUT.npy [SCORES.npy]\n", argv[0]);
     return 2;
   }
   collage_module_t* module = NULL;
@@ -61,6 +62,11 @@ int main(int argc, char** argv) {
       if (scores[i] > scores[best]) best = i;
     printf("input '%s' -> output '%s'\n", in_info.name, out_info.name);
     printf("top class: %lld (score %.4f)\n", (long long)best, scores[best]);
+    if (argc == 4 && npy_write_f32(argv[3], scores, out_info.ndim, out_info.shape, err,
+                                   sizeof err) != 0) {
+      fprintf(stderr, "%s\n", err);
+      status = 1;
+    }
   }
   free(scores);
   npy_free(&input);

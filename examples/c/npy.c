@@ -1,4 +1,4 @@
-/* A minimal .npy reader: version 1-3 headers, dtype '<f4', fortran_order False. */
+/* A minimal .npy reader (version 1-3 headers) and writer (version 1), dtype '<f4', C order. */
 #include "npy.h"
 
 #include <stdio.h>
@@ -70,4 +70,33 @@ int npy_read_f32(const char* path, npy_array_t* out, char* err, size_t err_size)
 void npy_free(npy_array_t* a) {
   free(a->data);
   a->data = NULL;
+}
+
+int npy_write_f32(const char* path, const float* data, int32_t ndim, const int64_t* shape,
+                  char* err, size_t err_size) {
+  char dims[NPY_MAX_DIMS * 24 + 4] = "";
+  int64_t count = 1;
+  size_t len = 0;
+  if (ndim < 0 || ndim > NPY_MAX_DIMS) return fail(err, err_size, path, "unsupported shape");
+  for (int32_t i = 0; i < ndim; ++i) {
+    len += (size_t)snprintf(dims + len, sizeof dims - len, "%lld,%s", (long long)shape[i],
+                            i + 1 < ndim ? " " : "");
+    count *= shape[i];
+  }
+  if (ndim > 1) dims[len - 1] = '\0'; /* (2, 3) but (5,) */
+  char header[sizeof dims + 160];
+  int n = snprintf(header, sizeof header, "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }",
+                   dims);
+  /* The header, padded with spaces and ended by a newline, makes the data start 64-aligned. */
+  size_t header_len = ((size_t)n + 10 + 1 + 63) / 64 * 64 - 10;
+  memset(header + n, ' ', header_len - 1 - (size_t)n);
+  header[header_len - 1] = '\n';
+  unsigned char magic[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(header_len & 0xff),
+                             (unsigned char)(header_len >> 8)};
+  FILE* f = fopen(path, "wb");
+  if (!f) return fail(err, err_size, path, "cannot create");
+  int ok = fwrite(magic, 1, 10, f) == 10 && fwrite(header, 1, header_len, f) == header_len &&
+           fwrite(data, sizeof(float), (size_t)count, f) == (size_t)count;
+  if (fclose(f) != 0) ok = 0;
+  return ok ? 0 : fail(err, err_size, path, "write failed");
 }

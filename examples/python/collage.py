@@ -119,6 +119,10 @@ def _runtime():
 def _compiler_lib():
     if "compiler" not in _libs:
         _runtime()
+        # The compiler links oneDNN, hence libgomp, which reads its wait policy once, when loaded:
+        # passive, so that its idle workers do not spin on the cores collage's threads need (the
+        # runtime does the same before it loads the oneDNN module). A policy already set is kept.
+        os.environ.setdefault("OMP_WAIT_POLICY", "passive")
         lib = _open("libcollage_compiler.so")
         P, c = ctypes.POINTER, ctypes
         sigs = {

@@ -1,9 +1,14 @@
-// End-to-end model tests: each exported model is imported, optimised and run by the reference
-// executor, and its outputs are compared with ONNX Runtime's (tests/models/build_models.sh makes
-// the models and references; scripts/test runs it first).
+// End-to-end model tests: one test case per model of the manifest that tests/models/build_models.sh
+// writes (models.json in the model cache): each model is imported, optimised and run by the
+// reference executor, and its outputs must match ONNX Runtime's within the model's own rtol.
+// Test cases are registered at start-up from the manifest, tagged with the model's label ([small]
+// or [full]), so a model added to export_models.py needs no change here.
+#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "collage/npz.h"
@@ -17,13 +22,18 @@ using namespace collage;
 
 namespace {
 
+struct ModelSpec {
+  std::string name, label;
+  double rtol = 1e-4;
+};
+
 // Outputs are compared by the largest absolute difference relative to the largest magnitude of
 // the expected output (element-wise relative error is meaningless for values that are ~0 after
 // thousands of accumulations in different orders).
-void check_model(const std::string& name, double rtol = 1e-4) {
+void check_model(const ModelSpec& spec) {
   fs::path dir = testing::model_cache_dir();
-  fs::path model = dir / (name + ".onnx");
-  INFO("model " << model.string());
+  fs::path model = dir / (spec.name + ".onnx");
+  INFO("model " << model.string() << ", rtol " << spec.rtol);
   if (!fs::exists(model))
     FAIL("missing " << model.string() << ": run scripts/test (or tests/models/build_models.sh)");
   Context ctx;
@@ -32,9 +42,9 @@ void check_model(const std::string& name, double rtol = 1e-4) {
   auto opt = run_passes(ctx, *g);
   INFO(opt.status().ToString());
   REQUIRE(opt.ok());
-  auto inputs = read_npz(dir / (name + ".inputs.npz"));
+  auto inputs = read_npz(dir / (spec.name + ".inputs.npz"));
   REQUIRE(inputs.ok());
-  auto expected = read_npz(dir / (name + ".outputs.npz"));
+  auto expected = read_npz(dir / (spec.name + ".outputs.npz"));
   REQUIRE(expected.ok());
 
   std::vector<Tensor> feed;
@@ -51,7 +61,7 @@ void check_model(const std::string& name, double rtol = 1e-4) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   INFO(outs.status().ToString());
   REQUIRE(outs.ok());
-  WARN(name << ": reference run " << secs << " s, " << opt->nodes().size() << " nodes");
+  WARN(spec.name << ": reference run " << secs << " s, " << opt->nodes().size() << " nodes");
   REQUIRE(outs->size() == opt->outputs().size());
   for (size_t i = 0; i < outs->size(); ++i) {
     const std::string& out_name = opt->value(opt->outputs()[i]).name;
@@ -61,25 +71,71 @@ void check_model(const std::string& name, double rtol = 1e-4) {
     REQUIRE(it != expected->end());
     double err = testing::max_scaled_error((*outs)[i], it->second);
     INFO(testing::describe_mismatch((*outs)[i], it->second));
-    CHECK(err <= rtol);
+    CHECK(err <= spec.rtol);
   }
+}
+
+class ModelTest : public Catch::ITestInvoker {
+ public:
+  explicit ModelTest(ModelSpec spec) : spec_(std::move(spec)) {}
+  void invoke() const override { check_model(spec_); }
+
+ private:
+  ModelSpec spec_;
+};
+
+// Fails: there is no manifest to take the models from.
+class MissingManifest : public Catch::ITestInvoker {
+ public:
+  explicit MissingManifest(std::string why) : why_(std::move(why)) {}
+  void invoke() const override { FAIL(why_); }
+
+ private:
+  std::string why_;
+};
+
+// The models of the manifest, in its order; `error` says why there are none when it is missing or
+// malformed.
+std::vector<ModelSpec> read_manifest(const fs::path& path, std::string* error) {
+  std::ifstream f(path);
+  if (!f) {
+    *error = path.string() +
+             " is missing: run tests/models/build_models.sh --small (scripts/test does), then "
+             "rebuild (the build registers one test per model of the manifest)";
+    return {};
+  }
+  std::vector<ModelSpec> specs;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(f);
+    for (const auto& m : j.at("models"))
+      specs.push_back({m.at("name").get<std::string>(), m.at("label").get<std::string>(),
+                       m.value("rtol", 1e-4)});
+  } catch (const nlohmann::json::exception& e) {
+    *error = path.string() + ": malformed manifest: " + e.what();
+    return {};
+  }
+  return specs;
+}
+
+// Registers a test case; Catch takes ownership of `invoker` and copies the name and tags.
+void register_test(Catch::ITestInvoker* invoker, const std::string& name, const std::string& tags) {
+  Catch::getMutableRegistryHub().registerTest(Catch::makeTestCase(
+      invoker, "", Catch::NameAndTags{name, tags}, Catch::SourceLineInfo(__FILE__, __LINE__)));
 }
 
 }  // namespace
 
-#define COLLAGE_MODEL_TEST(name, tag) \
-  TEST_CASE(name, tag) { check_model(name); }
-
-COLLAGE_MODEL_TEST("resnet50_small", "[small]")
-COLLAGE_MODEL_TEST("mobilenetv2_small", "[small]")
-COLLAGE_MODEL_TEST("resnext50_small", "[small]")
-COLLAGE_MODEL_TEST("googlenet_small", "[small]")
-COLLAGE_MODEL_TEST("dcgan_small", "[small]")
-COLLAGE_MODEL_TEST("bert_small", "[small]")
-
-COLLAGE_MODEL_TEST("resnet50", "[full]")
-COLLAGE_MODEL_TEST("mobilenetv2", "[full]")
-COLLAGE_MODEL_TEST("resnext50", "[full]")
-COLLAGE_MODEL_TEST("googlenet", "[full]")
-COLLAGE_MODEL_TEST("dcgan", "[full]")
-COLLAGE_MODEL_TEST("bert", "[full]")
+int main(int argc, char** argv) {
+  std::string error;
+  std::vector<ModelSpec> specs =
+      read_manifest(testing::model_cache_dir() / "models.json", &error);
+  if (!error.empty()) {
+    register_test(new MissingManifest(error), "models.json", "[small]");
+    register_test(new MissingManifest(error), "models.json (full-size models)", "[full]");
+  }
+  for (ModelSpec& spec : specs) {
+    const std::string name = spec.name, tags = "[" + spec.label + "]";
+    register_test(new ModelTest(std::move(spec)), name, tags);
+  }
+  return Catch::Session().run(argc, argv);
+}

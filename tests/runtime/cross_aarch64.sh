@@ -7,14 +7,17 @@
 #
 # BUILD_DIR (default build) holds test-data/capi from the C API fixture (ctest -R capi/fixture);
 # OUT_DIR (default BUILD_DIR/aarch64) is the cross build. Needs g++-aarch64-linux-gnu and
-# qemu-user (apt-get install g++-aarch64-linux-gnu qemu-user).
+# qemu-user (scripts/install-deps installs them); exits 77 (ctest's skip) when one is missing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 build=$(realpath "${1:-build}")
 out=${2:-$build/aarch64}
 data=$build/test-data/capi
 for tool in aarch64-linux-gnu-g++ qemu-aarch64; do
-  command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
+  command -v "$tool" >/dev/null || {
+    echo "skipped: no $tool (install g++-aarch64-linux-gnu and qemu-user: scripts/install-deps)"
+    exit 77
+  }
 done
 
 # The header-only packages the runtime includes live in the build machine's /usr/include, which

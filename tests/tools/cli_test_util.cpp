@@ -10,6 +10,8 @@
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
+#include <string_view>
+#include <vector>
 
 extern char** environ;
 
@@ -67,6 +69,14 @@ CliResult run_collage(const TempDir& dir, const std::vector<std::string>& args) 
   for (std::string& a : argv_storage) argv.push_back(a.data());
   argv.push_back(nullptr);
 
+  // The cost database goes to the test's folder, not the user's cache.
+  const std::string cache = "XDG_CACHE_HOME=" + (dir / "cache").string();
+  std::vector<char*> env;
+  for (char** e = environ; *e; ++e)
+    if (std::string_view(*e).substr(0, 15) != "XDG_CACHE_HOME=") env.push_back(*e);
+  env.push_back(const_cast<char*>(cache.c_str()));
+  env.push_back(nullptr);
+
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
@@ -74,7 +84,7 @@ CliResult run_collage(const TempDir& dir, const std::vector<std::string>& args) 
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                    0644);
   pid_t pid;
-  const int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
+  const int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot start " + binary);
   int status = 0;
@@ -86,7 +96,7 @@ CliResult run_collage(const TempDir& dir, const std::vector<std::string>& args) 
   return r;
 }
 
-void write_tiny_model(const std::filesystem::path& path, bool symbolic_batch) {
+void write_tiny_model(const std::filesystem::path& path, bool symbolic_batch, bool with_int) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.set_producer_name("collage-tests");
@@ -98,7 +108,7 @@ void write_tiny_model(const std::filesystem::path& path, bool symbolic_batch) {
   const std::string batch = symbolic_batch ? "batch" : "2";
   set_type(g->add_input(), "x", onnx::TensorProto::FLOAT, {batch, "3"});
   set_type(g->add_input(), "y", onnx::TensorProto::FLOAT, {batch, "3"});
-  set_type(g->add_input(), "n", onnx::TensorProto::INT64, {"4"});
+  if (with_int) set_type(g->add_input(), "n", onnx::TensorProto::INT64, {"4"});
   auto* w = g->add_initializer();
   w->set_name("W");
   w->set_data_type(onnx::TensorProto::FLOAT);
@@ -108,10 +118,10 @@ void write_tiny_model(const std::filesystem::path& path, bool symbolic_batch) {
   add_node(g, "Add", {"x", "W"}, "a");
   add_node(g, "Relu", {"a"}, "z");
   add_node(g, "Mul", {"x", "y"}, "p");
-  add_node(g, "Add", {"n", "n"}, "m");
+  if (with_int) add_node(g, "Add", {"n", "n"}, "m");
   set_type(g->add_output(), "z", onnx::TensorProto::FLOAT, {batch, "3"});
   set_type(g->add_output(), "p", onnx::TensorProto::FLOAT, {batch, "3"});
-  set_type(g->add_output(), "m", onnx::TensorProto::INT64, {"4"});
+  if (with_int) set_type(g->add_output(), "m", onnx::TensorProto::INT64, {"4"});
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!m.SerializeToOstream(&f)) throw std::runtime_error("cannot write " + path.string());
 }

@@ -27,12 +27,14 @@ struct CliResult {
 };
 
 // Runs COLLAGE_BINARY_DIR/bin/collage with `args`, capturing stdout and stderr through files in
-// `dir`.
+// `dir`; XDG_CACHE_HOME is `dir`/cache, so the default cost database is the test's own.
 CliResult run_collage(const TempDir& dir, const std::vector<std::string>& args);
 
 // Writes the test model: inputs x, y: f32[B,3] (B = 2, or the symbolic "batch" when
 // `symbolic_batch`), n: i64[4]; an initializer W: f32[2,3] = [0, 0.5, 1, 1.5, 2, 2.5]; outputs
 //   z = Relu(x + W),  p = x * y,  m = n + n.
-void write_tiny_model(const std::filesystem::path& path, bool symbolic_batch = false);
+// Without `with_int`, no n and no m (every node then has a library backend: dnnl claims them).
+void write_tiny_model(const std::filesystem::path& path, bool symbolic_batch = false,
+                      bool with_int = true);
 
 }  // namespace collage::testing

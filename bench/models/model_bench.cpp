@@ -1,0 +1,387 @@
+// Whole-model benchmark: each model placed by every strategy (single:dnnl, single:eigen, greedy,
+// two-level, and single:native when a backend of that name is registered) and run in process,
+// alternated round by round with ONNX Runtime (CPU, 2 threads, in a child process that times
+// itself, bench/models/ort_server.py). Prints each contender's median latency, its ratio to
+// ONNX Runtime, its largest error against ONNX Runtime's reference outputs, and the speedup of
+// two-level over the best single backend. Never fails on a timing.
+//
+//   model_bench [--small] [--models a,b] [--rounds N] [--repeat N] [--budget S] [--cost-db PATH]
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "cli_args.h"
+#include "cli_common.h"
+#include "collage/npz.h"
+#include "collage/onnx.h"
+#include "collage/passes.h"
+#include "collage/thread_pool.h"
+#include "dnnl_openmp.h"
+#include "placement_cli.h"
+
+extern char** environ;
+
+namespace collage::bench {
+namespace {
+
+namespace fs = std::filesystem;
+using cli::ArgParser;
+
+struct Args {
+  bool small = false;
+  std::string models;
+  int64_t rounds = 5, repeat = 3;
+  std::string budget = "60";
+  std::string cost_db;
+  std::string python = std::string(COLLAGE_SOURCE_DIR) + "/.venv/bin/python";
+};
+
+// A contender's timings and accuracy.
+struct Row {
+  std::string name;
+  std::vector<double> ms;
+  double error = -1;     // max |collage - ort| / max |ort| over the outputs; < 0: not measured
+  std::string note;      // why it did not run, or the placement's size
+  bool single = false;   // a single-backend placement
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// max|a - b| / max|b|, the measure of tests/models (element-wise relative error means nothing
+// for values near zero).
+double scaled_error(const Tensor& a, const Tensor& b) {
+  if (a.type() != b.type()) return INFINITY;
+  double diff = 0, scale = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = a.get_as_double(i), y = b.get_as_double(i);
+    if (std::isnan(x) != std::isnan(y)) return INFINITY;
+    if (std::isnan(x)) continue;
+    diff = std::max(diff, std::fabs(x - y));
+    scale = std::max(scale, std::fabs(y));
+  }
+  return scale == 0 ? diff : diff / scale;
+}
+
+// ONNX Runtime in a child process (ort_server.py): asked for N runs, answers their times.
+class OrtProcess {
+ public:
+  static std::optional<OrtProcess> start(const Args& args, const fs::path& model,
+                                         const fs::path& inputs, std::string* error) {
+    int to_child[2], from_child[2];
+    if (pipe(to_child) != 0 || pipe(from_child) != 0) {
+      *error = "pipe failed";
+      return std::nullopt;
+    }
+    const std::string server = std::string(COLLAGE_SOURCE_DIR) + "/bench/models/ort_server.py";
+    std::vector<std::string> argv_s = {args.python, server, model.string(), inputs.string(),
+                                       "--threads", "2"};
+    std::vector<char*> argv;
+    for (std::string& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, to_child[0], 0);
+    posix_spawn_file_actions_adddup2(&actions, from_child[1], 1);
+    for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]})
+      posix_spawn_file_actions_addclose(&actions, fd);
+    OrtProcess p;
+    const int rc = posix_spawn(&p.pid_, args.python.c_str(), &actions, nullptr, argv.data(),
+                               environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(to_child[0]);
+    close(from_child[1]);
+    p.in_ = fdopen(to_child[1], "w");
+    p.out_ = fdopen(from_child[0], "r");
+    if (rc != 0) {
+      *error = str_format("cannot start %s: %s", args.python, std::strerror(rc));
+      return std::nullopt;
+    }
+    if (p.read_line() != "ready") {
+      *error = "ONNX Runtime (ort_server.py) did not start; is " + args.python + " the .venv?";
+      return std::nullopt;
+    }
+    return p;
+  }
+
+  OrtProcess() = default;
+  OrtProcess(OrtProcess&& o) noexcept { *this = std::move(o); }
+  OrtProcess& operator=(OrtProcess&& o) noexcept {
+    std::swap(pid_, o.pid_);
+    std::swap(in_, o.in_);
+    std::swap(out_, o.out_);
+    return *this;
+  }
+  ~OrtProcess() {
+    if (in_) std::fclose(in_);  // end of input ends the server
+    if (out_) std::fclose(out_);
+    if (pid_ > 0) waitpid(pid_, nullptr, 0);
+  }
+
+  // `n` runs; their times in ms (empty when the server failed).
+  std::vector<double> time(int64_t n) {
+    std::fprintf(in_, "%lld\n", static_cast<long long>(n));
+    std::fflush(in_);
+    std::istringstream line(read_line());
+    std::vector<double> ms;
+    for (double t; line >> t;) ms.push_back(t);
+    return ms;
+  }
+
+ private:
+  template <typename... T>
+  static std::string str_format(const absl::FormatSpec<T...>& f, const T&... v) {
+    return absl::StrFormat(f, v...);
+  }
+  std::string read_line() {
+    std::string s;
+    for (int c; out_ && (c = std::fgetc(out_)) != EOF && c != '\n';) s += static_cast<char>(c);
+    return s;
+  }
+  pid_t pid_ = -1;
+  FILE* in_ = nullptr;
+  FILE* out_ = nullptr;
+};
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream s(list);
+  for (std::string item; std::getline(s, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+// Places, compiles and checks one strategy; nullopt (with the row's note) when it cannot run.
+std::optional<CompiledModel> prepare(const Context& ctx, const BackendRegistry& backends,
+                                     const Graph& g, const Args& args, double budget_s,
+                                     ThreadPool& pool, const std::vector<Tensor>& inputs,
+                                     const std::vector<Tensor>& expected, Row& row) {
+  PlacementOptions o;
+  o.strategy = row.name;
+  o.time_budget_s = budget_s;
+  o.cost_db_path = args.cost_db.empty() ? cli::default_cost_db_path() : args.cost_db;
+  const double start = now_ms();
+  auto placement = optimize(ctx, backends, g, o);
+  if (!placement.ok()) {
+    row.note = std::string(placement.status().message());
+    return std::nullopt;
+  }
+  BuildOptions build;
+  build.num_threads = pool.num_threads();
+  auto model = compile_placement(ctx, backends, g, *placement, build, &pool);
+  if (!model.ok()) {
+    row.note = std::string(model.status().message());
+    return std::nullopt;
+  }
+  row.note = absl::StrFormat("%d groups, placed in %.1f s", placement->groups.size(),
+                             (now_ms() - start) / 1000);
+  auto outputs = model->run(inputs);
+  if (!outputs.ok()) {
+    row.note = std::string(outputs.status().message());
+    return std::nullopt;
+  }
+  row.error = 0;
+  for (size_t i = 0; i < outputs->size() && i < expected.size(); ++i)
+    row.error = std::max(row.error, scaled_error((*outputs)[i], expected[i]));
+  return std::move(*model);
+}
+
+// The arrays of `npz` in the order of `names`.
+absl::StatusOr<std::vector<Tensor>> by_name(const fs::path& npz,
+                                            const std::vector<std::string>& names) {
+  auto arrays = read_npz(npz);
+  if (!arrays.ok()) return arrays.status();
+  std::vector<Tensor> out;
+  for (const std::string& name : names) {
+    auto it = std::find_if(arrays->begin(), arrays->end(),
+                           [&](const auto& a) { return a.first == name; });
+    if (it == arrays->end())
+      return absl::NotFoundError(absl::StrFormat("%s: no array '%s'", npz.string(), name));
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+void bench_model(const std::string& name, const Args& args, double budget_s,
+                 const BackendRegistry& backends) {
+  const char* cache_env = std::getenv("COLLAGE_MODEL_CACHE");
+  const char* home = std::getenv("HOME");
+  const fs::path cache = cache_env ? fs::path(cache_env)
+                                   : fs::path(home ? home : "/tmp") / ".cache/collage/models";
+  const fs::path model = cache / (name + ".onnx");
+  Context ctx;
+  auto imported = import_onnx_file(ctx, model);
+  if (!imported.ok()) {
+    std::printf("%s: %s (tests/models/build_models.sh --only %s makes it)\n\n", name.c_str(),
+                std::string(imported.status().message()).c_str(), name.c_str());
+    return;
+  }
+  auto g = run_passes(ctx, *imported);
+  if (!g.ok()) {
+    std::printf("%s: %s\n\n", name.c_str(), std::string(g.status().message()).c_str());
+    return;
+  }
+  std::vector<std::string> in_names, out_names;
+  for (ValueId v : g->inputs()) in_names.push_back(g->value(v).name);
+  for (ValueId v : g->outputs()) out_names.push_back(g->value(v).name);
+  auto inputs = by_name(cache / (name + ".inputs.npz"), in_names);
+  auto expected = by_name(cache / (name + ".outputs.npz"), out_names);
+  if (!inputs.ok() || !expected.ok()) {
+    std::printf("%s: %s\n\n", name.c_str(),
+                std::string((inputs.ok() ? expected.status() : inputs.status()).message()).c_str());
+    return;
+  }
+
+  std::vector<std::string> strategies = {"single:dnnl", "single:eigen"};
+  if (backends.find("native")) strategies.push_back("single:native");
+  strategies.insert(strategies.end(), {"greedy", "two-level"});
+  // One pool for every contender, as an application has: idle pools of the others would take
+  // threads from the one running.
+  ThreadPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  std::vector<Row> rows;
+  std::vector<std::optional<CompiledModel>> models;
+  for (const std::string& s : strategies) {
+    Row row;
+    row.name = s;
+    row.single = s.starts_with("single:");
+    std::fprintf(stderr, "%s: placing %s\n", name.c_str(), s.c_str());
+    models.push_back(prepare(ctx, backends, *g, args, budget_s, pool, *inputs, *expected, row));
+    rows.push_back(std::move(row));
+  }
+  std::string ort_error;
+  std::optional<OrtProcess> ort =
+      OrtProcess::start(args, model, cache / (name + ".inputs.npz"), &ort_error);
+  Row ort_row;
+  ort_row.name = "onnxruntime";
+  ort_row.note = ort ? "2 threads, all graph optimisations" : ort_error;
+
+  // Rounds: each contender runs `repeat` times in turn, the order rotating, so that drift on a
+  // shared machine affects them alike. One untimed run each first.
+  for (auto& m : models)
+    if (m) (void)m->run(*inputs);
+  if (ort) (void)ort->time(1);
+  const size_t n = rows.size() + 1;
+  for (int64_t r = 0; r < args.rounds; ++r) {
+    for (size_t k = 0; k < n; ++k) {
+      const size_t c = (k + static_cast<size_t>(r)) % n;
+      if (c == rows.size()) {
+        if (ort) {
+          std::vector<double> ms = ort->time(args.repeat);
+          ort_row.ms.insert(ort_row.ms.end(), ms.begin(), ms.end());
+          // ONNX Runtime's intra-op threads spin for a while after its last run, on the cores the
+          // next contender needs (that one measured up to 1.7x slower): let them go to sleep.
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        continue;
+      }
+      if (!models[c]) continue;
+      for (int64_t i = 0; i < args.repeat; ++i) {
+        const double t0 = now_ms();
+        auto out = models[c]->run(*inputs);
+        const double t1 = now_ms();
+        if (out.ok()) rows[c].ms.push_back(t1 - t0);
+      }
+    }
+  }
+
+  const double ort_ms = median(ort_row.ms);
+  cli::TextTable t({false, true, true, true, false});
+  t.add({"placement", "median ms", "vs ORT", "max err", ""});
+  const Row* best_single = nullptr;
+  const Row* two_level = nullptr;
+  for (const Row& row : rows) {
+    const double ms = median(row.ms);
+    if (row.single && !row.ms.empty() && (!best_single || ms < median(best_single->ms)))
+      best_single = &row;
+    if (row.name == "two-level" && !row.ms.empty()) two_level = &row;
+    t.add({row.name, row.ms.empty() ? "-" : absl::StrFormat("%.3f", ms),
+           row.ms.empty() || ort_row.ms.empty() ? "" : absl::StrFormat("%.2fx", ms / ort_ms),
+           row.error < 0 ? "-" : absl::StrFormat("%.1e", row.error), row.note});
+  }
+  t.add({ort_row.name, ort_row.ms.empty() ? "-" : absl::StrFormat("%.3f", ort_ms),
+         ort_row.ms.empty() ? "" : "1.00x", "", ort_row.note});
+  std::string out = absl::StrFormat(
+      "%s: %d nodes, %d rounds x %d runs each (alternating), vs ORT = collage / ONNX Runtime, "
+      "max err = max|collage - ort| / max|ort|\n",
+      name, g->nodes().size(), args.rounds, args.repeat);
+  out += t.render(2);
+  if (best_single && two_level)
+    out += absl::StrFormat("  two-level vs the best single backend (%s): %.2fx faster\n",
+                           best_single->name, median(best_single->ms) / median(two_level->ms));
+  std::printf("%s\n", out.c_str());
+  std::fflush(stdout);
+}
+
+int run(int argc, char** argv) {
+  Args args;
+  ArgParser parser("model_bench",
+                   "Times each model under every placement strategy, alternating with ONNX "
+                   "Runtime\n(CPU, 2 threads) in one run; prints medians, ratios, errors and the "
+                   "speedup of\ntwo-level over the best single backend.");
+  parser.flag("--small", "the width-reduced *_small models (a quick check)", &args.small);
+  parser.option("--models", "LIST",
+                "comma-separated model names (default: resnet50, mobilenetv2, resnext50,\n"
+                "bert, dcgan, googlenet; with --small their _small variants)",
+                &args.models);
+  parser.option("--rounds", "N", "rounds (default 5)", &args.rounds, 1);
+  parser.option("--repeat", "N", "timed runs of each contender per round (default 3)",
+                &args.repeat, 1);
+  parser.option("--budget", "SECONDS", "two-level search budget per model (default 60)",
+                &args.budget);
+  parser.option("--cost-db", "PATH", "cost database (default: the CLI's)", &args.cost_db);
+  parser.option("--python", "PATH", "the Python with onnxruntime (default: the checkout's .venv)",
+                &args.python);
+  std::vector<std::string> raw(argv + 1, argv + argc);
+  if (std::optional<int> exit = parser.parse(raw)) return *exit;
+  char* end = nullptr;
+  const double budget_s = std::strtod(args.budget.c_str(), &end);
+  if (args.budget.empty() || *end || !(budget_s >= 0))
+    return parser.usage_error("--budget expects a number of seconds");
+
+  std::vector<std::string> models = split(args.models);
+  if (models.empty()) {
+    models = {"resnet50", "mobilenetv2", "resnext50", "bert", "dcgan", "googlenet"};
+    if (args.small)
+      for (std::string& m : models) m += "_small";
+  }
+  BackendRegistry backends;
+  if (absl::Status s = cli::register_builtin_backends(backends); !s.ok()) {
+    std::fprintf(stderr, "model_bench: %s\n", std::string(s.message()).c_str());
+    return 1;
+  }
+  for (const std::string& m : models) bench_model(m, args, budget_s, backends);
+  return 0;
+}
+
+}  // namespace
+}  // namespace collage::bench
+
+int main(int argc, char** argv) {
+  // oneDNN's OpenMP workers must not spin on the cores the other backends' thread pool needs.
+  collage::rt_dnnl::use_passive_openmp_wait(argv);
+  return collage::bench::run(argc, argv);
+}

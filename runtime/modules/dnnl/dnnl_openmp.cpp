@@ -1,0 +1,19 @@
+// use_passive_openmp_wait: re-executes the program with OMP_WAIT_POLICY=passive (why, with
+// figures: dnnl_openmp.h).
+#include "dnnl_openmp.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace collage::rt_dnnl {
+
+void use_passive_openmp_wait(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY")) return;
+  if (setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/1) != 0) return;
+  execv("/proc/self/exe", argv);
+  // The exec failed: carry on with libgomp's default policy; the child processes we start get the
+  // passive one.
+}
+
+}  // namespace collage::rt_dnnl
