@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_format.h"
+#include "artifact/artifact.h"
 #include "cli_common.h"
 #include "collage/passes.h"
 #include "core/str_cat.h"
@@ -20,6 +21,7 @@ struct CompileArgs {
   PlacementArgs placement;
   std::string report;
   bool no_passes = false;
+  std::string executor = "auto";
 };
 
 std::string group_nodes(const Graph& g, const PlacedGroup& group) {
@@ -93,6 +95,11 @@ int run_compile(std::span<const std::string> raw_args) {
                 &args.report);
   parser.flag("--no-passes", "place the graph as imported, without the optimisation passes",
               &args.no_passes);
+  parser.option("--executor", "KIND",
+                "waves, sequential or auto (default): the executor the model will run\n"
+                "under; the graph-level search scores placements with it (auto: the\n"
+                "faster of the two, measured)",
+                &args.executor);
   parser.epilog(
       "Costs are kept in the cost database, keyed by this machine's CPU, the backend and its\n"
       "version, and the group's canonical signature: a second compile of the same model\n"
@@ -109,6 +116,9 @@ int run_compile(std::span<const std::string> raw_args) {
     if (!g.ok()) return report_failure("compile", g.status());
   }
   PlacementOptions options = args.placement.options();
+  auto executor = parse_executor(args.executor);
+  if (!executor.ok()) return report_failure("compile", executor.status());
+  options.executor = *executor;
   options.compare_baselines = true;
   const double start = now_ms();
   double compare_start = -1;
