@@ -4,12 +4,16 @@
 // alternately; prints medians, the ratio, the scheduling overhead per run and whether the
 // outputs are bit-identical. Not a test: it never fails on a timing.
 //
-//   waves_bench [RUNS] [MODEL...]   models: googlenet_small googlenet inceptionv3_small
-//                                   bert_small bert nasnet_cell (default: the small ones)
+//   waves_bench [RUNS] [--write DIR] [MODEL...]
+//     --write DIR: also write each model's artifact to DIR/MODEL.collage (for `collage run`)
+//     models: nasnet_cell, bert_attention (BERT-base's twelve attention heads), or a model of
+//       ~/.cache/collage/models (googlenet, inceptionv3, ... and their _small variants; their
+//       trunk up to the first Flatten or Reshape)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +26,7 @@
 #include "collage/ops.h"
 #include "collage/passes.h"
 #include "collage/runtime.h"
+#include "collage/subgraph.h"
 #include "placement/baselines.h"
 #include "placement/timing.h"
 
@@ -46,7 +51,9 @@ absl::StatusOr<Graph> nasnet_cells(const Context& ctx) {
   ValueId x = b.add_input("x", {DType::f32, {1, 64, 28, 28}});
   uint32_t seed = 1;
   auto conv = [&](ValueId in, int64_t cin, int64_t cout, int64_t k) -> absl::StatusOr<ValueId> {
-    ValueId w = b.add_constant(std::to_string(seed).insert(0, "w"), weights({cout, cin, k, k}, seed));
+    char name[16];
+    std::snprintf(name, sizeof name, "w%u", seed);
+    ValueId w = b.add_constant(name, weights({cout, cin, k, k}, seed));
     ++seed;
     auto c = b.add("Conv", {in, w}, make_attrs<ConvAttrs>([&](ConvAttrs& a) {
                      a.pads = {k / 2, k / 2, k / 2, k / 2};
@@ -84,29 +91,105 @@ absl::StatusOr<Graph> nasnet_cells(const Context& ctx) {
   return b.finish();
 }
 
+// BERT-base self-attention at sequence length 128: twelve heads, each its own branch of
+// MatMuls and a Softmax (Q K^T computed as Q (W_k^T X^T), X^T a second input), their outputs
+// projected by their slice of W_o and summed (the concatenation and projection of the layer).
+absl::StatusOr<Graph> bert_attention(const Context& ctx) {
+  constexpr int64_t kSeq = 128, kHidden = 768, kHeads = 12, kHead = kHidden / kHeads;
+  GraphBuilder b(ctx, "bert_attention");
+  ValueId x = b.add_input("x", {DType::f32, {kSeq, kHidden}});
+  ValueId xt = b.add_input("x_t", {DType::f32, {kHidden, kSeq}});
+  ValueId scale = b.add_constant("scale", Tensor::from_f32({1}, std::vector<float>{0.125f}));
+  uint32_t seed = 100;
+  auto w = [&](Shape shape) { return b.add_constant("", weights(std::move(shape), seed++)); };
+  std::optional<ValueId> sum;
+  for (int64_t h = 0; h < kHeads; ++h) {
+    auto q = b.add("MatMul", {x, w({kHidden, kHead})});
+    auto v = b.add("MatMul", {x, w({kHidden, kHead})});
+    if (!q.ok() || !v.ok()) return q.status();
+    auto qk = b.add("MatMul", {*q, w({kHead, kHidden})});
+    if (!qk.ok()) return qk.status();
+    auto scores = b.add("MatMul", {*qk, xt});
+    if (!scores.ok()) return scores.status();
+    auto scaled = b.add("Mul", {*scores, scale});
+    if (!scaled.ok()) return scaled.status();
+    auto p = b.add("Softmax", {*scaled}, make_attrs<SoftmaxAttrs>([](SoftmaxAttrs& a) {
+                     a.axis = -1;
+                   }));
+    if (!p.ok()) return p.status();
+    auto ctx_h = b.add("MatMul", {*p, *v});
+    if (!ctx_h.ok()) return ctx_h.status();
+    auto out_h = b.add("MatMul", {*ctx_h, w({kHead, kHidden})});
+    if (!out_h.ok()) return out_h.status();
+    if (!sum) {
+      sum = *out_h;
+      continue;
+    }
+    auto s = b.add("Add", {*sum, *out_h});
+    if (!s.ok()) return s.status();
+    sum = *s;
+  }
+  b.add_output(*sum);
+  return b.finish();
+}
+
+// The model without the nodes no library backend runs (Flatten, Reshape) and everything after
+// them: for the CNNs, the convolutional trunk up to the classifier.
+absl::StatusOr<Graph> trunk(const Context& ctx, const Graph& g) {
+  std::vector<bool> cut(g.nodes().size(), false);
+  NodeSet keep(g.nodes().size());
+  bool any_cut = false;
+  for (size_t n = 0; n < g.nodes().size(); ++n) {
+    const Node& node = g.node(static_cast<NodeId>(n));
+    cut[n] = node.op_name() == "Flatten" || node.op_name() == "Reshape";
+    for (ValueId v : node.inputs)
+      if (v >= 0 && g.value(v).producer >= 0 && cut[g.value(v).producer]) cut[n] = true;
+    if (cut[n])
+      any_cut = true;
+    else
+      keep.insert(static_cast<NodeId>(n));
+  }
+  if (!any_cut) return g;
+  auto sub = extract_subgraph(ctx, g, keep);
+  if (!sub.ok()) return sub.status();
+  return std::move(sub->graph);
+}
+
 absl::StatusOr<Graph> load(const Context& ctx, const std::string& name) {
   if (name == "nasnet_cell") return nasnet_cells(ctx);
+  if (name == "bert_attention") return bert_attention(ctx);
   const char* home = std::getenv("HOME");
   const std::string path =
       std::string(home ? home : ".") + "/.cache/collage/models/" + name + ".onnx";
   auto g = import_onnx_file(ctx, path);
   if (!g.ok()) return g.status();
-  return run_passes(ctx, *g);
+  auto optimized = run_passes(ctx, *g);
+  if (!optimized.ok()) return optimized.status();
+  return trunk(ctx, *optimized);
 }
 
-// single:FIRST with SECOND taking the rest; refused when a group is left on the reference
-// backend (the runtime has no reference kernels).
-absl::StatusOr<Placement> place(const Graph& g, const BackendRegistry& backends) {
+// The artifact of single:FIRST with SECOND taking the rest, for the first of (eigen, dnnl) and
+// (dnnl, eigen) whose kernels all build; `placement` receives its strategy.
+absl::StatusOr<std::string> compile(const Context& ctx, const Graph& g,
+                                    const BackendRegistry& backends, const ArtifactOptions& options,
+                                    ArtifactSummary* summary, std::string* placement) {
+  absl::Status last = absl::UnimplementedError("no placement");
   for (auto [first, second] : {std::pair{"eigen", "dnnl"}, std::pair{"dnnl", "eigen"}}) {
     BaselineOptions o;
     o.fallback = second;
     auto p = place_single(g, backends, first, o);
-    if (!p.ok()) continue;
-    if (std::none_of(p->groups.begin(), p->groups.end(),
-                     [](const PlacedGroup& group) { return group.backend == kReferenceBackend; }))
-      return p;
+    if (!p.ok()) {
+      last = p.status();
+      continue;
+    }
+    auto bytes = compile_artifact(ctx, backends, g, *p, options, summary);
+    if (bytes.ok()) {
+      *placement = p->strategy + " + " + second;
+      return bytes;
+    }
+    last = bytes.status();
   }
-  return absl::UnimplementedError("no placement without reference groups");
+  return last;
 }
 
 struct Loaded {
@@ -162,7 +245,7 @@ double run_ms(Loaded& l) {
   return ms;
 }
 
-void bench(const std::string& name, int runs) {
+void bench(const std::string& name, int runs, const std::string& write_dir) {
   Context ctx;
   auto g = load(ctx, name);
   if (!g.ok()) {
@@ -173,22 +256,25 @@ void bench(const std::string& name, int runs) {
   (void)backends.add(make_reference_backend());
   (void)register_eigen_backend(backends);
   (void)register_dnnl_backend(backends);
-  auto p = place(*g, backends);
-  if (!p.ok()) {
-    std::printf("%-18s skipped: %s\n", name.c_str(), std::string(p.status().message()).c_str());
-    return;
-  }
   ArtifactOptions options;
   options.waves.executor = waves::ExecutorChoice::automatic;
   ArtifactSummary summary;
+  std::string placement;
   const auto t0 = std::chrono::steady_clock::now();
-  auto bytes = compile_artifact(ctx, backends, *g, *p, options, &summary);
+  auto bytes = compile(ctx, *g, backends, options, &summary, &placement);
   const double compile_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!bytes.ok()) {
     std::printf("%-18s skipped: %s\n", name.c_str(),
                 std::string(bytes.status().message()).c_str());
     return;
+  }
+  if (!write_dir.empty()) {
+    const std::string path = write_dir + "/" + name + ".collage";
+    if (FILE* f = std::fopen(path.c_str(), "wb")) {
+      std::fwrite(bytes->data(), 1, bytes->size(), f);
+      std::fclose(f);
+    }
   }
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < g->inputs().size(); ++i)
@@ -223,8 +309,7 @@ void bench(const std::string& name, int runs) {
       "%-18s %4zu %3u/%-3u %3u %9.3f %9.3f %6.2fx %9.1f %6.2f%%  %-9s %-10s %5.1fs  %s\n",
       name.c_str(), summary.kernels, summary.num_waves, summary.num_segments, summary.workers,
       ms_seq, ms_wav, ms_seq / ms_wav, overhead_us, wall_us ? 100 * overhead_us / wall_us : 0,
-      identical ? "yes" : "NO", summary.executor.c_str(), compile_s,
-      p->strategy.c_str());
+      identical ? "yes" : "NO", summary.executor.c_str(), compile_s, placement.c_str());
 }
 
 }  // namespace
@@ -232,13 +317,20 @@ void bench(const std::string& name, int runs) {
 int main(int argc, char** argv) {
   const int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
   std::vector<std::string> models;
-  for (int i = 2; i < argc; ++i) models.push_back(argv[i]);
-  if (models.empty()) models = {"nasnet_cell", "googlenet_small", "inceptionv3_small", "bert_small"};
+  std::string write_dir;
+  for (int i = 2; i < argc; ++i) {
+    if (std::string(argv[i]) == "--write" && i + 1 < argc)
+      write_dir = argv[++i];
+    else
+      models.push_back(argv[i]);
+  }
+  if (models.empty())
+    models = {"nasnet_cell", "bert_attention", "googlenet_small", "inceptionv3_small"};
   std::printf("wave vs sequential executor, batch 1, %d alternating runs each, %u hardware threads\n",
               runs, std::thread::hardware_concurrency());
   std::printf("%-18s %4s %7s %3s %9s %9s %7s %9s %7s  %-9s %-10s %6s  %s\n", "model", "kern",
               "wav/seg", "wrk", "seq ms", "waves ms", "speedup", "ovh us", "ovh", "identical",
               "compiled", "compile", "placement");
-  for (const std::string& m : models) bench(m, runs);
+  for (const std::string& m : models) bench(m, runs, write_dir);
   return 0;
 }

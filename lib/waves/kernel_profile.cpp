@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 
 namespace collage::waves {
 
@@ -20,12 +21,25 @@ KernelBuffers make_kernel_buffers(const std::vector<TensorType>& arg_types, size
   return b;
 }
 
+namespace {
+
+// CPU time of the whole process (every thread), microseconds.
+double process_cpu_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
+
+}  // namespace
+
 absl::StatusOr<KernelProfile> profile_kernel(Kernel& kernel, void* const* args, int repeats) {
   const int32_t n = kernel.task_count();
   for (int32_t t = 0; t < n; ++t)
     if (absl::Status s = kernel.run_task(args, t); !s.ok()) return s;
   KernelProfile p;
   std::vector<double> samples;
+  const auto wall_start = std::chrono::steady_clock::now();
+  const double cpu_start = process_cpu_us();
   for (int32_t t = 0; t < n; ++t) {
     samples.clear();
     for (int r = 0; r < std::max(repeats, 1); ++r) {
@@ -38,6 +52,11 @@ absl::StatusOr<KernelProfile> profile_kernel(Kernel& kernel, void* const* args, 
     std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
     p.task_us.push_back(samples[samples.size() / 2]);
   }
+  const double cpu_us = process_cpu_us() - cpu_start;
+  const double wall_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - wall_start)
+          .count();
+  p.exclusive = cpu_us > kExclusiveCpuRatio * wall_us;
   return p;
 }
 

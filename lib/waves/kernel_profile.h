@@ -20,8 +20,13 @@ struct KernelBuffers {
 };
 KernelBuffers make_kernel_buffers(const std::vector<TensorType>& arg_types, size_t num_inputs);
 
+// A kernel whose tasks keep more than this many cores busy per core of wall time (process CPU
+// time over wall time while it is profiled) parallelises inside: KernelProfile::exclusive.
+inline constexpr double kExclusiveCpuRatio = 1.5;
+
 // Runs every task once untimed, then times each task `repeats` times on the calling thread and
-// keeps its median (microseconds). Errors are the kernel's.
+// keeps its median (microseconds); marks the kernel exclusive when it keeps several cores busy
+// (a library kernel with its own thread team). Errors are the kernel's.
 absl::StatusOr<KernelProfile> profile_kernel(Kernel& kernel, void* const* args, int repeats = 5);
 
 }  // namespace collage::waves

@@ -52,6 +52,10 @@ class Scheduler {
     });
     const uint32_t workers = static_cast<uint32_t>(s->free.size());
     for (uint32_t k : order) {
+      if (profiles_[k].exclusive) {
+        place_exclusive(k, s);
+        continue;
+      }
       for (uint32_t c = 0; c < chunks[k]; ++c) {
         uint32_t best = 0;
         double best_start = 0;
@@ -71,6 +75,28 @@ class Scheduler {
     }
   }
 
+  // An exclusive kernel starts once every worker is free and its dependencies are done, on
+  // worker 0 when it can, and keeps every worker until it ends.
+  void place_exclusive(uint32_t k, Segment* s) const {
+    const uint32_t workers = static_cast<uint32_t>(s->free.size());
+    double all_free = *std::max_element(s->free.begin(), s->free.end());
+    uint32_t best = 0;
+    double best_start = 0;
+    for (uint32_t w = 0; w < workers; ++w) {
+      double start = all_free + (workers > 1 ? o_.wait_us : 0);
+      for (uint32_t p : deps_[k])
+        for (const Placed& q : s->placed[p])
+          start = std::max(start, q.finish + (q.worker == w ? 0 : o_.wait_us));
+      if (w == 0 || start < best_start) best = w, best_start = start;
+    }
+    const double finish = best_start + chunk_us(k, 1, 0);
+    std::fill(s->free.begin(), s->free.end(), finish + (workers > 1 ? o_.wait_us : 0));
+    s->free[best] = finish;
+    s->placed[k].push_back({best, finish});
+    s->order.push_back({k, 0});
+    s->worker_of.push_back(best);
+  }
+
   // SelectRKernels: start from each kernel's most efficient variant (one chunk: the least total
   // work); while the wave leaves units idle, give the kernel that finishes last its next finer
   // variant, and keep it when the wave's simulated end improves.
@@ -88,6 +114,7 @@ class Scheduler {
       return trial.end();
     };
     std::vector<bool> settled(chunks->size(), false);
+    for (uint32_t k : wave) settled[k] = profiles_[k].exclusive;
     uint32_t last = wave[0];
     double best = end_with(*chunks, &last);
     for (;;) {
@@ -155,14 +182,16 @@ class Scheduler {
 
   // Worker lists in placement order, with the waits that order each chunk after its
   // dependencies on other workers, and a barrier (a wait on every other worker) before the
-  // first chunk a worker runs in a new segment. A wait an earlier entry of the same worker
-  // already implies is left out.
+  // first chunk a worker runs in a new segment. An exclusive kernel waits for every worker's
+  // earlier entries, and every worker's next entry waits for it. A wait an earlier entry of the
+  // same worker already implies is left out.
   void build_lists(const std::vector<Segment>& segments, WaveSchedule* s) const {
     const uint32_t workers = o_.workers;
     s->workers.assign(workers, {});
     std::vector<std::vector<std::pair<uint32_t, uint32_t>>> where(profiles_.size());
     std::vector<std::vector<uint32_t>> known(workers, std::vector<uint32_t>(workers, 0));
-    std::vector<uint32_t> segment_start_counts(workers, 0);
+    // Per worker: counts its next entry must wait for (an exclusive kernel on another worker).
+    std::vector<std::vector<uint32_t>> after_exclusive(workers, std::vector<uint32_t>(workers, 0));
     for (const Segment& seg : segments) {
       std::vector<uint32_t> at_start(workers);
       for (uint32_t w = 0; w < workers; ++w)
@@ -177,6 +206,14 @@ class Scheduler {
         started[w] = true;
         for (uint32_t p : deps_[k])
           for (const auto& [u, index] : where[p]) need[u] = std::max(need[u], index + 1);
+        for (uint32_t u = 0; u < workers; ++u) {
+          need[u] = std::max(need[u], after_exclusive[w][u]);
+          after_exclusive[w][u] = 0;
+        }
+        const bool exclusive = profiles_[k].exclusive;
+        if (exclusive)
+          for (uint32_t u = 0; u < workers; ++u)
+            need[u] = std::max(need[u], static_cast<uint32_t>(s->workers[u].entries.size()));
         WorkerList& list = s->workers[w];
         WaveEntry e{k, c, static_cast<uint32_t>(list.waits.size()), 0};
         for (uint32_t u = 0; u < workers; ++u) {
@@ -187,6 +224,9 @@ class Scheduler {
         e.wait_end = static_cast<uint32_t>(list.waits.size());
         where[k].push_back({w, static_cast<uint32_t>(list.entries.size())});
         list.entries.push_back(e);
+        if (exclusive)
+          for (uint32_t u = 0; u < workers; ++u)
+            if (u != w) after_exclusive[u][w] = static_cast<uint32_t>(list.entries.size());
       }
     }
   }

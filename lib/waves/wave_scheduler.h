@@ -12,8 +12,11 @@
 namespace collage::waves {
 
 // Profiled time of one kernel: microseconds of each of its own tasks, run alone on one worker.
+// An exclusive kernel parallelises inside (a library kernel with its own thread team): it runs
+// as one chunk with every worker to itself, so that its threads do not compete with others.
 struct KernelProfile {
   std::vector<double> task_us;
+  bool exclusive = false;
 };
 
 // The machine and the costs the simulation charges (microseconds).

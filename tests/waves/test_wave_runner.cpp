@@ -3,6 +3,7 @@
 // finds the workers busy.
 #include <catch2/catch.hpp>
 #include <atomic>
+#include <chrono>
 #include <random>
 #include <thread>
 
@@ -44,10 +45,13 @@ FakeGraph random_graph(uint32_t seed, int n) {
   return g;
 }
 
-WaveSchedule schedule_for(const FakeGraph& g, uint32_t workers) {
+// Kernels k with k % exclusive_every == exclusive_every - 1 are exclusive (0: none).
+WaveSchedule schedule_for(const FakeGraph& g, uint32_t workers, size_t exclusive_every = 0) {
   std::vector<KernelProfile> profiles;
-  for (size_t k = 0; k < g.tasks.size(); ++k)
+  for (size_t k = 0; k < g.tasks.size(); ++k) {
     profiles.push_back({std::vector<double>(g.tasks[k], 1.0 + static_cast<double>(k % 3))});
+    profiles.back().exclusive = exclusive_every && k % exclusive_every == exclusive_every - 1;
+  }
   SchedulerOptions o;
   o.workers = workers;
   WaveSchedule s = schedule_waves(profiles, g.deps, o).schedule;
@@ -112,4 +116,30 @@ TEST_CASE("waves: a caller finds the workers busy during another run", "[waves][
   release.store(true);
   first.join();
   CHECK(runner.try_run([](uint32_t, uint32_t) {}));
+}
+
+TEST_CASE("waves: nothing runs beside an exclusive kernel", "[waves][runner]") {
+  FakeGraph g = random_graph(21, 30);
+  const WaveSchedule s = schedule_for(g, 3, /*exclusive_every=*/4);
+  WaveRunner runner(&s);
+  std::atomic<int> active{0}, overlaps{0};
+  std::atomic<bool> exclusive_running{false};
+  const WaveRunner::EntryFn fn = [&](uint32_t k, uint32_t) {
+    const bool exclusive = k % 4 == 3;
+    if (active.fetch_add(1) != 0 && exclusive) ++overlaps;
+    if (exclusive_running.load()) ++overlaps;
+    if (exclusive) exclusive_running.store(true);
+    // Long enough for a wrongly concurrent entry to start meanwhile.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    if (exclusive) exclusive_running.store(false);
+    active.fetch_sub(1);
+  };
+  for (int r = 0; r < 20; ++r) REQUIRE(runner.try_run(fn));
+  CHECK(overlaps.load() == 0);
+  // The schedule does use more than one worker.
+  size_t busy_workers = 0;
+  for (const WorkerList& w : s.workers) busy_workers += !w.entries.empty();
+  CHECK(busy_workers > 1);
 }

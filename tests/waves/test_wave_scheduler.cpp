@@ -209,3 +209,15 @@ TEST_CASE("waves: chunk variants are powers of two, the workers and the task cou
   CHECK(chunk_range(10, 3, 0) == std::pair<int32_t, int32_t>{0, 3});
   CHECK(chunk_range(10, 3, 2) == std::pair<int32_t, int32_t>{6, 10});
 }
+
+TEST_CASE("waves: an exclusive kernel has every worker to itself", "[waves][scheduler]") {
+  // Three independent kernels of 10 us on two workers: 21 us side by side. With the middle one
+  // exclusive: the first alone on worker 0 (10.5), a wait, the exclusive one (10.5), a wait,
+  // the third (10.5).
+  std::vector<KernelProfile> p = {tasks(1, 10), tasks(1, 10), tasks(1, 10)};
+  const Deps deps = {{}, {}, {}};
+  CHECK(checked(p, deps, machine(2)).predicted_us == Approx(21));
+  p[1].exclusive = true;
+  ScheduleResult r = checked(p, deps, machine(2));
+  CHECK(r.predicted_us == Approx(10.5 + 2 + 10.5 + 10.5));
+}
