@@ -304,11 +304,14 @@ void bench(const std::string& name, int runs, const std::string& write_dir) {
   const double n = static_cast<double>(after.runs - before.runs);
   const double overhead_us = n ? (after.overhead_ns - before.overhead_ns) / n / 1e3 : 0;
   const double wall_us = n ? (after.wall_ns - before.wall_ns) / n / 1e3 : 0;
+  const double wake_us = n ? (after.wake_ns - before.wake_ns) / n / 1e3 : 0;
   const double ms_seq = median(seq_ms), ms_wav = median(wav_ms);
   std::printf(
-      "%-18s %4zu %3u/%-3u %3u %9.3f %9.3f %6.2fx %9.1f %6.2f%%  %-9s %-10s %5.1fs  %s\n",
-      name.c_str(), summary.kernels, summary.num_waves, summary.num_segments, summary.workers,
-      ms_seq, ms_wav, ms_seq / ms_wav, overhead_us, wall_us ? 100 * overhead_us / wall_us : 0,
+      "%-18s %4zu %3u %3u/%-3u %3u %9.3f %9.3f %6.2fx %8.1f %6.2f%% %8.1f  %-9s %-10s %5.1fs  "
+      "%s\n",
+      name.c_str(), summary.kernels, summary.exclusive_kernels, summary.num_waves,
+      summary.num_segments, summary.workers, ms_seq, ms_wav, ms_seq / ms_wav, overhead_us,
+      wall_us ? 100 * overhead_us / wall_us : 0, wake_us,
       identical ? "yes" : "NO", summary.executor.c_str(), compile_s, placement.c_str());
 }
 
@@ -326,11 +329,14 @@ int main(int argc, char** argv) {
   }
   if (models.empty())
     models = {"nasnet_cell", "bert_attention", "googlenet_small", "inceptionv3_small"};
-  std::printf("wave vs sequential executor, batch 1, %d alternating runs each, %u hardware threads\n",
-              runs, std::thread::hardware_concurrency());
-  std::printf("%-18s %4s %7s %3s %9s %9s %7s %9s %7s  %-9s %-10s %6s  %s\n", "model", "kern",
-              "wav/seg", "wrk", "seq ms", "waves ms", "speedup", "ovh us", "ovh", "identical",
-              "compiled", "compile", "placement");
+  std::printf(
+      "wave vs sequential executor, batch 1, %d alternating runs each, %u hardware threads\n"
+      "(exc: kernels run exclusive; wav/seg: waves / segments; ovh: scheduling overhead per run;\n"
+      "wake: worker wake-up per run; compiled: the default the compile-time measurement chose)\n",
+      runs, std::thread::hardware_concurrency());
+  std::printf("%-18s %4s %3s %7s %3s %9s %9s %7s %8s %7s %8s  %-9s %-10s %6s  %s\n", "model",
+              "kern", "exc", "wav/seg", "wrk", "seq ms", "waves ms", "speedup", "ovh us", "ovh",
+              "wake us", "identical", "compiled", "compile", "placement");
   for (const std::string& m : models) bench(m, runs, write_dir);
   return 0;
 }

@@ -188,6 +188,7 @@ COLLAGE_API collage_status_t* collage_module_executor_stats(const collage_module
     full.wait_ns = s.wait_ns;
     full.overhead_ns = s.overhead_ns;
     full.fallback_runs = s.fallback_runs;
+    full.wake_ns = s.wake_ns;
     const uint32_t size = std::min<uint32_t>(stats->struct_size, sizeof full);
     std::memcpy(stats, &full, size);
     stats->struct_size = size;

@@ -241,9 +241,11 @@ int run_run(std::span<const std::string> raw_args) {
     if (st.runs > 0) {
       const double runs = static_cast<double>(st.runs);
       out += absl::StrFormat(
-          ": per run %.3f ms, scheduling overhead %.1f us (%.2f%%), waiting %.1f us",
-          st.wall_ns / runs / 1e6, st.overhead_ns / runs / 1e3,
-          st.wall_ns ? 100.0 * st.overhead_ns / st.wall_ns : 0.0, st.wait_ns / runs / 1e3);
+          " over %d runs with warmup: per run %.3f ms, scheduling overhead %.1f us (%.2f%%), "
+          "worker wake-up %.1f us, waiting %.1f us",
+          st.runs, st.wall_ns / runs / 1e6, st.overhead_ns / runs / 1e3,
+          st.wall_ns ? 100.0 * st.overhead_ns / st.wall_ns : 0.0, st.wake_ns / runs / 1e3,
+          st.wait_ns / runs / 1e3);
     }
     out += "\n";
   }

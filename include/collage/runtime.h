@@ -154,14 +154,17 @@ COLLAGE_API collage_status_t* collage_module_run(const collage_module_t* module,
                                                  const DLTensor* outputs, int32_t num_outputs);
 
 /* What the module's executor has spent on its runs so far (wall time, time in kernels, time
- * waiting on dependencies and scheduling overhead: time its workers spent on neither, averaged
- * over the workers). The sequential executor does not measure itself: zero counts. */
+ * waiting on dependencies, scheduling overhead: time its running workers spent on neither, and
+ * the workers' wake-up at the start of a run; averaged over the workers). The sequential
+ * executor does not measure itself: zero counts. */
 typedef struct {
   uint32_t struct_size;   /* set by the caller: sizeof(collage_executor_stats_t) */
   const char* executor;   /* "sequential" or "waves"; static storage */
   uint64_t runs;          /* runs measured */
   uint64_t wall_ns, task_ns, wait_ns, overhead_ns; /* sums over those runs */
   uint64_t fallback_runs; /* runs handed to the sequential executor: its workers were busy */
+  uint64_t wake_ns;       /* sum over the runs: from a run's start until its workers run (thread
+                             wake-up, not counted in overhead_ns), mean over the workers */
 } collage_executor_stats_t;
 
 /* Fills `stats` (only the fields that fit in stats->struct_size). Errors: NULL arguments. */

@@ -100,7 +100,8 @@ flatbuffers::Offset<fb::WaveSchedule> write_schedule(flatbuffers::FlatBufferBuil
       fbb.CreateVector(s.wave_of_kernel), s.num_waves, s.num_segments, s.waves_ms,
       s.sequential_ms,
       s.preferred == waves::Executor::waves ? fb::ExecutorKind::Waves
-                                            : fb::ExecutorKind::Sequential);
+                                            : fb::ExecutorKind::Sequential,
+      fbb.CreateVector(s.kernel_us), fbb.CreateVector(s.exclusive));
 }
 
 }  // namespace
@@ -310,6 +311,8 @@ absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
       summary->workers = static_cast<uint32_t>(w.workers.size());
       summary->num_waves = w.num_waves;
       summary->num_segments = w.num_segments;
+      summary->exclusive_kernels =
+          static_cast<uint32_t>(std::count(w.exclusive.begin(), w.exclusive.end(), 1));
       summary->predicted_us = schedule.predicted_us;
       summary->waves_ms = w.waves_ms;
       summary->sequential_ms = w.sequential_ms;

@@ -141,6 +141,12 @@ class Scheduler {
     const size_t n = profiles_.size();
     ScheduleResult r;
     r.schedule.wave_of_kernel = level;
+    for (const KernelProfile& p : profiles_) {
+      double total = 0;
+      for (double t : p.task_us) total += t;
+      r.schedule.kernel_us.push_back(static_cast<float>(total));
+      r.schedule.exclusive.push_back(p.exclusive ? 1 : 0);
+    }
     const uint32_t num_waves = n ? *std::max_element(level.begin(), level.end()) + 1 : 0;
     r.schedule.num_waves = num_waves;
     std::vector<std::vector<uint32_t>> waves(num_waves);

@@ -47,11 +47,13 @@ struct Frame {
 
 // What a scheduler's runs cost, summed since it was made (nanoseconds; zero for a scheduler that
 // does not measure itself). Scheduling overhead: time the workers spent neither in kernels nor
-// waiting on a dependency (waking up, step counters, bookkeeping), averaged over the workers.
+// waiting on a dependency (step counters, bookkeeping), averaged over the workers; the wake-up
+// of the workers at a run's start is counted apart.
 struct SchedulerStats {
   const char* name = "sequential";
   uint64_t runs = 0;
   uint64_t wall_ns = 0, task_ns = 0, wait_ns = 0, overhead_ns = 0;
+  uint64_t wake_ns = 0;  // from a run's start until its workers run (thread wake-up)
   uint64_t fallback_runs = 0;  // runs handed to the sequential scheduler (workers busy)
 };
 

@@ -77,6 +77,7 @@ class WaveScheduler : public Scheduler {
     s.task_ns = r.task_ns;
     s.wait_ns = r.wait_ns;
     s.overhead_ns = r.overhead_ns;
+    s.wake_ns = r.wake_ns;
     s.fallback_runs = fallback_runs_.load(std::memory_order_relaxed);
     return s;
   }

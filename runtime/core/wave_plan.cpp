@@ -49,6 +49,8 @@ Status decode_wave_schedule(std::span<const uint8_t> bytes, Program* p) {
   }
   if (s->wave_of_kernel()) out.wave_of_kernel.assign(s->wave_of_kernel()->begin(),
                                                      s->wave_of_kernel()->end());
+  if (s->kernel_us()) out.kernel_us.assign(s->kernel_us()->begin(), s->kernel_us()->end());
+  if (s->exclusive()) out.exclusive.assign(s->exclusive()->begin(), s->exclusive()->end());
   out.num_waves = s->num_waves();
   out.num_segments = s->num_segments();
   out.waves_ms = s->waves_ms();

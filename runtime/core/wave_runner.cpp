@@ -66,6 +66,8 @@ WaveRunner::WorkerTimes WaveRunner::run_list(uint32_t worker) {
   const WorkerList& list = schedule_->workers[worker];
   std::atomic<uint32_t>& done = counters_[worker].done;
   WorkerTimes t;
+  const Clock::time_point begin = Clock::now();
+  t.wake_ns = ns_between(run_start_, begin);
   for (uint32_t i = 0; i < list.entries.size(); ++i) {
     const WaveEntry& e = list.entries[i];
     for (uint32_t j = e.wait_begin; j < e.wait_end; ++j) wait_for(list.waits[j], &t.wait_ns);
@@ -76,7 +78,7 @@ WaveRunner::WorkerTimes WaveRunner::run_list(uint32_t worker) {
     done.store(i + 1, std::memory_order_release);
     done.notify_all();
   }
-  t.busy_ns = ns_between(run_start_, Clock::now());
+  t.busy_ns = ns_between(begin, Clock::now());
   return t;
 }
 
@@ -111,6 +113,7 @@ bool WaveRunner::try_run(const EntryFn& fn) {
     sum.task_ns += t.task_ns;
     sum.wait_ns += t.wait_ns;
     sum.busy_ns += t.busy_ns;
+    sum.wake_ns += t.wake_ns;
   }
   const uint64_t n = times_.size();
   std::lock_guard<std::mutex> stats_lock(stats_mu_);
@@ -118,6 +121,7 @@ bool WaveRunner::try_run(const EntryFn& fn) {
   stats_.wall_ns += wall;
   stats_.task_ns += sum.task_ns / n;
   stats_.wait_ns += sum.wait_ns / n;
+  stats_.wake_ns += sum.wake_ns / n;
   const uint64_t accounted = sum.task_ns + sum.wait_ns;
   stats_.overhead_ns += (sum.busy_ns > accounted ? sum.busy_ns - accounted : 0) / n;
   return true;

@@ -22,7 +22,8 @@ struct WaveRunStats {
   uint64_t wall_ns = 0;      // from the start of run() to its return, on the caller
   uint64_t task_ns = 0;      // inside the entry function, mean over the workers
   uint64_t wait_ns = 0;      // blocked on a dependency, mean over the workers
-  uint64_t overhead_ns = 0;  // the rest: waking up, counters, bookkeeping, mean over workers
+  uint64_t overhead_ns = 0;  // the rest once running: counters, bookkeeping, mean over workers
+  uint64_t wake_ns = 0;      // from the start of run() until a worker runs, mean over workers
 };
 
 class WaveRunner {
@@ -48,7 +49,7 @@ class WaveRunner {
     std::atomic<uint32_t> done{0};
   };
   struct WorkerTimes {
-    uint64_t task_ns = 0, wait_ns = 0, busy_ns = 0;
+    uint64_t task_ns = 0, wait_ns = 0, busy_ns = 0, wake_ns = 0;
   };
   void worker_loop(uint32_t worker);
   // Runs the list of `worker` for the current run; returns its times.

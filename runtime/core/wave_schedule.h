@@ -42,8 +42,11 @@ struct WaveSchedule {
   // into (1 .. task_count). A chunk runs its tasks one after another on one worker.
   std::vector<uint32_t> chunks;
   std::vector<WorkerList> workers;  // worker 0 is the calling thread
-  // Per kernel: its wave (breadth-first fringe of the kernel DAG), for reports.
+  // Per kernel: its wave (breadth-first fringe of the kernel DAG), its profiled time (all its
+  // tasks on one worker, microseconds) and whether it ran exclusive; for reports.
   std::vector<uint32_t> wave_of_kernel;
+  std::vector<float> kernel_us;
+  std::vector<uint8_t> exclusive;
   uint32_t num_waves = 0;
   uint32_t num_segments = 0;  // groups of merged waves; a barrier separates two segments
   // Measured at compile time (median ms of whole runs) and the executor that won.

@@ -110,6 +110,12 @@ TEST_CASE("waves: the schedule is written into the plan and read back", "[waves]
   for (uint32_t w = 0; w < 3; ++w) entries += s->workers()->Get(w)->entries()->size();
   for (uint32_t c : *s->chunks()) chunks += c;
   CHECK(entries == chunks);
+  // Every kernel's profiled time is recorded.
+  REQUIRE(s->kernel_us());
+  CHECK(s->kernel_us()->size() == plan->kernels()->size());
+  for (float us : *s->kernel_us()) CHECK(us > 0);
+  REQUIRE(s->exclusive());
+  CHECK(s->exclusive()->size() == plan->kernels()->size());
   // The kernels are in wave order.
   std::vector<uint32_t> waves(s->wave_of_kernel()->begin(), s->wave_of_kernel()->end());
   CHECK(std::is_sorted(waves.begin(), waves.end()));
