@@ -17,6 +17,9 @@ using Clock = std::chrono::steady_clock;
 // Polls before a waiter sleeps on the counter (futex): short, because the machine may have
 // fewer cores than workers and a spinning waiter then steals the core its producer needs.
 constexpr int kSpins = 512;
+// An idle worker polls for the next run this long before it sleeps, so that back-to-back runs
+// do not pay a thread wake-up each (OpenMP runtimes spin for a similar time).
+constexpr auto kIdleSpin = std::chrono::microseconds(100);
 
 uint64_t ns_between(Clock::time_point a, Clock::time_point b) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
@@ -85,6 +88,10 @@ WaveRunner::WorkerTimes WaveRunner::run_list(uint32_t worker) {
 void WaveRunner::worker_loop(uint32_t worker) {
   uint32_t seen = 0;
   for (;;) {
+    const Clock::time_point idle_since = Clock::now();
+    while (generation_.load(std::memory_order_acquire) == seen &&
+           Clock::now() - idle_since < kIdleSpin)
+      for (int i = 0; i < 64; ++i) COLLAGE_WAVES_PAUSE();
     seen = await_change(generation_, seen);
     if (stop_.load(std::memory_order_acquire)) return;
     times_[worker] = run_list(worker);

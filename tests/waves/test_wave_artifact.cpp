@@ -2,6 +2,7 @@
 // bit-identical to the sequential executor (repeated, and from 8 threads at once), the executor
 // flags of the C API, and an artifact without a schedule still running sequentially.
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <thread>
 
 #include "artifact_generated.h"
@@ -219,4 +220,31 @@ TEST_CASE("waves: automatic keeps the executor measured faster", "[waves][artifa
   ModulePtr m = load_with(bytes, 0);
   REQUIRE(m);
   CHECK(executor_of(m.get()) == faster);
+}
+
+TEST_CASE("waves: a schedule whose waits do not order the dependencies is corrupt",
+          "[waves][artifact]") {
+  Context ctx;
+  const std::string bytes = artifact_of(branchy_graph(ctx), waves::ExecutorChoice::waves);
+  std::vector<artifact::FileSection> sections = split_sections(bytes);
+  std::string& plan_bytes = sections[0].bytes;
+  const fb::WaveSchedule* s = fb::GetPlan(plan_bytes.data())->schedule();
+  REQUIRE(s);
+  // Every wait made trivially true (count 0): nothing orders the workers any more.
+  size_t waits = 0;
+  for (uint32_t w = 0; w < s->workers()->size(); ++w) {
+    const auto* list = s->workers()->Get(w)->waits();
+    for (uint32_t j = 0; list && j < list->size(); ++j) {
+      const size_t at = reinterpret_cast<const char*>(list->Get(j)) - plan_bytes.data();
+      std::memset(plan_bytes.data() + at + 4, 0, 4);  // WaveWait.count
+      ++waits;
+    }
+  }
+  REQUIRE(waits > 0);
+  const std::string damaged = artifact::assemble_artifact(sections);
+  int32_t code = 0;
+  std::string message;
+  CHECK_FALSE(load_with(damaged, 0, &code, &message));
+  CHECK(code == COLLAGE_STATUS_CORRUPT);
+  CHECK_THAT(message, Catch::Contains("wave schedule") && Catch::Contains("may run before"));
 }
