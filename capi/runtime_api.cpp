@@ -34,12 +34,18 @@ rt::LoadOptions load_options(const collage_load_options_t* options, uint32_t* fl
   rt::LoadOptions out;
   out.num_threads = o.num_threads;
   if (o.module_dir) out.module_dir = o.module_dir;
+  if (o.flags & COLLAGE_LOAD_EXECUTOR_SEQUENTIAL) out.executor = rt::ExecutorChoice::sequential;
+  if (o.flags & COLLAGE_LOAD_EXECUTOR_WAVES)
+    out.executor = out.executor == rt::ExecutorChoice::sequential ? rt::ExecutorChoice::invalid
+                                                                  : rt::ExecutorChoice::waves;
   *flags = o.flags;
   return out;
 }
 
 collage_status_t* finish_load(std::unique_ptr<rt::Blob> blob, const rt::LoadOptions& options,
                               const char* what, collage_module_t** module) {
+  if (options.executor == rt::ExecutorChoice::invalid)
+    return invalid("load options: both COLLAGE_LOAD_EXECUTOR_SEQUENTIAL and _WAVES are set");
   std::unique_ptr<rt::LoadedModule> loaded;
   rt::Status s = rt::LoadedModule::load(std::move(blob), options, &loaded);
   if (!s.ok()) return to_c(s.prefixed(what));
@@ -165,6 +171,28 @@ COLLAGE_API collage_status_t* collage_module_run(const collage_module_t* module,
   return guarded("collage_module_run", [&]() -> collage_status_t* {
     if (!module) return invalid("collage_module_run: NULL module");
     return to_c(module->module->run(inputs, num_inputs, outputs, num_outputs));
+  });
+}
+
+COLLAGE_API collage_status_t* collage_module_executor_stats(const collage_module_t* module,
+                                                            collage_executor_stats_t* stats) {
+  return guarded("collage_module_executor_stats", [&]() -> collage_status_t* {
+    if (!module || !stats) return invalid("collage_module_executor_stats: NULL module or stats");
+    const rt::SchedulerStats s = module->module->scheduler().stats();
+    collage_executor_stats_t full{};
+    full.struct_size = sizeof full;
+    full.executor = s.name;
+    full.runs = s.runs;
+    full.wall_ns = s.wall_ns;
+    full.task_ns = s.task_ns;
+    full.wait_ns = s.wait_ns;
+    full.overhead_ns = s.overhead_ns;
+    full.fallback_runs = s.fallback_runs;
+    full.wake_ns = s.wake_ns;
+    const uint32_t size = std::min<uint32_t>(stats->struct_size, sizeof full);
+    std::memcpy(stats, &full, size);
+    stats->struct_size = size;
+    return nullptr;
   });
 }
 

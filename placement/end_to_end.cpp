@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 
+#include "artifact/artifact.h"
 #include "core/str_cat.h"
 
 namespace collage {
@@ -64,7 +65,38 @@ EndToEndMeasurer::EndToEndMeasurer(const Context& ctx, const BackendRegistry& ba
     inputs_.push_back(random_tensor(g.value(g.inputs()[i]).type, seed + i));
 }
 
+std::optional<double> EndToEndMeasurer::wave_latency_ms(const Placement& p) {
+  for (const PlacedGroup& group : p.groups)
+    if (group.backend == kReferenceBackend) return std::nullopt;
+  BuildOptions build;
+  build.num_threads = pool_->num_threads();
+  auto kernels = build_artifact_kernels(ctx_, cached_, g_, p, build);
+  if (!kernels.ok()) return std::nullopt;
+  ArtifactOptions options;
+  options.build = build;
+  options.waves.executor = options_.executor == PlacementExecutor::waves
+                               ? waves::ExecutorChoice::waves
+                               : waves::ExecutorChoice::automatic;
+  options.waves.workers = static_cast<uint32_t>(pool_->num_threads());
+  options.waves.profile_repeats = 2;
+  options.waves.measure_runs = options_.wave_runs;
+  ArtifactSummary summary;
+  // Native kernels need their linked code, which only the artifact build makes: not here.
+  if (!serialize_artifact(g_, *kernels, options, &summary).ok() || summary.waves_ms <= 0)
+    return std::nullopt;
+  return options_.executor == PlacementExecutor::waves
+             ? summary.waves_ms
+             : std::min(summary.waves_ms, summary.sequential_ms);
+}
+
 absl::StatusOr<double> EndToEndMeasurer::latency_ms(const Placement& p) {
+  if (options_.executor != PlacementExecutor::sequential) {
+    if (std::optional<double> ms = wave_latency_ms(p)) {
+      ++wave_scored_;
+      return *ms;
+    }
+  }
+  ++sequential_scored_;
   BuildOptions build;
   build.num_threads = pool_->num_threads();
   auto model = compile_placement(ctx_, cached_, g_, p, build, pool_);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "collage/executor.h"
@@ -16,6 +17,13 @@ struct EndToEndOptions {
   SamplingOptions sampling{/*min_samples=*/3, /*max_samples=*/15, /*settle_within=*/0.02,
                            /*max_ms=*/2000};
   int warmup_runs = 1;
+  // waves / automatic: a placement the runtime can run (no group on the reference backend, no
+  // native kernel) is scored as its artifact would run: kernels profiled, wave-scheduled, and the
+  // wave executor measured (automatic: the faster of it and the sequential executor), so two
+  // smaller kernels side by side can beat one faster kernel. Other placements, and sequential,
+  // are measured running in process one kernel after another.
+  PlacementExecutor executor = PlacementExecutor::sequential;
+  int wave_runs = 7;  // whole runs per executor when scoring with waves (median)
 };
 
 // Compiles the placement (every group built by its backend, kernels run on `pool`), runs it on
@@ -31,13 +39,21 @@ class EndToEndMeasurer : public PlacementEvaluator {
                    ThreadPool* pool, EndToEndOptions options = {}, uint64_t seed = 0);
   absl::StatusOr<double> latency_ms(const Placement& p) override;
 
+  // Placements scored under the wave executor / in process so far (for reports and tests).
+  int wave_scored() const { return wave_scored_; }
+  int sequential_scored() const { return sequential_scored_; }
+
  private:
+  // The artifact's executor time of `p`, or nullopt when the runtime cannot run it.
+  std::optional<double> wave_latency_ms(const Placement& p);
+
   const Context& ctx_;
   BackendRegistry cached_;  // caching proxies of the backends, by the same names
   const Graph& g_;
   ThreadPool* pool_;
   EndToEndOptions options_;
   std::vector<Tensor> inputs_;
+  int wave_scored_ = 0, sequential_scored_ = 0;
 };
 
 }  // namespace collage

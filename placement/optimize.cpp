@@ -180,8 +180,9 @@ class Optimizer {
   PlacementEvaluator& evaluator() {
     if (options_.evaluator) return *options_.evaluator;
     if (!end_to_end_)
-      end_to_end_ = std::make_unique<EndToEndMeasurer>(ctx_, registry_, g_, pool_.get(),
-                                                       EndToEndOptions{}, options_.seed);
+      end_to_end_ = std::make_unique<EndToEndMeasurer>(
+          ctx_, registry_, g_, pool_.get(), EndToEndOptions{.executor = options_.executor},
+          options_.seed);
     return *end_to_end_;
   }
 

@@ -38,10 +38,21 @@ bool is_artifact_file(const std::string& path) {
   return f.read(magic, sizeof magic) && std::memcmp(magic, "COLLAGE\0", 8) == 0;
 }
 
-absl::StatusOr<ArtifactRunner> ArtifactRunner::load(const std::string& path) {
+absl::StatusOr<ArtifactRunner> ArtifactRunner::load(const std::string& path,
+                                                    const std::string& executor) {
   ArtifactRunner r;
+  collage_load_options_t options;
+  collage_load_options_init(&options);
+  if (executor == "waves")
+    options.flags |= COLLAGE_LOAD_EXECUTOR_WAVES;
+  else if (executor == "sequential")
+    options.flags |= COLLAGE_LOAD_EXECUTOR_SEQUENTIAL;
+  else if (!executor.empty())
+    return absl::InvalidArgumentError(
+        "--executor '" + executor + "': expected waves or sequential");
   collage_module_t* m = nullptr;
-  if (absl::Status s = take(collage_module_load_file(path.c_str(), nullptr, &m)); !s.ok()) return s;
+  if (absl::Status s = take(collage_module_load_file(path.c_str(), &options, &m)); !s.ok())
+    return s;
   r.module_.reset(m);
   for (int io = 0; io < 2; ++io) {
     const bool input = io == 0;
@@ -62,6 +73,14 @@ absl::StatusOr<ArtifactRunner> ArtifactRunner::load(const std::string& path) {
 
 uint64_t ArtifactRunner::arena_bytes() const {
   return collage_module_arena_bytes(module_.get());
+}
+
+collage_executor_stats_t ArtifactRunner::executor_stats() const {
+  collage_executor_stats_t stats{};
+  stats.struct_size = sizeof stats;
+  // Fails only for null arguments, which these are not.
+  (void)take(collage_module_executor_stats(module_.get(), &stats));
+  return stats;
 }
 
 absl::StatusOr<std::vector<Tensor>> ArtifactRunner::run(const std::vector<Tensor>& inputs) const {

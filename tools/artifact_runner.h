@@ -17,13 +17,17 @@ bool is_artifact_file(const std::string& path);
 
 class ArtifactRunner {
  public:
-  // Errors carry the runtime's message (corrupt file, missing runtime module, ...).
-  static absl::StatusOr<ArtifactRunner> load(const std::string& path);
+  // Errors carry the runtime's message (corrupt file, missing runtime module, ...). `executor`:
+  // "waves", "sequential" or empty (the artifact's default).
+  static absl::StatusOr<ArtifactRunner> load(const std::string& path,
+                                             const std::string& executor = "");
 
   const std::vector<std::string>& input_names() const { return input_names_; }
   const std::vector<TensorType>& input_types() const { return input_types_; }
   const std::vector<std::string>& output_names() const { return output_names_; }
   uint64_t arena_bytes() const;
+  // The executor's name and its costs over the runs so far.
+  collage_executor_stats_t executor_stats() const;
   // Runs once on `inputs` (one per graph input, of the input types); new output tensors.
   absl::StatusOr<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const;
 

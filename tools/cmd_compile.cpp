@@ -23,6 +23,7 @@ struct CompileArgs {
   std::string output;
   bool no_passes = false;
   bool no_compare = false;
+  std::string executor = "auto";
 };
 
 std::string group_nodes(const Graph& g, const PlacedGroup& group) {
@@ -72,7 +73,12 @@ std::string artifact_summary(const std::string& path, const ArtifactSummary& s) 
       human_bytes(static_cast<int64_t>(s.constant_bytes)),
       human_bytes(static_cast<int64_t>(s.native_code_bytes)), s.kernels,
       modules.empty() ? "no module" : modules, human_bytes(static_cast<int64_t>(s.arena_bytes)),
-      human_bytes(static_cast<int64_t>(s.unshared_bytes)));
+      human_bytes(static_cast<int64_t>(s.unshared_bytes))) +
+         (s.has_schedule
+              ? absl::StrFormat("  wave schedule: %u waves on %u workers; measured waves %.2f ms, "
+                                "sequential %.2f ms: runs with the %s executor by default\n",
+                                s.num_waves, s.workers, s.waves_ms, s.sequential_ms, s.executor)
+              : std::string());
 }
 
 // write_artifact_for, after checking that every group has a runtime module to go to: the
@@ -80,7 +86,8 @@ std::string artifact_summary(const std::string& path, const ArtifactSummary& s) 
 // `selected` is --backends (empty: every registered backend).
 absl::StatusOr<ArtifactSummary> write_artifact(const Context& ctx, const PlacedModel& placed,
                                                const Graph& g, const std::string& path,
-                                               const std::vector<std::string>& selected) {
+                                               const std::vector<std::string>& selected,
+                                               PlacementExecutor executor) {
   const Placement& p = placed.result.placement;
   for (size_t i = 0; i < p.groups.size(); ++i) {
     if (p.groups[i].backend != kReferenceBackend) continue;
@@ -98,7 +105,9 @@ absl::StatusOr<ArtifactSummary> write_artifact(const Context& ctx, const PlacedM
         "place in artifacts where it is built in; without it, run the placement in process "
         "(collage run MODEL --placement ...)"));
   }
-  return write_artifact_for(ctx, *placed.backends, g, p, path, ArtifactOptions{});
+  ArtifactOptions options;
+  options.waves.executor = wave_choice(executor);
+  return write_artifact_for(ctx, *placed.backends, g, p, path, options);
 }
 
 // An artifact cannot hold kernels of the reference backend (the runtime has none), and the
@@ -157,6 +166,11 @@ int run_compile(std::span<const std::string> raw_args) {
   parser.flag("--no-compare",
               "skip the end-to-end comparison with each single-backend placement",
               &args.no_compare);
+  parser.option("--executor", "KIND",
+                "waves, sequential or auto (default): the executor the model will run\n"
+                "under; the graph-level search scores placements with it (auto: the\n"
+                "faster of the two, measured)",
+                &args.executor);
   parser.epilog(
       "Costs are kept in the cost database, keyed by this machine's CPU, the backend and its\n"
       "version, and the group's canonical signature: a second compile of the same model\n"
@@ -175,6 +189,9 @@ int run_compile(std::span<const std::string> raw_args) {
   PlacementOptions options = args.placement.options();
   options.compare_baselines = !args.no_compare;
   if (!args.output.empty()) keep_reference_out(options);
+  auto executor = parse_executor(args.executor);
+  if (!executor.ok()) return report_failure("compile", executor.status());
+  options.executor = *executor;
   const double start = now_ms();
   double compare_start = -1;
   options.progress = [&](const PlacementProgress& progress) {
@@ -213,7 +230,8 @@ int run_compile(std::span<const std::string> raw_args) {
     std::printf("wrote %s\n", args.report.c_str());
   }
   if (!args.output.empty()) {
-    auto summary = write_artifact(ctx, **placed, *g, args.output, options.backends);
+    auto summary = write_artifact(ctx, **placed, *g, args.output, options.backends,
+                                  options.executor);
     if (!summary.ok()) return report_failure("compile", summary.status());
     std::fputs(artifact_summary(args.output, *summary).c_str(), stdout);
   }

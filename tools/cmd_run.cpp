@@ -28,6 +28,7 @@ struct RunArgs {
   int64_t repeat = 1, warmup = 0, seed = 0;
   bool no_passes = false;
   PlacementArgs placement;  // strategy "reference": the reference executor, no placement
+  std::string executor;   // --executor KIND (artifacts): waves or sequential
 };
 
 constexpr std::string_view kRandomInputs =
@@ -171,6 +172,10 @@ int run_run(std::span<const std::string> raw_args) {
       "10 s budget, costs reused from the cost database) and its kernels run in process;\n"
       "--placement reference runs the reference executor instead (no placement).\n\n",
       kRandomInputs));
+  parser.option("--executor", "KIND",
+                "artifacts: run with the wave executor (inter-operator parallelism) or\n"
+                "the sequential one; default: the one the compiler measured faster",
+                &args.executor);
   if (std::optional<int> exit = parser.parse(raw_args)) return *exit;
 
   Runnable runnable;
@@ -178,13 +183,16 @@ int run_run(std::span<const std::string> raw_args) {
   absl::StatusOr<Graph> g;
   std::optional<ArtifactRunner> artifact;
   if (is_artifact_file(args.model.model)) {
-    auto loaded = ArtifactRunner::load(args.model.model);
+    auto loaded = ArtifactRunner::load(args.model.model, args.executor);
     if (!loaded.ok()) return report_failure("run", loaded.status());
     artifact = std::move(*loaded);
     runnable = {artifact->input_names(), artifact->output_names(), artifact->input_types(),
                 "artifact, arena " + human_bytes(static_cast<int64_t>(artifact->arena_bytes())),
                 [&](const std::vector<Tensor>& in) { return artifact->run(in); }};
   } else {
+    if (!args.executor.empty())
+      return report_failure("run", absl::InvalidArgumentError(
+                                       "--executor applies to artifacts (collage compile output)"));
     g = load_model(ctx, args.model);
     if (!g.ok()) return report_failure("run", g.status());
     if (!args.no_passes) {
@@ -228,6 +236,20 @@ int run_run(std::span<const std::string> raw_args) {
       runnable.description, median(times_ms), times_ms.size(), times_ms.size() == 1 ? "" : "s",
       *std::min_element(times_ms.begin(), times_ms.end()),
       *std::max_element(times_ms.begin(), times_ms.end()), args.warmup);
+  if (artifact) {
+    const collage_executor_stats_t st = artifact->executor_stats();
+    out += absl::StrFormat("executor %s", st.executor);
+    if (st.runs > 0) {
+      const double runs = static_cast<double>(st.runs);
+      out += absl::StrFormat(
+          " over %d runs with warmup: per run %.3f ms, scheduling overhead %.1f us (%.2f%%), "
+          "worker wake-up %.1f us, waiting %.1f us",
+          st.runs, st.wall_ns / runs / 1e6, st.overhead_ns / runs / 1e3,
+          st.wall_ns ? 100.0 * st.overhead_ns / st.wall_ns : 0.0, st.wake_ns / runs / 1e3,
+          st.wait_ns / runs / 1e3);
+    }
+    out += "\n";
+  }
   TextTable table({false, false, false});
   NamedTensors named;
   for (size_t i = 0; i < runnable.output_names.size(); ++i) {

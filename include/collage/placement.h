@@ -95,6 +95,11 @@ struct PlacementProgress {
   double best_ms = -1;  // best end-to-end latency so far (evolve, finalists)
 };
 
+// The executor a placement will run under (artifacts: the wave executor of inter-operator
+// parallelism, or one kernel after another); the graph-level search scores placements with it.
+// `automatic`: the faster of the two, as the artifact writer chooses.
+enum class PlacementExecutor : uint8_t { sequential, waves, automatic };
+
 struct PlacementOptions {
   // Backends that may take part, by name; empty means every registered backend. The fallback is
   // always added.
@@ -128,6 +133,7 @@ struct PlacementOptions {
   int max_generations = 0;
   // Threads a kernel may use while measured and run (0: one per core).
   int num_threads = 0;
+  PlacementExecutor executor = PlacementExecutor::sequential;
   // Measure the chosen placement and every single-backend baseline end to end, interleaved, and
   // report the figures (OptimizeResult::compared).
   bool compare_baselines = false;

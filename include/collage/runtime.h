@@ -81,6 +81,11 @@ typedef struct collage_module collage_module_t;
 /* collage_module_load_memory uses the caller's buffer in place instead of copying it: the buffer
  * must be 64-byte aligned and stay valid and unchanged until the module is released. */
 #define COLLAGE_LOAD_BORROW_BUFFER 1u
+/* The executor runs use; neither flag: the one the compiler measured faster (recorded in the
+ * artifact's wave schedule; sequential when it has none). Both: COLLAGE_STATUS_INVALID_ARGUMENT.
+ * WAVES on an artifact without a wave schedule: COLLAGE_STATUS_UNSUPPORTED. */
+#define COLLAGE_LOAD_EXECUTOR_SEQUENTIAL 2u
+#define COLLAGE_LOAD_EXECUTOR_WAVES 4u
 
 typedef struct {
   uint32_t struct_size;   /* sizeof(collage_load_options_t), as set by collage_load_options_init */
@@ -147,6 +152,24 @@ COLLAGE_API uint64_t collage_module_arena_bytes(const collage_module_t* module);
 COLLAGE_API collage_status_t* collage_module_run(const collage_module_t* module,
                                                  const DLTensor* inputs, int32_t num_inputs,
                                                  const DLTensor* outputs, int32_t num_outputs);
+
+/* What the module's executor has spent on its runs so far (wall time, time in kernels, time
+ * waiting on dependencies, scheduling overhead: time its running workers spent on neither, and
+ * the workers' wake-up at the start of a run; averaged over the workers). The sequential
+ * executor does not measure itself: zero counts. */
+typedef struct {
+  uint32_t struct_size;   /* set by the caller: sizeof(collage_executor_stats_t) */
+  const char* executor;   /* "sequential" or "waves"; static storage */
+  uint64_t runs;          /* runs measured */
+  uint64_t wall_ns, task_ns, wait_ns, overhead_ns; /* sums over those runs */
+  uint64_t fallback_runs; /* runs handed to the sequential executor: its workers were busy */
+  uint64_t wake_ns;       /* sum over the runs: from a run's start until its workers run (thread
+                             wake-up, not counted in overhead_ns), mean over the workers */
+} collage_executor_stats_t;
+
+/* Fills `stats` (only the fields that fit in stats->struct_size). Errors: NULL arguments. */
+COLLAGE_API collage_status_t* collage_module_executor_stats(const collage_module_t* module,
+                                                            collage_executor_stats_t* stats);
 
 /* ---- Profiling ------------------------------------------------------------------------- */
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "collage/graph.h"
 #include "collage/kernel.h"
 #include "collage/placement.h"
+#include "waves/artifact_schedule.h"
 
 namespace collage {
 
@@ -28,6 +30,9 @@ struct ArtifactKernel {
   int32_t task_count = 1;
   std::vector<ValueId> args;  // values of the graph: the kernel's inputs, then its outputs
   size_t num_inputs = 0;
+  // The kernel itself (build_artifact_kernels keeps it), profiled and run for the wave schedule;
+  // may be null (the schedule then assumes equal task times and measures nothing).
+  std::shared_ptr<Kernel> kernel;
 };
 
 struct ArtifactOptions {
@@ -36,7 +41,21 @@ struct ArtifactOptions {
   // module is "native", with the kernel ABI of include/collage/runtime_module.h. Embedded as the
   // native-code section; required when a kernel is native.
   std::string native_library;
+  // The wave schedule (docs/artifact-format.md): none by default. With one, the kernels are
+  // written in the order of their dataflow waves and the memory plan keeps tensors of
+  // overlapping waves apart, so that independent kernels can run side by side.
+  waves::WaveOptions waves;
 };
+
+// The wave-schedule choice that writes an artifact for a placement meant to run under `e`.
+inline waves::ExecutorChoice wave_choice(PlacementExecutor e) {
+  return e == PlacementExecutor::waves        ? waves::ExecutorChoice::waves
+         : e == PlacementExecutor::sequential ? waves::ExecutorChoice::sequential
+                                              : waves::ExecutorChoice::automatic;
+}
+
+// "waves", "sequential" or "auto" (`collage compile --executor`); InvalidArgument otherwise.
+absl::StatusOr<PlacementExecutor> parse_executor(std::string_view name);
 
 // What was written, for reports.
 struct ArtifactSummary {
@@ -47,6 +66,13 @@ struct ArtifactSummary {
   uint64_t unshared_bytes = 0;  // the intermediates without reuse
   size_t kernels = 0;
   std::vector<std::string> modules;  // runtime modules the artifact needs, in first-use order
+  // The wave schedule, when one was written.
+  bool has_schedule = false;
+  uint32_t workers = 0, num_waves = 0, num_segments = 0;
+  uint32_t exclusive_kernels = 0;  // kernels with their own thread team, run alone
+  double predicted_us = 0;                 // the scheduler's simulated makespan
+  double waves_ms = 0, sequential_ms = 0;  // measured (0: not measured)
+  std::string executor;                    // the default: "waves" or "sequential"
 };
 
 // Builds every group of `placement` (in its order, as validate_placement leaves it) with its

@@ -139,6 +139,7 @@ absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(const Context
                           str_cat(label, ": build failed: ", kernel.status().message()));
     k.record = (*kernel)->record();
     k.task_count = (*kernel)->task_count();
+    k.kernel = std::shared_ptr<Kernel>(*std::move(kernel));
     if (k.record.module == kReferenceBackend)
       return absl::InvalidArgumentError(str_cat(
           label, ": its kernel runs on the reference module, which the runtime does not have"));

@@ -59,12 +59,83 @@ class ConstantTable {
   uint64_t bytes_ = 0;
 };
 
+// The kernels' dataflow over graph values (value ids stand in for tensor ids).
+std::vector<waves::ScheduleKernel> schedule_kernels(const std::vector<ArtifactKernel>& kernels) {
+  std::vector<waves::ScheduleKernel> out;
+  for (const ArtifactKernel& kernel : kernels) {
+    waves::ScheduleKernel& k = out.emplace_back();
+    for (size_t a = 0; a < kernel.args.size(); ++a)
+      (a < kernel.num_inputs ? k.reads : k.writes).push_back(static_cast<uint32_t>(kernel.args[a]));
+  }
+  return out;
+}
+
+waves::ScheduleTensor::Where where_of(fb::Storage s) {
+  switch (s) {
+    case fb::Storage::Input:
+      return waves::ScheduleTensor::Where::input;
+    case fb::Storage::Output:
+      return waves::ScheduleTensor::Where::output;
+    case fb::Storage::Constant:
+      return waves::ScheduleTensor::Where::constant;
+    default:
+      return waves::ScheduleTensor::Where::arena;
+  }
+}
+
+flatbuffers::Offset<fb::WaveSchedule> write_schedule(flatbuffers::FlatBufferBuilder& fbb,
+                                                     const waves::WaveSchedule& s) {
+  std::vector<flatbuffers::Offset<fb::WaveWorker>> workers;
+  for (const waves::WorkerList& w : s.workers) {
+    std::vector<fb::WaveEntry> entries;
+    for (const waves::WaveEntry& e : w.entries)
+      entries.emplace_back(e.kernel, e.chunk, e.wait_begin, e.wait_end);
+    std::vector<fb::WaveWait> waits;
+    for (const waves::WaveWait& wt : w.waits) waits.emplace_back(wt.worker, wt.count);
+    workers.push_back(fb::CreateWaveWorker(fbb, fbb.CreateVectorOfStructs(entries),
+                                           fbb.CreateVectorOfStructs(waits)));
+  }
+  return fb::CreateWaveSchedule(
+      fbb, /*version=*/1, fbb.CreateVector(s.chunks), fbb.CreateVector(workers),
+      fbb.CreateVector(s.wave_of_kernel), s.num_waves, s.num_segments, s.waves_ms,
+      s.sequential_ms,
+      s.preferred == waves::Executor::waves ? fb::ExecutorKind::Waves
+                                            : fb::ExecutorKind::Sequential,
+      fbb.CreateVector(s.kernel_us), fbb.CreateVector(s.exclusive));
+}
+
 }  // namespace
+
+absl::StatusOr<PlacementExecutor> parse_executor(std::string_view name) {
+  if (name == "waves") return PlacementExecutor::waves;
+  if (name == "sequential") return PlacementExecutor::sequential;
+  if (name == "auto") return PlacementExecutor::automatic;
+  return absl::InvalidArgumentError(
+      str_cat("--executor '", name, "': expected waves, sequential or auto"));
+}
 
 absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
                                                const std::vector<ArtifactKernel>& kernels,
                                                const ArtifactOptions& options,
                                                ArtifactSummary* summary) {
+  const bool with_schedule = options.waves.executor != waves::ExecutorChoice::none;
+  std::vector<uint32_t> wave_of;  // per kernel, with a schedule: its dataflow wave
+  if (with_schedule) {
+    for (const ArtifactKernel& k : kernels)
+      for (ValueId v : k.args)
+        if (v < 0 || static_cast<size_t>(v) >= graph.values().size())
+          return absl::InvalidArgumentError(str_cat("kernel '", k.name, "': an argument is no value"));
+    wave_of = waves::dataflow_waves(schedule_kernels(kernels), graph.values().size());
+    if (!std::is_sorted(wave_of.begin(), wave_of.end())) {
+      std::vector<size_t> order(kernels.size());
+      for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return wave_of[a] < wave_of[b]; });
+      std::vector<ArtifactKernel> sorted;
+      for (size_t k : order) sorted.push_back(kernels[k]);
+      return serialize_artifact(graph, sorted, options, summary);
+    }
+  }
   // Tensors: graph inputs, then each kernel's new values, then constant graph outputs.
   std::vector<PlanTensor> tensors;
   std::vector<int32_t> tensor_of(graph.values().size(), -1);
@@ -144,13 +215,38 @@ absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
   std::vector<size_t> buffer_tensor;
   for (size_t t = 0; t < tensors.size(); ++t) {
     if (tensors[t].storage != fb::Storage::Arena) continue;
-    buffers.push_back(
-        {graph.value(tensors[t].value).type.bytes(), tensors[t].producer, tensors[t].last_use});
+    // With a schedule, lifetimes count in waves: kernels of neighbouring waves may run at once.
+    const int32_t first = tensors[t].producer, last = tensors[t].last_use;
+    buffers.push_back({graph.value(tensors[t].value).type.bytes(),
+                       with_schedule ? static_cast<int32_t>(wave_of[first]) : first,
+                       with_schedule ? static_cast<int32_t>(wave_of[last]) : last});
     buffer_tensor.push_back(t);
   }
   const artifact::MemoryPlan memory = artifact::plan_memory(buffers, artifact::kAlignment);
   for (size_t b = 0; b < buffers.size(); ++b)
     tensors[buffer_tensor[b]].location = memory.offsets[b];
+
+  waves::ScheduleResult schedule;
+  if (with_schedule) {
+    std::vector<waves::ScheduleTensor> schedule_tensors;
+    for (const PlanTensor& t : tensors)
+      schedule_tensors.push_back({where_of(t.storage), t.location, graph.value(t.value).type});
+    std::vector<waves::ScheduleKernel> schedule_kernels_by_tensor;
+    for (const ArtifactKernel& kernel : kernels) {
+      waves::ScheduleKernel& k = schedule_kernels_by_tensor.emplace_back();
+      k.kernel = kernel.kernel.get();
+      k.task_count = kernel.task_count;
+      for (size_t a = 0; a < kernel.args.size(); ++a)
+        (a < kernel.num_inputs ? k.reads : k.writes)
+            .push_back(static_cast<uint32_t>(tensor_of[kernel.args[a]]));
+    }
+    auto made = waves::make_artifact_schedule(schedule_kernels_by_tensor, schedule_tensors,
+                                              memory.peak_bytes, options.waves);
+    if (!made.ok())
+      return absl::Status(made.status().code(),
+                          str_cat("wave schedule: ", made.status().message()));
+    schedule = *std::move(made);
+  }
 
   // The plan.
   flatbuffers::FlatBufferBuilder fbb;
@@ -186,7 +282,8 @@ absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
       fb::CreatePlan(fbb, fbb.CreateString(graph.name()), fbb.CreateVectorOfStrings(modules),
                      fbb.CreateVector(fb_tensors), fbb.CreateVector(fb_constants),
                      fbb.CreateVector(fb_kernels), fbb.CreateVector(inputs),
-                     fbb.CreateVector(outputs), memory.peak_bytes, memory.unshared_bytes);
+                     fbb.CreateVector(outputs), memory.peak_bytes, memory.unshared_bytes,
+                     with_schedule ? write_schedule(fbb, schedule.schedule) : 0);
   fbb.Finish(plan, fb::PlanIdentifier());
 
   std::vector<artifact::FileSection> sections;
@@ -208,6 +305,19 @@ absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
     summary->unshared_bytes = memory.unshared_bytes;
     summary->kernels = kernels.size();
     summary->modules = modules;
+    summary->has_schedule = with_schedule;
+    if (with_schedule) {
+      const waves::WaveSchedule& w = schedule.schedule;
+      summary->workers = static_cast<uint32_t>(w.workers.size());
+      summary->num_waves = w.num_waves;
+      summary->num_segments = w.num_segments;
+      summary->exclusive_kernels =
+          static_cast<uint32_t>(std::count(w.exclusive.begin(), w.exclusive.end(), 1));
+      summary->predicted_us = schedule.predicted_us;
+      summary->waves_ms = w.waves_ms;
+      summary->sequential_ms = w.sequential_ms;
+      summary->executor = w.preferred == waves::Executor::waves ? "waves" : "sequential";
+    }
   }
   return file;
 }

@@ -2,7 +2,6 @@
 #include "executor.h"
 
 namespace collage::rt {
-namespace {
 
 void* arg_pointer(const ExecPlan& plan, const Frame& frame, const ArgRef& a) {
   switch (a.storage) {
@@ -17,6 +16,8 @@ void* arg_pointer(const ExecPlan& plan, const Frame& frame, const ArgRef& a) {
   }
   return nullptr;
 }
+
+namespace {
 
 class SequentialScheduler : public Scheduler {
  public:

@@ -1,7 +1,7 @@
 // Execution of a loaded artifact: the plan as a list of steps with resolved argument locations,
 // the buffers of one run (a frame), and the scheduler interface that runs the steps. The
-// sequential scheduler runs steps in order with each step's tasks spread over a TaskPool; a wave
-// scheduler (Rammer) can replace it behind the same interface.
+// sequential scheduler runs steps in order with each step's tasks spread over a TaskPool; the wave
+// scheduler (wave_executor.h, Rammer) replaces it behind the same interface.
 #pragma once
 
 #include <chrono>
@@ -45,13 +45,29 @@ struct Frame {
   std::vector<StepTiming>* timings = nullptr;
 };
 
+// What a scheduler's runs cost, summed since it was made (nanoseconds; zero for a scheduler that
+// does not measure itself). Scheduling overhead: time the workers spent neither in kernels nor
+// waiting on a dependency (step counters, bookkeeping), averaged over the workers; the wake-up
+// of the workers at a run's start is counted apart.
+struct SchedulerStats {
+  const char* name = "sequential";
+  uint64_t runs = 0;
+  uint64_t wall_ns = 0, task_ns = 0, wait_ns = 0, overhead_ns = 0;
+  uint64_t wake_ns = 0;  // from a run's start until its workers run (thread wake-up)
+  uint64_t fallback_runs = 0;  // runs handed to the sequential scheduler (workers busy)
+};
+
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
+  virtual SchedulerStats stats() const { return {}; }
   // Runs every step of `plan` over `frame`; the first error stops the run. Must be callable from
   // several threads at once (each with its own frame).
   virtual Status run(const ExecPlan& plan, const Frame& frame) const = 0;
 };
+
+// Where argument `a` of a step lives in the run of `frame`.
+void* arg_pointer(const ExecPlan& plan, const Frame& frame, const ArgRef& a);
 
 // Steps one after another; the tasks of a step spread over `pool` (borrowed).
 std::unique_ptr<Scheduler> make_sequential_scheduler(TaskPool* pool);

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <thread>
 
+#include "wave_executor.h"
+
 namespace collage::rt {
 namespace {
 
@@ -107,6 +109,14 @@ Status LoadedModule::build(const LoadOptions& options) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   pool_ = std::make_unique<TaskPool>(threads);
   scheduler_ = make_sequential_scheduler(pool_.get());
+  if (options.executor == ExecutorChoice::waves && !p.has_schedule)
+    return error(Code::unsupported,
+                 "the wave executor was asked for, but the artifact has no wave schedule (it was "
+                 "compiled without one); it runs with the sequential executor only");
+  const bool waves = options.executor == ExecutorChoice::waves ||
+                     (options.executor == ExecutorChoice::automatic && p.has_schedule &&
+                      p.schedule.preferred == waves::Executor::waves);
+  if (waves) scheduler_ = make_wave_scheduler(&program_.schedule, std::move(scheduler_));
   for (const ConstantInfo& c : p.constants) plan_.constants.push_back(c.data);
   for (size_t k = 0; k < p.kernels.size(); ++k) {
     Step& step = plan_.steps.emplace_back();

@@ -23,8 +23,14 @@ namespace collage::rt {
 // The DLPack type of a collage_dtype_t (bool: {kDLUInt, 8, 1}).
 DLDataType dlpack_dtype(int32_t dtype);
 
+// Which scheduler runs the plan: `automatic` takes the one the compiler measured faster (the
+// artifact's wave schedule records it; sequential without a schedule). `invalid`: the caller
+// asked for both (refused by the C API before loading).
+enum class ExecutorChoice : uint8_t { automatic, sequential, waves, invalid };
+
 struct LoadOptions {
   int32_t num_threads = 0;  // threads for a kernel's tasks, the caller included; 0: every core
+  ExecutorChoice executor = ExecutorChoice::automatic;
   std::string module_dir;   // searched first for libcollage_rt_<name>.so; empty: not used
 };
 
@@ -44,6 +50,9 @@ class LoadedModule {
   // tensor (Code::invalid_argument) or the kernel that failed.
   Status run(const DLTensor* inputs, int32_t num_inputs, const DLTensor* outputs,
              int32_t num_outputs) const;
+
+  // The scheduler runs use (its name and costs).
+  const Scheduler& scheduler() const { return *scheduler_; }
 
   void set_profiling(bool on) { profiler_.set_enabled(on); }
   // Chrome-trace JSON of the runs since profiling was turned on.

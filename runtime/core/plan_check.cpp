@@ -77,7 +77,12 @@ Status check_program(const Program& p) {
     }
     for (uint32_t t : dies_after[k]) live.erase(p.tensors[t].location);
   }
-  return Status();
+  if (!p.has_schedule) return Status();
+  std::vector<int32_t> task_counts;
+  for (const KernelInfo& kernel : p.kernels) task_counts.push_back(kernel.task_count);
+  const std::string bad =
+      waves::check_wave_schedule(p.schedule, task_counts, program_dependencies(p));
+  return bad.empty() ? Status() : corrupt("wave schedule: " + bad);
 }
 
 }  // namespace collage::rt

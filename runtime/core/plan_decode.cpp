@@ -204,7 +204,8 @@ Status decode_plan(std::span<const uint8_t> bytes, std::span<const uint8_t> cons
   for (size_t i = 0; i < p->outputs.size(); ++i)
     if (p->tensors[p->outputs[i]].storage == Storage::arena)
       return corrupt(cat("graph output ", i, " lives in the arena"));
-  return decode_kernels(plan, p);
+  COLLAGE_RT_RETURN_IF_ERROR(decode_kernels(plan, p));
+  return decode_wave_schedule(bytes, p);
 }
 
 }  // namespace collage::rt

@@ -14,9 +14,17 @@ namespace collage::rt {
 Status decode_plan(std::span<const uint8_t> plan, std::span<const uint8_t> constants,
                    Program* program);
 
+// The plan's wave schedule, when it has one of a known version, into program->schedule (bounds
+// of every count; the plan must have verified and its kernels been decoded). wave_plan.cpp.
+Status decode_wave_schedule(std::span<const uint8_t> plan, Program* program);
+
+// The kernel dependencies of `program` (waves::kernel_dependencies over its tensors and arena).
+std::vector<std::vector<uint32_t>> program_dependencies(const Program& program);
+
 // Kernels read only tensors written before them (inputs, constants, earlier outputs), write each
 // tensor once, write only arena or output tensors; every graph output is written; arena tensors
-// alive at the same kernel do not overlap.
+// alive at the same kernel do not overlap; a wave schedule runs every chunk once, cannot deadlock
+// and orders every dependency.
 Status check_program(const Program& program);
 
 }  // namespace collage::rt

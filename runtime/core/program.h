@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "status.h"
+#include "wave_schedule.h"
 
 namespace collage::rt {
 
@@ -64,6 +65,8 @@ struct Program {
   std::vector<uint32_t> outputs;  // tensor ids
   uint64_t arena_bytes = 0;
   std::span<const uint8_t> native_code;  // the embedded shared object; empty when there is none
+  bool has_schedule = false;  // the plan carries a wave schedule (checked against the kernels)
+  waves::WaveSchedule schedule;
 };
 
 // Checks and decodes the artifact in `bytes` (which must stay alive, unchanged, as long as the

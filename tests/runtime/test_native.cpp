@@ -26,8 +26,8 @@ NativeModel native_model(const Context& ctx, const std::string& second_entry) {
   auto g = b.finish();
   REQUIRE(g.ok());
   NativeModel m{std::move(*g), {}};
-  m.kernels.push_back({"relu", "native", {"native", "collage_test_relu", {}, {}}, 4, {x, r}, 1});
-  m.kernels.push_back({"add_one", "native", {"native", second_entry, {}, {}}, 3, {r, y}, 1});
+  m.kernels.push_back({"relu", "native", {"native", "collage_test_relu", {}, {}}, 4, {x, r}, 1, nullptr});
+  m.kernels.push_back({"add_one", "native", {"native", second_entry, {}, {}}, 3, {r, y}, 1, nullptr});
   return m;
 }
 

@@ -35,15 +35,15 @@ TEST_CASE("writer: kernels must write what later kernels read", "[runtime][write
   ValueId y = *b.add("Relu", {r});
   b.add_output(y);
   Graph g = *b.finish();
-  std::vector<ArtifactKernel> kernels = {{"second", "eigen", {"eigen", "e", {}, {}}, 1, {r, y}, 1},
-                                         {"first", "eigen", {"eigen", "e", {}, {}}, 1, {x, r}, 1}};
+  std::vector<ArtifactKernel> kernels = {{"second", "eigen", {"eigen", "e", {}, {}}, 1, {r, y}, 1, nullptr},
+                                         {"first", "eigen", {"eigen", "e", {}, {}}, 1, {x, r}, 1, nullptr}};
   auto bytes = serialize_artifact(g, kernels);
   CHECK(bytes.status().message() ==
         "kernel 0 (eigen: second) reads 'Relu_0' before any earlier kernel writes it");
-  kernels = {{"first", "eigen", {"eigen", "e", {}, {}}, 1, {x, r}, 1}};
+  kernels = {{"first", "eigen", {"eigen", "e", {}, {}}, 1, {x, r}, 1, nullptr}};
   bytes = serialize_artifact(g, kernels);
   CHECK(bytes.status().message() == "graph output 'Relu_1' is written by no kernel");
-  kernels = {{"first", "reference", {"reference", "run_reference", {}, {}}, 1, {x, r}, 1}};
+  kernels = {{"first", "reference", {"reference", "run_reference", {}, {}}, 1, {x, r}, 1, nullptr}};
   bytes = serialize_artifact(g, kernels);
   CHECK(bytes.status().message() ==
         "kernel 0 (reference: first): module 'reference' has no runtime part");
@@ -59,8 +59,8 @@ TEST_CASE("writer: a constant shared by two kernels is stored once", "[runtime][
   Graph g = *b.finish();
   Tensor w = random_f32({256}, 1);
   std::vector<ArtifactKernel> kernels = {
-      {"a", "eigen", {"eigen", "e", {}, {w}}, 1, {x, y}, 1},
-      {"b", "eigen", {"eigen", "e", {}, {w, w.clone()}}, 1, {y, z}, 1}};
+      {"a", "eigen", {"eigen", "e", {}, {w}}, 1, {x, y}, 1, nullptr},
+      {"b", "eigen", {"eigen", "e", {}, {w, w.clone()}}, 1, {y, z}, 1, nullptr}};
   ArtifactSummary summary;
   auto bytes = serialize_artifact(g, kernels, {}, &summary);
   REQUIRE(bytes.ok());

@@ -1,0 +1,114 @@
+// make_artifact_schedule: dependencies, profiles, Algorithm 1, then the executors measured over
+// one run's buffers (an arena, inputs and outputs of the artifact's types).
+#include "waves/artifact_schedule.h"
+
+#include <algorithm>
+#include <new>
+#include <thread>
+
+#include "waves/executor_measure.h"
+#include "waves/kernel_profile.h"
+
+namespace collage::waves {
+namespace {
+
+std::vector<KernelAccess> accesses(const std::vector<ScheduleKernel>& kernels) {
+  std::vector<KernelAccess> a;
+  for (const ScheduleKernel& k : kernels) a.push_back({k.reads, k.writes});
+  return a;
+}
+
+struct ArenaDeleter {
+  void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t{64}); }
+};
+
+}  // namespace
+
+std::vector<uint32_t> dataflow_waves(const std::vector<ScheduleKernel>& kernels,
+                                     size_t num_tensors) {
+  // Every tensor its own resource: only the dataflow orders the kernels.
+  return wave_levels(kernel_dependencies(accesses(kernels), std::vector<TensorSpan>(num_tensors)));
+}
+
+absl::StatusOr<ScheduleResult> make_artifact_schedule(const std::vector<ScheduleKernel>& kernels,
+                                                      const std::vector<ScheduleTensor>& tensors,
+                                                      uint64_t arena_bytes,
+                                                      const WaveOptions& options) {
+  std::vector<TensorSpan> spans;
+  for (const ScheduleTensor& t : tensors)
+    spans.push_back({t.where == ScheduleTensor::Where::arena, t.location,
+                     t.location + t.type.bytes()});
+  const auto deps = kernel_dependencies(accesses(kernels), spans);
+
+  bool all_live = true;
+  std::vector<KernelProfile> profiles;
+  for (const ScheduleKernel& k : kernels) {
+    if (!k.kernel) {
+      all_live = false;
+      profiles.push_back({std::vector<double>(std::max(k.task_count, 1), 1.0)});
+      continue;
+    }
+    std::vector<TensorType> types;
+    for (uint32_t t : k.reads) types.push_back(tensors[t].type);
+    for (uint32_t t : k.writes) types.push_back(tensors[t].type);
+    KernelBuffers buffers = make_kernel_buffers(types, k.reads.size());
+    auto profile = profile_kernel(*k.kernel, buffers.pointers.data(), options.profile_repeats);
+    if (!profile.ok()) return profile.status();
+    profiles.push_back(*std::move(profile));
+  }
+
+  SchedulerOptions so = options.scheduler;
+  so.workers = options.workers ? options.workers
+                               : std::max(1u, std::thread::hardware_concurrency());
+  ScheduleResult r = schedule_waves(profiles, deps, so);
+  WaveSchedule& s = r.schedule;
+  s.preferred = options.executor == ExecutorChoice::waves ? Executor::waves : Executor::sequential;
+  if (!all_live) return r;
+
+  // One run's buffers: the arena and a tensor per graph input and output position.
+  std::unique_ptr<uint8_t[], ArenaDeleter> arena(
+      new (std::align_val_t{64}) uint8_t[arena_bytes + 64]());
+  std::vector<Tensor> io;
+  std::vector<void*> inputs, outputs;
+  for (const ScheduleTensor& t : tensors) {
+    if (t.where != ScheduleTensor::Where::input && t.where != ScheduleTensor::Where::output)
+      continue;
+    std::vector<void*>& list = t.where == ScheduleTensor::Where::input ? inputs : outputs;
+    if (list.size() <= t.location) list.resize(t.location + 1, nullptr);
+    KernelBuffers b = make_kernel_buffers({t.type}, t.where == ScheduleTensor::Where::input);
+    list[t.location] = b.pointers[0];
+    io.push_back(std::move(b.tensors[0]));
+  }
+  std::vector<BoundKernel> bound;
+  for (const ScheduleKernel& k : kernels) {
+    BoundKernel& b = bound.emplace_back();
+    b.kernel = k.kernel;
+    for (const std::vector<uint32_t>* ids : {&k.reads, &k.writes})
+      for (uint32_t id : *ids) {
+        const ScheduleTensor& t = tensors[id];
+        switch (t.where) {
+          case ScheduleTensor::Where::arena:
+            b.args.push_back(arena.get() + t.location);
+            break;
+          case ScheduleTensor::Where::input:
+            b.args.push_back(inputs[t.location]);
+            break;
+          case ScheduleTensor::Where::output:
+            b.args.push_back(outputs[t.location]);
+            break;
+          case ScheduleTensor::Where::constant:
+            return absl::InvalidArgumentError(
+                "wave schedule: a kernel takes a constant tensor as an argument");
+        }
+      }
+  }
+  auto times = measure_executors(bound, s, options.measure_runs);
+  if (!times.ok()) return times.status();
+  s.sequential_ms = times->sequential_ms;
+  s.waves_ms = times->waves_ms;
+  if (options.executor == ExecutorChoice::automatic)
+    s.preferred = s.waves_ms < s.sequential_ms ? Executor::waves : Executor::sequential;
+  return r;
+}
+
+}  // namespace collage::waves

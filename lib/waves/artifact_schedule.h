@@ -1,0 +1,56 @@
+// The wave schedule of an artifact, made by the writer: kernel dependencies over the final
+// memory plan, per-task profiles of the live kernels, Algorithm 1, and the two executors
+// measured against each other to choose the default.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collage/kernel.h"
+#include "collage/tensor.h"
+#include "waves/wave_scheduler.h"
+
+namespace collage::waves {
+
+// Which executor an artifact's runs use by default. `none`: write no schedule (the artifact
+// runs sequentially); `automatic`: the one measured faster at compile time.
+enum class ExecutorChoice : uint8_t { none, automatic, sequential, waves };
+
+struct WaveOptions {
+  ExecutorChoice executor = ExecutorChoice::none;
+  uint32_t workers = 0;          // virtual execution units; 0: the machine's hardware threads
+  SchedulerOptions scheduler;    // its `workers` is replaced by the above
+  int profile_repeats = 5;       // timings per task (median)
+  int measure_runs = 15;         // whole runs per executor (median)
+};
+
+// A kernel of the artifact, in plan order.
+struct ScheduleKernel {
+  Kernel* kernel = nullptr;  // live, to profile and measure; null: 1 us per task, no measurement
+  int32_t task_count = 1;
+  std::vector<uint32_t> reads, writes;  // tensor ids, in argument order (inputs, then outputs)
+};
+
+// A tensor of the artifact where a run finds it.
+struct ScheduleTensor {
+  enum class Where : uint8_t { arena, input, output, constant };
+  Where where = Where::arena;
+  uint64_t location = 0;  // arena: byte offset; input, output: position
+  TensorType type;
+};
+
+// Per kernel, the wave of the dataflow alone (read after write), which the writer orders the
+// kernels and plans their memory by before the schedule is made.
+std::vector<uint32_t> dataflow_waves(const std::vector<ScheduleKernel>& kernels,
+                                     size_t num_tensors);
+
+// The schedule for `kernels` over `tensors` (arena of `arena_bytes`): options.executor must not
+// be `none`. Measures both executors when every kernel is live (else sets neither time and
+// prefers what options.executor says, sequential for automatic). Errors are a kernel's.
+absl::StatusOr<ScheduleResult> make_artifact_schedule(const std::vector<ScheduleKernel>& kernels,
+                                                      const std::vector<ScheduleTensor>& tensors,
+                                                      uint64_t arena_bytes,
+                                                      const WaveOptions& options);
+
+}  // namespace collage::waves

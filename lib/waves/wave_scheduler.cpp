@@ -1,0 +1,275 @@
+// schedule_waves: Algorithm 1 of Rammer over a simulated machine of `workers` units. A segment
+// (Rammer's rProgram) is a run of merged waves without a barrier; ScheduleWave places a wave's
+// chunks on the earliest available unit; SelectRKernels picks each kernel's chunk count.
+#include "waves/wave_scheduler.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace collage::waves {
+namespace {
+
+struct Placed {
+  uint32_t worker = 0;
+  double finish = 0;
+};
+
+// A segment being built (Rammer's P): when each unit is free, where each chunk ran, in order.
+struct Segment {
+  double start = 0;                           // the barrier the segment begins after
+  std::vector<double> free;                   // per worker
+  std::vector<std::vector<Placed>> placed;    // per kernel placed in this segment
+  std::vector<std::pair<uint32_t, uint32_t>> order;  // (kernel, chunk) in placement order
+  std::vector<uint32_t> worker_of;                    // per order entry
+
+  Segment(double at, uint32_t workers, size_t kernels)
+      : start(at), free(workers, at), placed(kernels) {}
+  double end() const { return *std::max_element(free.begin(), free.end()); }
+  double time() const { return end() - start; }
+};
+
+class Scheduler {
+ public:
+  Scheduler(const std::vector<KernelProfile>& profiles,
+            const std::vector<std::vector<uint32_t>>& deps, const SchedulerOptions& o)
+      : profiles_(profiles), deps_(deps), o_(o) {}
+
+  double chunk_us(uint32_t k, uint32_t chunks, uint32_t c) const {
+    const auto [begin, end] =
+        chunk_range(static_cast<int32_t>(profiles_[k].task_us.size()), chunks, c);
+    double t = o_.chunk_overhead_us;
+    for (int32_t i = begin; i < end; ++i) t += profiles_[k].task_us[i];
+    return t;
+  }
+
+  // ScheduleWave: the wave's kernels longest chunk first, every chunk on the unit where it can
+  // start earliest (its dependencies in this segment done, plus a wait if on another unit).
+  void place_wave(const std::vector<uint32_t>& wave, const std::vector<uint32_t>& chunks,
+                  Segment* s) const {
+    std::vector<uint32_t> order = wave;
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return chunk_us(a, chunks[a], 0) > chunk_us(b, chunks[b], 0);
+    });
+    const uint32_t workers = static_cast<uint32_t>(s->free.size());
+    for (uint32_t k : order) {
+      if (profiles_[k].exclusive) {
+        place_exclusive(k, s);
+        continue;
+      }
+      for (uint32_t c = 0; c < chunks[k]; ++c) {
+        uint32_t best = 0;
+        double best_start = 0;
+        for (uint32_t w = 0; w < workers; ++w) {
+          double start = s->free[w];
+          for (uint32_t p : deps_[k])
+            for (const Placed& q : s->placed[p])
+              start = std::max(start, q.finish + (q.worker == w ? 0 : o_.wait_us));
+          if (w == 0 || start < best_start) best = w, best_start = start;
+        }
+        const double finish = best_start + chunk_us(k, chunks[k], c);
+        s->free[best] = finish;
+        s->placed[k].push_back({best, finish});
+        s->order.push_back({k, c});
+        s->worker_of.push_back(best);
+      }
+    }
+  }
+
+  // An exclusive kernel starts once every worker is free and its dependencies are done, on
+  // worker 0 when it can, and keeps every worker until it ends.
+  void place_exclusive(uint32_t k, Segment* s) const {
+    const uint32_t workers = static_cast<uint32_t>(s->free.size());
+    double all_free = *std::max_element(s->free.begin(), s->free.end());
+    uint32_t best = 0;
+    double best_start = 0;
+    for (uint32_t w = 0; w < workers; ++w) {
+      double start = all_free + (workers > 1 ? o_.wait_us : 0);
+      for (uint32_t p : deps_[k])
+        for (const Placed& q : s->placed[p])
+          start = std::max(start, q.finish + (q.worker == w ? 0 : o_.wait_us));
+      if (w == 0 || start < best_start) best = w, best_start = start;
+    }
+    const double finish = best_start + chunk_us(k, 1, 0);
+    std::fill(s->free.begin(), s->free.end(), finish + (workers > 1 ? o_.wait_us : 0));
+    s->free[best] = finish;
+    s->placed[k].push_back({best, finish});
+    s->order.push_back({k, 0});
+    s->worker_of.push_back(best);
+  }
+
+  // SelectRKernels: start from each kernel's most efficient variant (one chunk: the least total
+  // work); while the wave leaves units idle, give the kernel that finishes last its next finer
+  // variant, and keep it when the wave's simulated end improves.
+  void select_variants(const std::vector<uint32_t>& wave, const Segment& s,
+                       std::vector<uint32_t>* chunks) const {
+    for (uint32_t k : wave) (*chunks)[k] = 1;
+    if (!o_.select_variants) return;
+    auto end_with = [&](const std::vector<uint32_t>& ch, uint32_t* last) {
+      Segment trial = s;
+      place_wave(wave, ch, &trial);
+      double latest = -1;
+      for (uint32_t k : wave)
+        for (const Placed& q : trial.placed[k])
+          if (q.finish > latest) latest = q.finish, *last = k;
+      return trial.end();
+    };
+    std::vector<bool> settled(chunks->size(), false);
+    for (uint32_t k : wave) settled[k] = profiles_[k].exclusive;
+    uint32_t last = wave[0];
+    double best = end_with(*chunks, &last);
+    for (;;) {
+      if (settled[last]) break;
+      const std::vector<uint32_t> variants = chunk_variants(
+          static_cast<int32_t>(profiles_[last].task_us.size()), static_cast<uint32_t>(s.free.size()));
+      auto next = std::upper_bound(variants.begin(), variants.end(), (*chunks)[last]);
+      if (next == variants.end()) break;
+      std::vector<uint32_t> trial = *chunks;
+      trial[last] = *next;
+      uint32_t trial_last = last;
+      const double t = end_with(trial, &trial_last);
+      if (t < best) {
+        best = t;
+        *chunks = std::move(trial);
+        last = trial_last;
+      } else {
+        settled[last] = true;
+      }
+    }
+  }
+
+  ScheduleResult run(const std::vector<uint32_t>& level) {
+    const size_t n = profiles_.size();
+    ScheduleResult r;
+    r.schedule.wave_of_kernel = level;
+    for (const KernelProfile& p : profiles_) {
+      double total = 0;
+      for (double t : p.task_us) total += t;
+      r.schedule.kernel_us.push_back(static_cast<float>(total));
+      r.schedule.exclusive.push_back(p.exclusive ? 1 : 0);
+    }
+    const uint32_t num_waves = n ? *std::max_element(level.begin(), level.end()) + 1 : 0;
+    r.schedule.num_waves = num_waves;
+    std::vector<std::vector<uint32_t>> waves(num_waves);
+    for (uint32_t k = 0; k < n; ++k) waves[level[k]].push_back(k);
+    std::vector<uint32_t> chunks(n, 1);
+    std::vector<Segment> done;
+    Segment current(0, o_.workers, n);
+    // Algorithm 1: P1 is the wave merged into the current segment, P2 the wave alone after a
+    // barrier; merge when time(P1) <= time(P_curr) + barrier + time(P2).
+    for (uint32_t w = 0; w < num_waves; ++w) {
+      std::vector<uint32_t> merged_chunks = chunks, alone_chunks = chunks;
+      Segment merged = current;
+      select_variants(waves[w], merged, &merged_chunks);
+      place_wave(waves[w], merged_chunks, &merged);
+      const bool first = current.order.empty();
+      Segment alone(current.end() + (first ? 0 : o_.barrier_us), o_.workers, n);
+      select_variants(waves[w], alone, &alone_chunks);
+      place_wave(waves[w], alone_chunks, &alone);
+      const bool merge =
+          first || (o_.merge_waves &&
+                    merged.time() <= current.time() + o_.barrier_us + alone.time());
+      if (merge) {
+        current = std::move(merged);
+        chunks = std::move(merged_chunks);
+      } else {
+        done.push_back(std::move(current));
+        current = std::move(alone);
+        chunks = std::move(alone_chunks);
+      }
+      r.segment_of_wave.push_back(static_cast<uint32_t>(done.size()));
+    }
+    if (!current.order.empty()) done.push_back(std::move(current));
+    r.schedule.chunks = chunks;
+    r.schedule.num_segments = static_cast<uint32_t>(done.size());
+    r.predicted_us = done.empty() ? 0 : done.back().end();
+    build_lists(done, &r.schedule);
+    return r;
+  }
+
+  // Worker lists in placement order, with the waits that order each chunk after its
+  // dependencies on other workers, and a barrier (a wait on every other worker) before the
+  // first chunk a worker runs in a new segment. An exclusive kernel waits for every worker's
+  // earlier entries, and every worker's next entry waits for it. A wait an earlier entry of the
+  // same worker already implies is left out.
+  void build_lists(const std::vector<Segment>& segments, WaveSchedule* s) const {
+    const uint32_t workers = o_.workers;
+    s->workers.assign(workers, {});
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> where(profiles_.size());
+    std::vector<std::vector<uint32_t>> known(workers, std::vector<uint32_t>(workers, 0));
+    // Per worker: counts its next entry must wait for (an exclusive kernel on another worker).
+    std::vector<std::vector<uint32_t>> after_exclusive(workers, std::vector<uint32_t>(workers, 0));
+    for (const Segment& seg : segments) {
+      std::vector<uint32_t> at_start(workers);
+      for (uint32_t w = 0; w < workers; ++w)
+        at_start[w] = static_cast<uint32_t>(s->workers[w].entries.size());
+      std::vector<bool> started(workers, false);
+      for (size_t i = 0; i < seg.order.size(); ++i) {
+        const auto [k, c] = seg.order[i];
+        const uint32_t w = seg.worker_of[i];
+        std::vector<uint32_t> need(workers, 0);
+        if (!started[w] && &seg != &segments.front())
+          for (uint32_t u = 0; u < workers; ++u) need[u] = at_start[u];
+        started[w] = true;
+        for (uint32_t p : deps_[k])
+          for (const auto& [u, index] : where[p]) need[u] = std::max(need[u], index + 1);
+        for (uint32_t u = 0; u < workers; ++u) {
+          need[u] = std::max(need[u], after_exclusive[w][u]);
+          after_exclusive[w][u] = 0;
+        }
+        const bool exclusive = profiles_[k].exclusive;
+        if (exclusive)
+          for (uint32_t u = 0; u < workers; ++u)
+            need[u] = std::max(need[u], static_cast<uint32_t>(s->workers[u].entries.size()));
+        WorkerList& list = s->workers[w];
+        WaveEntry e{k, c, static_cast<uint32_t>(list.waits.size()), 0};
+        for (uint32_t u = 0; u < workers; ++u) {
+          if (u == w || need[u] <= known[w][u]) continue;
+          list.waits.push_back({u, need[u]});
+          known[w][u] = need[u];
+        }
+        e.wait_end = static_cast<uint32_t>(list.waits.size());
+        where[k].push_back({w, static_cast<uint32_t>(list.entries.size())});
+        list.entries.push_back(e);
+        if (exclusive)
+          for (uint32_t u = 0; u < workers; ++u)
+            if (u != w) after_exclusive[u][w] = static_cast<uint32_t>(list.entries.size());
+      }
+    }
+  }
+
+ private:
+  const std::vector<KernelProfile>& profiles_;
+  const std::vector<std::vector<uint32_t>>& deps_;
+  const SchedulerOptions& o_;
+};
+
+}  // namespace
+
+std::vector<uint32_t> wave_levels(const std::vector<std::vector<uint32_t>>& deps) {
+  std::vector<uint32_t> level(deps.size(), 0);
+  for (size_t k = 0; k < deps.size(); ++k)
+    for (uint32_t p : deps[k]) level[k] = std::max(level[k], level[p] + 1);
+  return level;
+}
+
+std::vector<uint32_t> chunk_variants(int32_t task_count, uint32_t workers) {
+  const uint32_t n = static_cast<uint32_t>(std::max(task_count, 1));
+  std::vector<uint32_t> v;
+  for (uint32_t c = 1; c < n; c *= 2) v.push_back(c);
+  v.push_back(n);
+  if (workers < n) v.push_back(workers);
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+ScheduleResult schedule_waves(const std::vector<KernelProfile>& profiles,
+                              const std::vector<std::vector<uint32_t>>& deps,
+                              const SchedulerOptions& options) {
+  SchedulerOptions o = options;
+  o.workers = std::clamp<uint32_t>(o.workers, 1, kMaxWorkers);
+  Scheduler s(profiles, deps, o);
+  return s.run(wave_levels(deps));
+}
+
+}  // namespace collage::waves

@@ -1,0 +1,53 @@
+// The compile-time wave scheduler (Rammer's Algorithm 1): kernels in breadth-first waves, each
+// wave's chunks placed on the earliest available virtual execution unit (worker) by profiled
+// time, a variant (chunk count) chosen per kernel by SelectRKernels, and consecutive waves merged
+// into one barrier-free segment when the simulated time says so.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "wave_schedule.h"
+
+namespace collage::waves {
+
+// Profiled time of one kernel: microseconds of each of its own tasks, run alone on one worker.
+// An exclusive kernel parallelises inside (a library kernel with its own thread team): it runs
+// as one chunk with every worker to itself, so that its threads do not compete with others.
+struct KernelProfile {
+  std::vector<double> task_us;
+  bool exclusive = false;
+};
+
+// The machine and the costs the simulation charges (microseconds).
+struct SchedulerOptions {
+  uint32_t workers = 2;
+  double chunk_overhead_us = 0.5;  // starting a chunk: the entry call, the step counter
+  double wait_us = 2.0;            // a wait on another worker's chunk that is still running
+  double barrier_us = 2.0;         // a barrier between two segments
+  bool merge_waves = true;         // false: every wave is its own segment
+  bool select_variants = true;     // false: every kernel keeps its most efficient variant
+};
+
+// Per kernel, the wave it belongs to: 0 for kernels without dependencies, else one more than the
+// latest wave among its dependencies (the breadth-first fringes of the DAG).
+std::vector<uint32_t> wave_levels(const std::vector<std::vector<uint32_t>>& deps);
+
+// The chunk counts worth trying for a kernel of `task_count` tasks on `workers` workers:
+// powers of two, the worker count and the task count itself, ascending, none above task_count.
+std::vector<uint32_t> chunk_variants(int32_t task_count, uint32_t workers);
+
+struct ScheduleResult {
+  WaveSchedule schedule;  // chunks, workers, waves and segments; no measurements yet
+  double predicted_us = 0;       // the simulated makespan
+  std::vector<uint32_t> segment_of_wave;
+};
+
+// Schedules kernels with `profiles` (task_us.size() is the kernel's task count, at least one)
+// and dependencies `deps` (kernel_dependencies: earlier kernels only). The result passes
+// check_wave_schedule.
+ScheduleResult schedule_waves(const std::vector<KernelProfile>& profiles,
+                              const std::vector<std::vector<uint32_t>>& deps,
+                              const SchedulerOptions& options);
+
+}  // namespace collage::waves

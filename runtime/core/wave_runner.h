@@ -1,0 +1,74 @@
+// WaveRunner: persistent worker threads that execute a wave schedule. Each worker walks its own
+// entry list; an entry's waits spin (then sleep) on other workers' step counters, which a worker
+// publishes with a release store after every entry, so there is no barrier between operators.
+// Shared by the runtime's wave executor and the compiler's executor measurement.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "wave_schedule.h"
+
+namespace collage::waves {
+
+// Time of runs, summed over the runs since the runner was made (nanoseconds).
+struct WaveRunStats {
+  uint64_t runs = 0;
+  uint64_t wall_ns = 0;      // from the start of run() to its return, on the caller
+  uint64_t task_ns = 0;      // inside the entry function, mean over the workers
+  uint64_t wait_ns = 0;      // blocked on a dependency, mean over the workers
+  uint64_t overhead_ns = 0;  // the rest once running: counters, bookkeeping, mean over workers
+  uint64_t wake_ns = 0;      // from the start of run() until a worker runs, mean over workers
+};
+
+class WaveRunner {
+ public:
+  // Runs one entry; must not throw. Called from the worker that owns the entry.
+  using EntryFn = std::function<void(uint32_t kernel, uint32_t chunk)>;
+
+  // Starts schedule.workers.size() - 1 threads (the caller is worker 0). `schedule` must have
+  // passed check_wave_schedule and outlive the runner.
+  explicit WaveRunner(const WaveSchedule* schedule);
+  ~WaveRunner();
+  WaveRunner(const WaveRunner&) = delete;
+  WaveRunner& operator=(const WaveRunner&) = delete;
+
+  // Runs every entry once and returns when all have finished; false without running anything
+  // when another run is in progress on this runner (the workers serve one run at a time).
+  bool try_run(const EntryFn& fn);
+
+  WaveRunStats stats() const;
+
+ private:
+  struct alignas(64) Counter {
+    std::atomic<uint32_t> done{0};
+  };
+  struct WorkerTimes {
+    uint64_t task_ns = 0, wait_ns = 0, busy_ns = 0, wake_ns = 0;
+  };
+  void worker_loop(uint32_t worker);
+  // Runs the list of `worker` for the current run; returns its times.
+  WorkerTimes run_list(uint32_t worker);
+  void wait_for(const WaveWait& wait, uint64_t* wait_ns);
+
+  const WaveSchedule* schedule_;
+  std::vector<Counter> counters_;
+  std::vector<std::thread> threads_;
+  std::mutex run_mu_;
+  // The run in progress: written by the caller before `generation_` is released.
+  const EntryFn* fn_ = nullptr;
+  std::chrono::steady_clock::time_point run_start_;
+  std::atomic<uint32_t> generation_{0};
+  std::atomic<uint32_t> finished_{0};  // workers (other than 0) done with the current run
+  std::atomic<bool> stop_{false};
+  std::vector<WorkerTimes> times_;  // per worker, of the current run
+  mutable std::mutex stats_mu_;
+  WaveRunStats stats_;
+};
+
+}  // namespace collage::waves
