@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "collage/loop_ir.h"
+
 namespace collage::te_ops {
 namespace {
 
@@ -19,6 +21,30 @@ int64_t numel(const te::Tensor& t) {
   return n;
 }
 
+// True when every read in `body` is contiguous along `v`: the last index is v plus terms free of
+// v, or free of v altogether. Gathers (strided, clamped or computed indices) are not worth
+// vectorizing a reduction for.
+bool reads_contiguously(const te::Expr& body, const te::Var& v) {
+  struct Reads : te::ExprVisitor {
+    const te::Var* v = nullptr;
+    bool ok = true;
+    void visit_ProducerLoad(const te::ProducerLoadNode& n, const te::Expr& e) override {
+      if (!n.indices.empty()) {
+        const te::Expr& last = n.indices.back();
+        if (te::uses_var(last, v->get()) &&
+            te::uses_var(te::simplify(last - te::Expr(*v)), v->get()))
+          ok = false;
+        for (size_t k = 0; k + 1 < n.indices.size(); ++k)
+          if (te::uses_var(n.indices[k], v->get())) ok = false;
+      }
+      te::ExprVisitor::visit_ProducerLoad(n, e);
+    }
+  } reads;
+  reads.v = &v;
+  reads.visit(body);
+  return reads.ok;
+}
+
 // A reduction whose innermost data axis is long enough accumulates a vector of it at a time: that
 // axis is split by the vector width, the reduction loops go between the two parts and the inner
 // part is vectorized (the accumulator is a vector). Returns the outer part of the split, or an
@@ -26,6 +52,7 @@ int64_t numel(const te::Tensor& t) {
 te::IterVar vectorize_reduction(te::Stage stage, const te::Tensor& t, int lanes) {
   const int rank = t.ndim();
   if (rank == 0 || t.shape()[rank - 1] < lanes || t->reduce_axis.empty()) return {};
+  if (!reads_contiguously(t->body, t.axis(rank - 1).var())) return {};
   auto [io, ii] = stage.split(t.axis(rank - 1), lanes);
   std::vector<te::IterVar> order = {io};
   for (size_t r = 0; r < t->reduce_axis.size(); ++r) order.push_back(t.reduce_axis(static_cast<int>(r)));
