@@ -149,8 +149,17 @@ Outputs conv_transpose(const Graph& g, const Node& node, std::span<const te::Ten
     pad[k] = explicit_pads ? a.pads[k] : a.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
   }
   te::IterVar rc = te::reduce_axis({0, cg}, "rc");
+  // Without dilation, output position o receives input i through tap o + pad - i * stride, so
+  // only ceil(kernel / stride) inputs (counted back from (o + pad) / stride) can reach it: the
+  // reduction runs over those instead of over every tap, most of which a stride would mask.
+  std::vector<bool> by_input(rank);
   std::vector<te::IterVar> taps;
-  for (int64_t k = 0; k < rank; ++k) taps.push_back(te::reduce_axis({0, w.shape()[2 + k]}, str_cat("k", k)));
+  for (int64_t k = 0; k < rank; ++k) {
+    const int64_t kernel = w.shape()[2 + k];
+    by_input[k] = dil[k] == 1 && stride[k] > 1;
+    taps.push_back(te::reduce_axis(
+        {0, by_input[k] ? (kernel + stride[k] - 1) / stride[k] : kernel}, str_cat("k", k)));
+  }
   std::vector<te::IterVar> all = {rc};
   all.insert(all.end(), taps.begin(), taps.end());
   const std::string name = tensor_name(node);
@@ -163,13 +172,24 @@ Outputs conv_transpose(const Graph& g, const Node& node, std::span<const te::Ten
         std::vector<Expr> wi = {c, te::floormod(m, mg)};
         Expr valid = true;
         for (int64_t k = 0; k < rank; ++k) {
+          const int64_t len = x.shape()[2 + k];
+          if (by_input[k]) {
+            Expr shifted = i[2 + k] + pad[k];
+            Expr src = te::floordiv(shifted, stride[k]) - Expr(taps[k]);
+            Expr tap = te::floormod(shifted, stride[k]) + Expr(taps[k]) * stride[k];
+            valid = te::logical_and(valid, te::logical_and(tap < w.shape()[2 + k],
+                                                           te::logical_and(src >= int64_t{0}, src < len)));
+            xi.push_back(clamp_index(src, len));
+            wi.push_back(clamp_index(tap, w.shape()[2 + k]));
+            continue;
+          }
           // Output position o receives input (o + pad - tap * dilation) / stride when divisible.
           Expr num = i[2 + k] + pad[k] - Expr(taps[k]) * dil[k];
           Expr src = te::floordiv(num, stride[k]);
-          valid = te::logical_and(valid, te::logical_and(num >= int64_t{0}, src < x.shape()[2 + k]));
+          valid = te::logical_and(valid, te::logical_and(num >= int64_t{0}, src < len));
           if (stride[k] > 1)
             valid = te::logical_and(valid, te::floormod(num, stride[k]) == int64_t{0});
-          xi.push_back(clamp_index(src, x.shape()[2 + k]));
+          xi.push_back(clamp_index(src, len));
           wi.push_back(taps[k]);
         }
         return te::sum(te::select(valid, x(xi) * w(wi), te::make_const(DType::f32, 0)), all);
