@@ -151,14 +151,20 @@ Outputs conv_transpose(const Graph& g, const Node& node, std::span<const te::Ten
   te::IterVar rc = te::reduce_axis({0, cg}, "rc");
   // Without dilation, output position o receives input i through tap o + pad - i * stride, so
   // only ceil(kernel / stride) inputs (counted back from (o + pad) / stride) can reach it: the
-  // reduction runs over those instead of over every tap, most of which a stride would mask.
-  std::vector<bool> by_input(rank);
+  // reduction runs over those (`window`), or over every input position when there are fewer
+  // (`inputs`, e.g. a 1x1 input), instead of over every tap, most of which would be masked.
+  enum class Walk { taps, window, inputs };
+  std::vector<Walk> walk(rank);
   std::vector<te::IterVar> taps;
   for (int64_t k = 0; k < rank; ++k) {
-    const int64_t kernel = w.shape()[2 + k];
-    by_input[k] = dil[k] == 1 && stride[k] > 1;
-    taps.push_back(te::reduce_axis(
-        {0, by_input[k] ? (kernel + stride[k] - 1) / stride[k] : kernel}, str_cat("k", k)));
+    const int64_t kernel = w.shape()[2 + k], len = x.shape()[2 + k];
+    const int64_t window = (kernel + stride[k] - 1) / stride[k];
+    walk[k] = dil[k] != 1 ? Walk::taps
+              : len <= window ? Walk::inputs
+              : stride[k] > 1 ? Walk::window
+                              : Walk::taps;
+    const int64_t extent = walk[k] == Walk::inputs ? len : walk[k] == Walk::window ? window : kernel;
+    taps.push_back(te::reduce_axis({0, extent}, str_cat("k", k)));
   }
   std::vector<te::IterVar> all = {rc};
   all.insert(all.end(), taps.begin(), taps.end());
@@ -173,14 +179,22 @@ Outputs conv_transpose(const Graph& g, const Node& node, std::span<const te::Ten
         Expr valid = true;
         for (int64_t k = 0; k < rank; ++k) {
           const int64_t len = x.shape()[2 + k];
-          if (by_input[k]) {
+          const int64_t kernel = w.shape()[2 + k];
+          if (walk[k] == Walk::inputs) {
+            Expr tap = i[2 + k] + pad[k] - Expr(taps[k]) * stride[k];
+            valid = te::logical_and(valid, te::logical_and(tap >= int64_t{0}, tap < kernel));
+            xi.push_back(taps[k]);
+            wi.push_back(clamp_index(tap, kernel));
+            continue;
+          }
+          if (walk[k] == Walk::window) {
             Expr shifted = i[2 + k] + pad[k];
             Expr src = te::floordiv(shifted, stride[k]) - Expr(taps[k]);
             Expr tap = te::floormod(shifted, stride[k]) + Expr(taps[k]) * stride[k];
-            valid = te::logical_and(valid, te::logical_and(tap < w.shape()[2 + k],
+            valid = te::logical_and(valid, te::logical_and(tap < kernel,
                                                            te::logical_and(src >= int64_t{0}, src < len)));
             xi.push_back(clamp_index(src, len));
-            wi.push_back(clamp_index(tap, w.shape()[2 + k]));
+            wi.push_back(clamp_index(tap, kernel));
             continue;
           }
           // Output position o receives input (o + pad - tap * dilation) / stride when divisible.
