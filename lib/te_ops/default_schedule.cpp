@@ -73,6 +73,10 @@ te::Schedule default_schedule(const std::vector<te::Tensor>& outputs,
                               const DefaultScheduleOptions& options) {
   te::Schedule s = te::create_schedule(outputs);
   if (options.level == ScheduleLevel::plain) return s;
+  // An output that is a reduction accumulates in a local buffer (registers), copied out after.
+  const bool cached = options.level == ScheduleLevel::full && outputs.size() == 1 &&
+                      is_reduction(outputs[0]) && outputs[0].ndim() > 0;
+  if (cached) s.cache_write(outputs[0]);
   std::vector<te::Tensor> reductions;
   for (const te::Tensor& t : s.stage_tensors()) {
     if (t.op_kind() != te::OpKind::compute || contains(outputs, t)) continue;
@@ -92,7 +96,7 @@ te::Schedule default_schedule(const std::vector<te::Tensor>& outputs,
   const int lanes = std::max(1, options.target.vector_bytes() / 4);
   std::vector<te::IterVar> outer;
   for (int k = 0; k + 1 < rank; ++k) outer.push_back(out.axis(k));
-  if (is_reduction(out)) {
+  if (is_reduction(out) && !cached) {
     te::IterVar io = vectorize_reduction(main, out, lanes);
     if (outer.empty() && io.defined()) outer.push_back(io);
   } else if (out.shape()[rank - 1] >= lanes) {
