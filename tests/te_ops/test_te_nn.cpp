@@ -94,5 +94,8 @@ TEST_CASE("te_ops: ConvTranspose with strides, pads, groups and output_padding",
     std::vector<TensorType> in = {{DType::f32, c.x}, {DType::f32, c.w}};
     if (c.bias) in.push_back({DType::f32, {c.w[1] * c.group}});
     check_native(single_op_graph(ctx, "ConvTranspose", in, attrs), {1e-4});
+    // Constant weights: the anchor schedule (packed weights, channels as vector lanes).
+    check_native(single_op_graph(ctx, "ConvTranspose", in, attrs, {Tensor(), random_f32(c.w, 5)}),
+                 {1e-4});
   }
 }
