@@ -51,6 +51,8 @@ TEST_CASE("te_ops: ArgMax picks the first or last maximum", "[te_ops]") {
         check_native(single_op_graph(ctx, "ArgMax", {{DType::f32, {6, 11, 7}}}, attrs));
         // Integers in [0, 5): ties everywhere.
         check_native(single_op_graph(ctx, "ArgMax", {{DType::i64, {6, 11, 7}}}, attrs));
+        // Long axes reduce in blocks of partial results.
+        check_native(single_op_graph(ctx, "ArgMax", {{DType::i64, {3, 70, 100}}}, attrs));
       }
 }
 
