@@ -99,10 +99,21 @@ te::Schedule default_schedule(const std::vector<te::Tensor>& outputs,
   if (is_reduction(out) && !cached) {
     te::IterVar io = vectorize_reduction(main, out, lanes);
     if (outer.empty() && io.defined()) outer.push_back(io);
-  } else if (out.shape()[rank - 1] >= lanes) {
-    auto [io, ii] = main.split(inner, lanes);
-    main.vectorize(ii);
-    if (outer.empty()) outer.push_back(io);
+  } else {
+    // Without reductions, short innermost axes (14 x 14 feature maps) are fused until the inner
+    // loop is a few vectors long.
+    int first = rank - 1;
+    int64_t extent = out.shape()[rank - 1];
+    while (reductions.empty() && first > 0 && extent < 4 * lanes) extent *= out.shape()[--first];
+    for (int k = first; k + 1 < rank; ++k) inner = main.fuse(k == first ? out.axis(k) : inner, out.axis(k + 1));
+    outer.resize(first);
+    if (extent >= lanes) {
+      auto [io, ii] = main.split(inner, lanes);
+      main.vectorize(ii);
+      if (outer.empty()) outer.push_back(io);
+    } else if (outer.empty()) {
+      outer.push_back(inner);
+    }
   }
   if (outer.empty()) return s;
   te::IterVar fused = outer[0];
