@@ -39,7 +39,8 @@ struct ArtifactOptions {
   BuildOptions build;
   // A shared object (the bytes of a linked .so) defining the entry symbol of every kernel whose
   // module is "native", with the kernel ABI of include/collage/runtime_module.h. Embedded as the
-  // native-code section; required when a kernel is native.
+  // native-code section; required by serialize_artifact when a kernel is native. Left empty,
+  // compile_artifact links the native kernels' object code (their records' params) into one.
   std::string native_library;
   // The wave schedule (docs/artifact-format.md): none by default. With one, the kernels are
   // written in the order of their dataflow waves and the memory plan keeps tensors of
@@ -91,7 +92,10 @@ absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
                                                const ArtifactOptions& options = {},
                                                ArtifactSummary* summary = nullptr);
 
-// build_artifact_kernels + serialize_artifact.
+// build_artifact_kernels + serialize_artifact; when options.native_library is empty and some
+// kernels are native, their object files are linked with the system linker (codegen/llvm/object.h)
+// into the shared object the artifact embeds. Errors name a native kernel without object code or
+// carry the linker's diagnostics.
 absl::StatusOr<std::string> compile_artifact(const Context& ctx, const BackendRegistry& backends,
                                              const Graph& graph, const Placement& placement,
                                              const ArtifactOptions& options = {},

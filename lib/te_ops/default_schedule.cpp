@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "collage/loop_ir.h"
+
 namespace collage::te_ops {
 namespace {
 
@@ -19,6 +21,30 @@ int64_t numel(const te::Tensor& t) {
   return n;
 }
 
+// True when every read in `body` is contiguous along `v`: the last index is v plus terms free of
+// v, or free of v altogether. Gathers (strided, clamped or computed indices) are not worth
+// vectorizing a reduction for.
+bool reads_contiguously(const te::Expr& body, const te::Var& v) {
+  struct Reads : te::ExprVisitor {
+    const te::Var* v = nullptr;
+    bool ok = true;
+    void visit_ProducerLoad(const te::ProducerLoadNode& n, const te::Expr& e) override {
+      if (!n.indices.empty()) {
+        const te::Expr& last = n.indices.back();
+        if (te::uses_var(last, v->get()) &&
+            te::uses_var(te::simplify(last - te::Expr(*v)), v->get()))
+          ok = false;
+        for (size_t k = 0; k + 1 < n.indices.size(); ++k)
+          if (te::uses_var(n.indices[k], v->get())) ok = false;
+      }
+      te::ExprVisitor::visit_ProducerLoad(n, e);
+    }
+  } reads;
+  reads.v = &v;
+  reads.visit(body);
+  return reads.ok;
+}
+
 // A reduction whose innermost data axis is long enough accumulates a vector of it at a time: that
 // axis is split by the vector width, the reduction loops go between the two parts and the inner
 // part is vectorized (the accumulator is a vector). Returns the outer part of the split, or an
@@ -26,6 +52,7 @@ int64_t numel(const te::Tensor& t) {
 te::IterVar vectorize_reduction(te::Stage stage, const te::Tensor& t, int lanes) {
   const int rank = t.ndim();
   if (rank == 0 || t.shape()[rank - 1] < lanes || t->reduce_axis.empty()) return {};
+  if (!reads_contiguously(t->body, t.axis(rank - 1).var())) return {};
   auto [io, ii] = stage.split(t.axis(rank - 1), lanes);
   std::vector<te::IterVar> order = {io};
   for (size_t r = 0; r < t->reduce_axis.size(); ++r) order.push_back(t.reduce_axis(static_cast<int>(r)));
@@ -46,6 +73,10 @@ te::Schedule default_schedule(const std::vector<te::Tensor>& outputs,
                               const DefaultScheduleOptions& options) {
   te::Schedule s = te::create_schedule(outputs);
   if (options.level == ScheduleLevel::plain) return s;
+  // An output that is a reduction accumulates in a local buffer (registers), copied out after.
+  const bool cached = options.level == ScheduleLevel::full && outputs.size() == 1 &&
+                      is_reduction(outputs[0]) && outputs[0].ndim() > 0;
+  if (cached) s.cache_write(outputs[0]);
   std::vector<te::Tensor> reductions;
   for (const te::Tensor& t : s.stage_tensors()) {
     if (t.op_kind() != te::OpKind::compute || contains(outputs, t)) continue;
@@ -65,13 +96,24 @@ te::Schedule default_schedule(const std::vector<te::Tensor>& outputs,
   const int lanes = std::max(1, options.target.vector_bytes() / 4);
   std::vector<te::IterVar> outer;
   for (int k = 0; k + 1 < rank; ++k) outer.push_back(out.axis(k));
-  if (is_reduction(out)) {
+  if (is_reduction(out) && !cached) {
     te::IterVar io = vectorize_reduction(main, out, lanes);
     if (outer.empty() && io.defined()) outer.push_back(io);
-  } else if (out.shape()[rank - 1] >= lanes) {
-    auto [io, ii] = main.split(inner, lanes);
-    main.vectorize(ii);
-    if (outer.empty()) outer.push_back(io);
+  } else {
+    // Without reductions, short innermost axes (14 x 14 feature maps) are fused until the inner
+    // loop is a few vectors long.
+    int first = rank - 1;
+    int64_t extent = out.shape()[rank - 1];
+    while (reductions.empty() && first > 0 && extent < 4 * lanes) extent *= out.shape()[--first];
+    for (int k = first; k + 1 < rank; ++k) inner = main.fuse(k == first ? out.axis(k) : inner, out.axis(k + 1));
+    outer.resize(first);
+    if (extent >= lanes) {
+      auto [io, ii] = main.split(inner, lanes);
+      main.vectorize(ii);
+      if (outer.empty()) outer.push_back(io);
+    } else if (outer.empty()) {
+      outer.push_back(inner);
+    }
   }
   if (outer.empty()) return s;
   te::IterVar fused = outer[0];

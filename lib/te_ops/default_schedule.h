@@ -1,7 +1,14 @@
 // The default schedule of a fused group without an anchor schedule (TVM's injective and
 // reduction schedules for CPU): injective intermediates are inlined into their readers, the
-// reductions are computed at the output's outer loop, the output's outer axes are fused into
-// one parallel loop and its innermost axis is vectorized when it is long enough.
+// reductions are computed at the output's outer loop (an output that is itself a reduction
+// accumulates in a local buffer there), the output's outer axes are fused into one parallel loop
+// and its innermost axis (short innermost axes fused first, in groups without reductions) is
+// vectorized when it is long enough; reductions whose reads are
+// contiguous along their innermost data axis accumulate vectors of it.
+//
+// Lowering allows one parallel loop nest per kernel and a stage computed at a loop may feed only
+// one stage, so the TE computes give each statistic a single reader (see reduction_ops.cpp), and
+// a group with several outputs gets no parallel loop.
 #pragma once
 
 #include <vector>

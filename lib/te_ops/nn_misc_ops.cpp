@@ -149,32 +149,80 @@ Outputs conv_transpose(const Graph& g, const Node& node, std::span<const te::Ten
     pad[k] = explicit_pads ? a.pads[k] : a.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
   }
   te::IterVar rc = te::reduce_axis({0, cg}, "rc");
+  // Without dilation, output position o receives input i through tap o + pad - i * stride, so
+  // only ceil(kernel / stride) inputs (counted back from (o + pad) / stride) can reach it: the
+  // reduction runs over those (`window`), or over every input position when there are fewer
+  // (`inputs`, e.g. a 1x1 input), instead of over every tap, most of which would be masked.
+  enum class Walk { taps, window, inputs };
+  std::vector<Walk> walk(rank);
   std::vector<te::IterVar> taps;
-  for (int64_t k = 0; k < rank; ++k) taps.push_back(te::reduce_axis({0, w.shape()[2 + k]}, str_cat("k", k)));
+  for (int64_t k = 0; k < rank; ++k) {
+    const int64_t kernel = w.shape()[2 + k], len = x.shape()[2 + k];
+    const int64_t window = (kernel + stride[k] - 1) / stride[k];
+    walk[k] = dil[k] != 1 ? Walk::taps
+              : len <= window ? Walk::inputs
+              : stride[k] > 1 ? Walk::window
+                              : Walk::taps;
+    const int64_t extent = walk[k] == Walk::inputs ? len : walk[k] == Walk::window ? window : kernel;
+    taps.push_back(te::reduce_axis({0, extent}, str_cat("k", k)));
+  }
   std::vector<te::IterVar> all = {rc};
   all.insert(all.end(), taps.begin(), taps.end());
   const std::string name = tensor_name(node);
+  // The weight with the output channel innermost (wp[c, taps..., m]): the anchor schedule packs it
+  // once and vectorizes over output channels; the default schedule inlines it.
+  Shape wp_shape = {w.shape()[0]};
+  for (int64_t k = 0; k < rank; ++k) wp_shape.push_back(w.shape()[2 + k]);
+  wp_shape.push_back(mg);
+  te::Tensor wp = te::compute(
+      wp_shape,
+      [&](const std::vector<te::Var>& i) {
+        std::vector<Expr> wi = {i[0], i[rank + 1]};
+        for (int64_t k = 0; k < rank; ++k) wi.push_back(i[1 + k]);
+        return w(wi);
+      },
+      name + ".wpack", "pack");
   te::Tensor acc = te::compute(
       out,
       [&](const std::vector<te::Var>& i) {
         Expr m = i[1];
-        Expr c = te::floordiv(m, mg) * cg + Expr(rc);
+        Expr c = group == 1 ? Expr(rc) : te::floordiv(m, mg) * cg + Expr(rc);
         std::vector<Expr> xi = {i[0], c};
-        std::vector<Expr> wi = {c, te::floormod(m, mg)};
+        std::vector<Expr> wi = {c};
         Expr valid = true;
         for (int64_t k = 0; k < rank; ++k) {
+          const int64_t len = x.shape()[2 + k];
+          const int64_t kernel = w.shape()[2 + k];
+          if (walk[k] == Walk::inputs) {
+            Expr tap = i[2 + k] + pad[k] - Expr(taps[k]) * stride[k];
+            valid = te::logical_and(valid, te::logical_and(tap >= int64_t{0}, tap < kernel));
+            xi.push_back(taps[k]);
+            wi.push_back(clamp_index(tap, kernel));
+            continue;
+          }
+          if (walk[k] == Walk::window) {
+            Expr shifted = i[2 + k] + pad[k];
+            Expr src = te::floordiv(shifted, stride[k]) - Expr(taps[k]);
+            Expr tap = te::floormod(shifted, stride[k]) + Expr(taps[k]) * stride[k];
+            valid = te::logical_and(valid, te::logical_and(tap < kernel,
+                                                           te::logical_and(src >= int64_t{0}, src < len)));
+            xi.push_back(clamp_index(src, len));
+            wi.push_back(clamp_index(tap, kernel));
+            continue;
+          }
           // Output position o receives input (o + pad - tap * dilation) / stride when divisible.
           Expr num = i[2 + k] + pad[k] - Expr(taps[k]) * dil[k];
           Expr src = te::floordiv(num, stride[k]);
-          valid = te::logical_and(valid, te::logical_and(num >= int64_t{0}, src < x.shape()[2 + k]));
+          valid = te::logical_and(valid, te::logical_and(num >= int64_t{0}, src < len));
           if (stride[k] > 1)
             valid = te::logical_and(valid, te::floormod(num, stride[k]) == int64_t{0});
-          xi.push_back(clamp_index(src, x.shape()[2 + k]));
+          xi.push_back(clamp_index(src, len));
           wi.push_back(taps[k]);
         }
-        return te::sum(te::select(valid, x(xi) * w(wi), te::make_const(DType::f32, 0)), all);
+        wi.push_back(group == 1 ? m : te::floormod(m, mg));
+        return te::sum(te::select(valid, x(xi) * wp(wi), te::make_const(DType::f32, 0)), all);
       },
-      b.defined() ? name + ".acc" : name);
+      b.defined() ? name + ".acc" : name, "conv_transpose");
   if (!b.defined()) return std::vector<te::Tensor>{acc};
   return std::vector<te::Tensor>{te::compute(
       out,
@@ -182,6 +230,65 @@ Outputs conv_transpose(const Graph& g, const Node& node, std::span<const te::Ten
         return acc(std::vector<Expr>(i.begin(), i.end())) + b(i[1]);
       },
       name)};
+}
+
+// ConvTranspose with constant weights and one group: the weights packed once (output channel
+// innermost), the output's spatial positions in parallel, and at each position the accumulator
+// of every output channel computed with the channels as vector lanes (input reads broadcast,
+// packed weight reads contiguous). Anything else is refused, and the default schedule runs it.
+absl::StatusOr<ScheduledGroup> conv_transpose_schedule(const AnchorGroup& group) {
+  const Node& node = group.graph->node(group.anchor);
+  if (node.get<ConvTransposeAttrs>().group != 1 || group.outputs.size() != 1)
+    return node_error(node, "the vectorized schedule takes one group and one output");
+  te::Schedule s = te::create_schedule(group.outputs);
+  te::Tensor wp, acc;
+  for (const te::Tensor& t : s.stage_tensors()) {
+    if (t.op_kind() != te::OpKind::compute) continue;
+    if (t->tag == "pack") wp = t;
+    if (t->tag == "conv_transpose") acc = t;
+  }
+  if (!wp.defined() || !acc.defined()) return node_error(node, "no packed weight stage");
+  const std::vector<te::Tensor> sources = te::input_tensors(wp);
+  bool constant = false;
+  for (size_t i = 0; i < group.inputs.size(); ++i)
+    if (sources.size() == 1 && group.inputs[i].same_as(sources[0])) constant = group.input_is_constant[i];
+  if (!constant) return node_error(node, "the weight is not a constant");
+
+  const te::Tensor out = group.outputs[0];
+  te::Tensor local = out.same_as(acc) ? s.cache_write(out) : acc;
+  for (const te::Tensor& t : s.stage_tensors()) {
+    if (t.op_kind() != te::OpKind::compute || t.same_as(out) || t.same_as(local) || t.same_as(wp))
+      continue;
+    s[t].compute_inline();
+  }
+  s[wp].pack();
+  const int rank = out.ndim() - 2;
+  const int lanes = std::max(1, group.target.vector_bytes() / 4);
+  const int64_t channels = out.shape()[1];
+  // Output loops: n, spatial..., channel (vectorized).
+  te::Stage main = s[out];
+  std::vector<te::IterVar> order = {main.axis(0)};
+  for (int k = 0; k < rank; ++k) order.push_back(main.axis(2 + k));
+  order.push_back(main.axis(1));
+  main.reorder(order);
+  te::IterVar last = main.axis(1 + rank);
+  if (channels >= lanes) main.vectorize(main.split(main.axis(1), lanes).second);
+  te::IterVar fused = main.axis(0);
+  for (int k = 0; k + 1 < rank; ++k) fused = main.fuse(fused, main.axis(2 + k));
+  // The accumulators of one output position: reduction loops outside, channel lanes inside.
+  te::Stage st = s[local];
+  if (channels >= lanes) {
+    auto [mo, mi] = st.split(st.axis(1), lanes);
+    std::vector<te::IterVar> acc_order = {mo};
+    for (size_t r = 0; r < local->reduce_axis.size(); ++r)
+      acc_order.push_back(st.reduce_axis(static_cast<int>(r)));
+    acc_order.push_back(mi);
+    st.reorder(acc_order);
+    st.vectorize(mi);
+  }
+  st.compute_at(main, last);
+  if (group.num_threads > 1) main.parallel(fused);
+  return ScheduledGroup{std::move(s), {wp}};
 }
 
 }  // namespace
@@ -195,7 +302,7 @@ void register_nn_misc_ops(TeOpRegistry& r) {
         }, nullptr});
   r.add("GlobalAveragePool", {global_average_pool, nullptr});
   r.add("BatchNormalization", {batch_norm, nullptr});
-  r.add("ConvTranspose", {conv_transpose, nullptr});
+  r.add("ConvTranspose", {conv_transpose, conv_transpose_schedule});
 }
 
 }  // namespace collage::te_ops

@@ -1,6 +1,8 @@
 // Helpers shared by the TE operator definitions.
 #include "te_ops/te_op_util.h"
 
+#include <algorithm>
+
 #include "core/str_cat.h"
 
 namespace collage::te_ops {

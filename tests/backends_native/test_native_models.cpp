@@ -71,7 +71,8 @@ void check_model(const std::string& name) {
   for (size_t i = 0; i < outputs->size(); ++i) {
     INFO("output " << g->value(g->outputs()[i]).name << ": "
                    << describe_mismatch((*outputs)[i], (*expected)[i]));
-    CHECK(max_scaled_error((*outputs)[i], (*expected)[i]) <= 1e-4);
+    // Deep networks add up summation-order differences (blocked reductions): 3e-4 of the scale.
+    CHECK(max_scaled_error((*outputs)[i], (*expected)[i]) <= 3e-4);
   }
 }
 

@@ -9,6 +9,7 @@
 #include "collage/backends/native.h"
 #include "collage/reference.h"
 #include "common/test_util.h"
+#include "core/str_cat.h"
 
 namespace collage::testing {
 
@@ -96,9 +97,9 @@ Graph single_op_graph(const Context& ctx, const std::string& op,
   std::vector<ValueId> ins;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (i < constants.size() && !constants[i].empty())
-      ins.push_back(b.add_constant("c" + std::to_string(i), constants[i]));
+      ins.push_back(b.add_constant(str_cat("c", i), constants[i]));
     else
-      ins.push_back(b.add_input("x" + std::to_string(i), inputs[i]));
+      ins.push_back(b.add_input(str_cat("x", i), inputs[i]));
   }
   auto outs = b.add_node(op, ins, std::move(attrs), "op", num_outputs);
   INFO(outs.status().ToString());

@@ -123,3 +123,15 @@ TEST_CASE("te_ops: unsupported operators and dtypes are InvalidArgument naming t
   CHECK(k.status().code() == absl::StatusCode::kInvalidArgument);
   CHECK_THAT(std::string(k.status().message()), Catch::Contains("Pow 'op': base dtype i32"));
 }
+
+TEST_CASE("te_ops: empty tensors and f16 data", "[te_ops]") {
+  Context ctx;
+  check_native(single_op_graph(ctx, "Add", {{DType::f32, {0, 5}}, {DType::f32, {5}}}));
+  check_native(single_op_graph(ctx, "Concat", {{DType::f32, {2, 0}}, {DType::f32, {2, 3}}},
+                               make_attrs<ConcatAttrs>([](auto& a) { a.axis = 1; })));
+  check_native(single_op_graph(ctx, "ReduceSum", {{DType::f32, {3, 0}}},
+                               make_attrs<ReduceAttrs>([](auto& a) { a.axes = {1}; })));
+  check_native(single_op_graph(ctx, "Mul", {{DType::f16, {3, 37}}, {DType::f16, {37}}}),
+               {.tolerance = 1e-3});
+  check_native(single_op_graph(ctx, "Exp", {{DType::bf16, {3, 37}}}), {.tolerance = 1e-2});
+}

@@ -153,3 +153,25 @@ TEST_CASE("te_ops: Resize nearest and linear with the coordinate modes", "[te_op
     check_native(single_op_graph(ctx, "Resize", {{DType::f32, {1, 3, 5, 6}}}, attrs));
   }
 }
+
+TEST_CASE("te_ops: integer and bool data through the layout operators, Range", "[te_ops]") {
+  Context ctx;
+  check_native(single_op_graph(ctx, "Gather", {{DType::i64, {5, 4}}, {DType::i32, {3}}}, nullptr,
+                               {Tensor(), Tensor::from_i64({3}, std::vector<int64_t>{4, -1, 0})
+                                              .cast(DType::i32)}));
+  check_native(single_op_graph(ctx, "Concat", {{DType::i32, {2, 3}}, {DType::i32, {1, 3}}}));
+  check_native(single_op_graph(ctx, "Pad", {{DType::i64, {3, 4}}},
+                               make_attrs<PadAttrs>([](auto& a) {
+                                 a.pads = {1, 0, 0, 2};
+                                 a.value = 7.f;
+                               })));
+  check_native(single_op_graph(ctx, "Transpose", {{DType::boolean, {3, 5}}}));
+  check_native(single_op_graph(ctx, "Squeeze", {{DType::f32, {1, 3, 1, 5}}}));
+  for (DType t : {DType::i64, DType::i32, DType::f32}) {
+    INFO("Range " << dtype_name(t));
+    Tensor start = Tensor::scalar_i64(-3).cast(t), limit = Tensor::scalar_i64(17).cast(t),
+           delta = Tensor::scalar_i64(4).cast(t);
+    check_native(single_op_graph(ctx, "Range", {start.type(), limit.type(), delta.type()}, nullptr,
+                                 {start, limit, delta}));
+  }
+}

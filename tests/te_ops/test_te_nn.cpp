@@ -77,7 +77,10 @@ TEST_CASE("te_ops: ConvTranspose with strides, pads, groups and output_padding",
       {{1, 4, 5, 5}, {4, 3, 4, 4}, {2, 2}, {1, 1, 1, 1}},
       {{2, 4, 5, 6}, {4, 2, 3, 3}, {2, 2}, {0, 1, 1, 0}, {1, 1}, {}, 2},
       {{1, 3, 7}, {3, 5, 3}, {3}, {}, {}, {2}, 1, false},
-      {{1, 2, 4, 4}, {2, 3, 3, 3}, {2, 2}, {}, {}, {}, 1, true, "SAME_UPPER"}};
+      {{1, 2, 4, 4}, {2, 3, 3, 3}, {2, 2}, {}, {}, {}, 1, true, "SAME_UPPER"},
+      // Inputs smaller than the kernel (DCGAN's first layer): the reduction walks the inputs.
+      {{2, 5, 1, 1}, {5, 6, 4, 4}, {1, 1}},
+      {{1, 4, 2, 3}, {4, 1, 5, 5}, {1, 2}, {1, 0, 2, 1}, {}, {}, 2}};
   for (const Case& c : cases) {
     INFO("ConvTranspose " << shape_to_string(c.x) << " * " << shape_to_string(c.w));
     auto attrs = make_attrs<ConvTransposeAttrs>([&](auto& a) {
@@ -91,5 +94,8 @@ TEST_CASE("te_ops: ConvTranspose with strides, pads, groups and output_padding",
     std::vector<TensorType> in = {{DType::f32, c.x}, {DType::f32, c.w}};
     if (c.bias) in.push_back({DType::f32, {c.w[1] * c.group}});
     check_native(single_op_graph(ctx, "ConvTranspose", in, attrs), {1e-4});
+    // Constant weights: the anchor schedule (packed weights, channels as vector lanes).
+    check_native(single_op_graph(ctx, "ConvTranspose", in, attrs, {Tensor(), random_f32(c.w, 5)}),
+                 {1e-4});
   }
 }

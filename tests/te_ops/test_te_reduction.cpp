@@ -23,6 +23,14 @@ TEST_CASE("te_ops: ReduceSum, ReduceMean and ReduceMax over any axes", "[te_ops]
         });
         check_native(single_op_graph(ctx, op, {{DType::f32, {5, 67, 13}}}, attrs), {1e-4});
       }
+  // Long innermost axes reduce in blocks of partial results: with and without a last partial block.
+  for (int64_t n : {1000, 1024})
+    for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax"}) {
+      INFO(op << " over " << n);
+      check_native(single_op_graph(ctx, op, {{DType::f32, {3, 5, n}}},
+                                   make_attrs<ReduceAttrs>([](auto& a) { a.axes = {1, 2}; })),
+                   {.tolerance = 1e-5, .elementwise = false});
+    }
   check_native(single_op_graph(ctx, "ReduceSum", {{DType::i64, {4, 9}}},
                                make_attrs<ReduceAttrs>([](auto& a) { a.axes = {1}; })));
   check_native(single_op_graph(ctx, "ReduceMean", {{DType::f32, {4, 9}}},
@@ -43,6 +51,8 @@ TEST_CASE("te_ops: ArgMax picks the first or last maximum", "[te_ops]") {
         check_native(single_op_graph(ctx, "ArgMax", {{DType::f32, {6, 11, 7}}}, attrs));
         // Integers in [0, 5): ties everywhere.
         check_native(single_op_graph(ctx, "ArgMax", {{DType::i64, {6, 11, 7}}}, attrs));
+        // Long axes reduce in blocks of partial results.
+        check_native(single_op_graph(ctx, "ArgMax", {{DType::i64, {3, 70, 100}}}, attrs));
       }
 }
 
@@ -54,6 +64,7 @@ TEST_CASE("te_ops: Softmax and LogSoftmax over every axis", "[te_ops]") {
       auto attrs = make_attrs<SoftmaxAttrs>([&](auto& a) { a.axis = axis; });
       check_native(single_op_graph(ctx, op, {{DType::f32, {3, 45, 37}}}, attrs), {1e-4, -4.f, 4.f});
       check_native(single_op_graph(ctx, op, {{DType::f32, {2, 5, 3}}}, attrs), {1e-4});
+      check_native(single_op_graph(ctx, op, {{DType::f32, {3, 2, 1000}}}, attrs), {1e-4});
     }
 }
 

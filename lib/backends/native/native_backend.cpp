@@ -1,6 +1,8 @@
 // The native backend: the fusion rule over the nodes the TE operator library supports, and
 // build(), which lowers a group, JIT-compiles it, runs its pack kernels once and returns the
 // kernel with its record.
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "backends/native/native_fusion.h"
@@ -46,11 +48,7 @@ class NativeBackend : public Backend {
     native::LowerOptions lo{target_, threads, tuning_};
     auto lowered = native::lower_group(group, *ops_, lo, symbol);
     if (!lowered.ok()) return lowered.status();
-    std::vector<te::PrimFunc> funcs = {lowered->kernel};
-    funcs.insert(funcs.end(), lowered->packs.begin(), lowered->packs.end());
-    codegen::JitOptions jo;
-    jo.target = target_;
-    auto jit = codegen::JitModule::compile(funcs, jo);
+    auto jit = compile(symbol, *lowered);
     if (!jit.ok()) return jit.status();
     auto fn = (*jit)->lookup(symbol);
     if (!fn.ok()) return fn.status();
@@ -76,15 +74,36 @@ class NativeBackend : public Backend {
                               : 1;
     KernelRecord record{std::string(kNativeBackend), symbol, {}, std::move(constants)};
     const size_t num_args = group.inputs().size() + group.outputs().size();
-    return std::unique_ptr<Kernel>(new native::NativeKernel(std::move(*jit), *fn, tasks, num_args,
+    return std::unique_ptr<Kernel>(new native::NativeKernel(*jit, *fn, tasks, num_args,
                                                             std::move(record),
                                                             std::move(lowered->kernel), target_));
   }
 
  private:
+  // The compiled code of `symbol`: from the cache when an identical group was built before (the
+  // placement search builds the same block many times), else JIT-compiled and cached.
+  absl::StatusOr<std::shared_ptr<const codegen::JitModule>> compile(
+      const std::string& symbol, const native::LoweredGroup& lowered) const {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = compiled_.find(symbol); it != compiled_.end()) return it->second;
+    }
+    std::vector<te::PrimFunc> funcs = {lowered.kernel};
+    funcs.insert(funcs.end(), lowered.packs.begin(), lowered.packs.end());
+    codegen::JitOptions jo;
+    jo.target = target_;
+    auto jit = codegen::JitModule::compile(funcs, jo);
+    if (!jit.ok()) return jit.status();
+    std::shared_ptr<const codegen::JitModule> shared = std::move(*jit);
+    std::lock_guard<std::mutex> lock(mu_);
+    return compiled_.emplace(symbol, std::move(shared)).first->second;
+  }
+
   std::shared_ptr<const te_ops::TeOpRegistry> ops_;
   const tune::TuningLog* tuning_;
   codegen::TargetSpec target_;
+  mutable std::mutex mu_;
+  mutable std::map<std::string, std::shared_ptr<const codegen::JitModule>> compiled_;
 };
 
 }  // namespace

@@ -5,7 +5,7 @@
 
 namespace collage::native {
 
-NativeKernel::NativeKernel(std::unique_ptr<codegen::JitModule> jit, codegen::KernelFn fn,
+NativeKernel::NativeKernel(std::shared_ptr<const codegen::JitModule> jit, codegen::KernelFn fn,
                            int32_t tasks, size_t num_args, KernelRecord record,
                            te::PrimFunc kernel, codegen::TargetSpec target)
     : jit_(std::move(jit)),

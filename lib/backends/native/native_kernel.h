@@ -16,7 +16,7 @@ namespace collage::native {
 class NativeKernel : public Kernel {
  public:
   // `record` has module, entry and constants; `num_args` counts the group's inputs and outputs.
-  NativeKernel(std::unique_ptr<codegen::JitModule> jit, codegen::KernelFn fn, int32_t tasks,
+  NativeKernel(std::shared_ptr<const codegen::JitModule> jit, codegen::KernelFn fn, int32_t tasks,
                size_t num_args, KernelRecord record, te::PrimFunc kernel,
                codegen::TargetSpec target);
 
@@ -27,7 +27,7 @@ class NativeKernel : public Kernel {
   const KernelRecord& record() const override;
 
  private:
-  std::unique_ptr<codegen::JitModule> jit_;
+  std::shared_ptr<const codegen::JitModule> jit_;  // shared by the kernels of identical groups
   codegen::KernelFn fn_;
   int32_t tasks_;
   size_t num_args_;

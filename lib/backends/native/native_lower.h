@@ -40,13 +40,15 @@ struct LoweredGroup {
 };
 
 // Lowers every node of `group` into one kernel called `symbol`. Errors: InvalidArgument naming
-// the node for an operator the registry lacks or a compute that refuses the node; the lowering
-// error of the simplest schedule when no schedule can be lowered.
+// the node for an operator the registry lacks or a compute that refuses the node; the
+// first schedule's lowering error (the anchor's, else the default one's) when no schedule, not
+// even the plainest, can be lowered.
 absl::StatusOr<LoweredGroup> lower_group(const Graph& group, const te_ops::TeOpRegistry& ops,
                                          const LowerOptions& options, const std::string& symbol);
 
-// The TE tensors of one node's outputs, from placeholders of its inputs' types: what the fusion
-// rule asks to decide whether the backend supports a node.
+// OK when the registry builds the node's tensor expression from placeholders of its inputs'
+// types (what the fusion rule asks to decide whether the backend supports a node); else the
+// compute's InvalidArgument naming the node.
 absl::Status check_node_supported(const Graph& g, const Node& node,
                                   const te_ops::TeOpRegistry& ops);
 
