@@ -16,8 +16,8 @@ namespace collage {
 
 struct BaselineOptions {
   // The backend that takes every node the others leave: fused by its own candidates (its
-  // patterns and rules) where it has any, else one group per node. "reference" until the
-  // generated-code backend takes this role.
+  // patterns and rules) where it has any, else one group per node. The command line and the
+  // benches pass "native" (generated code runs any node); "reference" needs no code generator.
   std::string fallback = "reference";
   // The backends `greedy` lets claim (PlacementOptions::backends), by name; empty: every
   // registered one.

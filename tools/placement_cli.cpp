@@ -46,7 +46,7 @@ void PlacementArgs::declare(ArgParser& parser, bool with_strategy, std::string_v
   parser.flag("--no-cost-db", "measure everything again and keep nothing", &no_cost_db);
   parser.option("--backends", "LIST",
                 "comma-separated backends that may take part (default: all; the\n"
-                "reference fallback always takes part)",
+                "native fallback always takes part)",
                 &backends);
   parser.option("--max-depth", "N", "largest number of nodes in one candidate (default 8)",
                 &max_depth, 1);
@@ -67,6 +67,9 @@ std::string PlacementArgs::cost_db_path() const {
 PlacementOptions PlacementArgs::options() const {
   PlacementOptions o;
   o.strategy = strategy;
+  // register_builtin_backends always has native: what single:NAME and greedy leave goes to
+  // generated code, as in BYOC; the reference backend still takes part in the search.
+  o.fallback = "native";
   o.time_budget_s = budget_s;
   o.seed = static_cast<uint64_t>(seed);
   o.cost_db_path = cost_db_path();

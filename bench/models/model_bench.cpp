@@ -182,6 +182,8 @@ std::optional<CompiledModel> prepare(const Context& ctx, const BackendRegistry& 
                                      const std::vector<Tensor>& expected, Row& row) {
   PlacementOptions o;
   o.strategy = row.name;
+  // As BYOC does: what a single backend leaves goes to generated code when it is built in.
+  if (backends.find("native")) o.fallback = "native";
   o.time_budget_s = budget_s;
   o.cost_db_path = args.cost_db.empty() ? cli::default_cost_db_path() : args.cost_db;
   const double start = now_ms();

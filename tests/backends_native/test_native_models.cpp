@@ -1,6 +1,6 @@
 // The width-reduced test models placed with single:native, compiled and run by the in-process
 // executor, against run_reference on the same graph. dcgan_small (ConvTranspose, BatchNorm, Relu,
-// Tanh) runs on native alone; the others need the conv/dense family ([needs-conv-dense]) to do so.
+// Tanh) and every other small model run on native alone (conv/dense from the TE library).
 #include <catch2/catch.hpp>
 #include <filesystem>
 
@@ -81,21 +81,21 @@ void check_model(const std::string& name) {
 TEST_CASE("native models: dcgan_small", "[native][models]") {
   check_model("dcgan_small");
 }
-TEST_CASE("native models: bert_small", "[native][models][needs-conv-dense]") {
+TEST_CASE("native models: bert_small", "[native][models]") {
   check_model("bert_small");
 }
-TEST_CASE("native models: resnet50_small", "[native][models][needs-conv-dense]") {
+TEST_CASE("native models: resnet50_small", "[native][models]") {
   check_model("resnet50_small");
 }
-TEST_CASE("native models: mobilenetv2_small", "[native][models][needs-conv-dense]") {
+TEST_CASE("native models: mobilenetv2_small", "[native][models]") {
   check_model("mobilenetv2_small");
 }
-TEST_CASE("native models: resnext50_small", "[native][models][needs-conv-dense]") {
+TEST_CASE("native models: resnext50_small", "[native][models]") {
   check_model("resnext50_small");
 }
-TEST_CASE("native models: googlenet_small", "[native][models][needs-conv-dense]") {
+TEST_CASE("native models: googlenet_small", "[native][models]") {
   check_model("googlenet_small");
 }
-TEST_CASE("native models: inceptionv3_small", "[native][models][needs-conv-dense]") {
+TEST_CASE("native models: inceptionv3_small", "[native][models]") {
   check_model("inceptionv3_small");
 }
