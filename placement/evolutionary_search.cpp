@@ -231,9 +231,16 @@ class Evolution {
   }
 
   // ---- fitness ----
+  // Whether there is time for another evaluation, keeping a reserve for the finalists'
+  // re-measurements. Those only run placements whose kernels are already built, so the reserve is
+  // counted in runs of the best placement (a re-measurement samples at most about
+  // kRunsPerRemeasure runs), not in the mean evaluation time, which includes the kernel builds
+  // of the first evaluations (seconds for a seed of generated code) and would use the whole
+  // budget up before the first generation.
   bool within_budget() const {
-    const double per_eval = evaluations_ ? eval_ms_ / static_cast<double>(evaluations_) : 0;
-    const double reserve = per_eval * static_cast<double>(options_.finalists + num_seeds_) *
+    constexpr double kRunsPerRemeasure = 16;
+    const double per_remeasure = best_ms_ > 0 ? best_ms_ * kRunsPerRemeasure : 0;
+    const double reserve = per_remeasure * static_cast<double>(options_.finalists + num_seeds_) *
                            std::max(options_.final_rounds, 1);
     return now_ms() + reserve < deadline_ms_;
   }
@@ -246,9 +253,7 @@ class Evolution {
     if (!p.ok()) {
       failures_[genes] = std::string(p.status().message());
     } else {
-      const double t0 = now_ms();
       auto ms = evaluator_.latency_ms(*p);
-      eval_ms_ += now_ms() - t0;
       ++evaluations_;
       if (ms.ok())
         f = *ms;
@@ -419,7 +424,7 @@ class Evolution {
   std::map<Genes, double> fitness_;
   std::map<Genes, std::string> failures_;
   size_t evaluations_ = 0;
-  double eval_ms_ = 0, deadline_ms_ = 0, best_ms_ = -1;
+  double deadline_ms_ = 0, best_ms_ = -1;
   int generation_ = 0;
   int num_seeds_ = 1;
   std::vector<Member> population_;

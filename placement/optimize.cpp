@@ -2,11 +2,13 @@
 // the graph-level search, explanations.
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <memory>
 #include <optional>
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "collage/executor.h"
 #include "collage/placement.h"
 #include "collage/thread_pool.h"
 #include "core/str_cat.h"
@@ -18,6 +20,7 @@
 #include "placement/evolutionary_search.h"
 #include "placement/measurer.h"
 #include "placement/op_level_search.h"
+#include "placement/search_memo.h"
 
 namespace collage {
 namespace {
@@ -169,6 +172,11 @@ class Optimizer {
   }
 
  private:
+  // Whether single:NAME is a seed of the graph-level search and a row of the comparison: every
+  // backend but the reference, which exists to define what a graph means. A generated-code
+  // fallback (native) is a contender like the others: single:native runs it all.
+  static bool is_single_baseline(const Backend& b) { return b.name() != kReferenceBackend; }
+
   BaselineOptions baseline_options() const {
     BaselineOptions b;
     b.fallback = options_.fallback;
@@ -197,6 +205,7 @@ class Optimizer {
       if (!d.ok()) return d.status();
       device = *d;
     }
+    device_ = device;
     if (!options_.cost_db_path.empty()) {
       auto db = CostDatabase::open(options_.cost_db_path);
       if (!db.ok()) return db.status();
@@ -287,10 +296,46 @@ class Optimizer {
     return p;
   }
 
+  // The placement an earlier two-level search with the same key chose, as candidate indices;
+  // nullopt when the database has none (or a record that no longer fits the graph, noted).
+  std::optional<std::pair<std::vector<size_t>, CostRecord>> remembered_search(const CostKey& key) {
+    if (!db_) return std::nullopt;
+    std::optional<CostRecord> r = db_->lookup(key);
+    if (!r) return std::nullopt;
+    auto groups = decode_groups(r->signature, g_.nodes().size());
+    if (!groups.ok()) {
+      notes_.push_back(str_cat("cost database: a remembered search result is unusable (",
+                               groups.status().message(), "): searching again"));
+      return std::nullopt;
+    }
+    std::vector<size_t> genes;
+    for (auto& [nodes, backend] : *groups) {
+      const Backend* b = registry_.find(backend);
+      if (!b) return std::nullopt;
+      const int c = cands_.find(nodes, b);
+      genes.push_back(c >= 0 ? static_cast<size_t>(c) : cands_.add({nodes, b, "remembered"}));
+    }
+    if (!placement_of(g_, registry_, cands_, {}, genes).ok()) return std::nullopt;
+    return std::make_pair(std::move(genes), *std::move(r));
+  }
+
   absl::Status two_level(OptimizeResult& result) {
+    const CostKey memo_key = search_memo_key(device_, g_, options_, selected_);
+    if (auto remembered = remembered_search(memo_key)) {
+      cost_new_candidates();
+      Placement p = make_placement(remembered->first, "two-level");
+      p.estimated_ms = remembered->second.ms;
+      notes_.push_back(absl::StrFormat(
+          "graph-level search: the placement an earlier search with the same model, options and "
+          "backends chose (%.3f ms end to end then), reused from the cost database",
+          remembered->second.ms));
+      p.notes = notes_;
+      result.placement = std::move(p);
+      return absl::OkStatus();
+    }
     std::vector<EvolutionSeed> seeds = {{"op-level", op_genes_}};
     for (const Backend* b : selected_) {
-      if (b->name() == options_.fallback) continue;
+      if (!is_single_baseline(*b)) continue;
       auto p = place_single(g_, registry_, b->name(), baseline_options());
       if (p.ok())
         seeds.push_back({str_cat("single:", b->name()), genes_of(*p, registry_, cands_)});
@@ -318,6 +363,13 @@ class Optimizer {
                                  : str_cat("seed ", m.strategy, ": not measured: ", m.note));
     for (const std::string& n : found->notes) notes_.push_back(n);
     notes_.push_back(str_cat("chosen: ", found->origin));
+    if (db_) {
+      CostRecord memo{memo_key, encode_groups(p), found->ms};
+      memo.samples = static_cast<int>(found->evaluations);
+      memo.timestamp = static_cast<int64_t>(std::time(nullptr));
+      if (absl::Status s = db_->append(memo); !s.ok())
+        notes_.push_back(str_cat("cost database: the search result was not kept: ", s.message()));
+    }
     p.notes = notes_;
     result.placement = std::move(p);
     return absl::OkStatus();
@@ -331,7 +383,7 @@ class Optimizer {
     std::vector<size_t> measured_as = {0};
     std::vector<MeasuredPlacement> failed;
     for (const Backend* b : selected_) {
-      if (b->name() == options_.fallback) continue;
+      if (!is_single_baseline(*b)) continue;
       const std::string name = str_cat("single:", b->name());
       if (name == result.placement.strategy) continue;
       auto p = place_single(g_, registry_, b->name(), baseline_options());
@@ -365,6 +417,7 @@ class Optimizer {
   const PlacementOptions& options_;
   std::vector<const Backend*> selected_;
   std::unique_ptr<ThreadPool> pool_;
+  std::string device_;
   std::unique_ptr<CostDatabase> db_;
   std::unique_ptr<Measurer> measurer_;
   std::unique_ptr<EndToEndMeasurer> end_to_end_;

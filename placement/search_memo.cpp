@@ -1,0 +1,71 @@
+// The graph-level search's outcome in the cost database: key and group encoding.
+#include "placement/search_memo.h"
+
+#include <charconv>
+
+#include "collage/subgraph.h"
+#include "core/str_cat.h"
+
+namespace collage {
+namespace {
+
+// `text` cut at every `sep` (Debian's absl::StrSplit does not take std::string_view).
+std::vector<std::string_view> split(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (size_t end; (end = text.find(sep, start)) != std::string_view::npos; start = end + 1)
+    parts.push_back(text.substr(start, end - start));
+  parts.push_back(text.substr(start));
+  return parts;
+}
+
+}  // namespace
+
+CostKey search_memo_key(const std::string& device, const Graph& g,
+                        const PlacementOptions& options,
+                        const std::vector<const Backend*>& backends) {
+  std::string key =
+      str_cat("two-level|", canonical_signature(g), "|seed=", options.seed,
+              "|budget=", options.time_budget_s, "|depth=", options.max_depth,
+              "|candidates=", options.max_candidates, "|fallback=", options.fallback,
+              "|executor=", static_cast<int>(options.executor), "|population=",
+              options.population, "|generations=", options.max_generations);
+  for (const Backend* b : backends) key += str_cat("|", b->name(), "@", b->version());
+  return CostKey{device, "search:two-level", "1", stable_hash(key)};
+}
+
+std::string encode_groups(const Placement& p) {
+  std::string out;
+  for (const PlacedGroup& group : p.groups) {
+    if (!out.empty()) out += ';';
+    out += group.backend + ':';
+    std::vector<NodeId> nodes = group.nodes.to_vector();
+    for (size_t i = 0; i < nodes.size(); ++i) out += str_cat(i ? "," : "", nodes[i]);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<std::pair<NodeSet, std::string>>> decode_groups(std::string_view text,
+                                                                          size_t num_nodes) {
+  std::vector<std::pair<NodeSet, std::string>> groups;
+  for (std::string_view part : split(text, ';')) {
+    const size_t colon = part.find(':');
+    if (colon == std::string_view::npos || colon == 0)
+      return absl::InvalidArgumentError(str_cat("group '", part, "' has no 'backend:' prefix"));
+    NodeSet nodes(num_nodes);
+    for (std::string_view id : split(part.substr(colon + 1), ',')) {
+      NodeId n = -1;
+      auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
+      if (ec != std::errc() || end != id.data() + id.size() || n < 0 ||
+          static_cast<size_t>(n) >= num_nodes)
+        return absl::InvalidArgumentError(
+            str_cat("group '", part, "': '", id, "' is not a node of a ", num_nodes,
+                    "-node graph"));
+      nodes.insert(n);
+    }
+    groups.emplace_back(std::move(nodes), std::string(part.substr(0, colon)));
+  }
+  return groups;
+}
+
+}  // namespace collage
