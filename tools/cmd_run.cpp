@@ -15,6 +15,7 @@
 #include "collage/npz.h"
 #include "collage/passes.h"
 #include "collage/reference.h"
+#include "collage/trees.h"
 #include "core/str_cat.h"
 
 namespace collage::cli {
@@ -165,7 +166,7 @@ int run_run(std::span<const std::string> raw_args) {
   parser.option("--placement", "STRATEGY",
                 "place the model on the backends and run the placed kernels in process:\n"
                 "two-level (10 s budget), op-level, greedy or single:NAME; the default\n"
-                "cost database is used",
+                "cost database is used (XGBoost and LightGBM models: greedy unless given)",
                 &args.placement);
   parser.epilog(kRandomInputs);
   if (std::optional<int> exit = parser.parse(raw_args)) return *exit;
@@ -184,6 +185,14 @@ int run_run(std::span<const std::string> raw_args) {
   } else {
     g = load_model(ctx, args.model);
     if (!g.ok()) return report_failure("run", g.status());
+    // XGBoost and LightGBM models run placed (greedy: the trees backend's TreeEnsemble kernel)
+    // rather than on the reference executor, unless --placement names another strategy.
+    auto format = parse_model_format(args.model.format);
+    if (format.ok() && *format == ModelFormat::automatic)
+      format = detect_model_format(args.model.model);
+    if (args.placement.empty() && format.ok() &&
+        (*format == ModelFormat::xgboost || *format == ModelFormat::lightgbm))
+      args.placement = "greedy";
     if (!args.no_passes) {
       g = run_passes(ctx, *g);
       if (!g.ok()) return report_failure("run", g.status());

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "collage/backends/dnnl.h"
 #include "collage/backends/eigen.h"
+#include "collage/backends/trees.h"
 #include "core/str_cat.h"
 #include "placement/timing.h"
 
@@ -18,6 +19,7 @@ namespace collage::cli {
 absl::Status register_builtin_backends(BackendRegistry& registry) {
   if (absl::Status s = register_dnnl_backend(registry); !s.ok()) return s;
   if (absl::Status s = register_eigen_backend(registry); !s.ok()) return s;
+  if (absl::Status s = register_trees_backend(registry); !s.ok()) return s;
   return registry.add(make_reference_backend());
 }
 
