@@ -50,11 +50,12 @@ std::string check_desc(const collage_kernel_desc_t& d, EnsembleShape& s, Variant
 
 std::string EnsembleKernel::create(const collage_kernel_desc_t& desc, EnsembleKernel*& out) {
   EnsembleShape s;
-  Variant variant;
+  Variant variant = Variant::automatic;
   if (std::string e = check_desc(desc, s, variant); !e.empty()) return e;
   if (variant == Variant::avx512 && !cpu_has_avx512())
     return "tree_ensemble: the avx512 variant needs AVX-512 F/BW/DQ/VL, which this CPU lacks";
-  if (variant == Variant::automatic) variant = cpu_has_avx512() ? Variant::avx512 : Variant::scalar;
+  const bool pinned = variant != Variant::automatic;
+  if (!pinned) variant = cpu_has_avx512() ? Variant::avx512 : Variant::scalar;
   const int64_t n = s.internal();
   const auto* word = static_cast<const int32_t*>(desc.constants[0]);
   const auto* tree_output = static_cast<const int32_t*>(desc.constants[3]);
@@ -70,6 +71,7 @@ std::string EnsembleKernel::create(const collage_kernel_desc_t& desc, EnsembleKe
   auto* k = new EnsembleKernel;
   k->shape_ = s;
   k->variant_ = variant;
+  k->pinned_ = pinned;
   k->word_.assign(word, word + s.trees * n);
   k->word_.resize(k->word_.size() + kPad, 0);
   const auto* threshold = static_cast<const float*>(desc.constants[1]);
@@ -91,7 +93,7 @@ void EnsembleKernel::run(void* const* args, int64_t begin, int64_t end) const {
   auto* y = static_cast<float*>(args[1]);
   const int64_t row_begin = begin * kRowsPerUnit;
   const int64_t row_end = std::min(end * kRowsPerUnit, shape_.batch);
-  if (variant_ == Variant::avx512)
+  if (variant_ == Variant::avx512 && (pinned_ || row_end - row_begin >= kMinVectorRows))
     run_avx512(t, x, y, row_begin, row_end);
   else
     run_scalar(t, x, y, row_begin, row_end);
