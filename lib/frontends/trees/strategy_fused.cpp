@@ -1,6 +1,10 @@
 // The fused strategy: the perfect-tree layout handed to one TreeEnsemble operator, which tuned
 // backends run as a single kernel (rows blocked, trees interleaved) and the reference executor
-// walks row by row.
+// walks row by row. LightGBM's zero rule is folded into the thresholds, so the operator reads the
+// input as it is.
+#include <cmath>
+#include <limits>
+
 #include "collage/ops.h"
 #include "core/str_cat.h"
 #include "frontends/trees/tree_program.h"
@@ -19,6 +23,16 @@ struct FusedLayout {
   std::vector<uint8_t> nan_left;
 };
 
+// The threshold t2 such that x < t2 exactly when x' < t, where x' is x read through the zero
+// rule (0 when |x| < b, b = float_bound_less_equal(zero_threshold), else x), for every float32 x;
+// NaN fails both tests alike. The band (-b, b) goes left when 0 < t and right otherwise.
+float with_zero_rule(float t, double zero_threshold) {
+  const float b = float_bound_less_equal(zero_threshold);
+  if (!(b > 0.f)) return t;           // an empty band
+  if (t > 0.f) return t < b ? b : t;  // x < t or in the band
+  return t > -b ? std::nextafter(-b, std::numeric_limits<float>::infinity()) : t;  // x <= -b
+}
+
 void place(const TreeEnsemble& m, FusedLayout& p, int64_t t, int32_t i, int level, int64_t pos,
            int depth) {
   const TreeNode& n = m.trees[t].nodes[i];
@@ -34,7 +48,8 @@ void place(const TreeEnsemble& m, FusedLayout& p, int64_t t, int32_t i, int leve
   const FloatSplit s = float_split(m, static_cast<size_t>(t), i);
   const int64_t k = t * p.internal + ((int64_t{1} << level) - 1) + pos;
   p.feature[k] = s.feature;
-  p.threshold[k] = s.threshold;
+  p.threshold[k] =
+      m.zero_threshold > 0.0 ? with_zero_rule(s.threshold, m.zero_threshold) : s.threshold;
   p.nan_left[k] = s.nan_left;
   place(m, p, t, n.left, level + 1, 2 * pos, depth);
   place(m, p, t, n.right, level + 1, 2 * pos + 1, depth);

@@ -35,7 +35,8 @@ absl::StatusOr<ValueId> add_tree_ensemble(GraphBuilder& b, ValueId x, const Tree
                   }));
   } else {
     ValueId input = x;
-    if (m.zero_threshold > 0.0) {
+    // The fused program folds the zero rule into its thresholds.
+    if (m.zero_threshold > 0.0 && strategy != TreeStrategy::fused) {
       // |x| <= zero_threshold reads as 0 (NaN fails the test and stays NaN).
       const ValueId small =
           e.op("Less", {e.op("Abs", {x}), e.scalar_f32(float_bound_less_equal(m.zero_threshold))});
