@@ -120,7 +120,7 @@ absl::StatusOr<TreeEnsemble> parse_lightgbm_text(std::string_view text, std::str
 // Hummingbird's strategies, plus `fused`: the perfect-tree layout as one TreeEnsemble operator
 // (include/collage/ops/trees.h), which the trees backend runs as one vectorized kernel.
 // `automatic` is the default when nothing was measured: fused where the model allows it (no
-// LightGBM zero band or `<= +inf` split, depth <= 16), else by depth as Hummingbird does: GEMM up
+// LightGBM zero band, depth <= 16), else by depth as Hummingbird does: GEMM up
 // to depth 3, perfect tree traversal up to depth 10, tree traversal beyond. choose_tree_strategy
 // picks by measurement instead.
 enum class TreeStrategy : uint8_t {

@@ -72,7 +72,7 @@ absl::Status run_tree_ensemble(const KernelArgs& k) {
       while (node < internal) {
         const int64_t at = t * internal + node;
         const float v = row[feature[at]];
-        const bool left = v != v ? nan_left[at] != 0 : v < threshold[at];
+        const bool left = v != v ? nan_left[at] != 0 : !(v >= threshold[at]);
         node = 2 * node + (left ? 1 : 2);
       }
       out[tree_output[t]] += leaf[t * (internal + 1) + (node - internal)];

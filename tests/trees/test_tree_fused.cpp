@@ -126,6 +126,11 @@ int32_t random_subtree(Tree& t, std::mt19937& rng, int depth, int64_t features) 
   n.feature = static_cast<int32_t>(rng() % features);
   n.threshold = std::round(value(rng) * 8) / 8;  // on the grid the inputs use, so ties occur
   n.compare = TreeCompare::less_f32;
+  if (rng() % 6 == 0) {
+    // LightGBM's split between missing and present values: x <= +inf.
+    n.threshold = std::numeric_limits<double>::infinity();
+    n.compare = TreeCompare::less_equal_f64;
+  }
   n.default_left = rng() % 2 == 0;
   n.left = random_subtree(t, rng, depth - 1, features);
   n.right = random_subtree(t, rng, depth - 1, features);
@@ -133,7 +138,8 @@ int32_t random_subtree(Tree& t, std::mt19937& rng, int depth, int64_t features) 
   return id;
 }
 
-TEST_CASE("fused: random ensembles of every depth, tails and NaN rows", "[trees]") {
+TEST_CASE("fused: random ensembles of every depth, tails, NaN and infinite inputs, <= +inf splits",
+          "[trees]") {
   std::mt19937 rng(7);
   for (int depth : {1, 3, 5, 6, 7, 9}) {
     for (int64_t outputs : {1, 3}) {
@@ -156,7 +162,11 @@ TEST_CASE("fused: random ensembles of every depth, tails and NaN rows", "[trees]
           const int k = grid(rng);
           // NaN in some rows only, so that blocks with and without NaN both occur.
           const bool nan_row = (i / m.num_features) % 7 == 3 && k % 3 == 0;
-          x.data<float>()[i] = nan_row ? std::numeric_limits<float>::quiet_NaN() : k / 8.f;
+          const float inf = std::numeric_limits<float>::infinity();
+          x.data<float>()[i] = nan_row   ? std::numeric_limits<float>::quiet_NaN()
+                               : k == 9  ? inf
+                               : k == -9 ? -inf
+                                         : k / 8.f;
         }
         auto want = evaluate_tree_ensemble(m, x);
         REQUIRE(want.ok());

@@ -25,7 +25,8 @@ struct FusedLayout {
 
 // The threshold t2 such that x < t2 exactly when x' < t, where x' is x read through the zero
 // rule (0 when |x| < b, b = float_bound_less_equal(zero_threshold), else x), for every float32 x;
-// NaN fails both tests alike. The band (-b, b) goes left when 0 < t and right otherwise.
+// NaN fails both tests alike. The band (-b, b) goes left when 0 < t and right otherwise; a NaN
+// t (every x but NaN left) stays NaN.
 float with_zero_rule(float t, double zero_threshold) {
   const float b = float_bound_less_equal(zero_threshold);
   if (!(b > 0.f)) return t;           // an empty band
@@ -48,8 +49,9 @@ void place(const TreeEnsemble& m, FusedLayout& p, int64_t t, int32_t i, int leve
   const FloatSplit s = float_split(m, static_cast<size_t>(t), i);
   const int64_t k = t * p.internal + ((int64_t{1} << level) - 1) + pos;
   p.feature[k] = s.feature;
-  p.threshold[k] =
-      m.zero_threshold > 0.0 ? with_zero_rule(s.threshold, m.zero_threshold) : s.threshold;
+  // `x <= +inf` (inf_left) is TreeEnsemble's NaN threshold: every x but NaN goes left.
+  const float bound = s.inf_left ? std::numeric_limits<float>::quiet_NaN() : s.threshold;
+  p.threshold[k] = m.zero_threshold > 0.0 ? with_zero_rule(bound, m.zero_threshold) : bound;
   p.nan_left[k] = s.nan_left;
   place(m, p, t, n.left, level + 1, 2 * pos, depth);
   place(m, p, t, n.right, level + 1, 2 * pos + 1, depth);
@@ -58,12 +60,11 @@ void place(const TreeEnsemble& m, FusedLayout& p, int64_t t, int32_t i, int leve
 }  // namespace
 
 absl::Status fused_strategy_supports(const TreeEnsemble& m) {
-  const SplitFeatures needs = split_features(m);
-  if (needs.zero_band || needs.inf_left)
+  if (split_features(m).zero_band)
     return absl::UnimplementedError(
-        str_cat(model_label(m), ": the fused strategy has no ",
-                needs.zero_band ? "zero-as-missing band" : "'<= +inf' split",
-                " (LightGBM missing-value rule); use tt, ptt or gemm"));
+        str_cat(model_label(m),
+                ": the fused strategy has no zero-as-missing band (LightGBM "
+                "MissingType::Zero); use tt, ptt or gemm"));
   const int depth = tree_ensemble_depth(m);
   const auto trees = static_cast<int64_t>(m.trees.size());
   if (depth >= 31 || checked_elements({trees, int64_t{1} << depth}) < 0)

@@ -116,8 +116,9 @@ void run_scalar(const EnsembleTables& t, const float* x, float* y, int64_t row_b
         for (int64_t r = 0; r < rows; ++r) {
           const int32_t w = word[node[r]];
           const float v = x[(r0 + r) * s.features + (w & 0x7fffffff)];
-          // NaN fails `<`; it goes left only when the node's sign bit (nan_left) is set.
-          const bool left = v < threshold[node[r]] || (v != v && w < 0);
+          // NaN goes left when the node's sign bit (nan_left) is set; any other x when
+          // !(x >= threshold), which a NaN threshold (LightGBM's `<= +inf`) always passes.
+          const bool left = v != v ? w < 0 : !(v >= threshold[node[r]]);
           node[r] = 2 * node[r] + 2 - static_cast<int64_t>(left);
         }
       const float* leaf = t.leaf + tree * (n + 1);

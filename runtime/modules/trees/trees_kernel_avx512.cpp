@@ -100,8 +100,12 @@ COLLAGE_AVX512 inline __m512i step(int level, const int32_t* word, const float* 
     const __m512i feature = _mm512_and_si512(w, _mm512_set1_epi32(0x7fffffff));
     v = _mm512_i32gather_ps(_mm512_add_epi32(_mm512_slli_epi32(feature, 4), lane), xb, 4);
   }
-  __mmask16 left = _mm512_cmp_ps_mask(v, th, _CMP_LT_OQ);
-  if constexpr (kNan) left |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) & _mm512_movepi32_mask(w);
+  // !(v >= th): v < th, and every v for a NaN threshold (LightGBM's `<= +inf`).
+  __mmask16 left = _mm512_cmp_ps_mask(v, th, _CMP_NGE_UQ);
+  if constexpr (kNan) {
+    const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    left = static_cast<__mmask16>((left & ~nan) | (nan & _mm512_movepi32_mask(w)));
+  }
   // next = 2 * pos + (left ? 0 : 1)
   const __m512i twice = _mm512_add_epi32(pos, pos);
   return _mm512_mask_add_epi32(twice, static_cast<__mmask16>(~left), twice, _mm512_set1_epi32(1));
