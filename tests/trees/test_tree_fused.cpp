@@ -11,6 +11,7 @@
 #include "collage/executor.h"
 #include "collage/ops/trees.h"
 #include "collage/reference.h"
+#include "collage/subgraph.h"
 #include "frontends/trees/tree_program.h"
 #include "trees/tree_test_util.h"
 
@@ -180,6 +181,54 @@ TEST_CASE("fused: random ensembles of every depth, tails, NaN and infinite input
       }
     }
   }
+}
+
+TEST_CASE("trees backend: tables must be constants; the module checks its descriptor", "[trees]") {
+  const Context& ctx = tree_test_context();
+  GraphBuilder b(ctx, "tables_as_inputs");
+  const ValueId x = b.add_input("x", {DType::f32, {2, 4}});
+  const ValueId feature = b.add_input("feature", {DType::i32, {1, 1}});
+  auto y = b.add("TreeEnsemble",
+                 {x, feature, b.add_constant("threshold", Tensor(DType::f32, {1, 1})),
+                  b.add_constant("nan_left", Tensor(DType::boolean, {1, 1})),
+                  b.add_constant("leaf", Tensor(DType::f32, {1, 2})),
+                  b.add_constant("tree_output", Tensor(DType::i32, {1})),
+                  b.add_constant("base", Tensor(DType::f32, {1}))},
+                 nullptr, "ensemble");
+  REQUIRE(y.ok());
+  b.add_output(*y);
+  auto g = b.finish();
+  REQUIRE(g.ok());
+  auto backend = make_trees_backend();
+  CHECK(backend->candidates(*g, GraphReachability(*g)).empty());
+
+  // A feature index beyond the input's columns is refused when the kernel is created.
+  TreeEnsemble m;
+  m.name = "wide";
+  m.num_features = 3;
+  m.base_score = {0.0};
+  Tree t;
+  t.nodes.resize(3);
+  t.nodes[0].feature = 2;
+  t.nodes[0].left = 1;
+  t.nodes[0].right = 2;
+  m.trees.push_back(t);
+  Graph fused = fused_graph(m, 2);
+  // Cut the input down to two columns behind the backend's back: rebuild X as f32[2x2].
+  GraphBuilder nb(ctx, "narrow");
+  const ValueId nx = nb.add_input("x", {DType::f32, {2, 2}});
+  std::vector<ValueId> inputs = {nx};
+  const Node& node = fused.nodes()[0];
+  for (size_t i = 1; i < node.inputs.size(); ++i)
+    inputs.push_back(
+        nb.add_constant(fused.value(node.inputs[i]).name, *fused.constant_of(node.inputs[i])));
+  auto ny = nb.add("TreeEnsemble", inputs, nullptr, "ensemble");
+  REQUIRE(ny.ok());
+  nb.add_output(*ny);
+  auto narrow = nb.finish();
+  REQUIRE(narrow.ok());
+  check_status(backend->build(*narrow, {}).status(), absl::StatusCode::kInvalidArgument,
+               "reads feature 2 of 2");
 }
 
 TEST_CASE("TreeEnsemble: shape errors name the input", "[trees]") {
