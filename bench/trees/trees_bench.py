@@ -90,7 +90,7 @@ def compile_collage(collage, model, batch, workdir, tag, features=FEATURES):
     # backend, the sigmoid/softmax to Eigen. (The measured strategies would also time the
     # reference kernel at every batch; dnnl's Sigmoid on [batch, 1] measured 6 ms at batch
     # 1,000, against 0.1 ms for Eigen's, so greedy over all backends would time dnnl.)
-    collage.compile_model(model, path, strategy="greedy", backends="trees,eigen",
+    collage.compile_model(model, path, strategy="greedy", backends=["trees", "eigen"],
                           input_shapes={"input": [batch, features]}, num_threads=THREADS)
     return collage.Module(path, num_threads=THREADS)
 
