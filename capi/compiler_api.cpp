@@ -7,6 +7,7 @@
 #include "collage/backend_loader.h"
 #include "collage/backends/dnnl.h"
 #include "collage/backends/eigen.h"
+#include "collage/backends/trees.h"
 #include "collage/collage.h"
 #include "collage/executor.h"
 #include "collage/onnx.h"
@@ -131,6 +132,7 @@ COLLAGE_API collage_status_t* collage_compiler_create(collage_compiler_t** compi
       return to_c(s);
     if (absl::Status s = collage::register_eigen_backend(c->backends); !s.ok()) return to_c(s);
     if (absl::Status s = collage::register_dnnl_backend(c->backends); !s.ok()) return to_c(s);
+    if (absl::Status s = collage::register_trees_backend(c->backends); !s.ok()) return to_c(s);
     *compiler = c.release();
     return nullptr;
   });

@@ -17,6 +17,7 @@
 #include "collage/npz.h"
 #include "collage/passes.h"
 #include "collage/reference.h"
+#include "collage/trees.h"
 #include "core/str_cat.h"
 
 namespace collage::cli {
@@ -170,13 +171,17 @@ int run_run(std::span<const std::string> raw_args) {
   parser.epilog(str_cat(
       "An ONNX model is placed on the backends (--placement, default two-level with a\n"
       "10 s budget, costs reused from the cost database) and its kernels run in process;\n"
-      "--placement reference runs the reference executor instead (no placement).\n\n",
+      "--placement reference runs the reference executor instead (no placement).\n"
+      "XGBoost and LightGBM models are placed greedily unless --placement is given.\n\n",
       kRandomInputs));
   parser.option("--executor", "KIND",
                 "artifacts: run with the wave executor (inter-operator parallelism) or\n"
                 "the sequential one; default: the one the compiler measured faster",
                 &args.executor);
   if (std::optional<int> exit = parser.parse(raw_args)) return *exit;
+  const bool strategy_given = std::any_of(raw_args.begin(), raw_args.end(), [](const auto& a) {
+    return a == "--placement" || std::string_view(a).starts_with("--placement=");
+  });
 
   Runnable runnable;
   Context ctx;
@@ -195,6 +200,14 @@ int run_run(std::span<const std::string> raw_args) {
                                        "--executor applies to artifacts (collage compile output)"));
     g = load_model(ctx, args.model);
     if (!g.ok()) return report_failure("run", g.status());
+    // XGBoost and LightGBM models run placed (greedy: the trees backend's TreeEnsemble kernel)
+    // rather than on the reference executor, unless --placement names another strategy.
+    auto format = parse_model_format(args.model.format);
+    if (format.ok() && *format == ModelFormat::automatic)
+      format = detect_model_format(args.model.model);
+    if (!strategy_given && format.ok() &&
+        (*format == ModelFormat::xgboost || *format == ModelFormat::lightgbm))
+      args.placement.strategy = "greedy";
     if (!args.no_passes) {
       g = run_passes(ctx, *g);
       if (!g.ok()) return report_failure("run", g.status());

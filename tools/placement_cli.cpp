@@ -11,6 +11,7 @@
 #include "collage/backends/dnnl.h"
 #include "collage/backends/eigen.h"
 #include "collage/backends/native.h"
+#include "collage/backends/trees.h"
 #include "core/str_cat.h"
 #include "placement/timing.h"
 
@@ -19,6 +20,7 @@ namespace collage::cli {
 absl::Status register_builtin_backends(BackendRegistry& registry) {
   if (absl::Status s = register_dnnl_backend(registry); !s.ok()) return s;
   if (absl::Status s = register_eigen_backend(registry); !s.ok()) return s;
+  if (absl::Status s = register_trees_backend(registry); !s.ok()) return s;
   if (absl::Status s = register_native_backend(registry); !s.ok()) return s;
   return registry.add(make_reference_backend());
 }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -116,10 +117,20 @@ absl::StatusOr<TreeEnsemble> parse_lightgbm_text(std::string_view text, std::str
 
 // --- Tensor programs -----------------------------------------------------------------------------
 
-// Hummingbird's strategies. `automatic` picks by depth as Hummingbird does when nothing was
-// measured: GEMM up to depth 3, perfect tree traversal up to depth 10, tree traversal beyond.
-enum class TreeStrategy : uint8_t { automatic, gemm, tree_traversal, perfect_tree_traversal };
-std::string_view tree_strategy_name(TreeStrategy s);  // "auto", "gemm", "tt", "ptt"
+// Hummingbird's strategies, plus `fused`: the perfect-tree layout as one TreeEnsemble operator
+// (include/collage/ops/trees.h), which the trees backend runs as one vectorized kernel.
+// `automatic` is the default when nothing was measured: fused where the model allows it (no
+// LightGBM zero band, depth <= 16), else by depth as Hummingbird does: GEMM up
+// to depth 3, perfect tree traversal up to depth 10, tree traversal beyond. choose_tree_strategy
+// picks by measurement instead.
+enum class TreeStrategy : uint8_t {
+  automatic,
+  gemm,
+  tree_traversal,
+  perfect_tree_traversal,
+  fused,
+};
+std::string_view tree_strategy_name(TreeStrategy s);  // "auto", "gemm", "tt", "ptt", "fused"
 // Inverse of tree_strategy_name; also accepts "tree_traversal" and "perfect_tree_traversal".
 absl::StatusOr<TreeStrategy> parse_tree_strategy(std::string_view name);
 // The strategy `automatic` resolves to for this model.
@@ -144,6 +155,50 @@ absl::StatusOr<ValueId> add_tree_ensemble(GraphBuilder& b, ValueId x, const Tree
 absl::StatusOr<Graph> build_tree_graph(const Context& ctx, const TreeEnsemble& model,
                                        TreeStrategy strategy, int64_t batch,
                                        const TreeGraphOptions& options = {});
+
+// --- Measured strategy choice --------------------------------------------------------------------
+
+// One candidate: a strategy and, for `fused`, the kernel variant the measurer should build
+// ("auto", "scalar", "avx512" for the trees backend; empty for the graph strategies).
+struct TreeStrategyCandidate {
+  TreeStrategy strategy = TreeStrategy::fused;
+  std::string variant;
+};
+// fused:auto, ptt, tt, gemm (in this order, which also breaks ties).
+std::vector<TreeStrategyCandidate> default_tree_strategy_candidates();
+std::string tree_strategy_label(const TreeStrategyCandidate& c);  // "ptt", "fused:avx512"
+
+// Times one candidate's graph (build_tree_graph at the batch being chosen for): milliseconds per
+// run on the device, as the placement measurer reports it; an error drops the candidate.
+using TreeStrategyMeasurer =
+    std::function<absl::StatusOr<double>(const TreeStrategyCandidate&, const Graph&)>;
+
+struct TreeStrategyTiming {
+  TreeStrategyCandidate candidate;
+  double ms = -1.0;      // measured time, or -1 when skipped
+  absl::Status status;   // why it was skipped
+};
+
+struct TreeStrategyChoice {
+  TreeStrategyCandidate best;
+  std::vector<TreeStrategyTiming> timings;  // one per candidate, in candidate order
+};
+
+struct TreeStrategyChoiceOptions {
+  // A candidate whose graph holds a larger tensor at this batch is not measured (GEMM on deep
+  // trees builds [batch, trees * nodes] intermediates).
+  int64_t max_value_bytes = int64_t{1} << 30;
+};
+
+// Builds each candidate's graph for `model` at `batch`, measures it with `measure` and returns the
+// fastest (the earlier candidate on a tie), with every timing. Candidates the model cannot use
+// (ResourceExhausted, Unimplemented) or whose measurement fails are skipped with their reason.
+// Errors: InvalidArgument for an invalid model or batch, or an `automatic` candidate;
+// ResourceExhausted when no candidate could be measured.
+absl::StatusOr<TreeStrategyChoice> choose_tree_strategy(
+    const Context& ctx, const TreeEnsemble& model, int64_t batch,
+    const std::vector<TreeStrategyCandidate>& candidates, const TreeStrategyMeasurer& measure,
+    const TreeStrategyChoiceOptions& options = {});
 
 // --- ONNX-ML -------------------------------------------------------------------------------------
 

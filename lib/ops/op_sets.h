@@ -9,6 +9,6 @@ void register_nn_ops(OpRegistry& r);           // conv, pooling, normalisation, 
 void register_elementwise_ops(OpRegistry& r);  // unary, binary, comparison, cast, where
 void register_reduction_ops(OpRegistry& r);    // ReduceMean, ReduceSum, ReduceMax
 void register_tensor_ops(OpRegistry& r);       // shape manipulation and data movement
-void register_tree_ops(OpRegistry& r);         // GatherElements, ArgMax (tree-ensemble programs)
+void register_tree_ops(OpRegistry& r);         // GatherElements, ArgMax, TreeEnsemble (tree programs)
 
 }  // namespace collage::ops

@@ -238,13 +238,23 @@ TreeEnsemble chain(int depth, int64_t features = 1) {
   return m;
 }
 
-TEST_CASE("automatic strategy follows Hummingbird's depth thresholds", "[trees][strategies]") {
+TEST_CASE("automatic strategy: fused where it applies, else Hummingbird's depth thresholds",
+          "[trees][strategies]") {
   CHECK(tree_ensemble_depth(chain(3)) == 3);
-  CHECK(pick_tree_strategy(chain(0)) == TreeStrategy::gemm);
-  CHECK(pick_tree_strategy(chain(3)) == TreeStrategy::gemm);
-  CHECK(pick_tree_strategy(chain(4)) == TreeStrategy::perfect_tree_traversal);
-  CHECK(pick_tree_strategy(chain(10)) == TreeStrategy::perfect_tree_traversal);
-  CHECK(pick_tree_strategy(chain(11)) == TreeStrategy::tree_traversal);
+  for (int depth : {0, 3, 4, 10, 11, 16})
+    CHECK(pick_tree_strategy(chain(depth)) == TreeStrategy::fused);
+  CHECK(pick_tree_strategy(chain(17)) == TreeStrategy::tree_traversal);
+  // LightGBM's zero-as-missing band keeps the fused operator out.
+  auto banded = [](int depth) {
+    TreeEnsemble m = chain(depth);
+    m.trees[0].nodes[0].missing = TreeMissing::zero_or_nan;
+    return m;
+  };
+  CHECK(pick_tree_strategy(banded(1)) == TreeStrategy::gemm);
+  CHECK(pick_tree_strategy(banded(3)) == TreeStrategy::gemm);
+  CHECK(pick_tree_strategy(banded(4)) == TreeStrategy::perfect_tree_traversal);
+  CHECK(pick_tree_strategy(banded(10)) == TreeStrategy::perfect_tree_traversal);
+  CHECK(pick_tree_strategy(banded(11)) == TreeStrategy::tree_traversal);
 
   // Depth 40: perfect tree traversal would need 2^40 leaves, tree traversal is fine.
   const TreeEnsemble deep = chain(40);

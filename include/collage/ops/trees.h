@@ -1,4 +1,5 @@
-// Attribute structs of the operators added for tree-ensemble programs (GatherElements, ArgMax).
+// Attribute structs of the operators added for tree-ensemble programs (GatherElements, ArgMax,
+// TreeEnsemble).
 // Field names are the ONNX attribute names.
 #pragma once
 
@@ -34,5 +35,21 @@ struct ArgMaxAttrs : AttrsOf<ArgMaxAttrs> {
     v.field("select_last_index", select_last_index);
   }
 };
+
+}  // namespace collage
+
+namespace collage {
+
+// TreeEnsemble (no attributes) walks an ensemble of T perfect binary trees of depth D for every
+// row of X (f32 [batch, features]). Inputs: X; feature (i32 [T, N]), threshold (f32 [T, N]) and
+// nan_left (bool [T, N]) for the N = 2^D - 1 internal nodes of each tree in level order (node k's
+// children are 2k+1, left, and 2k+2, right); leaf (f32 [T, N + 1]); tree_output (i32 [T], the
+// output each tree adds to); base (f32 [O]). A row goes left at node k when x = x[feature] is
+// not NaN and !(x >= threshold) (x < threshold, and any x for a NaN threshold, which is how
+// LightGBM's `<= +inf` is written), or x is NaN and nan_left. Output f32 [batch, O]: base[o] plus
+// the leaves
+// reached in the trees of output o, added in float32 in tree order (XGBoost's order).
+// The reference kernel returns InvalidArgument for a feature or tree_output out of range.
+using TreeEnsembleAttrs = NoAttrs;
 
 }  // namespace collage

@@ -35,15 +35,25 @@ absl::StatusOr<ValueId> add_tree_ensemble(GraphBuilder& b, ValueId x, const Tree
                   }));
   } else {
     ValueId input = x;
-    if (m.zero_threshold > 0.0) {
+    // The fused program folds the zero rule into its thresholds.
+    if (m.zero_threshold > 0.0 && strategy != TreeStrategy::fused) {
       // |x| <= zero_threshold reads as 0 (NaN fails the test and stays NaN).
       const ValueId small =
           e.op("Less", {e.op("Abs", {x}), e.scalar_f32(float_bound_less_equal(m.zero_threshold))});
       input = e.op("Where", {small, e.scalar_f32(0.f), x});
       if (!e.status().ok()) return e.status();
     }
+    std::vector<float> base;
+    bool has_base = false;
+    for (double v : m.base_score) base.push_back(nearest_float(v));
+    for (float v : base) has_base |= v != 0.f;
     absl::StatusOr<ValueId> sum;
     switch (strategy) {
+      case TreeStrategy::fused:
+        // TreeEnsemble starts each row's sums from the base score.
+        sum = trees::add_fused_program(b, input, m, base);
+        has_base = false;
+        break;
       case TreeStrategy::gemm:
         sum = trees::add_gemm_program(b, input, m);
         break;
@@ -57,10 +67,6 @@ absl::StatusOr<ValueId> add_tree_ensemble(GraphBuilder& b, ValueId x, const Tree
     }
     if (!sum.ok()) return sum.status();
     margin = *sum;
-    bool has_base = false;
-    std::vector<float> base;
-    for (double v : m.base_score) base.push_back(nearest_float(v));
-    for (float v : base) has_base |= v != 0.f;
     if (has_base) margin = e.op("Add", {margin, e.f32("base_score", {m.num_outputs}, base)});
   }
   ValueId out = margin;

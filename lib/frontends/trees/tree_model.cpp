@@ -5,6 +5,7 @@
 
 #include "collage/trees.h"
 #include "core/str_cat.h"
+#include "frontends/trees/tree_program.h"
 #include "frontends/trees/tree_util.h"
 
 namespace collage {
@@ -178,24 +179,29 @@ std::string_view tree_strategy_name(TreeStrategy s) {
       return "tt";
     case TreeStrategy::perfect_tree_traversal:
       return "ptt";
+    case TreeStrategy::fused:
+      return "fused";
   }
   return "?";
 }
 
 absl::StatusOr<TreeStrategy> parse_tree_strategy(std::string_view name) {
   for (TreeStrategy s : {TreeStrategy::automatic, TreeStrategy::gemm, TreeStrategy::tree_traversal,
-                         TreeStrategy::perfect_tree_traversal})
+                         TreeStrategy::perfect_tree_traversal, TreeStrategy::fused})
     if (name == tree_strategy_name(s)) return s;
   if (name == "tree_traversal") return TreeStrategy::tree_traversal;
   if (name == "perfect_tree_traversal") return TreeStrategy::perfect_tree_traversal;
   return absl::InvalidArgumentError(
-      str_cat("unknown tree strategy '", name, "' (expected auto, gemm, tt or ptt)"));
+      str_cat("unknown tree strategy '", name, "' (expected auto, gemm, tt, ptt or fused)"));
 }
 
 TreeStrategy pick_tree_strategy(const TreeEnsemble& model) {
-  // Hummingbird's defaults when no strategy is configured: GEMM evaluates every node, which pays
-  // off only for shallow trees; perfect tree traversal pads each tree to 2^depth leaves.
+  // The fused operator, where the model allows it, is one kernel on a tuned backend and the
+  // fastest choice measured on CPU at every batch size (bench/RESULTS.md). Otherwise Hummingbird's
+  // defaults: GEMM evaluates every node, which pays off only for shallow trees; perfect tree
+  // traversal pads each tree to 2^depth leaves.
   const int depth = tree_ensemble_depth(model);
+  if (depth <= 16 && trees::fused_strategy_supports(model).ok()) return TreeStrategy::fused;
   if (depth <= 3) return TreeStrategy::gemm;
   if (depth <= 10) return TreeStrategy::perfect_tree_traversal;
   return TreeStrategy::tree_traversal;

@@ -66,4 +66,11 @@ absl::StatusOr<ValueId> add_tree_traversal_program(GraphBuilder& b, ValueId x,
 absl::StatusOr<ValueId> add_perfect_tree_traversal_program(GraphBuilder& b, ValueId x,
                                                            const TreeEnsemble& m);
 
+// The fused strategy: one TreeEnsemble operator over the perfect-tree layout, which adds the
+// leaves to `base` (one float32 margin per output) in tree order, as XGBoost does. Unimplemented
+// for models with LightGBM's zero band, ResourceExhausted when the padded trees are too large.
+absl::Status fused_strategy_supports(const TreeEnsemble& m);
+absl::StatusOr<ValueId> add_fused_program(GraphBuilder& b, ValueId x, const TreeEnsemble& m,
+                                          const std::vector<float>& base);
+
 }  // namespace collage::trees

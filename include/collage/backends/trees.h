@@ -1,0 +1,33 @@
+// The trees backend (CPU): runs the TreeEnsemble operator (include/collage/ops/trees.h, the fused
+// tree strategy) as one kernel of the trees runtime module (libcollage_rt_trees, whose code is
+// linked in, so the compiler measures what an artifact runs): rows blocked 16 to a vector
+// register, four trees walked at once, node tables in level order with the child index computed
+// branch-free; AVX-512 where the CPU has it, a portable loop elsewhere. Pattern:
+//   trees.ensemble  TreeEnsemble whose tables (every input but X) are constants
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "collage/backend.h"
+
+namespace collage {
+
+inline constexpr std::string_view kTreesBackend = "trees";
+
+// Which traversal loop the kernels use; `automatic` takes the fastest the CPU has. Pinning one
+// lets choose_tree_strategy measure each (build fails for avx512 on a CPU without it).
+enum class TreesKernelVariant : uint8_t { automatic, scalar, avx512 };
+std::string_view trees_kernel_variant_name(TreesKernelVariant v);  // "auto", "scalar", "avx512"
+
+struct TreesBackendOptions {
+  TreesKernelVariant variant = TreesKernelVariant::automatic;
+};
+
+// A new trees backend (name "trees", device cpu).
+std::unique_ptr<Backend> make_trees_backend(const TreesBackendOptions& options = {});
+// Adds make_trees_backend() to `registry`; AlreadyExists when "trees" is registered.
+absl::Status register_trees_backend(BackendRegistry& registry);
+
+}  // namespace collage

@@ -1,0 +1,131 @@
+// TreeEnsemble kernels: descriptor checks, table packing, variant dispatch and the portable
+// scalar loop (several rows in flight per tree, branch-free child index arithmetic).
+#include "trees_kernel.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace collage::rt_trees {
+namespace {
+
+std::string check_desc(const collage_kernel_desc_t& d, EnsembleShape& s, Variant& variant) {
+  if (d.params_size != 6 * sizeof(int64_t))
+    return "tree_ensemble: parameters of " + std::to_string(d.params_size) + " bytes, expected 48";
+  int64_t p[6];
+  for (int i = 0; i < 6; ++i) {
+    uint64_t v = 0;
+    for (int b = 7; b >= 0; --b) v = (v << 8) | d.params[i * 8 + b];
+    p[i] = static_cast<int64_t>(v);
+  }
+  s = {p[0], p[1], p[2], p[3], p[4]};
+  if (s.batch < 0 || s.features < 1 || s.trees < 0 || s.depth < 0 || s.depth > 30 ||
+      s.outputs < 1 || p[5] < 0 || p[5] > 2)
+    return "tree_ensemble: invalid parameters";
+  variant = static_cast<Variant>(p[5]);
+  const int64_t n = s.internal();
+  auto is = [](const collage_tensor_desc_t& t, int32_t dtype, std::initializer_list<int64_t> dims) {
+    if (t.dtype != dtype || t.rank != static_cast<int32_t>(dims.size())) return false;
+    int i = 0;
+    for (int64_t dim : dims)
+      if (t.shape[i++] != dim) return false;
+    return true;
+  };
+  if (d.num_args != 2 || d.num_inputs != 1 ||
+      !is(d.args[0], COLLAGE_DTYPE_F32, {s.batch, s.features}) ||
+      !is(d.args[1], COLLAGE_DTYPE_F32, {s.batch, s.outputs}))
+    return "tree_ensemble: arguments must be X f32[" + std::to_string(s.batch) + "x" +
+           std::to_string(s.features) + "] and Y f32[" + std::to_string(s.batch) + "x" +
+           std::to_string(s.outputs) + "]";
+  if (d.num_constants != 5 || !is(d.constant_descs[0], COLLAGE_DTYPE_I32, {s.trees, n}) ||
+      !is(d.constant_descs[1], COLLAGE_DTYPE_F32, {s.trees, n}) ||
+      !is(d.constant_descs[2], COLLAGE_DTYPE_F32, {s.trees, n + 1}) ||
+      !is(d.constant_descs[3], COLLAGE_DTYPE_I32, {s.trees}) ||
+      !is(d.constant_descs[4], COLLAGE_DTYPE_F32, {s.outputs}))
+    return "tree_ensemble: constants must be word, threshold, leaf, tree_output and base tables "
+           "of the parameters' shapes";
+  return "";
+}
+
+}  // namespace
+
+std::string EnsembleKernel::create(const collage_kernel_desc_t& desc, EnsembleKernel*& out) {
+  EnsembleShape s;
+  Variant variant = Variant::automatic;
+  if (std::string e = check_desc(desc, s, variant); !e.empty()) return e;
+  if (variant == Variant::avx512 && !cpu_has_avx512())
+    return "tree_ensemble: the avx512 variant needs AVX-512 F/BW/DQ/VL, which this CPU lacks";
+  const bool pinned = variant != Variant::automatic;
+  if (!pinned) variant = cpu_has_avx512() ? Variant::avx512 : Variant::scalar;
+  const int64_t n = s.internal();
+  const auto* word = static_cast<const int32_t*>(desc.constants[0]);
+  const auto* tree_output = static_cast<const int32_t*>(desc.constants[3]);
+  for (int64_t i = 0; i < s.trees * n; ++i)
+    if ((word[i] & 0x7fffffff) >= s.features)
+      return "tree_ensemble: tree " + std::to_string(i / std::max<int64_t>(n, 1)) +
+             " reads feature " + std::to_string(word[i] & 0x7fffffff) + " of " +
+             std::to_string(s.features);
+  for (int64_t t = 0; t < s.trees; ++t)
+    if (tree_output[t] < 0 || tree_output[t] >= s.outputs)
+      return "tree_ensemble: tree " + std::to_string(t) + " adds to output " +
+             std::to_string(tree_output[t]) + " of " + std::to_string(s.outputs);
+  auto* k = new EnsembleKernel;
+  k->shape_ = s;
+  k->variant_ = variant;
+  k->pinned_ = pinned;
+  k->word_.assign(word, word + s.trees * n);
+  k->word_.resize(k->word_.size() + kPad, 0);
+  const auto* threshold = static_cast<const float*>(desc.constants[1]);
+  k->threshold_.assign(threshold, threshold + s.trees * n);
+  k->threshold_.resize(k->threshold_.size() + kPad, 0.f);
+  const auto* leaf = static_cast<const float*>(desc.constants[2]);
+  k->leaf_.assign(leaf, leaf + s.trees * (n + 1));
+  k->tree_output_.assign(tree_output, tree_output + s.trees);
+  const auto* base = static_cast<const float*>(desc.constants[4]);
+  k->base_.assign(base, base + s.outputs);
+  out = k;
+  return "";
+}
+
+void EnsembleKernel::run(void* const* args, int64_t begin, int64_t end) const {
+  const EnsembleTables t{shape_,       word_.data(),        threshold_.data(),
+                         leaf_.data(), tree_output_.data(), base_.data()};
+  const auto* x = static_cast<const float*>(args[0]);
+  auto* y = static_cast<float*>(args[1]);
+  const int64_t row_begin = begin * kRowsPerUnit;
+  const int64_t row_end = std::min(end * kRowsPerUnit, shape_.batch);
+  if (variant_ == Variant::avx512 && (pinned_ || row_end - row_begin >= kMinVectorRows))
+    run_avx512(t, x, y, row_begin, row_end);
+  else
+    run_scalar(t, x, y, row_begin, row_end);
+}
+
+void run_scalar(const EnsembleTables& t, const float* x, float* y, int64_t row_begin,
+                int64_t row_end) {
+  constexpr int64_t kLanes = 8;  // rows walked together: independent chains for the CPU
+  const EnsembleShape& s = t.shape;
+  const int64_t n = s.internal();
+  for (int64_t r0 = row_begin; r0 < row_end; r0 += kLanes) {
+    const int64_t rows = std::min(kLanes, row_end - r0);
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(y + (r0 + r) * s.outputs, t.base, sizeof(float) * s.outputs);
+    for (int64_t tree = 0; tree < s.trees; ++tree) {
+      const int32_t* word = t.word + tree * n;
+      const float* threshold = t.threshold + tree * n;
+      int64_t node[kLanes] = {};
+      for (int64_t level = 0; level < s.depth; ++level)
+        for (int64_t r = 0; r < rows; ++r) {
+          const int32_t w = word[node[r]];
+          const float v = x[(r0 + r) * s.features + (w & 0x7fffffff)];
+          // NaN goes left when the node's sign bit (nan_left) is set; any other x when
+          // !(x >= threshold), which a NaN threshold (LightGBM's `<= +inf`) always passes.
+          const bool left = v != v ? w < 0 : !(v >= threshold[node[r]]);
+          node[r] = 2 * node[r] + 2 - static_cast<int64_t>(left);
+        }
+      const float* leaf = t.leaf + tree * (n + 1);
+      float* out = y + r0 * s.outputs + t.tree_output[tree];
+      for (int64_t r = 0; r < rows; ++r) out[r * s.outputs] += leaf[node[r] - n];
+    }
+  }
+}
+
+}  // namespace collage::rt_trees

@@ -1,0 +1,15 @@
+// The trees runtime module's function table (include/collage/runtime_module.h). The shared library
+// exports it as collage_rt_module_v1_get; the compiler links the same code in and calls this.
+#pragma once
+
+#include "collage/runtime_module.h"
+
+namespace collage::rt_trees {
+
+inline constexpr const char* kModuleName = "trees";
+inline constexpr const char* kModuleVersion = "trees/1";
+
+// Static storage, never freed.
+const collage_rt_module_v1_t* module_table();
+
+}  // namespace collage::rt_trees
