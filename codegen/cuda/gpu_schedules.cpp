@@ -1,0 +1,217 @@
+// The GPU schedules: matmul (shared-memory tiles, register blocking), elementwise chains, row
+// reductions and softmax (warp reductions of 32 per-thread partial results).
+#include "codegen/cuda/gpu_schedules.h"
+
+#include <limits>
+
+#include "core/str_cat.h"
+
+namespace collage::codegen::cuda {
+
+namespace {
+
+constexpr int64_t kWarp = 32;
+
+absl::Status check_sizes(const char* what, std::initializer_list<int64_t> sizes) {
+  for (int64_t s : sizes) {
+    if (s <= 0) return absl::InvalidArgumentError(str_cat(what, ": sizes must be positive"));
+  }
+  return absl::OkStatus();
+}
+
+// The stage computing `stage_tensor` as one block of `threads` threads that stage a region in
+// shared memory together: its axes fused and spread over threadIdx.x/y (block ty x tx).
+void cooperative_load(te::Schedule& s, const te::Tensor& t, int64_t ty, int64_t tx) {
+  te::Stage st = s[t];
+  te::IterVar f = st.fuse(t.axis(0), t.axis(1));
+  auto [f1, x] = st.split(f, tx);
+  auto [f2, y] = st.split(f1, ty);
+  st.bind(y, "threadIdx.y").bind(x, "threadIdx.x");
+}
+
+// op over `k` in [0, ceil(cols / 32)) of value(c) for c = k * 32 + t < cols (identity beyond).
+te::Expr strided_part(te::ReduceOp op, int64_t cols, const te::Var& t,
+                      const std::function<te::Expr(te::Expr)>& value, const std::string& name) {
+  te::IterVar k = te::reduce_axis({0, (cols + kWarp - 1) / kWarp}, name);
+  te::Expr c = k.var() * kWarp + t;
+  te::Expr v = te::select(c < cols, value(te::minimum(c, cols - 1)),
+                          te::reduce_identity(op, DType::f32));
+  switch (op) {
+    case te::ReduceOp::sum:
+      return te::sum(v, {k});
+    case te::ReduceOp::max:
+      return te::max(v, {k});
+    case te::ReduceOp::min:
+      return te::min(v, {k});
+  }
+  return te::Expr();
+}
+
+te::Expr reduce_over(te::ReduceOp op, te::Expr v, te::IterVar axis) {
+  switch (op) {
+    case te::ReduceOp::sum:
+      return te::sum(v, {axis});
+    case te::ReduceOp::max:
+      return te::max(v, {axis});
+    case te::ReduceOp::min:
+      return te::min(v, {axis});
+  }
+  return te::Expr();
+}
+
+// A [rows, 32] stage of per-thread partial results, computed at `at` of `consumer` by 32 threads.
+void bind_partials(te::Schedule& s, const te::Tensor& partial, const te::Tensor& consumer,
+                   const te::IterVar& at) {
+  s[partial].compute_at(s[consumer], at);
+  s[partial].bind(partial.axis(1), "threadIdx.x");
+}
+
+}  // namespace
+
+absl::StatusOr<GpuKernelDef> gpu_matmul(int64_t m, int64_t n, int64_t k, const MatmulTiling& t) {
+  if (absl::Status st = check_sizes("gpu_matmul", {m, n, k, t.block_m, t.block_n, t.block_k,
+                                                   t.thread_m, t.thread_n});
+      !st.ok()) {
+    return st;
+  }
+  if (t.block_m % t.thread_m != 0 || t.block_n % t.thread_n != 0) {
+    return absl::InvalidArgumentError(str_cat("gpu_matmul: block tile ", t.block_m, "x", t.block_n,
+                                              " is not a multiple of the thread tile ", t.thread_m,
+                                              "x", t.thread_n));
+  }
+  const int64_t ty = t.block_m / t.thread_m, tx = t.block_n / t.thread_n;
+  te::Tensor A = te::placeholder({m, k}, DType::f32, "A");
+  te::Tensor B = te::placeholder({k, n}, DType::f32, "B");
+  te::Tensor As = te::compute({m, k}, [&](te::Var i, te::Var r) { return A(i, r); }, "A_shared");
+  te::Tensor Bs = te::compute({k, n}, [&](te::Var r, te::Var j) { return B(r, j); }, "B_shared");
+  te::IterVar r = te::reduce_axis({0, k}, "k");
+  te::Tensor C = te::compute(
+      {m, n}, [&](te::Var i, te::Var j) { return te::sum(As(i, r) * Bs(r, j), {r}); }, "C");
+
+  GpuKernelDef def{te::create_schedule({C}), {A, B, C}};
+  te::Schedule& s = def.schedule;
+  te::Tensor Cl = s.cache_write(C);
+  // C: block tile, thread tile, then the thread's own elements.
+  auto [by, ii] = s[C].split(C.axis(0), t.block_m);
+  auto [bx, jj] = s[C].split(C.axis(1), t.block_n);
+  auto [thy, im] = s[C].split(ii, t.thread_m);
+  auto [thx, jn] = s[C].split(jj, t.thread_n);
+  s[C].reorder({by, bx, thy, thx, im, jn});
+  s[C].bind(by, "blockIdx.y").bind(bx, "blockIdx.x").bind(thy, "threadIdx.y").bind(thx,
+                                                                                   "threadIdx.x");
+  // The accumulator: a thread_m x thread_n register tile per thread.
+  s[Cl].compute_at(s[C], thx);
+  auto [ko, ki] = s[Cl].split(Cl.reduce_axis(0), t.block_k);
+  s[Cl].reorder({ko, ki, Cl.axis(0), Cl.axis(1)});
+  s[Cl].unroll(Cl.axis(0)).unroll(Cl.axis(1));
+  // Per step of k, the block stages its A and B tiles in shared memory.
+  s[As].compute_at(s[Cl], ko);
+  s[Bs].compute_at(s[Cl], ko);
+  cooperative_load(s, As, ty, tx);
+  cooperative_load(s, Bs, ty, tx);
+  if (!s.status().ok()) return s.status();
+  return def;
+}
+
+absl::StatusOr<GpuKernelDef> gpu_elementwise(const te::Tensor& out,
+                                             const std::vector<te::Tensor>& inputs,
+                                             int64_t threads) {
+  if (!out.defined() || out.op_kind() != te::OpKind::compute || out.ndim() == 0) {
+    return absl::InvalidArgumentError(
+        "gpu_elementwise: the output must be a compute of rank >= 1");
+  }
+  if (threads <= 0 || threads > 1024 || threads % kWarp != 0) {
+    return absl::InvalidArgumentError(
+        str_cat("gpu_elementwise '", out.name(), "': ", threads,
+                " threads per block (expected a multiple of 32 up to 1024)"));
+  }
+  GpuKernelDef def{te::create_schedule({out}), inputs};
+  def.args.push_back(out);
+  te::Schedule& s = def.schedule;
+  for (const te::Tensor& t : s.stage_tensors()) {
+    bool is_input = false;
+    for (const te::Tensor& in : inputs) is_input |= in.same_as(t);
+    if (!is_input && !t.same_as(out) && t.op_kind() == te::OpKind::compute) {
+      s[t].compute_inline();
+    }
+  }
+  te::Stage st = s[out];
+  te::IterVar f = out.axis(0);
+  for (int d = 1; d < out.ndim(); ++d) f = st.fuse(f, out.axis(d));
+  const int64_t lanes = out.shape().back() % 4 == 0 && out.dtype() == DType::f32 ? 4 : 1;
+  if (lanes > 1) {
+    auto [f1, v] = st.split(f, lanes);
+    st.vectorize(v);
+    f = f1;
+  }
+  auto [b, t] = st.split(f, threads);
+  st.bind(b, "blockIdx.x").bind(t, "threadIdx.x");
+  if (!s.status().ok()) return s.status();
+  return def;
+}
+
+absl::StatusOr<GpuKernelDef> gpu_row_reduce(int64_t rows, int64_t cols, te::ReduceOp op) {
+  if (absl::Status st = check_sizes("gpu_row_reduce", {rows, cols}); !st.ok()) return st;
+  te::Tensor X = te::placeholder({rows, cols}, DType::f32, "X");
+  te::Tensor P = te::compute(
+      {rows, kWarp},
+      [&](te::Var i, te::Var t) {
+        return strided_part(op, cols, t, [&](te::Expr c) { return X(i, c); }, "k");
+      },
+      "partial");
+  te::IterVar w = te::reduce_axis({0, kWarp}, "lane");
+  te::Tensor out = te::compute(
+      {rows}, [&](te::Var i) { return reduce_over(op, P(i, w), w); }, "out");
+  GpuKernelDef def{te::create_schedule({out}), {X, out}};
+  te::Schedule& s = def.schedule;
+  s[out].bind(out.axis(0), "blockIdx.x");
+  bind_partials(s, P, out, out.axis(0));
+  if (!s.status().ok()) return s.status();
+  return def;
+}
+
+absl::StatusOr<GpuKernelDef> gpu_softmax(int64_t rows, int64_t cols) {
+  if (absl::Status st = check_sizes("gpu_softmax", {rows, cols}); !st.ok()) return st;
+  te::Tensor X = te::placeholder({rows, cols}, DType::f32, "X");
+  te::Tensor MP = te::compute(
+      {rows, kWarp},
+      [&](te::Var i, te::Var t) {
+        return strided_part(te::ReduceOp::max, cols, t, [&](te::Expr c) { return X(i, c); }, "k");
+      },
+      "max_partial");
+  te::IterVar w1 = te::reduce_axis({0, kWarp}, "lane");
+  te::Tensor M = te::compute(
+      {rows}, [&](te::Var i) { return te::max(MP(i, w1), {w1}); }, "row_max");
+  te::Tensor EP = te::compute(
+      {rows, kWarp},
+      [&](te::Var i, te::Var t) {
+        return strided_part(
+            te::ReduceOp::sum, cols, t, [&](te::Expr c) { return te::exp(X(i, c) - M(i)); }, "k");
+      },
+      "sum_partial");
+  te::IterVar w2 = te::reduce_axis({0, kWarp}, "lane");
+  te::Tensor S = te::compute(
+      {rows}, [&](te::Var i) { return te::sum(EP(i, w2), {w2}); }, "row_sum");
+  te::Tensor Y = te::compute(
+      {rows, cols}, [&](te::Var i, te::Var j) { return te::exp(X(i, j) - M(i)) / S(i); }, "Y");
+
+  GpuKernelDef def{te::create_schedule({Y}), {X, M, Y}};
+  te::Schedule& s = def.schedule;
+  // Pass 1 (one block per row): the row maximum, written to the workspace.
+  s[M].bind(M.axis(0), "blockIdx.x");
+  bind_partials(s, MP, M, M.axis(0));
+  // Pass 2 (the same block): the sum of exponentials, then the normalised row.
+  s[Y].bind(Y.axis(0), "blockIdx.x");
+  auto [jo, jt] = s[Y].split(Y.axis(1), kWarp);
+  s[Y].bind(jt, "threadIdx.x");
+  s[S].compute_at(s[Y], Y.axis(0));
+  bind_partials(s, EP, S, S.axis(0));
+  if (!s.status().ok()) return s.status();
+  return def;
+}
+
+absl::StatusOr<te::PrimFunc> lower_gpu(const GpuKernelDef& def, const std::string& name) {
+  return te::lower(def.schedule, def.args, name);
+}
+
+}  // namespace collage::codegen::cuda

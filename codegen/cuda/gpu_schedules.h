@@ -1,0 +1,53 @@
+// GPU schedules for tensor expressions: matmul with shared-memory tiles and register blocking,
+// elementwise chains (intermediates inlined, float4 where contiguous), row reductions and softmax
+// with a warp-shuffle reduction. Each returns the schedule and the kernel's arguments; lower_gpu()
+// turns it into loop IR for generate_cuda().
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collage/schedule.h"
+
+namespace collage::codegen::cuda {
+
+struct GpuKernelDef {
+  te::Schedule schedule;
+  std::vector<te::Tensor> args;  // kernel parameters in order (inputs, then outputs)
+};
+
+// C[m, n] = sum_k A[m, k] * B[k, n] (f32). Each block computes a block_m x block_n tile of C
+// with (block_m / thread_m) x (block_n / thread_n) threads; each thread accumulates a
+// thread_m x thread_n tile in registers while the block stages block_m x block_k of A and
+// block_k x block_n of B in shared memory per step of k.
+struct MatmulTiling {
+  int64_t block_m = 64, block_n = 64, block_k = 8;
+  int64_t thread_m = 4, thread_n = 4;
+};
+// Arguments: A, B, C. InvalidArgument for non-positive sizes or a tiling whose block sizes are
+// not multiples of the thread tile.
+absl::StatusOr<GpuKernelDef> gpu_matmul(int64_t m, int64_t n, int64_t k,
+                                        const MatmulTiling& tiling = {});
+
+// `out` and every compute it reads that is not in `inputs` must be elementwise (each element of
+// `out` reads its inputs at its own coordinates or broadcasts); the intermediates are inlined and
+// the output's elements are spread over blocks of `threads` threads, 4 per thread (float4) when
+// the innermost dimension allows. Arguments: inputs, then out.
+absl::StatusOr<GpuKernelDef> gpu_elementwise(const te::Tensor& out,
+                                             const std::vector<te::Tensor>& inputs,
+                                             int64_t threads = 256);
+
+// out[r] = op over c of X[r, c] (f32): one block of 32 threads per row; each thread reduces a
+// strided slice, then a warp shuffle combines the 32 partial results. Arguments: X, out.
+absl::StatusOr<GpuKernelDef> gpu_row_reduce(int64_t rows, int64_t cols, te::ReduceOp op);
+
+// Y = softmax(X) along the last axis of X[rows, cols] (f32). Arguments: X, row_max (a [rows]
+// workspace the kernel writes), Y. Row maximum and sum are warp reductions.
+absl::StatusOr<GpuKernelDef> gpu_softmax(int64_t rows, int64_t cols);
+
+// te::lower() of the definition.
+absl::StatusOr<te::PrimFunc> lower_gpu(const GpuKernelDef& def, const std::string& name);
+
+}  // namespace collage::codegen::cuda

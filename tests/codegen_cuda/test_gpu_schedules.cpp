@@ -1,0 +1,156 @@
+// GPU schedules: each generates CUDA C that NVRTC compiles for sm_90, has the structure the
+// schedule promises (shared tiles, barriers, warp shuffles, vector accesses), and whose loop IR,
+// run sequentially on the CPU, matches the reference.
+#include <catch2/catch.hpp>
+
+#include "gpu_test_util.h"
+
+namespace collage {
+namespace {
+
+using codegen::cuda::GpuKernelDef;
+using testing::compile_gpu;
+using testing::GpuCompiled;
+using testing::max_rel_error;
+using testing::random_values;
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+size_t count(const std::string& s, const std::string& part) {
+  size_t n = 0;
+  for (size_t p = s.find(part); p != std::string::npos; p = s.find(part, p + 1)) ++n;
+  return n;
+}
+
+TEST_CASE("matmul stages tiles in shared memory and accumulates in registers", "[cuda][schedule]") {
+  const int64_t m = 128, n = 192, k = 48;
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_matmul(m, n, k);
+  REQUIRE(def.ok());
+  GpuCompiled c = compile_gpu(*def, "matmul");
+  const std::string& src = c.kernel.source;
+  INFO(src);
+  CHECK(c.kernel.launch.grid == std::array<int64_t, 3>{3, 2, 1});
+  CHECK(c.kernel.launch.block == std::array<int64_t, 3>{16, 16, 1});
+  CHECK(c.kernel.launch.static_shared_bytes == (64 * 8 + 8 * 64) * 4);
+  CHECK(count(src, "__shared__ __align__(16) float") == 2);
+  CHECK(contains(src, "__align__(16) float C_local[16];"));  // the 4x4 register tile
+  CHECK(count(src, "__syncthreads();") >= 2);
+  CHECK(contains(src, "#pragma unroll"));
+
+  std::vector<float> a = random_values(m * k, 1), b = random_values(k * n, 2), out(m * n, NAN);
+  testing::run_on_cpu(c.func, {a.data(), b.data(), out.data()});
+  CHECK(testing::max_scaled_error(out, testing::matmul_reference(a, b, m, n, k)) < 1e-5);
+}
+
+TEST_CASE("matmul with sizes that do not divide the tiles", "[cuda][schedule]") {
+  const int64_t m = 70, n = 45, k = 19;
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_matmul(m, n, k);
+  REQUIRE(def.ok());
+  GpuCompiled c = compile_gpu(*def, "matmul_tail");
+  CHECK(c.kernel.launch.grid == std::array<int64_t, 3>{1, 2, 1});
+  std::vector<float> a = random_values(m * k, 3), b = random_values(k * n, 4), out(m * n, NAN);
+  testing::run_on_cpu(c.func, {a.data(), b.data(), out.data()});
+  CHECK(testing::max_scaled_error(out, testing::matmul_reference(a, b, m, n, k)) < 1e-5);
+}
+
+TEST_CASE("a matmul tiling that does not fit its thread tile is refused", "[cuda][schedule]") {
+  codegen::cuda::MatmulTiling t;
+  t.thread_m = 3;
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_matmul(64, 64, 64, t);
+  REQUIRE_FALSE(def.ok());
+  CHECK(def.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(contains(std::string(def.status().message()), "not a multiple of the thread tile 3x4"));
+}
+
+TEST_CASE("an elementwise chain is inlined into one vectorized kernel", "[cuda][schedule]") {
+  te::Tensor X = te::placeholder({32, 64}, DType::f32, "X");
+  te::Tensor bias = te::placeholder({64}, DType::f32, "bias");
+  te::Tensor Y = te::compute(
+      {32, 64}, [&](te::Var i, te::Var j) { return X(i, j) + bias(j); }, "Y");
+  te::Tensor G = te::compute(
+      {32, 64},
+      [&](te::Var i, te::Var j) {
+        te::Expr y = Y(i, j);
+        return 0.5f * y * (1.0f + te::erf(y * 0.70710678f));
+      },
+      "gelu");
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_elementwise(G, {X, bias}, 128);
+  REQUIRE(def.ok());
+  GpuCompiled c = compile_gpu(*def, "bias_gelu");
+  const std::string& src = c.kernel.source;
+  INFO(src);
+  CHECK(c.kernel.launch.block[0] == 128);
+  CHECK(c.kernel.launch.grid[0] == 4);  // 2048 elements, 4 per thread
+  CHECK(contains(src, "erff("));
+  CHECK(contains(src, "*reinterpret_cast<float4*>(&gelu["));
+  CHECK_FALSE(contains(src, "Y["));  // inlined
+
+  std::vector<float> x = random_values(32 * 64, 5), bv = random_values(64, 6), out(32 * 64, NAN);
+  testing::run_on_cpu(c.func, {x.data(), bv.data(), out.data()});
+  std::vector<float> ref(out.size());
+  for (int64_t i = 0; i < 32; ++i) {
+    for (int64_t j = 0; j < 64; ++j) {
+      const double y = double(x[i * 64 + j]) + bv[j];
+      ref[i * 64 + j] = static_cast<float>(0.5 * y * (1 + std::erf(y * 0.70710678)));
+    }
+  }
+  CHECK(max_rel_error(out, ref) < 1e-4);
+}
+
+TEST_CASE("elementwise kernels refuse bad thread counts", "[cuda][schedule]") {
+  te::Tensor X = te::placeholder({10}, DType::f32, "X");
+  te::Tensor Y = te::compute({10}, [&](te::Var i) { return X(i) * 2.0f; }, "Y");
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_elementwise(Y, {X}, 100);
+  REQUIRE_FALSE(def.ok());
+  CHECK(def.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(contains(std::string(def.status().message()), "100 threads per block"));
+}
+
+TEST_CASE("a row reduction ends in a warp shuffle", "[cuda][schedule]") {
+  const int64_t rows = 5, cols = 300;
+  auto op = GENERATE(te::ReduceOp::sum, te::ReduceOp::max);
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_row_reduce(rows, cols, op);
+  REQUIRE(def.ok());
+  GpuCompiled c = compile_gpu(*def, "row_reduce");
+  const std::string& src = c.kernel.source;
+  INFO(src);
+  CHECK(c.kernel.launch.grid[0] == rows);
+  CHECK(c.kernel.launch.block[0] == 32);
+  CHECK(contains(src, "__shfl_xor_sync(0xffffffffu"));
+  CHECK(contains(src, "__shared__"));
+  CHECK(contains(src, "if (threadIdx.x == 0) out["));
+
+  std::vector<float> x = random_values(rows * cols, 7), out(rows, NAN), ref(rows);
+  testing::run_on_cpu(c.func, {x.data(), out.data()});
+  for (int64_t r = 0; r < rows; ++r) {
+    double acc = op == te::ReduceOp::sum ? 0.0 : -INFINITY;
+    for (int64_t j = 0; j < cols; ++j) {
+      acc = op == te::ReduceOp::sum ? acc + x[r * cols + j] : std::max<double>(acc, x[r * cols + j]);
+    }
+    ref[r] = static_cast<float>(acc);
+  }
+  CHECK(max_rel_error(out, ref) < 1e-4);
+}
+
+TEST_CASE("softmax uses two warp reductions and a workspace for the row maximum",
+          "[cuda][schedule]") {
+  const int64_t rows = 6, cols = 100;
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_softmax(rows, cols);
+  REQUIRE(def.ok());
+  GpuCompiled c = compile_gpu(*def, "softmax");
+  const std::string& src = c.kernel.source;
+  INFO(src);
+  CHECK(count(src, "for (int off = 16; off > 0; off >>= 1)") == 2);
+  CHECK(contains(src, "expf("));
+  CHECK(c.kernel.launch.block[0] == 32);
+  CHECK(c.kernel.launch.grid[0] == rows);
+
+  std::vector<float> x = random_values(rows * cols, 8, -4.f, 4.f), mx(rows), y(rows * cols, NAN);
+  testing::run_on_cpu(c.func, {x.data(), mx.data(), y.data()});
+  CHECK(max_rel_error(y, testing::softmax_reference(x, rows, cols)) < 1e-4);
+}
+
+}  // namespace
+}  // namespace collage
