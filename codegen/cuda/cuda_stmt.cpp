@@ -92,14 +92,20 @@ void Printer::line(const std::string& text) {
   last_was_barrier_ = false;
 }
 
-void Printer::open(const std::string& text) {
-  line(text + " {");
+void Printer::text(const std::string& text) {
+  const bool barrier = last_was_barrier_;
+  line(text);
+  last_was_barrier_ = barrier;
+}
+
+void Printer::open(const std::string& t) {
+  text(t.empty() ? "{" : t + " {");
   ++indent_;
 }
 
 void Printer::close() {
   --indent_;
-  line("}");
+  text("}");
 }
 
 void Printer::fail(const std::string& message) {
@@ -173,7 +179,7 @@ void Printer::bound_loop(const te::ForNode& n) {
   const int64_t dim = tag.block ? info_.launch.grid[tag.dim] : info_.launch.block[tag.dim];
   const std::string v = var(n.var.get());
   open("");
-  line(str_cat("const long long ", v, " = (long long)", n.thread_tag, ";  // loop '",
+  text(str_cat("const long long ", v, " = (long long)", n.thread_tag, ";  // loop '",
                n.var.name(), "', extent ", ext));
   const bool guarded = ext < dim;
   if (guarded) open(str_cat("if (", v, " < ", ext, ")"));
@@ -241,7 +247,7 @@ void Printer::allocate(const te::AllocateNode& n) {
   for (int64_t d : n.buffer.shape()) elems *= d;
   const bool shared = info_.shared.count(n.buffer.get()) > 0;
   open("");
-  line(str_cat(shared ? "__shared__ " : "", "__align__(16) ", cuda_type_name(n.buffer.dtype()),
+  text(str_cat(shared ? "__shared__ " : "", "__align__(16) ", cuda_type_name(n.buffer.dtype()),
                " ", buf(n.buffer.get()), "[", std::max<int64_t>(elems, 1), "];",
                shared ? "  // written by the block's threads together" : ""));
   stmt(n.body);

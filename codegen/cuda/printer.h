@@ -48,6 +48,8 @@ class Printer {
   void allocate(const te::AllocateNode& n);
   void barrier();
   void line(const std::string& text);
+  // A line that executes nothing (braces, declarations): a barrier just printed stays the last.
+  void text(const std::string& text);
   void open(const std::string& text);
   void close();
   void fail(const std::string& message);

@@ -1,0 +1,122 @@
+// Generated kernels run on a GPU and match the CPU references. Tagged [gpu]: without a usable
+// device (no driver, no GPU) each case says why and skips.
+#include <catch2/catch.hpp>
+
+#include "codegen/cuda/cuda_device.h"
+#include "gpu_test_util.h"
+
+namespace collage {
+namespace {
+
+using codegen::cuda::CudaDevice;
+using codegen::cuda::GpuKernelDef;
+using codegen::cuda::HostBuffer;
+
+// The device, or null after printing why the case is skipped.
+std::unique_ptr<CudaDevice> device_or_skip() {
+  absl::StatusOr<std::unique_ptr<CudaDevice>> d = CudaDevice::open(0);
+  if (!d.ok()) {
+    WARN("SKIPPED (no usable CUDA device): " << d.status().message());
+    return nullptr;
+  }
+  return std::move(*d);
+}
+
+template <typename T>
+HostBuffer host(std::vector<T>& v) {
+  return HostBuffer{v.data(), v.size() * sizeof(T)};
+}
+
+testing::GpuCompiled compile_for(const CudaDevice& d, const GpuKernelDef& def,
+                                 const std::string& name) {
+  return testing::compile_gpu(def, name, d.info().compute_capability);
+}
+
+TEST_CASE("the device probe names the GPU or says why there is none", "[cuda][gpu]") {
+  absl::StatusOr<codegen::cuda::DeviceInfo> info = codegen::cuda::probe_cuda_device();
+  if (!info.ok()) {
+    CHECK(info.status().code() == absl::StatusCode::kFailedPrecondition);
+    CHECK_FALSE(info.status().message().empty());
+    WARN("SKIPPED (no usable CUDA device): " << info.status().message());
+    return;
+  }
+  CHECK_FALSE(info->name.empty());
+  CHECK(info->compute_capability >= 50);
+  CHECK(info->total_memory > 0);
+  WARN("device: " << info->name << ", sm_" << info->compute_capability << ", driver "
+                  << info->driver_version);
+}
+
+TEST_CASE("matmul runs on the GPU", "[cuda][gpu]") {
+  std::unique_ptr<CudaDevice> dev = device_or_skip();
+  if (!dev) return;
+  for (auto [m, n, k] : {std::array<int64_t, 3>{256, 192, 128}, {70, 45, 19}}) {
+    absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_matmul(m, n, k);
+    REQUIRE(def.ok());
+    testing::GpuCompiled c = compile_for(*dev, *def, "matmul");
+    std::vector<float> a = testing::random_values(m * k, 1), b = testing::random_values(k * n, 2);
+    std::vector<float> out(m * n, NAN);
+    absl::Status s = dev->run(c.image, {host(a), host(b), host(out)});
+    INFO(s.message());
+    REQUIRE(s.ok());
+    CHECK(testing::max_scaled_error(out, testing::matmul_reference(a, b, m, n, k)) < 1e-5);
+  }
+}
+
+TEST_CASE("an elementwise chain runs on the GPU", "[cuda][gpu]") {
+  std::unique_ptr<CudaDevice> dev = device_or_skip();
+  if (!dev) return;
+  te::Tensor X = te::placeholder({33, 64}, DType::f32, "X");
+  te::Tensor Y = te::compute(
+      {33, 64}, [&](te::Var i, te::Var j) { return te::tanh(X(i, j)) * te::sigmoid(X(i, j)); },
+      "Y");
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_elementwise(Y, {X}, 128);
+  REQUIRE(def.ok());
+  testing::GpuCompiled c = compile_for(*dev, *def, "tanh_sigmoid");
+  std::vector<float> x = testing::random_values(33 * 64, 3, -3.f, 3.f), y(33 * 64, NAN), ref(y);
+  REQUIRE(dev->run(c.image, {host(x), host(y)}).ok());
+  for (size_t i = 0; i < x.size(); ++i) ref[i] = std::tanh(x[i]) / (1.f + std::exp(-x[i]));
+  CHECK(testing::max_rel_error(y, ref) < 1e-5);
+}
+
+TEST_CASE("row reductions and softmax run on the GPU", "[cuda][gpu]") {
+  std::unique_ptr<CudaDevice> dev = device_or_skip();
+  if (!dev) return;
+  const int64_t rows = 37, cols = 1000;
+  std::vector<float> x = testing::random_values(rows * cols, 4, -5.f, 5.f);
+  {
+    absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_row_reduce(rows, cols, te::ReduceOp::max);
+    REQUIRE(def.ok());
+    testing::GpuCompiled c = compile_for(*dev, *def, "row_max");
+    std::vector<float> out(rows, NAN), ref(rows, -INFINITY);
+    REQUIRE(dev->run(c.image, {host(x), host(out)}).ok());
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < cols; ++j) ref[r] = std::max(ref[r], x[r * cols + j]);
+    }
+    CHECK(out == ref);
+  }
+  {
+    absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_softmax(rows, cols);
+    REQUIRE(def.ok());
+    testing::GpuCompiled c = compile_for(*dev, *def, "softmax");
+    std::vector<float> mx(rows), y(rows * cols, NAN);
+    REQUIRE(dev->run(c.image, {host(x), host(mx), host(y)}).ok());
+    CHECK(testing::max_rel_error(y, testing::softmax_reference(x, rows, cols)) < 1e-4);
+  }
+}
+
+TEST_CASE("a cubin for another architecture family is refused", "[cuda][gpu]") {
+  std::unique_ptr<CudaDevice> dev = device_or_skip();
+  if (!dev) return;
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_row_reduce(2, 8, te::ReduceOp::sum);
+  REQUIRE(def.ok());
+  const int other = dev->info().compute_capability >= 90 ? 80 : 90;
+  testing::GpuCompiled c = testing::compile_gpu(*def, "row_sum", other);
+  std::vector<float> x(16, 1.f), out(2);
+  absl::Status s = dev->run(c.image, {host(x), host(out)});
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(s.message()).find("compiled for sm_") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace collage
