@@ -146,36 +146,43 @@ bool Printer::try_vector_store(const te::ForNode& n) {
   open("");
   line(str_cat("// vectorized loop '", n.var.name(), "' (", lanes, " lanes) as ", vec,
                " accesses"));
-  LaneLoads lane_loads;
-  std::vector<std::vector<te::Var>> lane_vars;
+  // One vector per distinct (buffer, address): loads of the same element share it.
+  struct VectorLoad {
+    const te::BufferNode* buffer;
+    te::Expr flat;
+    std::vector<te::Var> lanes;
+  };
+  std::vector<VectorLoad> vectors;
+  std::map<const te::LoadNode*, size_t> vector_of;
   for (const te::LoadNode* l : loads.all) {
     if (l->buffer.dtype() != DType::f32) continue;
     const te::Expr flat = flat_index(l->buffer, l->indices);
     if (!contiguous_aligned(flat, v, lanes)) continue;
+    size_t j = 0;
+    while (j < vectors.size() &&
+           !(vectors[j].buffer == l->buffer.get() && te::structural_equal(vectors[j].flat, flat))) {
+      ++j;
+    }
+    vector_of[l] = j;
+    if (j < vectors.size()) continue;
     const std::string name = name_of(l, str_cat(loop, "_", l->buffer.name()));
     line(str_cat("const ", vec, " ", name, " = *reinterpret_cast<const ", vec, "*>(&",
                  buf(l->buffer.get()), "[", expr(te::simplify(te::substitute(flat, at_min))),
                  "]);"));
-    std::vector<te::Var> per_lane;
+    VectorLoad vl{l->buffer.get(), flat, {}};
     for (int64_t k = 0; k < lanes; ++k) {
       te::Var lv(str_cat(name, ".", kLane[k]), DType::f32);
       names_[lv.get()] = str_cat(name, ".", kLane[k]);
-      per_lane.push_back(lv);
+      vl.lanes.push_back(lv);
     }
-    lane_vars.push_back(per_lane);
+    vectors.push_back(std::move(vl));
   }
   const std::string out = name_of(&n, loop + "_out");
   line(str_cat(vec, " ", out, ";"));
+  LaneLoads lane_loads;
   for (int64_t k = 0; k < lanes; ++k) {
-    size_t j = 0;
     lane_loads.lane_value.clear();
-    for (const te::LoadNode* l : loads.all) {
-      if (l->buffer.dtype() != DType::f32 ||
-          !contiguous_aligned(flat_index(l->buffer, l->indices), v, lanes)) {
-        continue;
-      }
-      lane_loads.lane_value[l] = lane_vars[j++][k];
-    }
+    for (const auto& [load, j] : vector_of) lane_loads.lane_value[load] = vectors[j].lanes[k];
     te::Expr value = lane_loads.mutate(st->value);
     value = te::simplify(te::substitute(value, {{v, te::make_int(DType::i64, *mn + k)}}));
     line(str_cat(out, ".", kLane[k], " = ", expr(value), ";"));

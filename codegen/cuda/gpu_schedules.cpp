@@ -19,11 +19,11 @@ absl::Status check_sizes(const char* what, std::initializer_list<int64_t> sizes)
   return absl::OkStatus();
 }
 
-// The stage computing `stage_tensor` as one block of `threads` threads that stage a region in
-// shared memory together: its axes fused and spread over threadIdx.x/y (block ty x tx).
-void cooperative_load(te::Schedule& s, const te::Tensor& t, int64_t ty, int64_t tx) {
+// Stage `t` computed by the ty x tx threads of a block together (a tile staged in shared
+// memory): its matrix axes (first, first + 1) fused and spread over threadIdx.y/x.
+void cooperative_load(te::Schedule& s, const te::Tensor& t, int first, int64_t ty, int64_t tx) {
   te::Stage st = s[t];
-  te::IterVar f = st.fuse(t.axis(0), t.axis(1));
+  te::IterVar f = st.fuse(t.axis(first), t.axis(first + 1));
   auto [f1, x] = st.split(f, tx);
   auto [f2, y] = st.split(f1, ty);
   st.bind(y, "threadIdx.y").bind(x, "threadIdx.x");
@@ -68,49 +68,85 @@ void bind_partials(te::Schedule& s, const te::Tensor& partial, const te::Tensor&
 
 }  // namespace
 
-absl::StatusOr<GpuKernelDef> gpu_matmul(int64_t m, int64_t n, int64_t k, const MatmulTiling& t) {
-  if (absl::Status st = check_sizes("gpu_matmul", {m, n, k, t.block_m, t.block_n, t.block_k,
-                                                   t.thread_m, t.thread_n});
+namespace {
+
+// C[(b,) m, n] = A[(b,) m, k] * B[(b,) k, n]; batch 0 means no batch dimension.
+absl::StatusOr<GpuKernelDef> matmul_def(const char* what, int64_t batch, int64_t m, int64_t n,
+                                        int64_t k, const MatmulTiling& t) {
+  if (absl::Status st = check_sizes(what, {batch > 0 ? batch : 1, m, n, k, t.block_m, t.block_n,
+                                           t.block_k, t.thread_m, t.thread_n});
       !st.ok()) {
     return st;
   }
   if (t.block_m % t.thread_m != 0 || t.block_n % t.thread_n != 0) {
-    return absl::InvalidArgumentError(str_cat("gpu_matmul: block tile ", t.block_m, "x", t.block_n,
+    return absl::InvalidArgumentError(str_cat(what, ": block tile ", t.block_m, "x", t.block_n,
                                               " is not a multiple of the thread tile ", t.thread_m,
                                               "x", t.thread_n));
   }
   const int64_t ty = t.block_m / t.thread_m, tx = t.block_n / t.thread_n;
-  te::Tensor A = te::placeholder({m, k}, DType::f32, "A");
-  te::Tensor B = te::placeholder({k, n}, DType::f32, "B");
-  te::Tensor As = te::compute({m, k}, [&](te::Var i, te::Var r) { return A(i, r); }, "A_shared");
-  te::Tensor Bs = te::compute({k, n}, [&](te::Var r, te::Var j) { return B(r, j); }, "B_shared");
+  const bool batched = batch > 0;
+  auto shape = [&](int64_t r, int64_t c) { return batched ? Shape{batch, r, c} : Shape{r, c}; };
+  te::Tensor A = te::placeholder(shape(m, k), DType::f32, "A");
+  te::Tensor B = te::placeholder(shape(k, n), DType::f32, "B");
+  // Element (row, col) of matrix `bi` of a tensor laid out by shape().
+  auto at = [&](const te::Tensor& T, const std::vector<te::Var>& v, te::Expr r, te::Expr c) {
+    return batched ? T(v[0], r, c) : T(r, c);
+  };
+  const size_t o = batched ? 1 : 0;  // index of the first matrix axis
+  te::Tensor As = te::compute(
+      shape(m, k), [&](const std::vector<te::Var>& v) { return at(A, v, v[o], v[o + 1]); },
+      "A_shared");
+  te::Tensor Bs = te::compute(
+      shape(k, n), [&](const std::vector<te::Var>& v) { return at(B, v, v[o], v[o + 1]); },
+      "B_shared");
   te::IterVar r = te::reduce_axis({0, k}, "k");
   te::Tensor C = te::compute(
-      {m, n}, [&](te::Var i, te::Var j) { return te::sum(As(i, r) * Bs(r, j), {r}); }, "C");
+      shape(m, n),
+      [&](const std::vector<te::Var>& v) {
+        return te::sum(at(As, v, v[o], r) * at(Bs, v, r, v[o + 1]), {r});
+      },
+      "C");
 
   GpuKernelDef def{te::create_schedule({C}), {A, B, C}};
   te::Schedule& s = def.schedule;
   te::Tensor Cl = s.cache_write(C);
+  const int io = static_cast<int>(o);
   // C: block tile, thread tile, then the thread's own elements.
-  auto [by, ii] = s[C].split(C.axis(0), t.block_m);
-  auto [bx, jj] = s[C].split(C.axis(1), t.block_n);
+  auto [by, ii] = s[C].split(C.axis(io), t.block_m);
+  auto [bx, jj] = s[C].split(C.axis(io + 1), t.block_n);
   auto [thy, im] = s[C].split(ii, t.thread_m);
   auto [thx, jn] = s[C].split(jj, t.thread_n);
-  s[C].reorder({by, bx, thy, thx, im, jn});
-  s[C].bind(by, "blockIdx.y").bind(bx, "blockIdx.x").bind(thy, "threadIdx.y").bind(thx,
-                                                                                   "threadIdx.x");
+  std::vector<te::IterVar> order = {by, bx, thy, thx, im, jn};
+  if (batched) {
+    order.insert(order.begin(), C.axis(0));
+    s[C].bind(C.axis(0), "blockIdx.z");
+  }
+  s[C].reorder(order);
+  s[C].bind(by, "blockIdx.y").bind(bx, "blockIdx.x").bind(thy, "threadIdx.y");
+  s[C].bind(thx, "threadIdx.x");
   // The accumulator: a thread_m x thread_n register tile per thread.
   s[Cl].compute_at(s[C], thx);
   auto [ko, ki] = s[Cl].split(Cl.reduce_axis(0), t.block_k);
-  s[Cl].reorder({ko, ki, Cl.axis(0), Cl.axis(1)});
-  s[Cl].unroll(Cl.axis(0)).unroll(Cl.axis(1));
+  s[Cl].reorder({ko, ki, Cl.axis(io), Cl.axis(io + 1)});
+  s[Cl].unroll(Cl.axis(io)).unroll(Cl.axis(io + 1));
   // Per step of k, the block stages its A and B tiles in shared memory.
   s[As].compute_at(s[Cl], ko);
   s[Bs].compute_at(s[Cl], ko);
-  cooperative_load(s, As, ty, tx);
-  cooperative_load(s, Bs, ty, tx);
+  cooperative_load(s, As, io, ty, tx);
+  cooperative_load(s, Bs, io, ty, tx);
   if (!s.status().ok()) return s.status();
   return def;
+}
+
+}  // namespace
+
+absl::StatusOr<GpuKernelDef> gpu_matmul(int64_t m, int64_t n, int64_t k, const MatmulTiling& t) {
+  return matmul_def("gpu_matmul", 0, m, n, k, t);
+}
+
+absl::StatusOr<GpuKernelDef> gpu_batch_matmul(int64_t batch, int64_t m, int64_t n, int64_t k,
+                                              const MatmulTiling& t) {
+  return matmul_def("gpu_batch_matmul", batch, m, n, k, t);
 }
 
 absl::StatusOr<GpuKernelDef> gpu_elementwise(const te::Tensor& out,
@@ -206,6 +242,63 @@ absl::StatusOr<GpuKernelDef> gpu_softmax(int64_t rows, int64_t cols) {
   s[Y].bind(jt, "threadIdx.x");
   s[S].compute_at(s[Y], Y.axis(0));
   bind_partials(s, EP, S, S.axis(0));
+  if (!s.status().ok()) return s.status();
+  return def;
+}
+
+absl::StatusOr<GpuKernelDef> gpu_layer_norm(int64_t rows, int64_t cols, float epsilon) {
+  if (absl::Status st = check_sizes("gpu_layer_norm", {rows, cols}); !st.ok()) return st;
+  if (!(epsilon >= 0.0f)) {
+    return absl::InvalidArgumentError(str_cat("gpu_layer_norm: epsilon ", double(epsilon),
+                                              " must be non-negative"));
+  }
+  te::Tensor X = te::placeholder({rows, cols}, DType::f32, "X");
+  te::Tensor gamma = te::placeholder({cols}, DType::f32, "gamma");
+  te::Tensor beta = te::placeholder({cols}, DType::f32, "beta");
+  const float inv_cols = 1.0f / static_cast<float>(cols);
+  te::Tensor SP = te::compute(
+      {rows, kWarp},
+      [&](te::Var i, te::Var t) {
+        return strided_part(te::ReduceOp::sum, cols, t, [&](te::Expr c) { return X(i, c); }, "k");
+      },
+      "sum_partial");
+  te::IterVar w1 = te::reduce_axis({0, kWarp}, "lane");
+  te::Tensor RS = te::compute(
+      {rows}, [&](te::Var i) { return te::sum(SP(i, w1), {w1}); }, "row_sum");
+  auto centered = [&](te::Expr i, te::Expr c) { return X(i, c) - RS(i) * inv_cols; };
+  te::Tensor VP = te::compute(
+      {rows, kWarp},
+      [&](te::Var i, te::Var t) {
+        return strided_part(
+            te::ReduceOp::sum, cols, t,
+            [&](te::Expr c) {
+              te::Expr d = centered(i, c);
+              return d * d;
+            },
+            "k");
+      },
+      "var_partial");
+  te::IterVar w2 = te::reduce_axis({0, kWarp}, "lane");
+  te::Tensor V = te::compute(
+      {rows}, [&](te::Var i) { return te::sum(VP(i, w2), {w2}); }, "sq_sum");
+  te::Tensor Y = te::compute(
+      {rows, cols},
+      [&](te::Var i, te::Var j) {
+        return centered(i, j) * te::rsqrt(V(i) * inv_cols + epsilon) * gamma(j) + beta(j);
+      },
+      "Y");
+
+  GpuKernelDef def{te::create_schedule({Y}), {X, gamma, beta, RS, Y}};
+  te::Schedule& s = def.schedule;
+  // Pass 1 (one block per row): the row sum, written to the workspace.
+  s[RS].bind(RS.axis(0), "blockIdx.x");
+  bind_partials(s, SP, RS, RS.axis(0));
+  // Pass 2 (the same block): the sum of squared deviations, then the normalised row.
+  s[Y].bind(Y.axis(0), "blockIdx.x");
+  auto [jo, jt] = s[Y].split(Y.axis(1), kWarp);
+  s[Y].bind(jt, "threadIdx.x");
+  s[V].compute_at(s[Y], Y.axis(0));
+  bind_partials(s, VP, V, V.axis(0));
   if (!s.status().ok()) return s.status();
   return def;
 }

@@ -1,7 +1,7 @@
-// GPU schedules for tensor expressions: matmul with shared-memory tiles and register blocking,
-// elementwise chains (intermediates inlined, float4 where contiguous), row reductions and softmax
-// with a warp-shuffle reduction. Each returns the schedule and the kernel's arguments; lower_gpu()
-// turns it into loop IR for generate_cuda().
+// GPU schedules for tensor expressions: (batched) matmul with shared-memory tiles and register
+// blocking, elementwise chains (intermediates inlined, float4 where contiguous), row reductions,
+// softmax and layer norm with warp-shuffle reductions. Each returns the schedule and the kernel's
+// arguments; lower_gpu() turns it into loop IR for generate_cuda().
 #pragma once
 
 #include <cstdint>
@@ -31,6 +31,11 @@ struct MatmulTiling {
 absl::StatusOr<GpuKernelDef> gpu_matmul(int64_t m, int64_t n, int64_t k,
                                         const MatmulTiling& tiling = {});
 
+// C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] (f32): gpu_matmul's schedule per matrix, the batch
+// index bound to blockIdx.z. Arguments: A, B, C.
+absl::StatusOr<GpuKernelDef> gpu_batch_matmul(int64_t batch, int64_t m, int64_t n, int64_t k,
+                                              const MatmulTiling& tiling = {});
+
 // `out` and every compute it reads that is not in `inputs` must be elementwise (each element of
 // `out` reads its inputs at its own coordinates or broadcasts); the intermediates are inlined and
 // the output's elements are spread over blocks of `threads` threads, 4 per thread (float4) when
@@ -46,6 +51,11 @@ absl::StatusOr<GpuKernelDef> gpu_row_reduce(int64_t rows, int64_t cols, te::Redu
 // Y = softmax(X) along the last axis of X[rows, cols] (f32). Arguments: X, row_max (a [rows]
 // workspace the kernel writes), Y. Row maximum and sum are warp reductions.
 absl::StatusOr<GpuKernelDef> gpu_softmax(int64_t rows, int64_t cols);
+
+// Y = (X - mean) / sqrt(var + epsilon) * gamma + beta along the last axis of X[rows, cols]
+// (f32, biased variance). Arguments: X, gamma [cols], beta [cols], row_sum (a [rows] workspace
+// the kernel writes), Y. Both statistics are warp reductions.
+absl::StatusOr<GpuKernelDef> gpu_layer_norm(int64_t rows, int64_t cols, float epsilon);
 
 // te::lower() of the definition.
 absl::StatusOr<te::PrimFunc> lower_gpu(const GpuKernelDef& def, const std::string& name);

@@ -106,6 +106,25 @@ inline std::vector<float> softmax_reference(const std::vector<float>& x, int64_t
   return y;
 }
 
+inline std::vector<float> layer_norm_reference(const std::vector<float>& x,
+                                               const std::vector<float>& gamma,
+                                               const std::vector<float>& beta, int64_t rows,
+                                               int64_t cols, double eps) {
+  std::vector<float> y(rows * cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t c = 0; c < cols; ++c) mean += x[r * cols + c];
+    mean /= cols;
+    for (int64_t c = 0; c < cols; ++c) var += (x[r * cols + c] - mean) * (x[r * cols + c] - mean);
+    var /= cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      y[r * cols + c] =
+          static_cast<float>((x[r * cols + c] - mean) / std::sqrt(var + eps) * gamma[c] + beta[c]);
+    }
+  }
+  return y;
+}
+
 // max |a - b| / max(|b|, 1e-3) (inf on a size mismatch or a NaN).
 inline double max_rel_error(const std::vector<float>& a, const std::vector<float>& b) {
   if (a.size() != b.size()) return INFINITY;

@@ -105,6 +105,40 @@ TEST_CASE("row reductions and softmax run on the GPU", "[cuda][gpu]") {
   }
 }
 
+TEST_CASE("batched matmul and layer norm run on the GPU", "[cuda][gpu]") {
+  std::unique_ptr<CudaDevice> dev = device_or_skip();
+  if (!dev) return;
+  {
+    const int64_t batch = 4, m = 64, n = 96, k = 40;
+    absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_batch_matmul(batch, m, n, k);
+    REQUIRE(def.ok());
+    testing::GpuCompiled c = compile_for(*dev, *def, "batch_matmul");
+    std::vector<float> a = testing::random_values(batch * m * k, 5);
+    std::vector<float> b = testing::random_values(batch * k * n, 6);
+    std::vector<float> out(batch * m * n, NAN), ref;
+    REQUIRE(dev->run(c.image, {host(a), host(b), host(out)}).ok());
+    for (int64_t i = 0; i < batch; ++i) {
+      std::vector<float> ai(a.begin() + i * m * k, a.begin() + (i + 1) * m * k);
+      std::vector<float> bi(b.begin() + i * k * n, b.begin() + (i + 1) * k * n);
+      std::vector<float> ci = testing::matmul_reference(ai, bi, m, n, k);
+      ref.insert(ref.end(), ci.begin(), ci.end());
+    }
+    CHECK(testing::max_scaled_error(out, ref) < 1e-5);
+  }
+  {
+    const int64_t rows = 9, cols = 768;
+    absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_layer_norm(rows, cols, 1e-5f);
+    REQUIRE(def.ok());
+    testing::GpuCompiled c = compile_for(*dev, *def, "layer_norm");
+    std::vector<float> x = testing::random_values(rows * cols, 7, -2.f, 3.f);
+    std::vector<float> g = testing::random_values(cols, 8), b = testing::random_values(cols, 9);
+    std::vector<float> ws(rows), y(rows * cols, NAN);
+    REQUIRE(dev->run(c.image, {host(x), host(g), host(b), host(ws), host(y)}).ok());
+    CHECK(testing::max_scaled_error(y, testing::layer_norm_reference(x, g, b, rows, cols, 1e-5)) <
+          1e-5);
+  }
+}
+
 TEST_CASE("a cubin for another architecture family is refused", "[cuda][gpu]") {
   std::unique_ptr<CudaDevice> dev = device_or_skip();
   if (!dev) return;

@@ -55,6 +55,26 @@ TEST_CASE("matmul with sizes that do not divide the tiles", "[cuda][schedule]") 
   CHECK(testing::max_scaled_error(out, testing::matmul_reference(a, b, m, n, k)) < 1e-5);
 }
 
+TEST_CASE("batched matmul binds the batch to blockIdx.z", "[cuda][schedule]") {
+  const int64_t batch = 3, m = 40, n = 72, k = 24;
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_batch_matmul(batch, m, n, k);
+  REQUIRE(def.ok());
+  GpuCompiled c = compile_gpu(*def, "batch_matmul");
+  INFO(c.kernel.source);
+  CHECK(c.kernel.launch.grid == std::array<int64_t, 3>{2, 1, 3});
+  CHECK(contains(c.kernel.source, "(long long)blockIdx.z"));
+  std::vector<float> a = random_values(batch * m * k, 9), b = random_values(batch * k * n, 10);
+  std::vector<float> out(batch * m * n, NAN), ref;
+  testing::run_on_cpu(c.func, {a.data(), b.data(), out.data()});
+  for (int64_t i = 0; i < batch; ++i) {
+    std::vector<float> ai(a.begin() + i * m * k, a.begin() + (i + 1) * m * k);
+    std::vector<float> bi(b.begin() + i * k * n, b.begin() + (i + 1) * k * n);
+    std::vector<float> ci = testing::matmul_reference(ai, bi, m, n, k);
+    ref.insert(ref.end(), ci.begin(), ci.end());
+  }
+  CHECK(testing::max_scaled_error(out, ref) < 1e-5);
+}
+
 TEST_CASE("a matmul tiling that does not fit its thread tile is refused", "[cuda][schedule]") {
   codegen::cuda::MatmulTiling t;
   t.thread_m = 3;
@@ -86,6 +106,7 @@ TEST_CASE("an elementwise chain is inlined into one vectorized kernel", "[cuda][
   CHECK(contains(src, "erff("));
   CHECK(contains(src, "*reinterpret_cast<float4*>(&gelu["));
   CHECK_FALSE(contains(src, "Y["));  // inlined
+  CHECK(count(src, "const float4*>(&X[") == 1);  // both reads of X share one vector
 
   std::vector<float> x = random_values(32 * 64, 5), bv = random_values(64, 6), out(32 * 64, NAN);
   testing::run_on_cpu(c.func, {x.data(), bv.data(), out.data()});
@@ -150,6 +171,26 @@ TEST_CASE("softmax uses two warp reductions and a workspace for the row maximum"
   std::vector<float> x = random_values(rows * cols, 8, -4.f, 4.f), mx(rows), y(rows * cols, NAN);
   testing::run_on_cpu(c.func, {x.data(), mx.data(), y.data()});
   CHECK(max_rel_error(y, testing::softmax_reference(x, rows, cols)) < 1e-4);
+}
+
+TEST_CASE("layer norm reduces mean and variance with warp shuffles", "[cuda][schedule]") {
+  const int64_t rows = 4, cols = 77;
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_layer_norm(rows, cols, 1e-5f);
+  REQUIRE(def.ok());
+  GpuCompiled c = compile_gpu(*def, "layer_norm");
+  const std::string& src = c.kernel.source;
+  INFO(src);
+  CHECK(count(src, "__shfl_xor_sync") == 2);
+  CHECK(contains(src, "rsqrtf("));
+  std::vector<float> x = random_values(rows * cols, 11, -2.f, 3.f), g = random_values(cols, 12);
+  std::vector<float> b = random_values(cols, 13), ws(rows), y(rows * cols, NAN);
+  testing::run_on_cpu(c.func, {x.data(), g.data(), b.data(), ws.data(), y.data()});
+  CHECK(testing::max_scaled_error(y, testing::layer_norm_reference(x, g, b, rows, cols, 1e-5)) <
+        1e-5);
+
+  absl::StatusOr<GpuKernelDef> bad = codegen::cuda::gpu_layer_norm(rows, cols, -1.0f);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(contains(std::string(bad.status().message()), "epsilon -1 must be non-negative"));
 }
 
 }  // namespace
