@@ -71,8 +71,12 @@ void bind_partials(te::Schedule& s, const te::Tensor& partial, const te::Tensor&
 namespace {
 
 // C[(b,) m, n] = A[(b,) m, k] * B[(b,) k, n]; batch 0 means no batch dimension.
+// With an epilogue (2-D only), C[i, j] = epilogue(acc[i, j], i, j) and `extra` are passed
+// between B and C.
 absl::StatusOr<GpuKernelDef> matmul_def(const char* what, int64_t batch, int64_t m, int64_t n,
-                                        int64_t k, const MatmulTiling& t) {
+                                        int64_t k, const MatmulTiling& t,
+                                        const std::vector<te::Tensor>& extra = {},
+                                        const DenseEpilogue& epilogue = nullptr) {
   if (absl::Status st = check_sizes(what, {batch > 0 ? batch : 1, m, n, k, t.block_m, t.block_n,
                                            t.block_k, t.thread_m, t.thread_n});
       !st.ok()) {
@@ -100,16 +104,27 @@ absl::StatusOr<GpuKernelDef> matmul_def(const char* what, int64_t batch, int64_t
       shape(k, n), [&](const std::vector<te::Var>& v) { return at(B, v, v[o], v[o + 1]); },
       "B_shared");
   te::IterVar r = te::reduce_axis({0, k}, "k");
-  te::Tensor C = te::compute(
+  te::Tensor acc = te::compute(
       shape(m, n),
       [&](const std::vector<te::Var>& v) {
         return te::sum(at(As, v, v[o], r) * at(Bs, v, r, v[o + 1]), {r});
       },
-      "C");
-
-  GpuKernelDef def{te::create_schedule({C}), {A, B, C}};
+      epilogue ? "C_local" : "C");
+  te::Tensor C = acc;
+  if (epilogue) {
+    C = te::compute(
+        {m, n}, [&](te::Var i, te::Var j) { return epilogue(acc(i, j), i, j); }, "C");
+    if (C.dtype() != DType::f32) {
+      return absl::InvalidArgumentError(str_cat(what, ": the epilogue gives ",
+                                                dtype_name(C.dtype()), ", expected f32"));
+    }
+  }
+  GpuKernelDef def{te::create_schedule({C}), {A, B}};
+  def.args.insert(def.args.end(), extra.begin(), extra.end());
+  def.args.push_back(C);
   te::Schedule& s = def.schedule;
-  te::Tensor Cl = s.cache_write(C);
+  // The accumulator stage (the epilogue's operand, or a cache of C).
+  te::Tensor Cl = epilogue ? acc : s.cache_write(C);
   const int io = static_cast<int>(o);
   // C: block tile, thread tile, then the thread's own elements.
   auto [by, ii] = s[C].split(C.axis(io), t.block_m);
@@ -142,6 +157,13 @@ absl::StatusOr<GpuKernelDef> matmul_def(const char* what, int64_t batch, int64_t
 
 absl::StatusOr<GpuKernelDef> gpu_matmul(int64_t m, int64_t n, int64_t k, const MatmulTiling& t) {
   return matmul_def("gpu_matmul", 0, m, n, k, t);
+}
+
+absl::StatusOr<GpuKernelDef> gpu_dense(int64_t m, int64_t n, int64_t k,
+                                       const std::vector<te::Tensor>& extra_inputs,
+                                       const DenseEpilogue& epilogue, const MatmulTiling& t) {
+  if (!epilogue) return absl::InvalidArgumentError("gpu_dense: no epilogue given");
+  return matmul_def("gpu_dense", 0, m, n, k, t, extra_inputs, epilogue);
 }
 
 absl::StatusOr<GpuKernelDef> gpu_batch_matmul(int64_t batch, int64_t m, int64_t n, int64_t k,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,16 @@ struct MatmulTiling {
 // not multiples of the thread tile.
 absl::StatusOr<GpuKernelDef> gpu_matmul(int64_t m, int64_t n, int64_t k,
                                         const MatmulTiling& tiling = {});
+
+// C[i, j] = epilogue(sum_k A[i, k] * B[k, j], i, j): a matmul whose elementwise epilogue (bias,
+// activation, residual, ...) is computed in registers right before the store. The epilogue may
+// read `extra_inputs` (placeholders the caller made) and must give f32. Arguments: A, B,
+// extra_inputs..., C.
+using DenseEpilogue = std::function<te::Expr(te::Expr acc, te::Var i, te::Var j)>;
+absl::StatusOr<GpuKernelDef> gpu_dense(int64_t m, int64_t n, int64_t k,
+                                       const std::vector<te::Tensor>& extra_inputs,
+                                       const DenseEpilogue& epilogue,
+                                       const MatmulTiling& tiling = {});
 
 // C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] (f32): gpu_matmul's schedule per matrix, the batch
 // index bound to blockIdx.z. Arguments: A, B, C.

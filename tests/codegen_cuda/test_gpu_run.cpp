@@ -63,6 +63,29 @@ TEST_CASE("matmul runs on the GPU", "[cuda][gpu]") {
   }
 }
 
+TEST_CASE("dense with a bias and gelu epilogue runs on the GPU", "[cuda][gpu]") {
+  std::unique_ptr<CudaDevice> dev = device_or_skip();
+  if (!dev) return;
+  const int64_t m = 100, n = 200, k = 64;
+  te::Tensor bias = te::placeholder({n}, DType::f32, "bias");
+  absl::StatusOr<GpuKernelDef> def =
+      codegen::cuda::gpu_dense(m, n, k, {bias}, [&](te::Expr acc, te::Var, te::Var j) {
+        te::Expr y = acc + bias(j);
+        return 0.5f * y * (1.0f + te::erf(y * 0.70710678f));
+      });
+  REQUIRE(def.ok());
+  testing::GpuCompiled c = compile_for(*dev, *def, "dense_gelu");
+  std::vector<float> a = testing::random_values(m * k, 10), b = testing::random_values(k * n, 11);
+  std::vector<float> bv = testing::random_values(n, 12), out(m * n, NAN);
+  REQUIRE(dev->run(c.image, {host(a), host(b), host(bv), host(out)}).ok());
+  std::vector<float> ref = testing::matmul_reference(a, b, m, n, k);
+  for (int64_t i = 0; i < m * n; ++i) {
+    const double y = double(ref[i]) + bv[i % n];
+    ref[i] = static_cast<float>(0.5 * y * (1 + std::erf(y * 0.70710678)));
+  }
+  CHECK(testing::max_scaled_error(out, ref) < 1e-5);
+}
+
 TEST_CASE("an elementwise chain runs on the GPU", "[cuda][gpu]") {
   std::unique_ptr<CudaDevice> dev = device_or_skip();
   if (!dev) return;

@@ -55,6 +55,32 @@ TEST_CASE("matmul with sizes that do not divide the tiles", "[cuda][schedule]") 
   CHECK(testing::max_scaled_error(out, testing::matmul_reference(a, b, m, n, k)) < 1e-5);
 }
 
+TEST_CASE("dense computes its bias and activation in registers before the store",
+          "[cuda][schedule]") {
+  const int64_t m = 50, n = 64, k = 33;
+  te::Tensor bias = te::placeholder({n}, DType::f32, "bias");
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_dense(
+      m, n, k, {bias},
+      [&](te::Expr acc, te::Var, te::Var j) { return te::maximum(acc + bias(j), 0.0f); });
+  REQUIRE(def.ok());
+  GpuCompiled c = compile_gpu(*def, "dense_bias_relu");
+  const std::string& src = c.kernel.source;
+  INFO(src);
+  CHECK(contains(src, "float* __restrict__ bias, float* __restrict__ C)"));
+  CHECK(contains(src, "= collage_fmax((C_local["));
+  CHECK(count(src, "__shared__") == 2);
+  std::vector<float> a = random_values(m * k, 14), b = random_values(k * n, 15);
+  std::vector<float> bv = random_values(n, 16), out(m * n, NAN);
+  testing::run_on_cpu(c.func, {a.data(), b.data(), bv.data(), out.data()});
+  std::vector<float> ref = testing::matmul_reference(a, b, m, n, k);
+  for (int64_t i = 0; i < m * n; ++i) ref[i] = std::max(ref[i] + bv[i % n], 0.0f);
+  CHECK(testing::max_scaled_error(out, ref) < 1e-5);
+
+  absl::StatusOr<GpuKernelDef> none = codegen::cuda::gpu_dense(m, n, k, {}, nullptr);
+  REQUIRE_FALSE(none.ok());
+  CHECK(contains(std::string(none.status().message()), "gpu_dense: no epilogue given"));
+}
+
 TEST_CASE("batched matmul binds the batch to blockIdx.z", "[cuda][schedule]") {
   const int64_t batch = 3, m = 40, n = 72, k = 24;
   absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_batch_matmul(batch, m, n, k);
