@@ -71,14 +71,22 @@ void bind_partials(te::Schedule& s, const te::Tensor& partial, const te::Tensor&
 namespace {
 
 // C[(b,) m, n] = A[(b,) m, k] * B[(b,) k, n]; batch 0 means no batch dimension.
-// With an epilogue (2-D only), C[i, j] = epilogue(acc[i, j], i, j) and `extra` are passed
-// between B and C.
-absl::StatusOr<GpuKernelDef> matmul_def(const char* what, int64_t batch, int64_t m, int64_t n,
-                                        int64_t k, const MatmulTiling& t,
-                                        const std::vector<te::Tensor>& extra = {},
-                                        const DenseEpilogue& epilogue = nullptr) {
-  if (absl::Status st = check_sizes(what, {batch > 0 ? batch : 1, m, n, k, t.block_m, t.block_n,
-                                           t.block_k, t.thread_m, t.thread_n});
+// A (batched) GEMM C[(b,) i, j] = sum_r A(b, i, r) * B(b, r, j) whose operands are element
+// functions of the kernel's inputs (plain matrices, or an im2col view for convolutions).
+struct GemmSpec {
+  const char* what = "";
+  int64_t batch = 0;  // 0: no batch dimension
+  int64_t m = 0, n = 0, k = 0;
+  std::vector<te::Tensor> inputs;  // kernel parameters before C
+  std::function<te::Expr(te::Expr b, te::Expr i, te::Expr r)> a;
+  std::function<te::Expr(te::Expr b, te::Expr r, te::Expr j)> b;
+  DenseEpilogue epilogue;  // 2-D only: C[i, j] = epilogue(acc[i, j], i, j)
+};
+
+absl::StatusOr<GpuKernelDef> gemm_def(const GemmSpec& g, const MatmulTiling& t) {
+  const char* what = g.what;
+  if (absl::Status st = check_sizes(what, {g.batch > 0 ? g.batch : 1, g.m, g.n, g.k, t.block_m,
+                                           t.block_n, t.block_k, t.thread_m, t.thread_n});
       !st.ok()) {
     return st;
   }
@@ -88,43 +96,45 @@ absl::StatusOr<GpuKernelDef> matmul_def(const char* what, int64_t batch, int64_t
                                               "x", t.thread_n));
   }
   const int64_t ty = t.block_m / t.thread_m, tx = t.block_n / t.thread_n;
-  const bool batched = batch > 0;
-  auto shape = [&](int64_t r, int64_t c) { return batched ? Shape{batch, r, c} : Shape{r, c}; };
-  te::Tensor A = te::placeholder(shape(m, k), DType::f32, "A");
-  te::Tensor B = te::placeholder(shape(k, n), DType::f32, "B");
-  // Element (row, col) of matrix `bi` of a tensor laid out by shape().
+  const bool batched = g.batch > 0;
+  auto shape = [&](int64_t r, int64_t c) { return batched ? Shape{g.batch, r, c} : Shape{r, c}; };
+  const size_t o = batched ? 1 : 0;  // index of the first matrix axis
+  auto batch_of = [&](const std::vector<te::Var>& v) {
+    return batched ? te::Expr(v[0]) : te::make_int(DType::i64, 0);
+  };
+  // Element (row, col) of a staged or accumulated tensor laid out by shape().
   auto at = [&](const te::Tensor& T, const std::vector<te::Var>& v, te::Expr r, te::Expr c) {
     return batched ? T(v[0], r, c) : T(r, c);
   };
-  const size_t o = batched ? 1 : 0;  // index of the first matrix axis
   te::Tensor As = te::compute(
-      shape(m, k), [&](const std::vector<te::Var>& v) { return at(A, v, v[o], v[o + 1]); },
+      shape(g.m, g.k),
+      [&](const std::vector<te::Var>& v) { return g.a(batch_of(v), v[o], v[o + 1]); },
       "A_shared");
   te::Tensor Bs = te::compute(
-      shape(k, n), [&](const std::vector<te::Var>& v) { return at(B, v, v[o], v[o + 1]); },
+      shape(g.k, g.n),
+      [&](const std::vector<te::Var>& v) { return g.b(batch_of(v), v[o], v[o + 1]); },
       "B_shared");
-  te::IterVar r = te::reduce_axis({0, k}, "k");
+  te::IterVar r = te::reduce_axis({0, g.k}, "k");
   te::Tensor acc = te::compute(
-      shape(m, n),
+      shape(g.m, g.n),
       [&](const std::vector<te::Var>& v) {
         return te::sum(at(As, v, v[o], r) * at(Bs, v, r, v[o + 1]), {r});
       },
-      epilogue ? "C_local" : "C");
+      g.epilogue ? "C_local" : "C");
   te::Tensor C = acc;
-  if (epilogue) {
+  if (g.epilogue) {
     C = te::compute(
-        {m, n}, [&](te::Var i, te::Var j) { return epilogue(acc(i, j), i, j); }, "C");
+        {g.m, g.n}, [&](te::Var i, te::Var j) { return g.epilogue(acc(i, j), i, j); }, "C");
     if (C.dtype() != DType::f32) {
       return absl::InvalidArgumentError(str_cat(what, ": the epilogue gives ",
                                                 dtype_name(C.dtype()), ", expected f32"));
     }
   }
-  GpuKernelDef def{te::create_schedule({C}), {A, B}};
-  def.args.insert(def.args.end(), extra.begin(), extra.end());
+  GpuKernelDef def{te::create_schedule({C}), g.inputs};
   def.args.push_back(C);
   te::Schedule& s = def.schedule;
   // The accumulator stage (the epilogue's operand, or a cache of C).
-  te::Tensor Cl = epilogue ? acc : s.cache_write(C);
+  te::Tensor Cl = g.epilogue ? acc : s.cache_write(C);
   const int io = static_cast<int>(o);
   // C: block tile, thread tile, then the thread's own elements.
   auto [by, ii] = s[C].split(C.axis(io), t.block_m);
@@ -153,22 +163,84 @@ absl::StatusOr<GpuKernelDef> matmul_def(const char* what, int64_t batch, int64_t
   return def;
 }
 
+GemmSpec plain_gemm(const char* what, int64_t batch, int64_t m, int64_t n, int64_t k) {
+  GemmSpec g;
+  g.what = what;
+  g.batch = batch;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  const bool batched = batch > 0;
+  te::Tensor A = te::placeholder(batched ? Shape{batch, m, k} : Shape{m, k}, DType::f32, "A");
+  te::Tensor B = te::placeholder(batched ? Shape{batch, k, n} : Shape{k, n}, DType::f32, "B");
+  g.inputs = {A, B};
+  g.a = [A, batched](te::Expr b, te::Expr i, te::Expr r) { return batched ? A(b, i, r) : A(i, r); };
+  g.b = [B, batched](te::Expr b, te::Expr r, te::Expr j) { return batched ? B(b, r, j) : B(r, j); };
+  return g;
+}
+
 }  // namespace
 
 absl::StatusOr<GpuKernelDef> gpu_matmul(int64_t m, int64_t n, int64_t k, const MatmulTiling& t) {
-  return matmul_def("gpu_matmul", 0, m, n, k, t);
+  return gemm_def(plain_gemm("gpu_matmul", 0, m, n, k), t);
 }
 
 absl::StatusOr<GpuKernelDef> gpu_dense(int64_t m, int64_t n, int64_t k,
                                        const std::vector<te::Tensor>& extra_inputs,
                                        const DenseEpilogue& epilogue, const MatmulTiling& t) {
   if (!epilogue) return absl::InvalidArgumentError("gpu_dense: no epilogue given");
-  return matmul_def("gpu_dense", 0, m, n, k, t, extra_inputs, epilogue);
+  GemmSpec g = plain_gemm("gpu_dense", 0, m, n, k);
+  g.inputs.insert(g.inputs.end(), extra_inputs.begin(), extra_inputs.end());
+  g.epilogue = epilogue;
+  return gemm_def(g, t);
 }
 
 absl::StatusOr<GpuKernelDef> gpu_batch_matmul(int64_t batch, int64_t m, int64_t n, int64_t k,
                                               const MatmulTiling& t) {
-  return matmul_def("gpu_batch_matmul", batch, m, n, k, t);
+  if (batch <= 0) return absl::InvalidArgumentError("gpu_batch_matmul: sizes must be positive");
+  return gemm_def(plain_gemm("gpu_batch_matmul", batch, m, n, k), t);
+}
+
+absl::StatusOr<GpuKernelDef> gpu_conv2d(const Conv2dShape& c, const MatmulTiling& t) {
+  if (absl::Status st = check_sizes("gpu_conv2d", {c.batch, c.in_channels, c.height, c.width,
+                                                   c.out_channels, c.kernel_h, c.kernel_w,
+                                                   c.stride});
+      !st.ok()) {
+    return st;
+  }
+  const int64_t oh = c.out_height(), ow = c.out_width();
+  if (c.pad < 0 || oh <= 0 || ow <= 0) {
+    return absl::InvalidArgumentError(str_cat("gpu_conv2d: padding ", c.pad, " and kernel ",
+                                              c.kernel_h, "x", c.kernel_w, " on ", c.height, "x",
+                                              c.width, " give an empty output"));
+  }
+  const int64_t khw = c.kernel_h * c.kernel_w;
+  te::Tensor X = te::placeholder({c.batch, c.in_channels, c.height, c.width}, DType::f32, "X");
+  te::Tensor W = te::placeholder({c.out_channels, c.in_channels, c.kernel_h, c.kernel_w},
+                                 DType::f32, "W");
+  GemmSpec g;
+  g.what = "gpu_conv2d";
+  g.batch = c.batch;
+  g.m = c.out_channels;
+  g.n = oh * ow;
+  g.k = c.in_channels * khw;
+  g.inputs = {X, W};
+  // A = the weights as [out_channels, in_channels * kh * kw].
+  g.a = [=](te::Expr, te::Expr o, te::Expr r) {
+    return W(o, te::floordiv(r, khw), te::floordiv(te::floormod(r, khw), c.kernel_w),
+             te::floormod(r, c.kernel_w));
+  };
+  // B = the im2col view of image b: [in_channels * kh * kw, oh * ow], zero in the padding.
+  g.b = [=](te::Expr b, te::Expr r, te::Expr p) {
+    te::Expr ih = te::floordiv(p, ow) * c.stride + te::floordiv(te::floormod(r, khw), c.kernel_w) -
+                  c.pad;
+    te::Expr iw = te::floormod(p, ow) * c.stride + te::floormod(r, c.kernel_w) - c.pad;
+    te::Expr inside = ih >= 0 && ih < c.height && iw >= 0 && iw < c.width;
+    te::Expr v = X(b, te::floordiv(r, khw), te::maximum(te::minimum(ih, c.height - 1), 0),
+                   te::maximum(te::minimum(iw, c.width - 1), 0));
+    return te::select(inside, v, 0.0f);
+  };
+  return gemm_def(g, t);
 }
 
 absl::StatusOr<GpuKernelDef> gpu_elementwise(const te::Tensor& out,

@@ -47,6 +47,20 @@ absl::StatusOr<GpuKernelDef> gpu_dense(int64_t m, int64_t n, int64_t k,
 absl::StatusOr<GpuKernelDef> gpu_batch_matmul(int64_t batch, int64_t m, int64_t n, int64_t k,
                                               const MatmulTiling& tiling = {});
 
+// A 2-D convolution (NCHW, groups 1, square stride and symmetric zero padding).
+struct Conv2dShape {
+  int64_t batch = 1, in_channels = 1, height = 1, width = 1;
+  int64_t out_channels = 1, kernel_h = 1, kernel_w = 1;
+  int64_t stride = 1, pad = 0;
+  int64_t out_height() const { return (height + 2 * pad - kernel_h) / stride + 1; }
+  int64_t out_width() const { return (width + 2 * pad - kernel_w) / stride + 1; }
+};
+// Convolution as an implicit GEMM per image: [out_channels, C*kh*kw] weights times the im2col
+// view of the image, gathered straight into the shared-memory tile (no im2col buffer), with
+// gpu_matmul's tiling. Arguments: X [N, C, H, W], W [O, C, kh, kw], Y [N, O, oh * ow] (the bytes
+// of NCHW [N, O, oh, ow]). InvalidArgument for non-positive sizes or an empty output.
+absl::StatusOr<GpuKernelDef> gpu_conv2d(const Conv2dShape& shape, const MatmulTiling& tiling = {});
+
 // `out` and every compute it reads that is not in `inputs` must be elementwise (each element of
 // `out` reads its inputs at its own coordinates or broadcasts); the intermediates are inlined and
 // the output's elements are spread over blocks of `threads` threads, 4 per thread (float4) when

@@ -125,6 +125,34 @@ inline std::vector<float> layer_norm_reference(const std::vector<float>& x,
   return y;
 }
 
+// NCHW convolution, groups 1.
+inline std::vector<float> conv2d_reference(const std::vector<float>& x, const std::vector<float>& w,
+                                           const codegen::cuda::Conv2dShape& c) {
+  const int64_t oh = c.out_height(), ow = c.out_width();
+  std::vector<float> y(c.batch * c.out_channels * oh * ow);
+  for (int64_t n = 0; n < c.batch; ++n) {
+    for (int64_t o = 0; o < c.out_channels; ++o) {
+      for (int64_t i = 0; i < oh; ++i) {
+        for (int64_t j = 0; j < ow; ++j) {
+          double s = 0;
+          for (int64_t ci = 0; ci < c.in_channels; ++ci) {
+            for (int64_t kh = 0; kh < c.kernel_h; ++kh) {
+              for (int64_t kw = 0; kw < c.kernel_w; ++kw) {
+                const int64_t ih = i * c.stride + kh - c.pad, iw = j * c.stride + kw - c.pad;
+                if (ih < 0 || ih >= c.height || iw < 0 || iw >= c.width) continue;
+                s += double(x[((n * c.in_channels + ci) * c.height + ih) * c.width + iw]) *
+                     w[((o * c.in_channels + ci) * c.kernel_h + kh) * c.kernel_w + kw];
+              }
+            }
+          }
+          y[((n * c.out_channels + o) * oh + i) * ow + j] = static_cast<float>(s);
+        }
+      }
+    }
+  }
+  return y;
+}
+
 // max |a - b| / max(|b|, 1e-3) (inf on a size mismatch or a NaN).
 inline double max_rel_error(const std::vector<float>& a, const std::vector<float>& b) {
   if (a.size() != b.size()) return INFINITY;

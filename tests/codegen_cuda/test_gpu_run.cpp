@@ -86,6 +86,26 @@ TEST_CASE("dense with a bias and gelu epilogue runs on the GPU", "[cuda][gpu]") 
   CHECK(testing::max_scaled_error(out, ref) < 1e-5);
 }
 
+TEST_CASE("conv2d as an implicit GEMM runs on the GPU", "[cuda][gpu]") {
+  std::unique_ptr<CudaDevice> dev = device_or_skip();
+  if (!dev) return;
+  codegen::cuda::Conv2dShape cs;  // a ResNet-50 layer1 3x3 convolution, two images
+  cs.batch = 2;
+  cs.in_channels = 64;
+  cs.height = cs.width = 56;
+  cs.out_channels = 64;
+  cs.kernel_h = cs.kernel_w = 3;
+  cs.pad = 1;
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_conv2d(cs);
+  REQUIRE(def.ok());
+  testing::GpuCompiled c = compile_for(*dev, *def, "conv2d");
+  std::vector<float> x = testing::random_values(2 * 64 * 56 * 56, 13);
+  std::vector<float> w = testing::random_values(64 * 64 * 9, 14);
+  std::vector<float> y(2 * 64 * 56 * 56, NAN);
+  REQUIRE(dev->run(c.image, {host(x), host(w), host(y)}).ok());
+  CHECK(testing::max_scaled_error(y, testing::conv2d_reference(x, w, cs)) < 1e-5);
+}
+
 TEST_CASE("an elementwise chain runs on the GPU", "[cuda][gpu]") {
   std::unique_ptr<CudaDevice> dev = device_or_skip();
   if (!dev) return;

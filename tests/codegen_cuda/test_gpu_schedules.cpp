@@ -101,6 +101,35 @@ TEST_CASE("batched matmul binds the batch to blockIdx.z", "[cuda][schedule]") {
   CHECK(testing::max_scaled_error(out, ref) < 1e-5);
 }
 
+TEST_CASE("conv2d gathers the im2col view straight into the shared tile", "[cuda][schedule]") {
+  codegen::cuda::Conv2dShape cs;
+  cs.batch = 2;
+  cs.in_channels = 3;
+  cs.height = 9;
+  cs.width = 11;
+  cs.out_channels = 8;
+  cs.kernel_h = 3;
+  cs.kernel_w = 3;
+  cs.stride = 2;
+  cs.pad = 1;
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_conv2d(cs);
+  REQUIRE(def.ok());
+  GpuCompiled c = compile_gpu(*def, "conv2d");
+  const std::string& src = c.kernel.source;
+  INFO(src);
+  CHECK(count(src, "__shared__") == 2);
+  CHECK(c.kernel.launch.grid[2] == 2);  // one z block per image
+  std::vector<float> x = random_values(2 * 3 * 9 * 11, 17), w = random_values(8 * 3 * 9, 18);
+  std::vector<float> y(2 * 8 * cs.out_height() * cs.out_width(), NAN);
+  testing::run_on_cpu(c.func, {x.data(), w.data(), y.data()});
+  CHECK(testing::max_scaled_error(y, testing::conv2d_reference(x, w, cs)) < 1e-5);
+
+  cs.pad = -1;
+  absl::StatusOr<GpuKernelDef> bad = codegen::cuda::gpu_conv2d(cs);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().code() == absl::StatusCode::kInvalidArgument);
+}
+
 TEST_CASE("a matmul tiling that does not fit its thread tile is refused", "[cuda][schedule]") {
   codegen::cuda::MatmulTiling t;
   t.thread_m = 3;
