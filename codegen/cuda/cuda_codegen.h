@@ -12,6 +12,9 @@
 // `grid` x `block` threads as returned; `static_shared_bytes` is already declared in the kernel.
 //
 // How the loop IR maps to CUDA:
+// - Index arithmetic (i64 in the loop IR) is done in 32-bit `int` when that cannot overflow: no
+//   i64 buffers, no float-to-i64 conversions, and buffers, loop extents and i64 constants all
+//   below 2^30. Otherwise it is done in `long long`.
 // - A loop bound to "blockIdx.x" (...) is the block index; one bound to "threadIdx.x" the thread
 //   index. The launch dimension of a tag is the largest extent bound to it; a loop whose extent is
 //   smaller runs under `if (threadIdx.x < extent)`. A threadIdx loop may be nested inside another

@@ -29,12 +29,13 @@ std::string_view cuda_type_name(DType t) {
 
 namespace detail {
 
-namespace {
-
-// The type an expression's value has in the generated code.
-std::string value_type(DType t) {
-  return is_float(t) ? "float" : std::string(cuda_type_name(t));
+std::string Printer::scalar_type(DType t) const {
+  if (is_float(t)) return "float";
+  if (t == DType::i64 && info_.index32) return "int";
+  return std::string(cuda_type_name(t));
 }
+
+namespace {
 
 std::string float_literal(double v) {
   if (std::isnan(v)) return "__int_as_float(0x7fffffff)";
@@ -114,7 +115,7 @@ std::string Printer::binary(const te::BinaryNode& n) {
   const bool fl = is_float(t);
   const std::string a = expr(n.a), b = expr(n.b);
   // Integer literals print as int: the helper templates get the operands' type explicitly.
-  const std::string targ = str_cat("<", cuda_type_name(t), ">(");
+  const std::string targ = str_cat("<", scalar_type(t), ">(");
   switch (k) {
     case te::ExprKind::Mod:
       if (fl) return str_cat("fmodf(", a, ", ", b, ")");
@@ -189,7 +190,7 @@ std::string Printer::cast(DType to, const te::Expr& v) {
   if (to == DType::boolean) return str_cat("(", x, " != 0)");
   if (to == DType::f16) return str_cat("collage_h2f(collage_f2h((float)", x, "))");
   if (to == DType::bf16) return str_cat("collage_bf2f(collage_f2bf((float)", x, "))");
-  return str_cat("((", value_type(to), ")", x, ")");
+  return str_cat("((", scalar_type(to), ")", x, ")");
 }
 
 std::string Printer::expr(const te::Expr& e) {

@@ -96,10 +96,11 @@ bool Printer::try_warp_reduce(const te::ForNode& n) {
   const std::string v = var(n.var.get());
   te::Var acc(n.var.name() + "_part", t);
   const std::string a = var(acc.get());
-  const std::string type(cuda_type_name(t));
+  const std::string type = scalar_type(t);
   open("");
   line(str_cat("// loop '", n.var.name(), "' (", *ext, " iterations) as a warp reduction"));
-  line(str_cat("const long long ", v, " = (long long)(threadIdx.x & 31u)",
+  line(str_cat("const ", scalar_type(DType::i64), " ", v, " = (", scalar_type(DType::i64),
+               ")(threadIdx.x & 31u)",
                *mn ? str_cat(" + ", *mn) : std::string(), ";"));
   line(str_cat(type, " ", a, " = ", expr(te::reduce_identity(op, t)), ";"));
   thread_vars_.insert(n.var.get());

@@ -179,7 +179,8 @@ void Printer::bound_loop(const te::ForNode& n) {
   const int64_t dim = tag.block ? info_.launch.grid[tag.dim] : info_.launch.block[tag.dim];
   const std::string v = var(n.var.get());
   open("");
-  text(str_cat("const long long ", v, " = (long long)", n.thread_tag, ";  // loop '",
+  const std::string it = scalar_type(DType::i64);
+  text(str_cat("const ", it, " ", v, " = (", it, ")", n.thread_tag, ";  // loop '",
                n.var.name(), "', extent ", ext));
   const bool guarded = ext < dim;
   if (guarded) open(str_cat("if (", v, " < ", ext, ")"));
@@ -209,7 +210,7 @@ void Printer::for_loop(const te::ForNode& n) {
   }
   const std::string mn = expr(n.min);
   const std::string end = expr(te::simplify(n.min + n.extent));
-  open(str_cat("for (long long ", v, " = ", mn, "; ", v, " < ", end, "; ++", v, ")"));
+  open(str_cat("for (", scalar_type(DType::i64), " ", v, " = ", mn, "; ", v, " < ", end, "; ++", v, ")"));
   stmt(n.body);
   close();
 }
@@ -265,7 +266,7 @@ void Printer::stmt(const te::Stmt& s) {
       const auto* l = s.as<te::LetNode>();
       open("");
       const DType t = l->value.dtype();
-      line(str_cat("const ", is_float(t) ? "float" : std::string(cuda_type_name(t)), " ",
+      line(str_cat("const ", scalar_type(t), " ",
                    var(l->var.get()), " = ", expr(l->value), ";"));
       if (thread_dependent(l->value)) thread_vars_.insert(l->var.get());
       stmt(l->body);

@@ -158,6 +158,39 @@ class Checker : public te::IRVisitor {
   std::vector<const te::ForNode*> enclosing_;
 };
 
+// Whether i64 index arithmetic fits in 32 bits (see KernelInfo::index32).
+class Index32 : public te::IRVisitor {
+ public:
+  bool fits = true;
+  void buffer(const te::Buffer& b) {
+    if (b.dtype() == DType::i64) fits = false;
+    int64_t n = 1;
+    for (int64_t d : b.shape()) {
+      n = d > 0 && n > kLimit / d ? kLimit + 1 : n * d;
+    }
+    fits &= n <= kLimit;
+  }
+
+ protected:
+  static constexpr int64_t kLimit = int64_t{1} << 30;
+  void visit_IntImm(const te::IntImmNode& n, const te::Expr& e) override {
+    fits &= n.dtype != DType::i64 || (n.value > -kLimit && n.value < kLimit);
+  }
+  void visit_Cast(const te::CastNode& n, const te::Expr& e) override {
+    fits &= n.dtype != DType::i64 || !is_float(n.value.dtype());
+    te::IRVisitor::visit_Cast(n, e);
+  }
+  void visit_For(const te::ForNode& n, const te::Stmt& s) override {
+    std::optional<int64_t> ext = te::as_const_int(n.extent);
+    fits &= ext && *ext < kLimit;
+    te::IRVisitor::visit_For(n, s);
+  }
+  void visit_Allocate(const te::AllocateNode& n, const te::Stmt& s) override {
+    buffer(n.buffer);
+    te::IRVisitor::visit_Allocate(n, s);
+  }
+};
+
 }  // namespace
 
 ThreadTag parse_thread_tag(const std::string& tag) {
@@ -207,6 +240,10 @@ absl::StatusOr<KernelInfo> analyse_kernel(const te::PrimFunc& f) {
     return err(str_cat(l.static_shared_bytes, " bytes of shared memory exceed the ",
                        kMaxStaticShared, " a kernel may declare statically"));
   }
+  Index32 idx;
+  for (const te::Buffer& p : f.params) idx.buffer(p);
+  idx.visit(f.body);
+  c.info.index32 = idx.fits;
   Accesses a;
   a.visit(f.body);
   for (const te::Buffer& p : f.params) {

@@ -15,6 +15,10 @@ struct KernelInfo {
   LaunchConfig launch;
   std::set<const te::BufferNode*> shared;      // allocations written by the threads together
   std::set<const te::BufferNode*> read_write;  // parameters the kernel both loads and stores
+  // i64 values can be computed as 32-bit ints: no i64 buffers, no conversions to i64 from
+  // floating point, and every buffer size, loop extent and i64 constant below 2^30 (so index
+  // sums and products of a loop variable with a stride stay below 2^31).
+  bool index32 = false;
 };
 
 // Index 0..2 of "x"/"y"/"z" in a "blockIdx.x"-style tag, and whether it names a block index.

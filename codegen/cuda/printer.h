@@ -21,6 +21,9 @@ class Printer {
 
   // Expressions (cuda_expr.cpp). Values of f16/bf16 type are carried as float.
   std::string expr(const te::Expr& e);
+  // The C type of a value of type t: float for floating point (f16/bf16 travel as float), the
+  // index type for i64 (int when the kernel's index arithmetic fits in 32 bits).
+  std::string scalar_type(DType t) const;
   // The flat row-major element index of buffer[indices].
   te::Expr flat_index(const te::Buffer& b, const std::vector<te::Expr>& indices) const;
 

@@ -46,8 +46,8 @@ TEST_CASE("an elementwise kernel binds blocks and threads and guards the tail", 
   CHECK(k.launch.static_shared_bytes == 0);
   CHECK(contains(k.source, "extern \"C\" __global__ void __launch_bounds__(128) ew("
                            "float* __restrict__ A, float* __restrict__ B)"));
-  CHECK(contains(k.source, "(long long)blockIdx.x"));
-  CHECK(contains(k.source, "(long long)threadIdx.x"));
+  CHECK(contains(k.source, "const int i0_outer = (int)blockIdx.x;"));
+  CHECK(contains(k.source, "const int i0_inner = (int)threadIdx.x;"));
   CHECK(contains(k.source, "tanhf("));
   CHECK(contains(k.source, "erff("));
   CHECK(contains(k.source, "expf("));
@@ -96,6 +96,21 @@ TEST_CASE("math intrinsics, casts and floor division map to CUDA", "[cuda]") {
   }
   CHECK(contains(k.source, "int* __restrict__ I"));
   CHECK(contains(k.source, "unsigned short* __restrict__ H"));
+}
+
+TEST_CASE("index arithmetic is 64-bit where 32 bits could overflow", "[cuda]") {
+  te::Tensor A = te::placeholder({1024}, DType::f32, "A");
+  te::Tensor I = te::placeholder({1024}, DType::i64, "I");
+  te::Tensor B = te::compute(
+      {1024}, [&](te::Var i) { return A(te::minimum(te::maximum(I(i), 0), 1023)); }, "B");
+  te::Schedule s = te::create_schedule({B});
+  auto [bx, tx] = s[B].split(B.axis(0), 256);
+  s[B].bind(bx, "blockIdx.x").bind(tx, "threadIdx.x");
+  CudaKernel k = generate_ok(s, {A, I, B}, "gather");  // an i64 buffer: 64-bit indices
+  INFO(k.source);
+  CHECK(contains(k.source, "long long* __restrict__ I"));
+  CHECK(contains(k.source, "const long long i0_inner = (long long)threadIdx.x;"));
+  CHECK(contains(k.source, "collage_max<long long>("));
 }
 
 TEST_CASE("a vectorized contiguous loop uses float4 loads and stores", "[cuda]") {
