@@ -5,6 +5,7 @@
 
 #include "codegen/cuda/printer.h"
 #include "core/str_cat.h"
+#include "te/arith.h"
 
 namespace collage::codegen::cuda {
 
@@ -116,6 +117,14 @@ std::string Printer::binary(const te::BinaryNode& n) {
   const std::string a = expr(n.a), b = expr(n.b);
   // Integer literals print as int: the helper templates get the operands' type explicitly.
   const std::string targ = str_cat("<", scalar_type(t), ">(");
+  // Floor and C division agree for a non-negative dividend and a positive divisor: most index
+  // arithmetic, and the cheaper form.
+  if ((k == te::ExprKind::FloorDiv || k == te::ExprKind::FloorMod) && !fl) {
+    std::optional<int64_t> d = te::as_const_int(n.b);
+    if (d && *d > 0 && te::arith::bound(n.a, ranges_).lo >= 0) {
+      return str_cat("(", a, k == te::ExprKind::FloorDiv ? " / " : " % ", b, ")");
+    }
+  }
   switch (k) {
     case te::ExprKind::Mod:
       if (fl) return str_cat("fmodf(", a, ", ", b, ")");

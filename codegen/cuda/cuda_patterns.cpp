@@ -104,7 +104,9 @@ bool Printer::try_warp_reduce(const te::ForNode& n) {
                *mn ? str_cat(" + ", *mn) : std::string(), ";"));
   line(str_cat(type, " ", a, " = ", expr(te::reduce_identity(op, t)), ";"));
   thread_vars_.insert(n.var.get());
+  ranges_[n.var.get()] = te::Range{*mn, kWarpSize};
   line(str_cat("if (", v, " < ", *mn + *ext, ") ", a, " = ", expr(part), ";"));
+  ranges_.erase(n.var.get());
   const std::string shfl = str_cat("__shfl_xor_sync(0xffffffffu, ", a, ", off)");
   const std::string combined = op == te::ReduceOp::sum ? str_cat(a, " + ", shfl)
                                : is_float(t)

@@ -188,9 +188,11 @@ void Printer::bound_loop(const te::ForNode& n) {
   const te::VarNode* saved_tag = found == open_tags_.end() ? nullptr : found->second;
   open_tags_[n.thread_tag] = n.var.get();
   if (!tag.block) thread_vars_.insert(n.var.get());
+  ranges_[n.var.get()] = te::Range{0, ext};
   divergent_ += guarded && !tag.block;
   stmt(n.body);
   divergent_ -= guarded && !tag.block;
+  ranges_.erase(n.var.get());
   if (saved_tag) {
     open_tags_[n.thread_tag] = saved_tag;
   } else {
@@ -211,7 +213,10 @@ void Printer::for_loop(const te::ForNode& n) {
   const std::string mn = expr(n.min);
   const std::string end = expr(te::simplify(n.min + n.extent));
   open(str_cat("for (", scalar_type(DType::i64), " ", v, " = ", mn, "; ", v, " < ", end, "; ++", v, ")"));
+  std::optional<int64_t> lo = te::as_const_int(n.min), ext = te::as_const_int(n.extent);
+  if (lo && ext) ranges_[n.var.get()] = te::Range{*lo, *ext};
   stmt(n.body);
+  ranges_.erase(n.var.get());
   close();
 }
 

@@ -243,6 +243,46 @@ absl::StatusOr<GpuKernelDef> gpu_conv2d(const Conv2dShape& c, const MatmulTiling
   return gemm_def(g, t);
 }
 
+absl::StatusOr<GpuKernelDef> gpu_depthwise_conv2d(const Conv2dShape& c, int64_t threads) {
+  if (absl::Status st = check_sizes("gpu_depthwise_conv2d",
+                                    {c.batch, c.in_channels, c.height, c.width, c.kernel_h,
+                                     c.kernel_w, c.stride, threads});
+      !st.ok()) {
+    return st;
+  }
+  const int64_t oh = c.out_height(), ow = c.out_width();
+  if (c.out_channels != c.in_channels || c.pad < 0 || oh <= 0 || ow <= 0 || threads > 1024) {
+    return absl::InvalidArgumentError(str_cat(
+        "gpu_depthwise_conv2d: needs out_channels == in_channels (", c.out_channels, " vs ",
+        c.in_channels, "), a non-negative padding, a non-empty output and at most 1024 threads"));
+  }
+  te::Tensor X = te::placeholder({c.batch, c.in_channels, c.height, c.width}, DType::f32, "X");
+  te::Tensor W = te::placeholder({c.in_channels, 1, c.kernel_h, c.kernel_w}, DType::f32, "W");
+  te::IterVar kh = te::reduce_axis({0, c.kernel_h}, "kh");
+  te::IterVar kw = te::reduce_axis({0, c.kernel_w}, "kw");
+  te::Tensor Y = te::compute(
+      {c.batch, c.in_channels, oh, ow},
+      [&](te::Var n, te::Var ch, te::Var i, te::Var j) {
+        te::Expr ih = i * c.stride + kh.var() - c.pad, iw = j * c.stride + kw.var() - c.pad;
+        te::Expr inside = ih >= 0 && ih < c.height && iw >= 0 && iw < c.width;
+        te::Expr x = X(n, ch, te::maximum(te::minimum(ih, c.height - 1), 0),
+                       te::maximum(te::minimum(iw, c.width - 1), 0));
+        return te::sum(te::select(inside, x, 0.0f) * W(ch, 0, kh, kw), {kh, kw});
+      },
+      "Y");
+  GpuKernelDef def{te::create_schedule({Y}), {X, W, Y}};
+  te::Schedule& s = def.schedule;
+  te::Tensor Yl = s.cache_write(Y);
+  te::Stage st = s[Y];
+  te::IterVar f = st.fuse(st.fuse(st.fuse(Y.axis(0), Y.axis(1)), Y.axis(2)), Y.axis(3));
+  auto [b, t] = st.split(f, threads);
+  st.bind(b, "blockIdx.x").bind(t, "threadIdx.x");
+  s[Yl].compute_at(st, t);
+  s[Yl].unroll(Yl.reduce_axis(0)).unroll(Yl.reduce_axis(1));
+  if (!s.status().ok()) return s.status();
+  return def;
+}
+
 absl::StatusOr<GpuKernelDef> gpu_elementwise(const te::Tensor& out,
                                              const std::vector<te::Tensor>& inputs,
                                              int64_t threads) {

@@ -61,6 +61,12 @@ struct Conv2dShape {
 // of NCHW [N, O, oh, ow]). InvalidArgument for non-positive sizes or an empty output.
 absl::StatusOr<GpuKernelDef> gpu_conv2d(const Conv2dShape& shape, const MatmulTiling& tiling = {});
 
+// Depthwise convolution (NCHW, one kh x kw filter per channel, multiplier 1): each thread
+// computes one output element, accumulating in a register over the (unrolled) filter window.
+// Arguments: X [N, C, H, W], W [C, 1, kh, kw], Y [N, C, oh, ow]. `shape.out_channels` must equal
+// `shape.in_channels`.
+absl::StatusOr<GpuKernelDef> gpu_depthwise_conv2d(const Conv2dShape& shape, int64_t threads = 256);
+
 // `out` and every compute it reads that is not in `inputs` must be elementwise (each element of
 // `out` reads its inputs at its own coordinates or broadcasts); the intermediates are inlined and
 // the output's elements are spread over blocks of `threads` threads, 4 per thread (float4) when

@@ -153,6 +153,33 @@ inline std::vector<float> conv2d_reference(const std::vector<float>& x, const st
   return y;
 }
 
+// Depthwise NCHW convolution (one filter per channel).
+inline std::vector<float> depthwise_reference(const std::vector<float>& x,
+                                              const std::vector<float>& w,
+                                              const codegen::cuda::Conv2dShape& c) {
+  const int64_t oh = c.out_height(), ow = c.out_width();
+  std::vector<float> y(c.batch * c.in_channels * oh * ow);
+  for (int64_t n = 0; n < c.batch; ++n) {
+    for (int64_t ch = 0; ch < c.in_channels; ++ch) {
+      for (int64_t i = 0; i < oh; ++i) {
+        for (int64_t j = 0; j < ow; ++j) {
+          double s = 0;
+          for (int64_t kh = 0; kh < c.kernel_h; ++kh) {
+            for (int64_t kw = 0; kw < c.kernel_w; ++kw) {
+              const int64_t ih = i * c.stride + kh - c.pad, iw = j * c.stride + kw - c.pad;
+              if (ih < 0 || ih >= c.height || iw < 0 || iw >= c.width) continue;
+              s += double(x[((n * c.in_channels + ch) * c.height + ih) * c.width + iw]) *
+                   w[(ch * c.kernel_h + kh) * c.kernel_w + kw];
+            }
+          }
+          y[((n * c.in_channels + ch) * oh + i) * ow + j] = static_cast<float>(s);
+        }
+      }
+    }
+  }
+  return y;
+}
+
 // max |a - b| / max(|b|, 1e-3) (inf on a size mismatch or a NaN).
 inline double max_rel_error(const std::vector<float>& a, const std::vector<float>& b) {
   if (a.size() != b.size()) return INFINITY;

@@ -106,6 +106,26 @@ TEST_CASE("conv2d as an implicit GEMM runs on the GPU", "[cuda][gpu]") {
   CHECK(testing::max_scaled_error(y, testing::conv2d_reference(x, w, cs)) < 1e-5);
 }
 
+TEST_CASE("depthwise conv2d runs on the GPU", "[cuda][gpu]") {
+  std::unique_ptr<CudaDevice> dev = device_or_skip();
+  if (!dev) return;
+  codegen::cuda::Conv2dShape cs;  // a MobileNetV2 depthwise layer
+  cs.batch = 1;
+  cs.in_channels = cs.out_channels = 144;
+  cs.height = cs.width = 56;
+  cs.kernel_h = cs.kernel_w = 3;
+  cs.stride = 2;
+  cs.pad = 1;
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_depthwise_conv2d(cs);
+  REQUIRE(def.ok());
+  testing::GpuCompiled c = compile_for(*dev, *def, "depthwise");
+  std::vector<float> x = testing::random_values(144 * 56 * 56, 15);
+  std::vector<float> w = testing::random_values(144 * 9, 16);
+  std::vector<float> y(144 * cs.out_height() * cs.out_width(), NAN);
+  REQUIRE(dev->run(c.image, {host(x), host(w), host(y)}).ok());
+  CHECK(testing::max_scaled_error(y, testing::depthwise_reference(x, w, cs)) < 1e-5);
+}
+
 TEST_CASE("an elementwise chain runs on the GPU", "[cuda][gpu]") {
   std::unique_ptr<CudaDevice> dev = device_or_skip();
   if (!dev) return;

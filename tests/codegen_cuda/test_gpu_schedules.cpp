@@ -130,6 +130,38 @@ TEST_CASE("conv2d gathers the im2col view straight into the shared tile", "[cuda
   CHECK(bad.status().code() == absl::StatusCode::kInvalidArgument);
 }
 
+TEST_CASE("depthwise conv2d accumulates its window in a register", "[cuda][schedule]") {
+  codegen::cuda::Conv2dShape cs;
+  cs.batch = 2;
+  cs.in_channels = cs.out_channels = 5;
+  cs.height = 10;
+  cs.width = 7;
+  cs.kernel_h = cs.kernel_w = 3;
+  cs.stride = 2;
+  cs.pad = 1;
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_depthwise_conv2d(cs, 128);
+  REQUIRE(def.ok());
+  GpuCompiled c = compile_gpu(*def, "depthwise");
+  const std::string& src = c.kernel.source;
+  INFO(src);
+  CHECK(contains(src, "__align__(16) float Y_local[1];"));
+  CHECK_FALSE(contains(src, "__shared__"));
+  // The fused index is non-negative: C division, not the floor-division helper.
+  CHECK_FALSE(contains(src, "collage_floordiv<int>("));
+  CHECK(contains(src, " / 4)"));
+  const int64_t outputs = 2 * 5 * cs.out_height() * cs.out_width();
+  CHECK(c.kernel.launch.grid[0] == (outputs + 127) / 128);
+  std::vector<float> x = random_values(2 * 5 * 10 * 7, 19), w = random_values(5 * 9, 20);
+  std::vector<float> y(outputs, NAN);
+  testing::run_on_cpu(c.func, {x.data(), w.data(), y.data()});
+  CHECK(testing::max_scaled_error(y, testing::depthwise_reference(x, w, cs)) < 1e-6);
+
+  cs.out_channels = 6;
+  absl::StatusOr<GpuKernelDef> bad = codegen::cuda::gpu_depthwise_conv2d(cs);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(contains(std::string(bad.status().message()), "out_channels == in_channels (6 vs 5)"));
+}
+
 TEST_CASE("a matmul tiling that does not fit its thread tile is refused", "[cuda][schedule]") {
   codegen::cuda::MatmulTiling t;
   t.thread_m = 3;
