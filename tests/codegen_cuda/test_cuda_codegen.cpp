@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "codegen/cuda/cuda_codegen.h"
+#include "codegen/cuda/gpu_schedules.h"
 #include "collage/schedule.h"
 
 namespace collage {
@@ -183,6 +184,48 @@ TEST_CASE("GPU-incompatible loop IR is refused with InvalidArgument", "[cuda]") 
     s[B].bind(B.axis(0), "threadIdx.x").bind(B.axis(1), "threadIdx.x");
     expect_error(s, "(mismatched bindings");
   }
+}
+
+TEST_CASE("a barrier under a thread-dependent condition is refused", "[cuda]") {
+  // for tx in threadIdx.x(64): if (tx < 10) { shared S[64]; for t in threadIdx.x(64): S[t] = A[t];
+  //                                           out[tx] = S[63 - tx] }
+  te::Buffer A("A", DType::f32, {64}), out("out", DType::f32, {64}), S("S", DType::f32, {64});
+  te::Var tx("tx"), t("t");
+  te::Stmt fill = te::make_for(t, 0, 64, te::ForKind::thread_bound,
+                               te::make_store(S, {t}, te::load(A, {t})), "threadIdx.x");
+  te::Stmt use = te::make_store(out, {tx}, te::load(S, {te::Expr(63) - tx}));
+  te::Stmt body = te::make_if(tx < 10, te::make_allocate(S, te::make_seq({fill, use})));
+  te::PrimFunc f{"divergent", {A, out},
+                 te::make_for(tx, 0, 64, te::ForKind::thread_bound, body, "threadIdx.x")};
+  absl::StatusOr<CudaKernel> k = generate_cuda(f);
+  REQUIRE_FALSE(k.ok());
+  CHECK(k.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(contains(std::string(k.status().message()),
+                 "sits under a condition that depends on the thread index"));
+
+  // The same kernel without the condition is fine: S is shared and fenced by barriers.
+  f.body = te::make_for(tx, 0, 64, te::ForKind::thread_bound,
+                        te::make_allocate(S, te::make_seq({fill, use})), "threadIdx.x");
+  absl::StatusOr<CudaKernel> ok = generate_cuda(f);
+  INFO((ok.ok() ? ok->source : std::string(ok.status().message())));
+  REQUIRE(ok.ok());
+  CHECK(contains(ok->source, "__shared__ __align__(16) float S[64];"));
+  CHECK(ok->launch.static_shared_bytes == 256);
+  CHECK(contains(ok->source, "__syncthreads();"));
+}
+
+TEST_CASE("more static shared memory than a kernel may declare is refused", "[cuda]") {
+  codegen::cuda::MatmulTiling t;
+  t.block_k = 128;  // (64x128 + 128x64) floats = 64 KiB
+  absl::StatusOr<codegen::cuda::GpuKernelDef> def = codegen::cuda::gpu_matmul(256, 256, 256, t);
+  REQUIRE(def.ok());
+  absl::StatusOr<te::PrimFunc> f = codegen::cuda::lower_gpu(*def, "big_tiles");
+  REQUIRE(f.ok());
+  absl::StatusOr<CudaKernel> k = generate_cuda(*f);
+  REQUIRE_FALSE(k.ok());
+  CHECK(k.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(contains(std::string(k.status().message()),
+                 "65536 bytes of shared memory exceed the 49152"));
 }
 
 TEST_CASE("a kernel name that is not a C identifier is refused", "[cuda]") {
