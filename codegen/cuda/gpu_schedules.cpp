@@ -80,7 +80,7 @@ struct GemmSpec {
   std::vector<te::Tensor> inputs;  // kernel parameters before C
   std::function<te::Expr(te::Expr b, te::Expr i, te::Expr r)> a;
   std::function<te::Expr(te::Expr b, te::Expr r, te::Expr j)> b;
-  DenseEpilogue epilogue;  // 2-D only: C[i, j] = epilogue(acc[i, j], i, j)
+  DenseEpilogue epilogue;  // C[(b,) i, j] = epilogue(acc[(b,) i, j], i, j)
 };
 
 absl::StatusOr<GpuKernelDef> gemm_def(const GemmSpec& g, const MatmulTiling& t) {
@@ -124,7 +124,11 @@ absl::StatusOr<GpuKernelDef> gemm_def(const GemmSpec& g, const MatmulTiling& t) 
   te::Tensor C = acc;
   if (g.epilogue) {
     C = te::compute(
-        {g.m, g.n}, [&](te::Var i, te::Var j) { return g.epilogue(acc(i, j), i, j); }, "C");
+        shape(g.m, g.n),
+        [&](const std::vector<te::Var>& v) {
+          return g.epilogue(at(acc, v, v[o], v[o + 1]), v[o], v[o + 1]);
+        },
+        "C");
     if (C.dtype() != DType::f32) {
       return absl::InvalidArgumentError(str_cat(what, ": the epilogue gives ",
                                                 dtype_name(C.dtype()), ", expected f32"));
@@ -201,7 +205,9 @@ absl::StatusOr<GpuKernelDef> gpu_batch_matmul(int64_t batch, int64_t m, int64_t 
   return gemm_def(plain_gemm("gpu_batch_matmul", batch, m, n, k), t);
 }
 
-absl::StatusOr<GpuKernelDef> gpu_conv2d(const Conv2dShape& c, const MatmulTiling& t) {
+absl::StatusOr<GpuKernelDef> gpu_conv2d(const Conv2dShape& c,
+                                        const std::vector<te::Tensor>& extra_inputs,
+                                        const DenseEpilogue& epilogue, const MatmulTiling& t) {
   if (absl::Status st = check_sizes("gpu_conv2d", {c.batch, c.in_channels, c.height, c.width,
                                                    c.out_channels, c.kernel_h, c.kernel_w,
                                                    c.stride});
@@ -225,6 +231,8 @@ absl::StatusOr<GpuKernelDef> gpu_conv2d(const Conv2dShape& c, const MatmulTiling
   g.n = oh * ow;
   g.k = c.in_channels * khw;
   g.inputs = {X, W};
+  g.inputs.insert(g.inputs.end(), extra_inputs.begin(), extra_inputs.end());
+  g.epilogue = epilogue;
   // A = the weights as [out_channels, in_channels * kh * kw].
   g.a = [=](te::Expr, te::Expr o, te::Expr r) {
     return W(o, te::floordiv(r, khw), te::floordiv(te::floormod(r, khw), c.kernel_w),

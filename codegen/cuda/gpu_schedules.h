@@ -57,9 +57,14 @@ struct Conv2dShape {
 };
 // Convolution as an implicit GEMM per image: [out_channels, C*kh*kw] weights times the im2col
 // view of the image, gathered straight into the shared-memory tile (no im2col buffer), with
-// gpu_matmul's tiling. Arguments: X [N, C, H, W], W [O, C, kh, kw], Y [N, O, oh * ow] (the bytes
-// of NCHW [N, O, oh, ow]). InvalidArgument for non-positive sizes or an empty output.
-absl::StatusOr<GpuKernelDef> gpu_conv2d(const Conv2dShape& shape, const MatmulTiling& tiling = {});
+// gpu_matmul's tiling. An epilogue, when given, is applied per output element as in gpu_dense
+// with i = the output channel and j = the pixel (oh * ow index), e.g. bias[i] and relu.
+// Arguments: X [N, C, H, W], W [O, C, kh, kw], extra_inputs..., Y [N, O, oh * ow] (the bytes of
+// NCHW [N, O, oh, ow]). InvalidArgument for non-positive sizes or an empty output.
+absl::StatusOr<GpuKernelDef> gpu_conv2d(const Conv2dShape& shape,
+                                        const std::vector<te::Tensor>& extra_inputs = {},
+                                        const DenseEpilogue& epilogue = nullptr,
+                                        const MatmulTiling& tiling = {});
 
 // Depthwise convolution (NCHW, one kh x kw filter per channel, multiplier 1): each thread
 // computes one output element, accumulating in a register over the (unrolled) filter window.

@@ -96,14 +96,18 @@ TEST_CASE("conv2d as an implicit GEMM runs on the GPU", "[cuda][gpu]") {
   cs.out_channels = 64;
   cs.kernel_h = cs.kernel_w = 3;
   cs.pad = 1;
-  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_conv2d(cs);
+  te::Tensor bias = te::placeholder({64}, DType::f32, "bias");
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_conv2d(
+      cs, {bias}, [&](te::Expr acc, te::Var o, te::Var) { return te::maximum(acc + bias(o), 0.0f); });
   REQUIRE(def.ok());
-  testing::GpuCompiled c = compile_for(*dev, *def, "conv2d");
+  testing::GpuCompiled c = compile_for(*dev, *def, "conv2d_bias_relu");
   std::vector<float> x = testing::random_values(2 * 64 * 56 * 56, 13);
   std::vector<float> w = testing::random_values(64 * 64 * 9, 14);
-  std::vector<float> y(2 * 64 * 56 * 56, NAN);
-  REQUIRE(dev->run(c.image, {host(x), host(w), host(y)}).ok());
-  CHECK(testing::max_scaled_error(y, testing::conv2d_reference(x, w, cs)) < 1e-5);
+  std::vector<float> bv = testing::random_values(64, 17), y(2 * 64 * 56 * 56, NAN);
+  REQUIRE(dev->run(c.image, {host(x), host(w), host(bv), host(y)}).ok());
+  std::vector<float> ref = testing::conv2d_reference(x, w, cs);
+  for (size_t i = 0; i < ref.size(); ++i) ref[i] = std::max(ref[i] + bv[(i / (56 * 56)) % 64], 0.0f);
+  CHECK(testing::max_scaled_error(y, ref) < 1e-5);
 }
 
 TEST_CASE("depthwise conv2d runs on the GPU", "[cuda][gpu]") {

@@ -124,6 +124,19 @@ TEST_CASE("conv2d gathers the im2col view straight into the shared tile", "[cuda
   testing::run_on_cpu(c.func, {x.data(), w.data(), y.data()});
   CHECK(testing::max_scaled_error(y, testing::conv2d_reference(x, w, cs)) < 1e-5);
 
+  // With a bias and relu epilogue.
+  te::Tensor bias = te::placeholder({8}, DType::f32, "bias");
+  absl::StatusOr<GpuKernelDef> fused = codegen::cuda::gpu_conv2d(
+      cs, {bias}, [&](te::Expr acc, te::Var o, te::Var) { return te::maximum(acc + bias(o), 0.0f); });
+  REQUIRE(fused.ok());
+  GpuCompiled cf = compile_gpu(*fused, "conv2d_bias_relu");
+  std::vector<float> bv = random_values(8, 21), yf(y.size(), NAN);
+  testing::run_on_cpu(cf.func, {x.data(), w.data(), bv.data(), yf.data()});
+  std::vector<float> ref = testing::conv2d_reference(x, w, cs);
+  const int64_t pixels = cs.out_height() * cs.out_width();
+  for (size_t i = 0; i < ref.size(); ++i) ref[i] = std::max(ref[i] + bv[(i / pixels) % 8], 0.0f);
+  CHECK(testing::max_scaled_error(yf, ref) < 1e-5);
+
   cs.pad = -1;
   absl::StatusOr<GpuKernelDef> bad = codegen::cuda::gpu_conv2d(cs);
   REQUIRE_FALSE(bad.ok());
