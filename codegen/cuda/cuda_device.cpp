@@ -203,4 +203,9 @@ absl::StatusOr<DeviceInfo> probe_cuda_device() {
   return (*dev)->info();
 }
 
+int preferred_cuda_arch() {
+  absl::StatusOr<DeviceInfo> info = probe_cuda_device();
+  return info.ok() ? info->compute_capability : NvrtcOptions().arch;
+}
+
 }  // namespace collage::codegen::cuda

@@ -55,4 +55,8 @@ class CudaDevice {
 // The first device's description, or the reason there is none (as CudaDevice::open).
 absl::StatusOr<DeviceInfo> probe_cuda_device();
 
+// The architecture to compile for: device 0's compute capability when there is a usable device,
+// else 90 (sm_90, H100/H200), the default of NvrtcOptions.
+int preferred_cuda_arch();
+
 }  // namespace collage::codegen::cuda

@@ -37,9 +37,11 @@ TEST_CASE("the device probe names the GPU or says why there is none", "[cuda][gp
   if (!info.ok()) {
     CHECK(info.status().code() == absl::StatusCode::kFailedPrecondition);
     CHECK_FALSE(info.status().message().empty());
+    CHECK(codegen::cuda::preferred_cuda_arch() == 90);
     WARN("SKIPPED (no usable CUDA device): " << info.status().message());
     return;
   }
+  CHECK(codegen::cuda::preferred_cuda_arch() == info->compute_capability);
   CHECK_FALSE(info->name.empty());
   CHECK(info->compute_capability >= 50);
   CHECK(info->total_memory > 0);
