@@ -21,9 +21,12 @@ absl::Status check_sizes(const char* what, std::initializer_list<int64_t> sizes)
 
 // Stage `t` computed by the ty x tx threads of a block together (a tile staged in shared
 // memory): its matrix axes (first, first + 1) fused and spread over threadIdx.y/x.
+// Rows are copied 4 elements at a time (one float4 where the addresses are aligned).
 void cooperative_load(te::Schedule& s, const te::Tensor& t, int first, int64_t ty, int64_t tx) {
   te::Stage st = s[t];
-  te::IterVar f = st.fuse(t.axis(first), t.axis(first + 1));
+  auto [col, lanes] = st.split(t.axis(first + 1), 4);
+  st.vectorize(lanes);
+  te::IterVar f = st.fuse(t.axis(first), col);
   auto [f1, x] = st.split(f, tx);
   auto [f2, y] = st.split(f1, ty);
   st.bind(y, "threadIdx.y").bind(x, "threadIdx.x");

@@ -38,6 +38,10 @@ TEST_CASE("matmul stages tiles in shared memory and accumulates in registers", "
   CHECK(contains(src, "__align__(16) float C_local[16];"));  // the 4x4 register tile
   CHECK(count(src, "__syncthreads();") >= 2);
   CHECK(contains(src, "#pragma unroll"));
+  // Tile loads move float4s (K and N are multiples of 4, so every row starts aligned).
+  CHECK(contains(src, "*reinterpret_cast<const float4*>(&A["));
+  CHECK(contains(src, "*reinterpret_cast<const float4*>(&B["));
+  CHECK(contains(src, "*reinterpret_cast<float4*>(&A_shared["));
 
   std::vector<float> a = random_values(m * k, 1), b = random_values(k * n, 2), out(m * n, NAN);
   testing::run_on_cpu(c.func, {a.data(), b.data(), out.data()});
@@ -49,7 +53,11 @@ TEST_CASE("matmul with sizes that do not divide the tiles", "[cuda][schedule]") 
   absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_matmul(m, n, k);
   REQUIRE(def.ok());
   GpuCompiled c = compile_gpu(*def, "matmul_tail");
+  INFO(c.kernel.source);
   CHECK(c.kernel.launch.grid == std::array<int64_t, 3>{1, 2, 1});
+  // Rows of 19 and 45 floats are not 16-byte aligned: scalar copies.
+  CHECK_FALSE(contains(c.kernel.source, "const float4*>(&A["));
+  CHECK_FALSE(contains(c.kernel.source, "const float4*>(&B["));
   std::vector<float> a = random_values(m * k, 3), b = random_values(k * n, 4), out(m * n, NAN);
   testing::run_on_cpu(c.func, {a.data(), b.data(), out.data()});
   CHECK(testing::max_scaled_error(out, testing::matmul_reference(a, b, m, n, k)) < 1e-5);
