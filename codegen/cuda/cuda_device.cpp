@@ -107,7 +107,9 @@ CudaDevice::~CudaDevice() {
   if (impl_->context) impl_->driver.ctx_release(impl_->device);
 }
 
-const DeviceInfo& CudaDevice::info() const { return impl_->info; }
+const DeviceInfo& CudaDevice::info() const {
+  return impl_->info;
+}
 
 absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::open(int ordinal) {
   auto impl = std::make_unique<Impl>();
@@ -144,15 +146,16 @@ absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::open(int ordinal) {
 absl::Status CudaDevice::run(const CompiledCuda& kernel, const std::vector<HostBuffer>& args) {
   Driver& d = impl_->driver;
   auto fail = [&](const char* what, CUresult r) {
-    return absl::InternalError(str_cat("cuda kernel '", kernel.name, "': ", what, ": ", d.error(r)));
+    return absl::InternalError(
+        str_cat("cuda kernel '", kernel.name, "': ", what, ": ", d.error(r)));
   };
   if (CUresult r = d.ctx_set_current(impl_->context); r != CUDA_SUCCESS) {
     return fail("cuCtxSetCurrent", r);
   }
   if (kernel.kind == ImageKind::cubin && kernel.arch / 10 != impl_->info.compute_capability / 10) {
-    return absl::InvalidArgumentError(
-        str_cat("cuda kernel '", kernel.name, "': compiled for sm_", kernel.arch,
-                ", device ", impl_->info.name, " is sm_", impl_->info.compute_capability));
+    return absl::InvalidArgumentError(str_cat("cuda kernel '", kernel.name, "': compiled for sm_",
+                                              kernel.arch, ", device ", impl_->info.name, " is sm_",
+                                              impl_->info.compute_capability));
   }
   CUmodule module = nullptr;
   if (CUresult r = d.module_load(&module, kernel.image.data()); r != CUDA_SUCCESS) {
@@ -162,8 +165,8 @@ absl::Status CudaDevice::run(const CompiledCuda& kernel, const std::vector<HostB
   absl::Status status = [&]() -> absl::Status {
     CUfunction fn = nullptr;
     if (CUresult r = d.module_function(&fn, module, kernel.name.c_str()); r != CUDA_SUCCESS) {
-      return absl::InvalidArgumentError(str_cat("cuda kernel '", kernel.name,
-                                                "' is not in its image: ", d.error(r)));
+      return absl::InvalidArgumentError(
+          str_cat("cuda kernel '", kernel.name, "' is not in its image: ", d.error(r)));
     }
     for (size_t i = 0; i < args.size(); ++i) {
       if (CUresult r = d.mem_alloc(&ptrs[i], std::max<size_t>(args[i].bytes, 1)); r != CUDA_SUCCESS)
@@ -175,10 +178,11 @@ absl::Status CudaDevice::run(const CompiledCuda& kernel, const std::vector<HostB
     std::vector<void*> params;
     for (CUdeviceptr& p : ptrs) params.push_back(&p);
     const LaunchConfig& l = kernel.launch;
-    if (CUresult r = d.launch(fn, static_cast<unsigned>(l.grid[0]), static_cast<unsigned>(l.grid[1]),
-                              static_cast<unsigned>(l.grid[2]), static_cast<unsigned>(l.block[0]),
-                              static_cast<unsigned>(l.block[1]), static_cast<unsigned>(l.block[2]),
-                              0, nullptr, params.data(), nullptr);
+    if (CUresult r =
+            d.launch(fn, static_cast<unsigned>(l.grid[0]), static_cast<unsigned>(l.grid[1]),
+                     static_cast<unsigned>(l.grid[2]), static_cast<unsigned>(l.block[0]),
+                     static_cast<unsigned>(l.block[1]), static_cast<unsigned>(l.block[2]), 0,
+                     nullptr, params.data(), nullptr);
         r != CUDA_SUCCESS) {
       return fail("cuLaunchKernel", r);
     }

@@ -130,7 +130,8 @@ std::string Printer::binary(const te::BinaryNode& n) {
       if (fl) return str_cat("fmodf(", a, ", ", b, ")");
       break;
     case te::ExprKind::FloorDiv:
-      return fl ? str_cat("floorf(", a, " / ", b, ")") : str_cat("collage_floordiv", targ, a, ", ", b, ")");
+      return fl ? str_cat("floorf(", a, " / ", b, ")")
+                : str_cat("collage_floordiv", targ, a, ", ", b, ")");
     case te::ExprKind::FloorMod:
       return fl ? str_cat("(", a, " - floorf(", a, " / ", b, ") * ", b, ")")
                 : str_cat("collage_floormod", targ, a, ", ", b, ")");
@@ -224,7 +225,8 @@ std::string Printer::expr(const te::Expr& e) {
       return call(*e.as<te::CallNode>());
     case te::ExprKind::Load: {
       const auto* l = e.as<te::LoadNode>();
-      std::string ref = str_cat(buf(l->buffer.get()), "[", expr(flat_index(l->buffer, l->indices)), "]");
+      std::string ref =
+          str_cat(buf(l->buffer.get()), "[", expr(flat_index(l->buffer, l->indices)), "]");
       if (l->buffer.dtype() == DType::f16) return str_cat("collage_h2f(", ref, ")");
       if (l->buffer.dtype() == DType::bf16) return str_cat("collage_bf2f(", ref, ")");
       return ref;

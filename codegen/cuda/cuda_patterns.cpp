@@ -83,8 +83,7 @@ bool Printer::try_warp_reduce(const te::ForNode& n) {
     return l && l->buffer.same_as(st->buffer) && same_indices(l->indices, st->indices);
   };
   const te::Expr part = is_acc(b->a) ? b->b : is_acc(b->b) ? b->a : te::Expr();
-  if (!part.defined() || !te::uses_var(part, n.var.get()) ||
-      loads_buffer(part, st->buffer.get())) {
+  if (!part.defined() || !te::uses_var(part, n.var.get()) || loads_buffer(part, st->buffer.get())) {
     return false;
   }
   for (const te::Expr& i : st->indices) {
@@ -100,22 +99,22 @@ bool Printer::try_warp_reduce(const te::ForNode& n) {
   open("");
   line(str_cat("// loop '", n.var.name(), "' (", *ext, " iterations) as a warp reduction"));
   line(str_cat("const ", scalar_type(DType::i64), " ", v, " = (", scalar_type(DType::i64),
-               ")(threadIdx.x & 31u)",
-               *mn ? str_cat(" + ", *mn) : std::string(), ";"));
+               ")(threadIdx.x & 31u)", *mn ? str_cat(" + ", *mn) : std::string(), ";"));
   line(str_cat(type, " ", a, " = ", expr(te::reduce_identity(op, t)), ";"));
   thread_vars_.insert(n.var.get());
   ranges_[n.var.get()] = te::Range{*mn, kWarpSize};
   line(str_cat("if (", v, " < ", *mn + *ext, ") ", a, " = ", expr(part), ";"));
   ranges_.erase(n.var.get());
   const std::string shfl = str_cat("__shfl_xor_sync(0xffffffffu, ", a, ", off)");
-  const std::string combined = op == te::ReduceOp::sum ? str_cat(a, " + ", shfl)
-                               : is_float(t)
-                                   ? str_cat(op == te::ReduceOp::max ? "collage_fmax(" : "collage_fmin(",
-                                             a, ", ", shfl, ")")
-                                   : str_cat(op == te::ReduceOp::max ? "collage_max<" : "collage_min<",
-                                             type, ">(", a, ", ", shfl, ")");
+  const std::string combined =
+      op == te::ReduceOp::sum ? str_cat(a, " + ", shfl)
+      : is_float(t)
+          ? str_cat(op == te::ReduceOp::max ? "collage_fmax(" : "collage_fmin(", a, ", ", shfl, ")")
+          : str_cat(op == te::ReduceOp::max ? "collage_max<" : "collage_min<", type, ">(", a, ", ",
+                    shfl, ")");
   line(str_cat("for (int off = 16; off > 0; off >>= 1) ", a, " = ", combined, ";"));
-  store(*te::make_store(st->buffer, st->indices, te::make_binary(b->kind, te::load(st->buffer, st->indices), acc))
+  store(*te::make_store(st->buffer, st->indices,
+                        te::make_binary(b->kind, te::load(st->buffer, st->indices), acc))
              .as<te::StoreNode>());
   close();
   return true;
@@ -147,8 +146,8 @@ bool Printer::try_vector_store(const te::ForNode& n) {
   const std::string loop = var(v);
   te::VarMap at_min{{v, te::make_int(DType::i64, *mn)}};
   open("");
-  line(str_cat("// vectorized loop '", n.var.name(), "' (", lanes, " lanes) as ", vec,
-               " accesses"));
+  line(
+      str_cat("// vectorized loop '", n.var.name(), "' (", lanes, " lanes) as ", vec, " accesses"));
   // One vector per distinct (buffer, address): loads of the same element share it.
   struct VectorLoad {
     const te::BufferNode* buffer;

@@ -60,14 +60,13 @@ __device__ __forceinline__ float collage_sigmoid(float x) { return 1.0f / (1.0f 
 
 bool reserved(const std::string& n) {
   static const std::set<std::string> kWords = {
-      "auto",     "bool",      "break",    "case",     "char",      "const",    "continue",
-      "default",  "do",        "double",   "else",     "enum",      "extern",   "float",
-      "for",      "goto",      "if",       "int",      "long",      "register", "return",
-      "short",    "signed",    "sizeof",   "static",   "struct",    "switch",   "typedef",
-      "union",    "unsigned",  "void",     "volatile", "while",     "class",    "new",
-      "delete",   "this",      "template", "typename", "namespace", "private",  "public",
-      "operator", "true",      "false",    "threadIdx", "blockIdx", "blockDim", "gridDim",
-      "warpSize", "asm",       "inline",   "try",      "catch",     "throw",    "virtual"};
+      "auto",    "bool",     "break",    "case",     "char",   "const",     "continue", "default",
+      "do",      "double",   "else",     "enum",     "extern", "float",     "for",      "goto",
+      "if",      "int",      "long",     "register", "return", "short",     "signed",   "sizeof",
+      "static",  "struct",   "switch",   "typedef",  "union",  "unsigned",  "void",     "volatile",
+      "while",   "class",    "new",      "delete",   "this",   "template",  "typename", "namespace",
+      "private", "public",   "operator", "true",     "false",  "threadIdx", "blockIdx", "blockDim",
+      "gridDim", "warpSize", "asm",      "inline",   "try",    "catch",     "throw",    "virtual"};
   return kWords.count(n) > 0 || n.rfind("collage_", 0) == 0;
 }
 
@@ -155,9 +154,10 @@ bool Printer::thread_dependent(const te::Expr& e) const {
 
 void Printer::barrier() {
   if (divergent_ > 0) {
-    fail("a statement that writes shared memory sits under a condition that depends on the "
-         "thread index, so its __syncthreads() would not be reached by every thread (make the "
-         "thread loops' extents divide the tile, or move the guard inside)");
+    fail(
+        "a statement that writes shared memory sits under a condition that depends on the "
+        "thread index, so its __syncthreads() would not be reached by every thread (make the "
+        "thread loops' extents divide the tile, or move the guard inside)");
     return;
   }
   if (!last_was_barrier_) line("__syncthreads();");
@@ -180,8 +180,8 @@ void Printer::bound_loop(const te::ForNode& n) {
   const std::string v = var(n.var.get());
   open("");
   const std::string it = scalar_type(DType::i64);
-  text(str_cat("const ", it, " ", v, " = (", it, ")", n.thread_tag, ";  // loop '",
-               n.var.name(), "', extent ", ext));
+  text(str_cat("const ", it, " ", v, " = (", it, ")", n.thread_tag, ";  // loop '", n.var.name(),
+               "', extent ", ext));
   const bool guarded = ext < dim;
   if (guarded) open(str_cat("if (", v, " < ", ext, ")"));
   auto found = open_tags_.find(n.thread_tag);
@@ -212,7 +212,8 @@ void Printer::for_loop(const te::ForNode& n) {
   }
   const std::string mn = expr(n.min);
   const std::string end = expr(te::simplify(n.min + n.extent));
-  open(str_cat("for (", scalar_type(DType::i64), " ", v, " = ", mn, "; ", v, " < ", end, "; ++", v, ")"));
+  open(str_cat("for (", scalar_type(DType::i64), " ", v, " = ", mn, "; ", v, " < ", end, "; ++", v,
+               ")"));
   std::optional<int64_t> lo = te::as_const_int(n.min), ext = te::as_const_int(n.extent);
   if (lo && ext) ranges_[n.var.get()] = te::Range{*lo, *ext};
   stmt(n.body);
@@ -253,8 +254,8 @@ void Printer::allocate(const te::AllocateNode& n) {
   for (int64_t d : n.buffer.shape()) elems *= d;
   const bool shared = info_.shared.count(n.buffer.get()) > 0;
   open("");
-  text(str_cat(shared ? "__shared__ " : "", "__align__(16) ", cuda_type_name(n.buffer.dtype()),
-               " ", buf(n.buffer.get()), "[", std::max<int64_t>(elems, 1), "];",
+  text(str_cat(shared ? "__shared__ " : "", "__align__(16) ", cuda_type_name(n.buffer.dtype()), " ",
+               buf(n.buffer.get()), "[", std::max<int64_t>(elems, 1), "];",
                shared ? "  // written by the block's threads together" : ""));
   stmt(n.body);
   close();
@@ -271,8 +272,7 @@ void Printer::stmt(const te::Stmt& s) {
       const auto* l = s.as<te::LetNode>();
       open("");
       const DType t = l->value.dtype();
-      line(str_cat("const ", scalar_type(t), " ",
-                   var(l->var.get()), " = ", expr(l->value), ";"));
+      line(str_cat("const ", scalar_type(t), " ", var(l->var.get()), " = ", expr(l->value), ";"));
       if (thread_dependent(l->value)) thread_vars_.insert(l->var.get());
       stmt(l->body);
       close();

@@ -37,8 +37,8 @@ te::Expr strided_part(te::ReduceOp op, int64_t cols, const te::Var& t,
                       const std::function<te::Expr(te::Expr)>& value, const std::string& name) {
   te::IterVar k = te::reduce_axis({0, (cols + kWarp - 1) / kWarp}, name);
   te::Expr c = k.var() * kWarp + t;
-  te::Expr v = te::select(c < cols, value(te::minimum(c, cols - 1)),
-                          te::reduce_identity(op, DType::f32));
+  te::Expr v =
+      te::select(c < cols, value(te::minimum(c, cols - 1)), te::reduce_identity(op, DType::f32));
   switch (op) {
     case te::ReduceOp::sum:
       return te::sum(v, {k});
@@ -111,12 +111,10 @@ absl::StatusOr<GpuKernelDef> gemm_def(const GemmSpec& g, const MatmulTiling& t) 
   };
   te::Tensor As = te::compute(
       shape(g.m, g.k),
-      [&](const std::vector<te::Var>& v) { return g.a(batch_of(v), v[o], v[o + 1]); },
-      "A_shared");
+      [&](const std::vector<te::Var>& v) { return g.a(batch_of(v), v[o], v[o + 1]); }, "A_shared");
   te::Tensor Bs = te::compute(
       shape(g.k, g.n),
-      [&](const std::vector<te::Var>& v) { return g.b(batch_of(v), v[o], v[o + 1]); },
-      "B_shared");
+      [&](const std::vector<te::Var>& v) { return g.b(batch_of(v), v[o], v[o + 1]); }, "B_shared");
   te::IterVar r = te::reduce_axis({0, g.k}, "k");
   te::Tensor acc = te::compute(
       shape(g.m, g.n),
@@ -133,8 +131,8 @@ absl::StatusOr<GpuKernelDef> gemm_def(const GemmSpec& g, const MatmulTiling& t) 
         },
         "C");
     if (C.dtype() != DType::f32) {
-      return absl::InvalidArgumentError(str_cat(what, ": the epilogue gives ",
-                                                dtype_name(C.dtype()), ", expected f32"));
+      return absl::InvalidArgumentError(
+          str_cat(what, ": the epilogue gives ", dtype_name(C.dtype()), ", expected f32"));
     }
   }
   GpuKernelDef def{te::create_schedule({C}), g.inputs};
@@ -211,9 +209,9 @@ absl::StatusOr<GpuKernelDef> gpu_batch_matmul(int64_t batch, int64_t m, int64_t 
 absl::StatusOr<GpuKernelDef> gpu_conv2d(const Conv2dShape& c,
                                         const std::vector<te::Tensor>& extra_inputs,
                                         const DenseEpilogue& epilogue, const MatmulTiling& t) {
-  if (absl::Status st = check_sizes("gpu_conv2d", {c.batch, c.in_channels, c.height, c.width,
-                                                   c.out_channels, c.kernel_h, c.kernel_w,
-                                                   c.stride});
+  if (absl::Status st =
+          check_sizes("gpu_conv2d", {c.batch, c.in_channels, c.height, c.width, c.out_channels,
+                                     c.kernel_h, c.kernel_w, c.stride});
       !st.ok()) {
     return st;
   }
@@ -225,8 +223,8 @@ absl::StatusOr<GpuKernelDef> gpu_conv2d(const Conv2dShape& c,
   }
   const int64_t khw = c.kernel_h * c.kernel_w;
   te::Tensor X = te::placeholder({c.batch, c.in_channels, c.height, c.width}, DType::f32, "X");
-  te::Tensor W = te::placeholder({c.out_channels, c.in_channels, c.kernel_h, c.kernel_w},
-                                 DType::f32, "W");
+  te::Tensor W =
+      te::placeholder({c.out_channels, c.in_channels, c.kernel_h, c.kernel_w}, DType::f32, "W");
   GemmSpec g;
   g.what = "gpu_conv2d";
   g.batch = c.batch;
@@ -243,8 +241,8 @@ absl::StatusOr<GpuKernelDef> gpu_conv2d(const Conv2dShape& c,
   };
   // B = the im2col view of image b: [in_channels * kh * kw, oh * ow], zero in the padding.
   g.b = [=](te::Expr b, te::Expr r, te::Expr p) {
-    te::Expr ih = te::floordiv(p, ow) * c.stride + te::floordiv(te::floormod(r, khw), c.kernel_w) -
-                  c.pad;
+    te::Expr ih =
+        te::floordiv(p, ow) * c.stride + te::floordiv(te::floormod(r, khw), c.kernel_w) - c.pad;
     te::Expr iw = te::floormod(p, ow) * c.stride + te::floormod(r, c.kernel_w) - c.pad;
     te::Expr inside = ih >= 0 && ih < c.height && iw >= 0 && iw < c.width;
     te::Expr v = X(b, te::floordiv(r, khw), te::maximum(te::minimum(ih, c.height - 1), 0),
@@ -255,9 +253,9 @@ absl::StatusOr<GpuKernelDef> gpu_conv2d(const Conv2dShape& c,
 }
 
 absl::StatusOr<GpuKernelDef> gpu_depthwise_conv2d(const Conv2dShape& c, int64_t threads) {
-  if (absl::Status st = check_sizes("gpu_depthwise_conv2d",
-                                    {c.batch, c.in_channels, c.height, c.width, c.kernel_h,
-                                     c.kernel_w, c.stride, threads});
+  if (absl::Status st = check_sizes(
+          "gpu_depthwise_conv2d",
+          {c.batch, c.in_channels, c.height, c.width, c.kernel_h, c.kernel_w, c.stride, threads});
       !st.ok()) {
     return st;
   }
@@ -298,8 +296,7 @@ absl::StatusOr<GpuKernelDef> gpu_elementwise(const te::Tensor& out,
                                              const std::vector<te::Tensor>& inputs,
                                              int64_t threads) {
   if (!out.defined() || out.op_kind() != te::OpKind::compute || out.ndim() == 0) {
-    return absl::InvalidArgumentError(
-        "gpu_elementwise: the output must be a compute of rank >= 1");
+    return absl::InvalidArgumentError("gpu_elementwise: the output must be a compute of rank >= 1");
   }
   if (threads <= 0 || threads > 1024 || threads % kWarp != 0) {
     return absl::InvalidArgumentError(
@@ -337,7 +334,8 @@ absl::StatusOr<GpuKernelDef> gpu_row_reduce(int64_t rows, int64_t cols, te::Redu
   te::Tensor P = te::compute(
       {rows, kWarp},
       [&](te::Var i, te::Var t) {
-        return strided_part(op, cols, t, [&](te::Expr c) { return X(i, c); }, "k");
+        return strided_part(
+            op, cols, t, [&](te::Expr c) { return X(i, c); }, "k");
       },
       "partial");
   te::IterVar w = te::reduce_axis({0, kWarp}, "lane");
@@ -357,7 +355,8 @@ absl::StatusOr<GpuKernelDef> gpu_softmax(int64_t rows, int64_t cols) {
   te::Tensor MP = te::compute(
       {rows, kWarp},
       [&](te::Var i, te::Var t) {
-        return strided_part(te::ReduceOp::max, cols, t, [&](te::Expr c) { return X(i, c); }, "k");
+        return strided_part(
+            te::ReduceOp::max, cols, t, [&](te::Expr c) { return X(i, c); }, "k");
       },
       "max_partial");
   te::IterVar w1 = te::reduce_axis({0, kWarp}, "lane");
@@ -394,8 +393,8 @@ absl::StatusOr<GpuKernelDef> gpu_softmax(int64_t rows, int64_t cols) {
 absl::StatusOr<GpuKernelDef> gpu_layer_norm(int64_t rows, int64_t cols, float epsilon) {
   if (absl::Status st = check_sizes("gpu_layer_norm", {rows, cols}); !st.ok()) return st;
   if (!(epsilon >= 0.0f)) {
-    return absl::InvalidArgumentError(str_cat("gpu_layer_norm: epsilon ", double(epsilon),
-                                              " must be non-negative"));
+    return absl::InvalidArgumentError(
+        str_cat("gpu_layer_norm: epsilon ", double(epsilon), " must be non-negative"));
   }
   te::Tensor X = te::placeholder({rows, cols}, DType::f32, "X");
   te::Tensor gamma = te::placeholder({cols}, DType::f32, "gamma");
@@ -404,7 +403,8 @@ absl::StatusOr<GpuKernelDef> gpu_layer_norm(int64_t rows, int64_t cols, float ep
   te::Tensor SP = te::compute(
       {rows, kWarp},
       [&](te::Var i, te::Var t) {
-        return strided_part(te::ReduceOp::sum, cols, t, [&](te::Expr c) { return X(i, c); }, "k");
+        return strided_part(
+            te::ReduceOp::sum, cols, t, [&](te::Expr c) { return X(i, c); }, "k");
       },
       "sum_partial");
   te::IterVar w1 = te::reduce_axis({0, kWarp}, "lane");

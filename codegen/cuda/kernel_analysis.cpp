@@ -122,9 +122,9 @@ class Checker : public te::IRVisitor {
       for (const te::ForNode* e : enclosing_) {
         if (e->for_kind == te::ForKind::thread_bound && e->thread_tag == n.thread_tag &&
             stmt_uses_var(n.body, e->var.get())) {
-          return fail(str_cat("loop '", n.var.name(), "' rebinds ", n.thread_tag,
-                              " inside loop '", e->var.name(),
-                              "' bound to the same index, but its body uses '", e->var.name(),
+          return fail(str_cat("loop '", n.var.name(), "' rebinds ", n.thread_tag, " inside loop '",
+                              e->var.name(), "' bound to the same index, but its body uses '",
+                              e->var.name(),
                               "' (mismatched bindings: the two loops are one hardware index)"));
         }
       }
@@ -152,7 +152,8 @@ class Checker : public te::IRVisitor {
 
  private:
   void fail(const std::string& m) {
-    if (status.ok()) status = absl::InvalidArgumentError(str_cat("cuda kernel '", f_.name, "': ", m));
+    if (status.ok())
+      status = absl::InvalidArgumentError(str_cat("cuda kernel '", f_.name, "': ", m));
   }
   const te::PrimFunc& f_;
   std::vector<const te::ForNode*> enclosing_;
@@ -218,15 +219,16 @@ absl::StatusOr<KernelInfo> analyse_kernel(const te::PrimFunc& f) {
     return absl::InvalidArgumentError(str_cat("cuda kernel '", f.name, "': ", m));
   };
   if (!c.any_bound) {
-    return err("no loop is bound to blockIdx/threadIdx (a GPU kernel needs its iterations "
-               "spread over blocks and threads: bind its outer loops)");
+    return err(
+        "no loop is bound to blockIdx/threadIdx (a GPU kernel needs its iterations "
+        "spread over blocks and threads: bind its outer loops)");
   }
   const LaunchConfig& l = c.info.launch;
   static constexpr const char* kDims = "xyz";
   for (int d = 0; d < 3; ++d) {
     if (l.block[d] > kMaxBlock[d]) {
-      return err(str_cat("threadIdx.", kDims[d], " extent ", l.block[d], " exceeds ",
-                         kMaxBlock[d]));
+      return err(
+          str_cat("threadIdx.", kDims[d], " extent ", l.block[d], " exceeds ", kMaxBlock[d]));
     }
     if (l.grid[d] > kMaxGrid[d]) {
       return err(str_cat("blockIdx.", kDims[d], " extent ", l.grid[d], " exceeds ", kMaxGrid[d]));

@@ -30,8 +30,12 @@ uint64_t fnv1a(const std::string& s) {
 std::vector<std::string> compile_flags(const NvrtcOptions& o) {
   const std::string arch = str_cat(o.kind == ImageKind::cubin ? "sm_" : "compute_", o.arch);
   // Precise fp32 (no fast math, no flush to zero) so results match the CPU reference.
-  return {"--gpu-architecture=" + arch, "--std=c++17", "--fmad=true", "--ftz=false",
-          "--prec-div=true", "--prec-sqrt=true"};
+  return {"--gpu-architecture=" + arch,
+          "--std=c++17",
+          "--fmad=true",
+          "--ftz=false",
+          "--prec-div=true",
+          "--prec-sqrt=true"};
 }
 
 std::string cache_key(const CudaKernel& k, const NvrtcOptions& o) {
@@ -127,7 +131,8 @@ absl::StatusOr<CompiledCuda> compile_cuda(const CudaKernel& kernel, const NvrtcO
   out.launch = kernel.launch;
 
   const std::string key = cache_key(kernel, options);
-  const std::filesystem::path dir = options.cache_dir ? *options.cache_dir : default_cuda_cache_dir();
+  const std::filesystem::path dir =
+      options.cache_dir ? *options.cache_dir : default_cuda_cache_dir();
   std::filesystem::path file;
   if (!dir.empty()) {
     char hex[17];
@@ -143,8 +148,8 @@ absl::StatusOr<CompiledCuda> compile_cuda(const CudaKernel& kernel, const NvrtcO
 
   nvrtcProgram prog = nullptr;
   const std::string file_name = kernel.name + ".cu";
-  if (nvrtcResult r = nvrtcCreateProgram(&prog, kernel.source.c_str(), file_name.c_str(), 0,
-                                         nullptr, nullptr);
+  if (nvrtcResult r =
+          nvrtcCreateProgram(&prog, kernel.source.c_str(), file_name.c_str(), 0, nullptr, nullptr);
       r != NVRTC_SUCCESS) {
     return absl::InternalError(str_cat("nvrtc: kernel '", kernel.name,
                                        "': nvrtcCreateProgram failed: ", nvrtcGetErrorString(r)));
@@ -157,12 +162,14 @@ absl::StatusOr<CompiledCuda> compile_cuda(const CudaKernel& kernel, const NvrtcO
   const std::vector<std::string> flags = compile_flags(options);
   std::vector<const char*> argv;
   for (const std::string& f : flags) argv.push_back(f.c_str());
-  const nvrtcResult compiled = nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+  const nvrtcResult compiled =
+      nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
   size_t log_size = 0;
   if (nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
     out.log.resize(log_size);
     if (nvrtcGetProgramLog(prog, out.log.data()) != NVRTC_SUCCESS) out.log.clear();
-    while (!out.log.empty() && (out.log.back() == '\0' || out.log.back() == '\n')) out.log.pop_back();
+    while (!out.log.empty() && (out.log.back() == '\0' || out.log.back() == '\n'))
+      out.log.pop_back();
   }
   if (compiled != NVRTC_SUCCESS) {
     return absl::InvalidArgumentError(str_cat("nvrtc ", nvrtc_version(), ": kernel '", kernel.name,
@@ -178,9 +185,9 @@ absl::StatusOr<CompiledCuda> compile_cuda(const CudaKernel& kernel, const NvrtcO
                                            : nvrtcGetPTX(prog, out.image.data());
   }
   if (got != NVRTC_SUCCESS) {
-    return absl::InternalError(str_cat("nvrtc: kernel '", kernel.name,
-                                       "': reading the compiled image failed: ",
-                                       nvrtcGetErrorString(got)));
+    return absl::InternalError(
+        str_cat("nvrtc: kernel '", kernel.name,
+                "': reading the compiled image failed: ", nvrtcGetErrorString(got)));
   }
   // PTX comes with a terminating NUL that the driver does not need in a std::string.
   if (options.kind == ImageKind::ptx && !out.image.empty() && out.image.back() == '\0') {

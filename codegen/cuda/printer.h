@@ -73,7 +73,7 @@ class Printer {
   // Thread context of the current statement.
   std::map<std::string, const te::VarNode*> open_tags_;  // tag -> innermost loop bound to it
   std::set<const te::VarNode*> thread_vars_;             // vars whose value differs by thread
-  int divergent_ = 0;  // > 0 under a condition that depends on the thread index
+  int divergent_ = 0;     // > 0 under a condition that depends on the thread index
   te::VarRanges ranges_;  // ranges of the enclosing loops (for C division of non-negatives)
 };
 

@@ -45,8 +45,9 @@ TEST_CASE("an elementwise kernel binds blocks and threads and guards the tail", 
   CHECK(k.launch.grid == std::array<int64_t, 3>{8, 1, 1});
   CHECK(k.launch.block == std::array<int64_t, 3>{128, 1, 1});
   CHECK(k.launch.static_shared_bytes == 0);
-  CHECK(contains(k.source, "extern \"C\" __global__ void __launch_bounds__(128) ew("
-                           "float* __restrict__ A, float* __restrict__ B)"));
+  CHECK(contains(k.source,
+                 "extern \"C\" __global__ void __launch_bounds__(128) ew("
+                 "float* __restrict__ A, float* __restrict__ B)"));
   CHECK(contains(k.source, "const int i0_outer = (int)blockIdx.x;"));
   CHECK(contains(k.source, "const int i0_inner = (int)threadIdx.x;"));
   CHECK(contains(k.source, "tanhf("));
@@ -57,8 +58,10 @@ TEST_CASE("an elementwise kernel binds blocks and threads and guards the tail", 
 
 TEST_CASE("a thread loop shorter than the block runs under a guard", "[cuda]") {
   te::Tensor A = te::placeholder({64, 48}, DType::f32, "A");
-  te::Tensor B = te::compute({64, 48}, [&](te::Var i, te::Var j) { return A(i, j) * 2.0f; }, "B");
-  te::Tensor C = te::compute({64, 48}, [&](te::Var i, te::Var j) { return B(i, j) + 1.0f; }, "C");
+  te::Tensor B = te::compute(
+      {64, 48}, [&](te::Var i, te::Var j) { return A(i, j) * 2.0f; }, "B");
+  te::Tensor C = te::compute(
+      {64, 48}, [&](te::Var i, te::Var j) { return B(i, j) + 1.0f; }, "C");
   te::Schedule s = te::create_schedule({C});
   s[C].bind(C.axis(0), "blockIdx.x").bind(C.axis(1), "threadIdx.x");
   s[B].bind(B.axis(0), "blockIdx.x");
@@ -145,7 +148,8 @@ TEST_CASE("a misaligned vectorized loop stays scalar", "[cuda]") {
 
 TEST_CASE("GPU-incompatible loop IR is refused with InvalidArgument", "[cuda]") {
   te::Tensor A = te::placeholder({64, 64}, DType::f32, "A");
-  te::Tensor B = te::compute({64, 64}, [&](te::Var i, te::Var j) { return A(i, j) + 1.0f; }, "B");
+  te::Tensor B = te::compute(
+      {64, 64}, [&](te::Var i, te::Var j) { return A(i, j) + 1.0f; }, "B");
   auto expect_error = [&](te::Schedule& s, const std::string& part) {
     absl::StatusOr<CudaKernel> k = generate(s, {A, B}, "bad");
     REQUIRE_FALSE(k.ok());
@@ -195,7 +199,8 @@ TEST_CASE("a barrier under a thread-dependent condition is refused", "[cuda]") {
                                te::make_store(S, {t}, te::load(A, {t})), "threadIdx.x");
   te::Stmt use = te::make_store(out, {tx}, te::load(S, {te::Expr(63) - tx}));
   te::Stmt body = te::make_if(tx < 10, te::make_allocate(S, te::make_seq({fill, use})));
-  te::PrimFunc f{"divergent", {A, out},
+  te::PrimFunc f{"divergent",
+                 {A, out},
                  te::make_for(tx, 0, 64, te::ForKind::thread_bound, body, "threadIdx.x")};
   absl::StatusOr<CudaKernel> k = generate_cuda(f);
   REQUIRE_FALSE(k.ok());
@@ -224,8 +229,8 @@ TEST_CASE("more static shared memory than a kernel may declare is refused", "[cu
   absl::StatusOr<CudaKernel> k = generate_cuda(*f);
   REQUIRE_FALSE(k.ok());
   CHECK(k.status().code() == absl::StatusCode::kInvalidArgument);
-  CHECK(contains(std::string(k.status().message()),
-                 "65536 bytes of shared memory exceed the 49152"));
+  CHECK(
+      contains(std::string(k.status().message()), "65536 bytes of shared memory exceed the 49152"));
 }
 
 TEST_CASE("a kernel name that is not a C identifier is refused", "[cuda]") {

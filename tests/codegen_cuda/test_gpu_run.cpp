@@ -100,7 +100,8 @@ TEST_CASE("conv2d as an implicit GEMM runs on the GPU", "[cuda][gpu]") {
   cs.pad = 1;
   te::Tensor bias = te::placeholder({64}, DType::f32, "bias");
   absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_conv2d(
-      cs, {bias}, [&](te::Expr acc, te::Var o, te::Var) { return te::maximum(acc + bias(o), 0.0f); });
+      cs, {bias},
+      [&](te::Expr acc, te::Var o, te::Var) { return te::maximum(acc + bias(o), 0.0f); });
   REQUIRE(def.ok());
   testing::GpuCompiled c = compile_for(*dev, *def, "conv2d_bias_relu");
   std::vector<float> x = testing::random_values(2 * 64 * 56 * 56, 13);
@@ -108,7 +109,8 @@ TEST_CASE("conv2d as an implicit GEMM runs on the GPU", "[cuda][gpu]") {
   std::vector<float> bv = testing::random_values(64, 17), y(2 * 64 * 56 * 56, NAN);
   REQUIRE(dev->run(c.image, {host(x), host(w), host(bv), host(y)}).ok());
   std::vector<float> ref = testing::conv2d_reference(x, w, cs);
-  for (size_t i = 0; i < ref.size(); ++i) ref[i] = std::max(ref[i] + bv[(i / (56 * 56)) % 64], 0.0f);
+  for (size_t i = 0; i < ref.size(); ++i)
+    ref[i] = std::max(ref[i] + bv[(i / (56 * 56)) % 64], 0.0f);
   CHECK(testing::max_scaled_error(y, ref) < 1e-5);
 }
 

@@ -135,7 +135,8 @@ TEST_CASE("conv2d gathers the im2col view straight into the shared tile", "[cuda
   // With a bias and relu epilogue.
   te::Tensor bias = te::placeholder({8}, DType::f32, "bias");
   absl::StatusOr<GpuKernelDef> fused = codegen::cuda::gpu_conv2d(
-      cs, {bias}, [&](te::Expr acc, te::Var o, te::Var) { return te::maximum(acc + bias(o), 0.0f); });
+      cs, {bias},
+      [&](te::Expr acc, te::Var o, te::Var) { return te::maximum(acc + bias(o), 0.0f); });
   REQUIRE(fused.ok());
   GpuCompiled cf = compile_gpu(*fused, "conv2d_bias_relu");
   std::vector<float> bv = random_values(8, 21), yf(y.size(), NAN);
@@ -213,7 +214,7 @@ TEST_CASE("an elementwise chain is inlined into one vectorized kernel", "[cuda][
   CHECK(c.kernel.launch.grid[0] == 4);  // 2048 elements, 4 per thread
   CHECK(contains(src, "erff("));
   CHECK(contains(src, "*reinterpret_cast<float4*>(&gelu["));
-  CHECK_FALSE(contains(src, "Y["));  // inlined
+  CHECK_FALSE(contains(src, "Y["));              // inlined
   CHECK(count(src, "const float4*>(&X[") == 1);  // both reads of X share one vector
 
   std::vector<float> x = random_values(32 * 64, 5), bv = random_values(64, 6), out(32 * 64, NAN);
@@ -230,7 +231,8 @@ TEST_CASE("an elementwise chain is inlined into one vectorized kernel", "[cuda][
 
 TEST_CASE("elementwise kernels refuse bad thread counts", "[cuda][schedule]") {
   te::Tensor X = te::placeholder({10}, DType::f32, "X");
-  te::Tensor Y = te::compute({10}, [&](te::Var i) { return X(i) * 2.0f; }, "Y");
+  te::Tensor Y = te::compute(
+      {10}, [&](te::Var i) { return X(i) * 2.0f; }, "Y");
   absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_elementwise(Y, {X}, 100);
   REQUIRE_FALSE(def.ok());
   CHECK(def.status().code() == absl::StatusCode::kInvalidArgument);
@@ -256,7 +258,8 @@ TEST_CASE("a row reduction ends in a warp shuffle", "[cuda][schedule]") {
   for (int64_t r = 0; r < rows; ++r) {
     double acc = op == te::ReduceOp::sum ? 0.0 : -INFINITY;
     for (int64_t j = 0; j < cols; ++j) {
-      acc = op == te::ReduceOp::sum ? acc + x[r * cols + j] : std::max<double>(acc, x[r * cols + j]);
+      acc =
+          op == te::ReduceOp::sum ? acc + x[r * cols + j] : std::max<double>(acc, x[r * cols + j]);
     }
     ref[r] = static_cast<float>(acc);
   }

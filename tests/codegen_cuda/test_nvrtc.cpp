@@ -20,7 +20,8 @@ using codegen::cuda::NvrtcOptions;
 
 CudaKernel relu_kernel(int64_t n = 1000) {
   te::Tensor A = te::placeholder({n}, DType::f32, "A");
-  te::Tensor B = te::compute({n}, [&](te::Var i) { return te::maximum(A(i), 0.0f); }, "B");
+  te::Tensor B = te::compute(
+      {n}, [&](te::Var i) { return te::maximum(A(i), 0.0f); }, "B");
   te::Schedule s = te::create_schedule({B});
   auto [bx, tx] = s[B].split(B.axis(0), 128);
   s[B].bind(bx, "blockIdx.x").bind(tx, "threadIdx.x");
@@ -62,7 +63,9 @@ TEST_CASE("a generated kernel compiles to an sm_90 cubin and to PTX", "[cuda][nv
   CHECK(cubin->kind == ImageKind::cubin);
   CHECK_FALSE(cubin->from_cache);
   REQUIRE(cubin->image.size() > 4);
-  CHECK(cubin->image.compare(0, 4, "\x7f" "ELF") == 0);
+  CHECK(cubin->image.compare(0, 4,
+                             "\x7f"
+                             "ELF") == 0);
   CHECK(cubin->launch.grid[0] == 8);
 
   o.kind = ImageKind::ptx;
