@@ -62,7 +62,8 @@ struct CudaKernel {
 // a GPU kernel cannot have — a `parallel` loop (bind it instead), no loop bound to a GPU index, a
 // bound loop with a non-constant extent or non-zero minimum, blockIdx loops nested in threadIdx or
 // serial loops or in each other with the same tag, a nested threadIdx loop whose body uses the
-// enclosing loop bound to the same tag, a barrier under a thread-dependent condition, more than
+// enclosing loop bound to the same tag, a shared buffer whose stores use a thread index bound
+// outside its allocation, a barrier under a thread-dependent condition, more than
 // 1024 threads per block or 48 KiB of static shared memory, and any loop IR that verify() rejects.
 absl::StatusOr<CudaKernel> generate_cuda(const te::PrimFunc& f);
 

@@ -70,6 +70,26 @@ class CooperativeStore : public te::IRVisitor {
   int depth_ = 0;
 };
 
+// True when a store to `buffer` uses `var` in its indices or value.
+class StoreUses : public te::IRVisitor {
+ public:
+  StoreUses(const te::BufferNode* b, const te::VarNode* v) : buffer_(b), var_(v) {}
+  bool found = false;
+
+ protected:
+  void visit_Store(const te::StoreNode& n, const te::Stmt& s) override {
+    if (n.buffer.get() == buffer_) {
+      for (const te::Expr& i : n.indices) found |= te::uses_var(i, var_);
+      found |= te::uses_var(n.value, var_);
+    }
+    te::IRVisitor::visit_Store(n, s);
+  }
+
+ private:
+  const te::BufferNode* buffer_;
+  const te::VarNode* var_;
+};
+
 class Checker : public te::IRVisitor {
  public:
   explicit Checker(const te::PrimFunc& f) : f_(f) {}
@@ -146,6 +166,22 @@ class Checker : public te::IRVisitor {
       const int64_t bytes = elems * static_cast<int64_t>(dtype_size(n.buffer.dtype()));
       info.launch.static_shared_bytes += (bytes + 15) / 16 * 16;
       info.shared.insert(n.buffer.get());
+      // The threads that share the buffer must write the same tile: what they store may not
+      // depend on a thread index bound outside the allocation.
+      for (const te::ForNode* e : enclosing_) {
+        if (e->for_kind != te::ForKind::thread_bound || parse_thread_tag(e->thread_tag).block) {
+          continue;
+        }
+        StoreUses u(n.buffer.get(), e->var.get());
+        u.visit(n.body);
+        if (u.found) {
+          return fail(str_cat("shared buffer '", n.buffer.name(), "' is written with '",
+                              e->var.name(), "' (", e->thread_tag,
+                              ", bound outside the allocation): the threads sharing it would "
+                              "write different tiles (bind the stage's own loops to the same "
+                              "thread indices as the loops it is computed in)"));
+        }
+      }
     }
     te::IRVisitor::visit_Allocate(n, s);
   }

@@ -219,6 +219,27 @@ TEST_CASE("a barrier under a thread-dependent condition is refused", "[cuda]") {
   CHECK(contains(ok->source, "__syncthreads();"));
 }
 
+TEST_CASE("a shared tile that depends on an outer thread index is refused", "[cuda]") {
+  // Columns of A staged at C's threadIdx.x loop but spread over threadIdx.y only: the column
+  // depends on the threadIdx.x loop outside the stage, so the threads sharing the buffer would
+  // write different columns.
+  te::Tensor A = te::placeholder({16, 16}, DType::f32, "A");
+  te::Tensor As = te::compute(
+      {16, 16}, [&](te::Var i, te::Var j) { return A(i, j); }, "A_shared");
+  te::IterVar r = te::reduce_axis({0, 16}, "r");
+  te::Tensor C = te::compute(
+      {16, 16}, [&](te::Var i, te::Var j) { return te::sum(As(r, j) * 2.0f, {r}); }, "C");
+  te::Schedule s = te::create_schedule({C});
+  s[C].bind(C.axis(0), "blockIdx.x").bind(C.axis(1), "threadIdx.x");
+  s[As].compute_at(s[C], C.axis(1));
+  s[As].bind(As.axis(0), "threadIdx.y");
+  absl::StatusOr<CudaKernel> k = generate(s, {A, C}, "bad_tile");
+  REQUIRE_FALSE(k.ok());
+  CHECK(k.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(contains(std::string(k.status().message()),
+                 "shared buffer 'A_shared' is written with 'i1' (threadIdx.x"));
+}
+
 TEST_CASE("more static shared memory than a kernel may declare is refused", "[cuda]") {
   codegen::cuda::MatmulTiling t;
   t.block_k = 128;  // (64x128 + 128x64) floats = 64 KiB
