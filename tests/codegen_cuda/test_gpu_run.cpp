@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "codegen/cuda/cuda_device.h"
+#include "codegen/cuda/cuda_fingerprint.h"
 #include "gpu_test_util.h"
 
 namespace collage {
@@ -47,6 +48,26 @@ TEST_CASE("the device probe names the GPU or says why there is none", "[cuda][gp
   CHECK(info->total_memory > 0);
   WARN("device: " << info->name << ", sm_" << info->compute_capability << ", driver "
                   << info->driver_version);
+}
+
+TEST_CASE("the fingerprint names the device or why there is none, and the libraries",
+          "[cuda][gpu]") {
+  codegen::cuda::CudaFingerprint f = codegen::cuda::cuda_fingerprint();
+  const std::string line = f.to_string();
+  INFO(line);
+  CHECK(f.nvrtc == codegen::cuda::nvrtc_version());
+  CHECK(line.find(" | nvrtc " + f.nvrtc) != std::string::npos);
+  CHECK(f.device.empty() != f.no_device.empty());
+  if (f.device.empty()) {
+    CHECK(line.rfind("no GPU (", 0) == 0);
+    CHECK(f.compute_capability == 0);
+  } else {
+    CHECK(line.find(" sm_" + std::to_string(f.compute_capability) + " driver ") !=
+          std::string::npos);
+  }
+  // The toolkit this was built with ships cuDNN 9 and cuBLAS; their versions are read at run time.
+  if (f.cudnn.empty() || f.cublas.empty()) WARN("cuDNN or cuBLAS not loadable: " << line);
+  if (!f.cudnn.empty()) CHECK(f.cudnn.rfind("9.", 0) == 0);
 }
 
 TEST_CASE("matmul runs on the GPU", "[cuda][gpu]") {
