@@ -100,11 +100,18 @@ void Printer::text(const std::string& text) {
 void Printer::open(const std::string& t) {
   text(t.empty() ? "{" : t + " {");
   ++indent_;
+  // A loop body or branch is entered from elsewhere too (the previous iteration, or not at all):
+  // a barrier printed before it does not precede its first statement every time.
+  const bool control = !t.empty();
+  control_.push_back(control);
+  if (control) last_was_barrier_ = false;
 }
 
 void Printer::close() {
   --indent_;
   text("}");
+  if (control_.back()) last_was_barrier_ = false;
+  control_.pop_back();
 }
 
 void Printer::fail(const std::string& message) {
@@ -286,6 +293,7 @@ void Printer::stmt(const te::Stmt& s) {
       stmt(i->then_case);
       if (i->else_case.defined()) {
         --indent_;
+        control_.pop_back();
         open("} else");
         stmt(i->else_case);
       }

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "codegen/cuda/kernel_analysis.h"
@@ -67,6 +68,7 @@ class Printer {
   std::ostringstream os_;
   int indent_ = 1;
   bool last_was_barrier_ = false;
+  std::vector<bool> control_;  // per open brace: a loop or branch (not a plain block)
   absl::Status status_;
   std::map<const void*, std::string> names_;
   std::set<std::string> used_names_;

@@ -240,6 +240,34 @@ TEST_CASE("a shared tile that depends on an outer thread index is refused", "[cu
                  "shared buffer 'A_shared' is written with 'i1' (threadIdx.x"));
 }
 
+TEST_CASE("a loop whose body writes shared memory starts with a barrier", "[cuda]") {
+  // for tx in threadIdx.x(32): shared S[32];
+  //   for t in threadIdx.x(32): S[t] = A[t]
+  //   for k in 0..4: { for t2 in threadIdx.x(32): S[t2] = S[t2] * 2; out[tx] = S[31 - tx] }
+  // Iteration k + 1 overwrites S while slower threads may still read it in iteration k: the
+  // barrier printed before the loop does not stand in for one at the start of its body.
+  te::Buffer A("A", DType::f32, {32}), out("out", DType::f32, {32}), S("S", DType::f32, {32});
+  te::Var tx("tx"), t("t"), t2("t2"), k("k");
+  te::Stmt fill = te::make_for(t, 0, 32, te::ForKind::thread_bound,
+                               te::make_store(S, {t}, te::load(A, {t})), "threadIdx.x");
+  te::Stmt twice = te::make_for(t2, 0, 32, te::ForKind::thread_bound,
+                                te::make_store(S, {t2}, te::load(S, {t2}) * 2.0f), "threadIdx.x");
+  te::Stmt use = te::make_store(out, {tx}, te::load(S, {te::Expr(31) - tx}));
+  te::Stmt loop = te::make_for(k, 0, 4, te::ForKind::serial, te::make_seq({twice, use}));
+  te::PrimFunc f{"iterate",
+                 {A, out},
+                 te::make_for(tx, 0, 32, te::ForKind::thread_bound,
+                              te::make_allocate(S, te::make_seq({fill, loop})), "threadIdx.x")};
+  absl::StatusOr<CudaKernel> kern = generate_cuda(f);
+  REQUIRE(kern.ok());
+  const std::string& src = kern->source;
+  INFO(src);
+  const size_t body = src.find("for (int k = 0; k < 4; ++k) {\n");
+  REQUIRE(body != std::string::npos);
+  const size_t first = src.find_first_not_of(' ', src.find('\n', body) + 1);
+  CHECK(src.compare(first, 17, "__syncthreads();\n") == 0);
+}
+
 TEST_CASE("more static shared memory than a kernel may declare is refused", "[cuda]") {
   codegen::cuda::MatmulTiling t;
   t.block_k = 128;  // (64x128 + 128x64) floats = 64 KiB
