@@ -223,7 +223,13 @@ void Printer::for_loop(const te::ForNode& n) {
                ")"));
   std::optional<int64_t> lo = te::as_const_int(n.min), ext = te::as_const_int(n.extent);
   if (lo && ext) ranges_[n.var.get()] = te::Range{*lo, *ext};
+  // A trip count that differs between threads makes the body divergent; a start that differs
+  // makes the loop variable thread-dependent.
+  const bool divergent = thread_dependent(n.extent);
+  if (thread_dependent(n.min)) thread_vars_.insert(n.var.get());
+  divergent_ += divergent;
   stmt(n.body);
+  divergent_ -= divergent;
   ranges_.erase(n.var.get());
   close();
 }
