@@ -39,6 +39,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "collage/loop_ir.h"
@@ -52,9 +53,18 @@ struct LaunchConfig {
   int64_t threads_per_block() const { return block[0] * block[1] * block[2]; }
 };
 
+// One kernel parameter: a dense row-major device buffer.
+struct KernelParam {
+  std::string name;
+  DType dtype = DType::f32;
+  Shape shape;
+  size_t bytes() const;  // elements * dtype_size
+};
+
 struct CudaKernel {
-  std::string name;    // the __global__ function's name (the PrimFunc's)
-  std::string source;  // a complete CUDA C++ translation unit (no #include needed)
+  std::string name;                 // the __global__ function's name (the PrimFunc's)
+  std::vector<KernelParam> params;  // in calling order
+  std::string source;               // a complete CUDA C++ translation unit (no #include needed)
   LaunchConfig launch;
 };
 

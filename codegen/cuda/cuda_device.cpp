@@ -152,6 +152,18 @@ absl::Status CudaDevice::run(const CompiledCuda& kernel, const std::vector<HostB
   if (CUresult r = d.ctx_set_current(impl_->context); r != CUDA_SUCCESS) {
     return fail("cuCtxSetCurrent", r);
   }
+  if (args.size() != kernel.params.size()) {
+    return absl::InvalidArgumentError(str_cat("cuda kernel '", kernel.name, "': ", args.size(),
+                                              " arguments for ", kernel.params.size(),
+                                              " parameters"));
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].bytes != kernel.params[i].bytes()) {
+      return absl::InvalidArgumentError(
+          str_cat("cuda kernel '", kernel.name, "': argument ", i, " ('", kernel.params[i].name,
+                  "') has ", args[i].bytes, " bytes, the parameter ", kernel.params[i].bytes()));
+    }
+  }
   if (kernel.kind == ImageKind::cubin && kernel.arch / 10 != impl_->info.compute_capability / 10) {
     return absl::InvalidArgumentError(str_cat("cuda kernel '", kernel.name, "': compiled for sm_",
                                               kernel.arch, ", device ", impl_->info.name, " is sm_",

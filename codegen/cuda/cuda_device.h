@@ -42,8 +42,9 @@ class CudaDevice {
 
   // Copies every argument to device memory, launches `kernel` with its launch configuration,
   // waits, and copies every argument back. `args` follow the kernel's parameters in order.
-  // Errors: InvalidArgument for an image compiled for another architecture family or a kernel
-  // name the image lacks; Internal with the driver's message for failed launches.
+  // Errors: InvalidArgument for arguments whose count or sizes differ from the kernel's
+  // parameters, an image compiled for another architecture family or a kernel name the image
+  // lacks; Internal with the driver's message for failed launches.
   absl::Status run(const CompiledCuda& kernel, const std::vector<HostBuffer>& args);
 
  private:

@@ -337,6 +337,10 @@ absl::StatusOr<std::string> Printer::print_kernel() {
 
 }  // namespace detail
 
+size_t KernelParam::bytes() const {
+  return static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+}
+
 absl::StatusOr<CudaKernel> generate_cuda(const te::PrimFunc& f) {
   bool valid_name = !f.name.empty() && !std::isdigit(static_cast<unsigned char>(f.name[0]));
   for (char c : f.name) valid_name &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
@@ -353,6 +357,7 @@ absl::StatusOr<CudaKernel> generate_cuda(const te::PrimFunc& f) {
   k.name = f.name;
   k.source = std::move(*src);
   k.launch = info->launch;
+  for (const te::Buffer& p : f.params) k.params.push_back({p.name(), p.dtype(), p.shape()});
   return k;
 }
 

@@ -129,6 +129,7 @@ absl::StatusOr<CompiledCuda> compile_cuda(const CudaKernel& kernel, const NvrtcO
   out.kind = options.kind;
   out.arch = options.arch;
   out.launch = kernel.launch;
+  out.params = kernel.params;
 
   const std::string key = cache_key(kernel, options);
   const std::filesystem::path dir =

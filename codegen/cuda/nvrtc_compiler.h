@@ -30,6 +30,7 @@ struct CompiledCuda {
   ImageKind kind = ImageKind::cubin;
   int arch = 90;
   LaunchConfig launch;
+  std::vector<KernelParam> params;
   bool from_cache = false;
   std::string log;  // NVRTC's log (warnings); empty when taken from the cache
 };

@@ -45,6 +45,10 @@ TEST_CASE("an elementwise kernel binds blocks and threads and guards the tail", 
   CHECK(k.launch.grid == std::array<int64_t, 3>{8, 1, 1});
   CHECK(k.launch.block == std::array<int64_t, 3>{128, 1, 1});
   CHECK(k.launch.static_shared_bytes == 0);
+  REQUIRE(k.params.size() == 2);
+  CHECK(k.params[1].name == "B");
+  CHECK(k.params[1].shape == Shape{1000});
+  CHECK(k.params[1].bytes() == 4000);
   CHECK(contains(k.source,
                  "extern \"C\" __global__ void __launch_bounds__(128) ew("
                  "float* __restrict__ A, float* __restrict__ B)"));

@@ -231,14 +231,19 @@ TEST_CASE("batched matmul and layer norm run on the GPU", "[cuda][gpu]") {
   }
 }
 
-TEST_CASE("a cubin for another architecture family is refused", "[cuda][gpu]") {
+TEST_CASE("wrong arguments and a cubin for another architecture family are refused",
+          "[cuda][gpu]") {
   std::unique_ptr<CudaDevice> dev = device_or_skip();
   if (!dev) return;
   absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_row_reduce(2, 8, te::ReduceOp::sum);
   REQUIRE(def.ok());
   const int other = dev->info().compute_capability >= 90 ? 80 : 90;
   testing::GpuCompiled c = testing::compile_gpu(*def, "row_sum", other);
-  std::vector<float> x(16, 1.f), out(2);
+  std::vector<float> x(16, 1.f), out(2), short_out(1);
+  absl::Status wrong_size = dev->run(c.image, {host(x), host(short_out)});
+  CHECK(wrong_size.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(wrong_size.message()).find("argument 1 ('out') has 4 bytes") !=
+        std::string::npos);
   absl::Status s = dev->run(c.image, {host(x), host(out)});
   CHECK(s.code() == absl::StatusCode::kInvalidArgument);
   CHECK(std::string(s.message()).find("compiled for sm_") != std::string::npos);
