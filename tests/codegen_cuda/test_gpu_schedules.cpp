@@ -229,6 +229,41 @@ TEST_CASE("an elementwise chain is inlined into one vectorized kernel", "[cuda][
   CHECK(max_rel_error(out, ref) < 1e-4);
 }
 
+TEST_CASE("f16 and bf16 storage convert on load and store", "[cuda][schedule]") {
+  te::Tensor H = te::placeholder({40, 8}, DType::f16, "H");
+  te::Tensor Bf = te::placeholder({40, 8}, DType::bf16, "Bf");
+  te::Tensor Y = te::compute(
+      {40, 8},
+      [&](te::Var i, te::Var j) {
+        te::Expr v = te::cast(DType::f32, H(i, j)) * te::cast(DType::f32, Bf(i, j)) + 1.0f;
+        return te::cast(DType::f16, v);
+      },
+      "Y");
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_elementwise(Y, {H, Bf}, 64);
+  REQUIRE(def.ok());
+  GpuCompiled c = compile_gpu(*def, "half_mul");  // NVRTC accepts the conversion helpers
+  const std::string& src = c.kernel.source;
+  INFO(src);
+  CHECK(contains(src, "unsigned short* __restrict__ H, unsigned short* __restrict__ Bf"));
+  CHECK(contains(src, "collage_h2f(H["));
+  CHECK(contains(src, "collage_bf2f(Bf["));
+  CHECK(contains(src, "= collage_f2h("));
+  CHECK_FALSE(contains(src, "float4"));  // f16 outputs are not vectorized
+
+  std::vector<float> hf = random_values(320, 22, -4.f, 4.f), bf = random_values(320, 23);
+  std::vector<uint16_t> h(320), b(320), y(320);
+  for (size_t i = 0; i < 320; ++i) {
+    h[i] = float_to_half(hf[i]);
+    b[i] = float_to_bfloat16(bf[i]);
+  }
+  testing::run_on_cpu(c.func, {h.data(), b.data(), y.data()});
+  for (size_t i = 0; i < 320; ++i) {
+    const float ref = half_to_float(h[i]) * bfloat16_to_float(b[i]) + 1.0f;
+    INFO("element " << i);
+    CHECK(y[i] == float_to_half(ref));
+  }
+}
+
 TEST_CASE("elementwise kernels refuse bad thread counts", "[cuda][schedule]") {
   te::Tensor X = te::placeholder({10}, DType::f32, "X");
   te::Tensor Y = te::compute(
