@@ -77,7 +77,9 @@ class Stage {
   // Computes this stage inside loop `axis` of `consumer`, only the region that one iteration of
   // that loop needs. This stage must have one reader: `consumer` itself, or a stage computed
   // inside `consumer`'s loops at or below `axis` (e.g. a block of A packed at a row-block loop of
-  // C for the C.local tile that reads it).
+  // C for the C.local tile that reads it). A stage whose own loops are bound to threadIdx tags is
+  // computed by a block's threads together: its region is what all of them need (enclosing loops
+  // bound to the same tags vary too), as for a tile staged in GPU shared memory.
   Stage& compute_at(const Stage& consumer, const IterVar& axis);
   // Substitutes the body into every reader; the stage gets no loops or storage.
   Stage& compute_inline();

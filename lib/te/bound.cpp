@@ -259,6 +259,24 @@ absl::Status attached_region(LowerState& st, int s_index, int reader_index, int 
     }
     k = next;
   }
+  // A stage whose own loops are bound to threadIdx tags is computed by the threads of a block
+  // together (a tile staged in shared memory): its region is the whole block's need, so the
+  // enclosing loops bound to those tags vary too.
+  std::set<std::string> own_tags;
+  for (const IterVar& l : sd.leaf) {
+    const IterAttr a = sd.attr(l);
+    if (a.kind == ForKind::thread_bound && a.thread_tag.rfind("threadIdx.", 0) == 0)
+      own_tags.insert(a.thread_tag);
+  }
+  for (int k = target_index; !own_tags.empty() && k >= 0;) {
+    const StageData& kd = *st.stages[k].data;
+    for (const IterVar& l : kd.leaf) {
+      const IterAttr a = kd.attr(l);
+      if (a.kind == ForKind::thread_bound && own_tags.count(a.thread_tag))
+        relaxed.insert(l.var().get());
+    }
+    k = kd.attach == AttachKind::at ? st.index_of(kd.attach_stage.get()) : -1;
+  }
   VarRanges ranges = st.enclosing_ranges(reader_index);
 
   ReadFinder f;
