@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "collage/executor.h"
 #include "core/str_cat.h"
 
 namespace collage {
@@ -187,12 +188,15 @@ absl::StatusOr<Placement> place_single(const Graph& g, const BackendRegistry& ba
 
 absl::StatusOr<Placement> place_greedy(const Graph& g, const BackendRegistry& backends,
                                        const BaselineOptions& options) {
+  // The reference backend claims nothing unless it is the fallback: it defines what a graph
+  // means and is never a BYOC target.
   std::vector<const Backend*> order;
   for (const Backend* b : backends.all()) {
     const bool selected = options.backends.empty() ||
                           std::find(options.backends.begin(), options.backends.end(),
                                     b->name()) != options.backends.end();
-    if (selected && b->name() != options.fallback) order.push_back(b);
+    if (selected && b->name() != options.fallback && b->name() != kReferenceBackend)
+      order.push_back(b);
   }
   return place(g, backends, order, "greedy", options);
 }

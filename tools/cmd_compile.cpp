@@ -198,7 +198,8 @@ int run_compile(std::span<const std::string> raw_args) {
     if (progress.phase == "compare" && compare_start < 0) compare_start = now_ms();
   };
   // The comparison runs the chosen placement in process (alternately with the baselines).
-  auto placed = place_model(ctx, *g, options, /*progress=*/true, /*compile=*/false);
+  auto placed = place_model(ctx, *g, options, /*progress=*/true, /*compile=*/false,
+                            args.placement.plugins);
   if (!placed.ok()) return report_failure("compile", placed.status());
   const double end = now_ms();
   if (compare_start < 0) compare_start = end;

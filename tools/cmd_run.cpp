@@ -221,7 +221,7 @@ int run_run(std::span<const std::string> raw_args) {
     runnable.run = [&](const std::vector<Tensor>& in) { return run_reference(*g, in); };
     if (args.placement.strategy != kReferenceBackend) {
       auto placed = place_model(ctx, *g, args.placement.options(), /*progress=*/true,
-                                /*compile=*/true);
+                                /*compile=*/true, args.placement.plugins);
       if (!placed.ok()) return report_failure("run", placed.status());
       runnable.description += str_cat(", ", (*placed)->result.placement.groups.size(),
                                       " groups placed ", args.placement.strategy);

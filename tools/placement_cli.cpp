@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "collage/backend_loader.h"
 #include "collage/backends/dnnl.h"
 #include "collage/backends/eigen.h"
 #include "collage/backends/native.h"
@@ -23,6 +24,17 @@ absl::Status register_builtin_backends(BackendRegistry& registry) {
   if (absl::Status s = register_trees_backend(registry); !s.ok()) return s;
   if (absl::Status s = register_native_backend(registry); !s.ok()) return s;
   return registry.add(make_reference_backend());
+}
+
+absl::Status register_backends(BackendRegistry& registry, const std::vector<std::string>& plugins) {
+  if (absl::Status s = register_builtin_backends(registry); !s.ok()) return s;
+  for (const std::string& path : plugins) {
+    auto plugin = load_backend_plugin(path);
+    if (!plugin.ok()) return plugin.status();
+    if (absl::Status s = registry.add(*std::move(plugin)); !s.ok())
+      return absl::InvalidArgumentError(str_cat("--plugin ", path, ": ", s.message()));
+  }
+  return absl::OkStatus();
 }
 
 std::string default_cost_db_path() {
@@ -50,6 +62,10 @@ void PlacementArgs::declare(ArgParser& parser, bool with_strategy, std::string_v
                 "comma-separated backends that may take part (default: all; the\n"
                 "native fallback always takes part)",
                 &backends);
+  parser.repeated("--plugin", "LIB.so",
+                  "load a backend plugin (the C ABI of include/collage/backend_plugin.h);\n"
+                  "it takes part like a built-in backend (may be given several times)",
+                  &plugins);
   parser.option("--max-depth", "N", "largest number of nodes in one candidate (default 8)",
                 &max_depth, 1);
   parser.check([this]() -> std::optional<std::string> {
@@ -125,10 +141,11 @@ void ProgressLine::finish() {
 
 absl::StatusOr<std::unique_ptr<PlacedModel>> place_model(const Context& ctx, const Graph& g,
                                                          PlacementOptions options, bool progress,
-                                                         bool compile) {
+                                                         bool compile,
+                                                         const std::vector<std::string>& plugins) {
   auto placed = std::make_unique<PlacedModel>();
   placed->backends = std::make_unique<BackendRegistry>();
-  if (absl::Status s = register_builtin_backends(*placed->backends); !s.ok()) return s;
+  if (absl::Status s = register_backends(*placed->backends, plugins); !s.ok()) return s;
   ProgressLine line;
   if (progress)
     options.progress = [&line, inner = options.progress](const PlacementProgress& p) {

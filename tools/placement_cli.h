@@ -16,15 +16,18 @@
 
 namespace collage::cli {
 
-// Registers the built-in backends in priority order: dnnl, eigen, then the reference fallback.
+// Registers the built-in backends in priority order: dnnl, eigen, trees, native, then the
+// reference backend.
 absl::Status register_builtin_backends(BackendRegistry& registry);
+// register_builtin_backends, then each plugin library of `plugins` (load_backend_plugin), in order.
+absl::Status register_backends(BackendRegistry& registry, const std::vector<std::string>& plugins);
 
 // $XDG_CACHE_HOME/collage/cost-db.jsonl, else $HOME/.cache/collage/cost-db.jsonl; empty when
 // neither variable is set.
 std::string default_cost_db_path();
 
 // The placement options of a command: --placement, --budget, --seed, --cost-db, --no-cost-db,
-// --backends, --max-depth. declare() registers them; options() turns them into
+// --backends, --max-depth, --plugin. declare() registers them; options() turns them into
 // PlacementOptions (the cost database defaulting to default_cost_db_path()).
 struct PlacementArgs {
   std::string strategy = "two-level";
@@ -34,7 +37,8 @@ struct PlacementArgs {
   bool no_cost_db = false;
   std::string backends;
   int64_t max_depth = 8;
-  double budget_s = 60;  // parsed --budget
+  std::vector<std::string> plugins;  // --plugin LIB.so, any number of times
+  double budget_s = 60;              // parsed --budget
 
   // `seed_option` names the seed's option (`run` has --seed for its random inputs).
   void declare(ArgParser& parser, bool with_strategy, std::string_view seed_option = "--seed");
@@ -64,10 +68,11 @@ struct PlacedModel {
   std::optional<CompiledModel> model;
 };
 
-// Optimizes `g` with the built-in backends (progress on stderr when `progress`, besides any
-// options.progress) and, when `compile`, compiles the placement for in-process runs.
+// Optimizes `g` with the built-in backends and `plugins` (progress on stderr when `progress`,
+// besides any options.progress) and, when `compile`, compiles the placement for in-process runs.
 absl::StatusOr<std::unique_ptr<PlacedModel>> place_model(const Context& ctx, const Graph& g,
                                                          PlacementOptions options, bool progress,
-                                                         bool compile);
+                                                         bool compile,
+                                                         const std::vector<std::string>& plugins);
 
 }  // namespace collage::cli

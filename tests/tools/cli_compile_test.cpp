@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "collage/npz.h"
+#include "common/test_util.h"
 #include "tools/cli_test_util.h"
 
 namespace collage {
@@ -110,6 +111,42 @@ TEST_CASE("cli: greedy lets only the backends named by --backends claim", "[cli]
     CHECK_THAT(r.out, Contains(std::string(only) + " claimed 3 of 3 nodes"));
     CHECK_THAT(r.out, !Contains(other + " claimed"));
   }
+}
+
+TEST_CASE("cli: a backend plugin given with --plugin takes part in compile and run", "[cli]") {
+  TempDir dir;
+  testing::write_matmul_model(dir / "m.onnx");
+  auto compiled = run_collage(dir, {"compile", (dir / "m.onnx").string(), "--plugin",
+                                    COLLAGE_GEMM_PLUGIN, "--placement", "single:cgemm",
+                                    "--no-compare"});
+  INFO(compiled.err);
+  REQUIRE(compiled.exit_code == 0);
+  CHECK_THAT(compiled.out, Contains("cgemm claimed 2 of 2 nodes"));
+
+  std::vector<float> x(12);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) - 5.5f;
+  REQUIRE(write_npz(dir / "in.npz", {{"x", Tensor::from_f32({4, 3}, x)}}).ok());
+  NamedTensors outputs[2];
+  const char* strategies[] = {"single:cgemm", "reference"};
+  for (int i = 0; i < 2; ++i) {
+    const std::string out = (dir / (std::string("out") + std::to_string(i) + ".npz")).string();
+    auto r = run_collage(dir, {"run", (dir / "m.onnx").string(), "--plugin", COLLAGE_GEMM_PLUGIN,
+                               "--placement", strategies[i], "--inputs",
+                               (dir / "in.npz").string(), "--outputs", out});
+    INFO(strategies[i] << ": " << r.err);
+    REQUIRE(r.exit_code == 0);
+    auto read = read_npz(out);
+    REQUIRE(read.ok());
+    outputs[i] = *std::move(read);
+  }
+  REQUIRE(outputs[0].size() == 1);
+  REQUIRE(outputs[1].size() == 1);
+  CHECK(testing::max_relative_error(outputs[0][0].second, outputs[1][0].second) < 1e-6);
+
+  auto missing = run_collage(dir, {"run", (dir / "m.onnx").string(), "--plugin",
+                                   (dir / "nope.so").string()});
+  CHECK(missing.exit_code != 0);
+  CHECK_THAT(missing.err, Contains("nope.so"));
 }
 
 }  // namespace

@@ -126,4 +126,28 @@ void write_tiny_model(const std::filesystem::path& path, bool symbolic_batch, bo
   if (!m.SerializeToOstream(&f)) throw std::runtime_error("cannot write " + path.string());
 }
 
+void write_matmul_model(const std::filesystem::path& path) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.set_producer_name("collage-tests");
+  auto* opset = m.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("matmul");
+  set_type(g->add_input(), "x", onnx::TensorProto::FLOAT, {"4", "3"});
+  auto* w = g->add_initializer();
+  w->set_name("W");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(3);
+  w->add_dims(5);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 5; ++j) w->add_float_data(static_cast<float>(i - j) / 4);
+  add_node(g, "MatMul", {"x", "W"}, "h");
+  add_node(g, "Relu", {"h"}, "z");
+  set_type(g->add_output(), "z", onnx::TensorProto::FLOAT, {"4", "5"});
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!m.SerializeToOstream(&f)) throw std::runtime_error("cannot write " + path.string());
+}
+
 }  // namespace collage::testing

@@ -30,6 +30,9 @@ struct CliResult {
 // `dir`; XDG_CACHE_HOME is `dir`/cache, so the default cost database is the test's own.
 CliResult run_collage(const TempDir& dir, const std::vector<std::string>& args);
 
+// Writes z = Relu(MatMul(x, W)) with x: f32[4,3] and the constant W: f32[3,5], W[i][j] = (i - j) / 4.
+void write_matmul_model(const std::filesystem::path& path);
+
 // Writes the test model: inputs x, y: f32[B,3] (B = 2, or the symbolic "batch" when
 // `symbolic_batch`), n: i64[4]; an initializer W: f32[2,3] = [0, 0.5, 1, 1.5, 2, 2.5]; outputs
 //   z = Relu(x + W),  p = x * y,  m = n + n.
