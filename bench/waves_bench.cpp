@@ -1,14 +1,15 @@
 // The wave executor (inter-operator parallelism) against the sequential executor on multi-branch
-// models at batch 1: each model placed on the library backends, written as an artifact with a
-// wave schedule, loaded twice through the runtime's C API (one per executor) and run
+// models at batch 1: each model placed twice, on generated code alone (single:native, the whole
+// model) and on the library backends (eigen and dnnl, the CNNs' trunk), written as an artifact
+// with a wave schedule, loaded twice through the runtime's C API (one per executor) and run
 // alternately; prints medians, the ratio, the scheduling overhead per run and whether the
 // outputs are bit-identical. Not a test: it never fails on a timing.
 //
 //   waves_bench [RUNS] [--write DIR] [MODEL...]
 //     --write DIR: also write each model's artifact to DIR/MODEL.collage (for `collage run`)
 //     models: nasnet_cell, bert_attention (BERT-base's twelve attention heads), or a model of
-//       ~/.cache/collage/models (googlenet, inceptionv3, ... and their _small variants; their
-//       trunk up to the first Flatten or Reshape)
+//       ~/.cache/collage/models (googlenet, inceptionv3, ... and their _small variants; on the
+//       library backends their trunk up to the first Flatten or Reshape)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +22,7 @@
 #include "artifact/artifact.h"
 #include "collage/backends/dnnl.h"
 #include "collage/backends/eigen.h"
+#include "collage/backends/native.h"
 #include "collage/executor.h"
 #include "collage/onnx.h"
 #include "collage/ops.h"
@@ -155,7 +157,7 @@ absl::StatusOr<Graph> trunk(const Context& ctx, const Graph& g) {
   return std::move(sub->graph);
 }
 
-absl::StatusOr<Graph> load(const Context& ctx, const std::string& name) {
+absl::StatusOr<Graph> load(const Context& ctx, const std::string& name, bool trunk_only) {
   if (name == "nasnet_cell") return nasnet_cells(ctx);
   if (name == "bert_attention") return bert_attention(ctx);
   const char* home = std::getenv("HOME");
@@ -165,14 +167,28 @@ absl::StatusOr<Graph> load(const Context& ctx, const std::string& name) {
   if (!g.ok()) return g.status();
   auto optimized = run_passes(ctx, *g);
   if (!optimized.ok()) return optimized.status();
-  return trunk(ctx, *optimized);
+  return trunk_only ? trunk(ctx, *optimized) : optimized;
+}
+
+// The artifact of single:native (generated code runs every node).
+absl::StatusOr<std::string> compile_native(const Context& ctx, const Graph& g,
+                                           const BackendRegistry& backends,
+                                           const ArtifactOptions& options,
+                                           ArtifactSummary* summary, std::string* placement) {
+  BaselineOptions o;
+  o.fallback = "native";
+  auto p = place_single(g, backends, "native", o);
+  if (!p.ok()) return p.status();
+  *placement = p->strategy;
+  return compile_artifact(ctx, backends, g, *p, options, summary);
 }
 
 // The artifact of single:FIRST with SECOND taking the rest, for the first of (eigen, dnnl) and
 // (dnnl, eigen) whose kernels all build; `placement` receives its strategy.
-absl::StatusOr<std::string> compile(const Context& ctx, const Graph& g,
-                                    const BackendRegistry& backends, const ArtifactOptions& options,
-                                    ArtifactSummary* summary, std::string* placement) {
+absl::StatusOr<std::string> compile_libraries(const Context& ctx, const Graph& g,
+                                              const BackendRegistry& backends,
+                                              const ArtifactOptions& options,
+                                              ArtifactSummary* summary, std::string* placement) {
   absl::Status last = absl::UnimplementedError("no placement");
   for (auto [first, second] : {std::pair{"eigen", "dnnl"}, std::pair{"dnnl", "eigen"}}) {
     BaselineOptions o;
@@ -245,9 +261,9 @@ double run_ms(Loaded& l) {
   return ms;
 }
 
-void bench(const std::string& name, int runs, const std::string& write_dir) {
+void bench(const std::string& name, bool native, int runs, const std::string& write_dir) {
   Context ctx;
-  auto g = load(ctx, name);
+  auto g = load(ctx, name, /*trunk_only=*/!native);
   if (!g.ok()) {
     std::printf("%-18s skipped: %s\n", name.c_str(), std::string(g.status().message()).c_str());
     return;
@@ -256,12 +272,14 @@ void bench(const std::string& name, int runs, const std::string& write_dir) {
   (void)backends.add(make_reference_backend());
   (void)register_eigen_backend(backends);
   (void)register_dnnl_backend(backends);
+  (void)register_native_backend(backends);
   ArtifactOptions options;
   options.waves.executor = waves::ExecutorChoice::automatic;
   ArtifactSummary summary;
   std::string placement;
   const auto t0 = std::chrono::steady_clock::now();
-  auto bytes = compile(ctx, *g, backends, options, &summary, &placement);
+  auto bytes = native ? compile_native(ctx, *g, backends, options, &summary, &placement)
+                      : compile_libraries(ctx, *g, backends, options, &summary, &placement);
   const double compile_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!bytes.ok()) {
@@ -270,7 +288,8 @@ void bench(const std::string& name, int runs, const std::string& write_dir) {
     return;
   }
   if (!write_dir.empty()) {
-    const std::string path = write_dir + "/" + name + ".collage";
+    const std::string path =
+        write_dir + "/" + name + (native ? "_native" : "_libraries") + ".collage";
     if (FILE* f = std::fopen(path.c_str(), "wb")) {
       std::fwrite(bytes->data(), 1, bytes->size(), f);
       std::fclose(f);
@@ -337,6 +356,7 @@ int main(int argc, char** argv) {
   std::printf("%-18s %4s %3s %7s %3s %9s %9s %7s %8s %7s %8s  %-9s %-10s %6s  %s\n", "model",
               "kern", "exc", "wav/seg", "wrk", "seq ms", "waves ms", "speedup", "ovh us", "ovh",
               "wake us", "identical", "compiled", "compile", "placement");
-  for (const std::string& m : models) bench(m, runs, write_dir);
+  for (const std::string& m : models)
+    for (bool native : {true, false}) bench(m, native, runs, write_dir);
   return 0;
 }
