@@ -176,6 +176,12 @@ class Optimizer {
   // backend but the reference, which exists to define what a graph means. A generated-code
   // fallback (native) is a contender like the others: single:native runs it all.
   static bool is_single_baseline(const Backend& b) { return b.name() != kReferenceBackend; }
+  // Whether `b` runs any group of single:NAME placement `p` (a backend that claims nothing in
+  // the graph, e.g. trees in a CNN, makes a copy of single:FALLBACK, not a baseline of its own).
+  static bool runs_any(const Placement& p, const Backend& b) {
+    return std::any_of(p.groups.begin(), p.groups.end(),
+                       [&](const PlacedGroup& g) { return g.backend == b.name(); });
+  }
 
   BaselineOptions baseline_options() const {
     BaselineOptions b;
@@ -337,10 +343,10 @@ class Optimizer {
     for (const Backend* b : selected_) {
       if (!is_single_baseline(*b)) continue;
       auto p = place_single(g_, registry_, b->name(), baseline_options());
-      if (p.ok())
-        seeds.push_back({str_cat("single:", b->name()), genes_of(*p, registry_, cands_)});
-      else
+      if (!p.ok())
         notes_.push_back(str_cat("seed single:", b->name(), " skipped: ", p.status().message()));
+      else if (runs_any(*p, *b))
+        seeds.push_back({str_cat("single:", b->name()), genes_of(*p, registry_, cands_)});
     }
     if (auto p = place_greedy(g_, registry_, baseline_options()); p.ok())
       seeds.push_back({"greedy", genes_of(*p, registry_, cands_)});
@@ -391,6 +397,7 @@ class Optimizer {
         failed.push_back({name, -1, std::string(p.status().message())});
         continue;
       }
+      if (!runs_any(*p, *b)) continue;
       if (same_groups(*p, result.placement)) {
         rows.push_back({name, -1, "the chosen placement"});
         measured_as.push_back(0);
