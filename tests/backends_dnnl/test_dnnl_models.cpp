@@ -2,43 +2,24 @@
 // the rest on the reference backend), run by the in-process executor and compared with the
 // reference executor on the same optimised graph.
 #include <catch2/catch.hpp>
-#include <filesystem>
 
 #include "collage/backends/dnnl.h"
 #include "collage/executor.h"
-#include "collage/npz.h"
-#include "collage/onnx.h"
-#include "collage/passes.h"
 #include "collage/reference.h"
+#include "common/cached_model.h"
 #include "common/test_util.h"
 #include "placement/baselines.h"
 
 using namespace collage;
-namespace fs = std::filesystem;
 
 namespace {
 
 void check_model(const std::string& name) {
-  const fs::path dir = testing::model_cache_dir();
-  const fs::path model = dir / (name + ".onnx");
-  if (!fs::exists(model)) {
-    WARN("skipped: missing " << model.string() << " (run tests/models/build_models.sh)");
-    return;
-  }
   Context ctx;
-  auto imported = import_onnx_file(ctx, model);
-  REQUIRE(imported.ok());
-  auto g = run_passes(ctx, *imported);
-  REQUIRE(g.ok());
-  auto inputs = read_npz(dir / (name + ".inputs.npz"));
-  REQUIRE(inputs.ok());
-  std::vector<Tensor> feed;
-  for (ValueId in : g->inputs()) {
-    auto it = std::find_if(inputs->begin(), inputs->end(),
-                           [&](const auto& p) { return p.first == g->value(in).name; });
-    REQUIRE(it != inputs->end());
-    feed.push_back(it->second);
-  }
+  std::optional<testing::CachedModel> m = testing::load_cached_model(ctx, name);
+  if (!m) return;
+  const Graph* g = &m->graph;
+  const std::vector<Tensor>& feed = m->inputs;
 
   BackendRegistry backends;
   REQUIRE(backends.add(make_reference_backend()).ok());

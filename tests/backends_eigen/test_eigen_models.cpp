@@ -1,46 +1,25 @@
 // The width-reduced test models placed with single:eigen (everything else on the reference
 // backend), compiled and run by the in-process executor, against run_reference on the same graph.
 #include <catch2/catch.hpp>
-#include <filesystem>
 
 #include "collage/backends/eigen.h"
 #include "collage/executor.h"
-#include "collage/npz.h"
-#include "collage/onnx.h"
-#include "collage/passes.h"
 #include "collage/reference.h"
+#include "common/cached_model.h"
 #include "common/test_util.h"
 #include "placement/baselines.h"
 
-namespace fs = std::filesystem;
 using namespace collage;
 using namespace collage::testing;
 
 namespace {
 
 void check_model(const std::string& name) {
-  const fs::path dir = model_cache_dir();
-  const fs::path model = dir / (name + ".onnx");
-  if (!fs::exists(model)) {
-    WARN("skipped: missing " << model.string() << " (tests/models/build_models.sh makes it)");
-    return;
-  }
   Context ctx;
-  auto imported = import_onnx_file(ctx, model);
-  INFO(imported.status().ToString());
-  REQUIRE(imported.ok());
-  auto g = run_passes(ctx, *imported);
-  INFO(g.status().ToString());
-  REQUIRE(g.ok());
-  auto inputs = read_npz(dir / (name + ".inputs.npz"));
-  REQUIRE(inputs.ok());
-  std::vector<Tensor> feed;
-  for (ValueId in : g->inputs()) {
-    auto it = std::find_if(inputs->begin(), inputs->end(),
-                           [&](const auto& p) { return p.first == g->value(in).name; });
-    REQUIRE(it != inputs->end());
-    feed.push_back(it->second);
-  }
+  std::optional<CachedModel> m = load_cached_model(ctx, name);
+  if (!m) return;
+  const Graph* g = &m->graph;
+  const std::vector<Tensor>& feed = m->inputs;
 
   BackendRegistry backends;
   REQUIRE(backends.add(make_reference_backend()).ok());
