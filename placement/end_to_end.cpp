@@ -11,6 +11,8 @@
 namespace collage {
 namespace {
 
+constexpr char kUnlinkedNativeCode[] = "native code not linked: the artifact is only scored";
+
 // A kernel shared by several compiled models (kernels may run from several threads at once).
 class SharedKernel : public Kernel {
  public:
@@ -80,8 +82,13 @@ std::optional<double> EndToEndMeasurer::wave_latency_ms(const Placement& p) {
   options.waves.workers = static_cast<uint32_t>(pool_->num_threads());
   options.waves.profile_repeats = 2;
   options.waves.measure_runs = options_.wave_runs;
+  // The artifact's bytes are thrown away: only its wave schedule, profiled and measured on the
+  // live kernels in process (native ones run their JIT-compiled code), is wanted. So native code
+  // is not linked (a linker run per placement scored), and a placeholder stands in for the shared
+  // object the artifact would embed; without it, every placement with a generated kernel would
+  // be scored sequentially, against wave-scored library placements.
+  options.native_library = kUnlinkedNativeCode;
   ArtifactSummary summary;
-  // Native kernels need their linked code, which only the artifact build makes: not here.
   if (!serialize_artifact(g_, *kernels, options, &summary).ok() || summary.waves_ms <= 0)
     return std::nullopt;
   return options_.executor == PlacementExecutor::waves

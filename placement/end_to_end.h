@@ -17,11 +17,11 @@ struct EndToEndOptions {
   SamplingOptions sampling{/*min_samples=*/3, /*max_samples=*/15, /*settle_within=*/0.02,
                            /*max_ms=*/2000};
   int warmup_runs = 1;
-  // waves / automatic: a placement the runtime can run (no group on the reference backend, no
-  // native kernel) is scored as its artifact would run: kernels profiled, wave-scheduled, and the
-  // wave executor measured (automatic: the faster of it and the sequential executor), so two
-  // smaller kernels side by side can beat one faster kernel. Other placements, and sequential,
-  // are measured running in process one kernel after another.
+  // waves / automatic: a placement the runtime can run (no group on the reference backend) is
+  // scored as its artifact would run: kernels profiled, wave-scheduled, and the wave executor
+  // measured (automatic: the faster of it and the sequential executor), so two smaller kernels
+  // side by side can beat one faster kernel. Other placements, and sequential, are measured
+  // running in process one kernel after another.
   PlacementExecutor executor = PlacementExecutor::sequential;
   int wave_runs = 7;  // whole runs per executor when scoring with waves (median)
 };
