@@ -1,12 +1,15 @@
 // The graph-level search scored under the executor a placement will run with, against the search
 // scored sequentially: for each executor setting (sequential, waves, auto), the placement the
-// two-level search chooses, its score in the search, and its artifact's sequential and wave
-// executor latencies measured alternately at compile time. Not a test: it never fails on a timing.
+// two-level search chooses, its score in the search, and then each chosen placement scored again
+// under both executors (as the search scores: in process one kernel after another, and the wave
+// schedule of its artifact measured on the live kernels), alternately. Not a test: it never
+// fails on a timing.
 //
-//   side_by_side_bench [--budget S] [--runs N] [MODEL...]
-//     no model: the two-branch graph of the simulated backends (tests/waves/side_by_side): per branch
+//   side_by_side_bench [--budget S] [--rounds N] [MODEL...]
+//     no model: the two-branch graph of the simulated backends (tests/waves/side_by_side): per
+//     branch
 //       a kernel with a 2-thread team (2.8 ms) or a single-threaded one (4 ms), on 2 simulated
-//       cores; every one of its four placements is measured too
+//       cores; each of its four placements is measured too
 //     MODEL: a model of ~/.cache/collage/models (googlenet_small, inceptionv3_small, ...) placed
 //       on eigen, dnnl and native, searched for S seconds (default 30) per executor setting; the
 //       candidates' costs are measured once (a cost database shared by the three searches)
@@ -22,13 +25,17 @@
 #include <thread>
 #include <vector>
 
-#include "artifact/artifact.h"
+#include "absl/strings/str_format.h"
 #include "collage/backends/dnnl.h"
 #include "collage/backends/eigen.h"
 #include "collage/backends/native.h"
 #include "collage/onnx.h"
 #include "collage/passes.h"
 #include "collage/placement.h"
+#include "collage/thread_pool.h"
+#include "core/str_cat.h"
+#include "placement/end_to_end.h"
+#include "placement/timing.h"
 #include "side_by_side/simulated_backends.h"
 
 using namespace collage;
@@ -78,37 +85,49 @@ size_t groups_not_in(const Placement& a, const Placement& b) {
 
 struct Measured {
   double sequential_ms = -1, waves_ms = -1;
-  uint32_t exclusive = 0, waves = 0;
 };
 
-// The placement's artifact with a wave schedule: both executors measured alternately, `runs`
-// whole runs each (medians).
-Measured measure(const Context& ctx, const BackendRegistry& backends, const Graph& g,
-                 const Placement& p, int workers, int runs) {
-  ArtifactOptions options;
-  options.build.num_threads = workers;
-  options.waves.executor = waves::ExecutorChoice::automatic;
-  options.waves.workers = static_cast<uint32_t>(workers);
-  options.waves.measure_runs = runs;
-  ArtifactSummary summary;
-  auto bytes = compile_artifact(ctx, backends, g, p, options, &summary);
-  if (!bytes.ok()) {
-    std::printf("    artifact failed: %s\n", std::string(bytes.status().message()).c_str());
-    return {};
-  }
-  return {summary.sequential_ms, summary.waves_ms, summary.exclusive_kernels, summary.num_waves};
+// Every placement scored as the search scores it (the end-to-end measurer: sequential, in
+// process; waves, the artifact's wave schedule measured on the live kernels), `rounds` times,
+// alternating placements and executors; medians.
+std::vector<Measured> measure_all(const Context& ctx, const BackendRegistry& backends,
+                                  const Graph& g, const std::vector<Placement>& placements,
+                                  int threads, int rounds) {
+  ThreadPool pool(threads);
+  EndToEndMeasurer sequential(ctx, backends, g, &pool,
+                              EndToEndOptions{.executor = PlacementExecutor::sequential});
+  EndToEndMeasurer waves(ctx, backends, g, &pool,
+                         EndToEndOptions{.executor = PlacementExecutor::waves});
+  std::vector<std::vector<double>> seq_ms(placements.size()), wave_ms(placements.size());
+  for (int r = 0; r < rounds; ++r)
+    for (size_t k = 0; k < placements.size(); ++k) {
+      const size_t i = r % 2 ? placements.size() - 1 - k : k;
+      if (auto ms = sequential.latency_ms(placements[i]); ms.ok()) seq_ms[i].push_back(*ms);
+      if (auto ms = waves.latency_ms(placements[i]); ms.ok()) wave_ms[i].push_back(*ms);
+    }
+  std::vector<Measured> out;
+  for (size_t i = 0; i < placements.size(); ++i)
+    out.push_back({seq_ms[i].empty() ? -1 : summarize_samples(seq_ms[i]).median,
+                   wave_ms[i].empty() ? -1 : summarize_samples(wave_ms[i]).median});
+  return out;
 }
 
-void print_measured(const char* label, const std::string& placement, double score,
-                    const Measured& m) {
-  std::printf("  %-24s %9.3f %9.3f %9.3f %4u/%-4u  %s\n", label, score, m.sequential_ms,
-              m.waves_ms, m.exclusive, m.waves, placement.c_str());
+void print_table(const char* title, const std::vector<std::string>& labels, const Graph& g,
+                 const std::vector<Placement>& placements, const std::vector<Measured>& m) {
+  std::printf("  %-22s %9s %9s %9s  %s\n", title, "score ms", "seq ms", "waves ms", "placement");
+  for (size_t i = 0; i < placements.size(); ++i)
+    std::printf("  %-22s %9s %9.3f %9.3f  %s\n", labels[i].c_str(),
+                placements[i].estimated_ms < 0
+                    ? "-"
+                    : absl::StrFormat("%.3f", placements[i].estimated_ms).c_str(),
+                m[i].sequential_ms, m[i].waves_ms, describe(g, placements[i]).c_str());
 }
 
-// The two-level search once per executor setting, then each chosen placement measured.
+// The two-level search once per executor setting, then the chosen placements measured.
 void compare_settings(const Context& ctx, const BackendRegistry& backends, const Graph& g,
-                      const PlacementOptions& base, int runs) {
+                      const PlacementOptions& base, int rounds) {
   std::vector<Placement> chosen;
+  std::vector<std::string> labels;
   for (const Setting& s : kSettings) {
     PlacementOptions options = base;
     options.executor = s.executor;
@@ -120,23 +139,24 @@ void compare_settings(const Context& ctx, const BackendRegistry& backends, const
       std::printf("  %-10s search failed: %s\n", s.name, std::string(r.status().message()).c_str());
       return;
     }
-    std::printf("  search scored %-10s %5.1f s, %3zu placements measured end to end\n", s.name,
-                search_s, r->evaluations);
+    std::printf("  search scored %-10s %6.1f s, %3zu end-to-end measurements, %s\n", s.name,
+                search_s, r->evaluations, r->placement.notes.back().c_str());
     chosen.push_back(std::move(r->placement));
+    labels.push_back(str_cat("scored ", s.name));
   }
-  std::printf("  %-24s %9s %9s %9s %9s  %s\n", "chosen by the search", "score ms", "seq ms",
-              "waves ms", "excl/wav", "placement");
-  for (size_t i = 0; i < chosen.size(); ++i)
-    print_measured(kSettings[i].name, describe(g, chosen[i]), chosen[i].estimated_ms,
-                   measure(ctx, backends, g, chosen[i], base.num_threads, runs));
+  print_table("chosen by the search", labels, g, chosen,
+              measure_all(ctx, backends, g, chosen, base.num_threads, rounds));
   const size_t differ = groups_not_in(chosen[1], chosen[0]);
-  std::printf("  waves-scored placement: %s (%zu of its %zu groups not in the sequential-scored one)\n",
-              differ ? "DIFFERENT" : "the same", differ, chosen[1].groups.size());
+  std::printf(
+      "  waves-scored placement: %s (%zu of its %zu groups not in the sequential-scored "
+      "one)\n",
+      differ ? "DIFFERENT" : "the same", differ, chosen[1].groups.size());
 }
 
-void simulated_graph(int runs, double budget_s) {
-  std::printf("two-branch graph, simulated backends on 2 simulated cores (team 2.8 ms with 2 threads, "
-              "solo 4 ms with 1)\n");
+void simulated_graph(int rounds, double budget_s) {
+  std::printf(
+      "two-branch graph, simulated backends on 2 simulated cores (team 2.8 ms on 2 cores, solo "
+      "4 ms on 1)\n");
   Context ctx;
   testing::SimulatedCores cores(2);
   BackendRegistry backends;
@@ -148,9 +168,10 @@ void simulated_graph(int runs, double budget_s) {
   options.num_threads = 2;
   options.population = 6;
   options.time_budget_s = budget_s;
-  compare_settings(ctx, backends, g, options, runs);
+  compare_settings(ctx, backends, g, options, rounds);
 
-  std::printf("  every placement:\n");
+  std::vector<Placement> every;
+  std::vector<std::string> labels;
   for (const char* left : {"team", "solo"})
     for (const char* right : {"team", "solo"}) {
       Placement p;
@@ -162,11 +183,14 @@ void simulated_graph(int runs, double budget_s) {
         p.groups.push_back(std::move(group));
       }
       if (!validate_placement(g, backends, p).ok()) continue;
-      print_measured("", describe(g, p), -1, measure(ctx, backends, g, p, options.num_threads, runs));
+      every.push_back(std::move(p));
+      labels.push_back("");
     }
+  print_table("every placement", labels, g, every,
+              measure_all(ctx, backends, g, every, options.num_threads, rounds));
 }
 
-void model(const std::string& name, int runs, double budget_s) {
+void model(const std::string& name, int rounds, double budget_s) {
   std::printf("%s on eigen, dnnl and native\n", name.c_str());
   Context ctx;
   const char* home = std::getenv("HOME");
@@ -193,30 +217,33 @@ void model(const std::string& name, int runs, double budget_s) {
   options.num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.time_budget_s = budget_s;
   options.cost_db_path = db.string();
-  compare_settings(ctx, backends, *g, options, runs);
+  compare_settings(ctx, backends, *g, options, rounds);
   std::filesystem::remove(db);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   double budget_s = 30;
-  int runs = 15;
+  int rounds = 5;
   std::vector<std::string> models;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--budget" && i + 1 < argc)
       budget_s = std::atof(argv[++i]);
-    else if (a == "--runs" && i + 1 < argc)
-      runs = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--rounds" && i + 1 < argc)
+      rounds = std::max(1, std::atoi(argv[++i]));
     else
       models.push_back(a);
   }
-  std::printf("two-level search scored under each executor setting, %u hardware threads; "
-              "score: the search's end-to-end figure; seq / waves: the artifact's executors, %d "
-              "alternating runs, medians; excl/wav: exclusive kernels / waves\n",
-              std::thread::hardware_concurrency(), runs);
-  if (models.empty()) simulated_graph(runs, std::min(budget_s, 20.0));
-  for (const std::string& m : models) model(m, runs, budget_s);
+  std::printf(
+      "two-level search scored under each executor setting, %u hardware threads\n"
+      "score: the chosen placement's figure in its search; seq / waves: it scored as the "
+      "search scores\nunder each executor, %d rounds alternating placements and "
+      "executors, medians\n",
+      std::thread::hardware_concurrency(), rounds);
+  if (models.empty()) simulated_graph(rounds, std::min(budget_s, 20.0));
+  for (const std::string& m : models) model(m, rounds, budget_s);
   return 0;
 }

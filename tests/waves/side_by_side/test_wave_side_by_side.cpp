@@ -6,7 +6,6 @@
 // against 5.6 ms: the team kernels take both cores, so they still run one after another). And a
 // placement of generated kernels is wave-scored too.
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
