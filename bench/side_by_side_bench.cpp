@@ -139,8 +139,11 @@ void compare_settings(const Context& ctx, const BackendRegistry& backends, const
       std::printf("  %-10s search failed: %s\n", s.name, std::string(r.status().message()).c_str());
       return;
     }
+    std::string origin = "chosen: ?";
+    for (const std::string& note : r->placement.notes)
+      if (note.starts_with("chosen: ")) origin = note;
     std::printf("  search scored %-10s %6.1f s, %3zu end-to-end measurements, %s\n", s.name,
-                search_s, r->evaluations, r->placement.notes.back().c_str());
+                search_s, r->evaluations, origin.c_str());
     chosen.push_back(std::move(r->placement));
     labels.push_back(str_cat("scored ", s.name));
   }
