@@ -70,7 +70,9 @@ absl::StatusOr<TaskTimes> time_tasks(Kernel& kernel, void* const* args, int repe
 
 }  // namespace
 
-absl::StatusOr<KernelProfile> profile_kernel(Kernel& kernel, void* const* args, int repeats) {
+absl::StatusOr<KernelProfile> profile_kernel(Kernel& kernel, KernelBuffers& buffers,
+                                             size_t num_inputs, int repeats) {
+  void* const* args = buffers.pointers.data();
   auto own = time_tasks(kernel, args, repeats, /*threads=*/0);
   if (!own.ok()) return own.status();
   KernelProfile p;
@@ -80,8 +82,15 @@ absl::StatusOr<KernelProfile> profile_kernel(Kernel& kernel, void* const* args, 
   // The pinned variant, its team limited to the calling thread; profiled even when the team did
   // not look parallel: on a loaded machine its threads are rarely on cores together, and every
   // fork and join then waits for the scheduler (measured: a 30 us oneDNN pooling took 16 ms).
+  std::vector<Tensor> team_outputs;
+  for (size_t a = num_inputs; a < buffers.tensors.size(); ++a)
+    team_outputs.push_back(buffers.tensors[a].clone());
   auto pinned = time_tasks(kernel, args, repeats, /*threads=*/1);
   if (!pinned.ok()) return pinned.status();
+  // A library may split a reduction among its threads, and one thread then rounds differently:
+  // such a variant would make the wave executor's outputs differ from the sequential one's.
+  for (size_t a = num_inputs; a < buffers.tensors.size(); ++a)
+    if (!buffers.tensors[a].identical(team_outputs[a - num_inputs])) return p;
   p.pinned_us = std::move(pinned->us);
   return p;
 }

@@ -115,6 +115,20 @@ class Scheduler {
     s->worker_of.push_back(best);
   }
 
+  // Why library kernels get a pinned variant. With eigen + dnnl placements the wave executor ran
+  // slower than the sequential one (bench/RESULTS.md at load ~2: NASNet cells 0.78x, GoogLeNet
+  // trunks 0.80x and 0.89x). A oneDNN kernel runs on an OpenMP team, whose every fork and join
+  // needs all its threads on cores at once. Profiled exclusive (6, 10 and 18 kernels there), it
+  // held every worker: the wave drained before it (every worker waits for the others), the other
+  // workers idled during it and woke after it, so the eigen branches never overlapped its small
+  // poolings and concats. Not profiled exclusive (on a busy machine the team rarely has two
+  // cores, so the process is not 1.5x busier than the wall clock), it ran beside another worker,
+  // whose core its team's second thread then waited for: profiled in process at load 10-13 on 2
+  // cores, NASNet's poolings took 24 ms and its concat 69 ms with their team, 27-36 us and
+  // 172 us pinned; a 3x3 convolution of 16x12x12, 68-100 ms against 6 us. Pinned to its worker's
+  // thread (oneDNN primitives created for one thread) a kernel waits for no team and leaves no
+  // worker idle; exclusive still wins where a kernel is alone and its team scales.
+  //
   // SelectRKernels: start from each kernel's most efficient variant (one chunk: the least total
   // work; a library kernel with its own team exclusive, i.e. on every core); while the wave
   // leaves units idle, give the kernel that finishes last its next finer variant, and keep it
