@@ -73,10 +73,11 @@ typedef struct {
   /* Optional (may be NULL): kernel_run with the kernel's own thread team (a library's OpenMP
    * team) limited to at most `max_threads` threads, the calling thread included (>= 1; 1: the
    * calling thread alone). The wave executor runs such kernels side by side this way, each on one
-   * of its workers, instead of one at a time with every worker idle. A kernel without a team of
-   * its own runs as kernel_run. The first run with a given limit may build the kernel for it
-   * (oneDNN fixes a primitive's thread count when it creates it); kernel_prepare_threads does that
-   * ahead of time. Thread-safe like kernel_run. */
+   * of its workers, instead of one at a time with every worker idle; a module offers it when its
+   * kernels run on a team of their own (the compiler then also profiles them pinned to one
+   * thread, and may record that in the wave schedule). The first run with a limit may build the
+   * kernel for it (oneDNN fixes a primitive's thread count when it creates it);
+   * kernel_prepare_threads does that ahead of time. Thread-safe like kernel_run. */
   int32_t (*kernel_run_threads)(void* kernel, void* const* args, int32_t task_id,
                                 int32_t task_count, int32_t max_threads, char* err,
                                 size_t err_size);
