@@ -1,6 +1,7 @@
 // dnnl kernels pinned to fewer OpenMP threads (the wave executor's pinned variant): the same
 // output as the kernel's own team, from many threads at once, the caller's thread count restored,
-// prepared through the module's table, and a limit below one refused.
+// prepared through the module's table, a limit below one refused, and an old-sized table read
+// as having no thread functions.
 #include <omp.h>
 
 #include <catch2/catch.hpp>
@@ -115,4 +116,19 @@ TEST_CASE("dnnl pinned: the module table prepares and runs a limit, refuses one 
   CHECK(m->kernel_prepare_threads(instance, -2, err, sizeof err) != 0);
   CHECK_THAT(std::string(err), Catch::Contains("cannot run on -2 threads"));
   m->kernel_destroy(instance);
+}
+
+TEST_CASE("dnnl pinned: a table of the first version's size has no thread functions",
+          "[dnnl][pinned]") {
+  // A module built before the functions were appended: its struct_size ends before them, and
+  // whatever lies beyond is not read.
+  collage_rt_module_v1_t old = *rt_dnnl::module_table();
+  CHECK(COLLAGE_RT_MODULE_HAS(&old, kernel_run_threads));
+  old.struct_size = COLLAGE_RT_MODULE_V1_BASE_SIZE;
+  CHECK_FALSE(COLLAGE_RT_MODULE_HAS(&old, kernel_run_threads));
+  CHECK_FALSE(COLLAGE_RT_MODULE_HAS(&old, kernel_prepare_threads));
+  old.struct_size = sizeof old;
+  old.kernel_prepare_threads = nullptr;
+  CHECK(COLLAGE_RT_MODULE_HAS(&old, kernel_run_threads));
+  CHECK_FALSE(COLLAGE_RT_MODULE_HAS(&old, kernel_prepare_threads));
 }
