@@ -28,7 +28,9 @@ struct Pinned {
 
   Pinned() {
     ValueId v = t.op("Conv", {t.input({1, 8, 14, 14}), t.constant({32, 8, 3, 3})},
-                     make_attrs<ConvAttrs>([](auto& a) { a.pads = {1, 1, 1, 1}; }));
+                     make_attrs<ConvAttrs>([](auto& a) {
+                       a.pads = {1, 1, 1, 1};
+                     }));
     g = t.finish(t.op("Relu", {v}));
     NodeSet all(g.nodes().size());
     for (size_t n = 0; n < g.nodes().size(); ++n) all.insert(static_cast<NodeId>(n));
@@ -48,8 +50,8 @@ struct Pinned {
     std::vector<void*> args;
     for (const Tensor& in : inputs) args.push_back(const_cast<void*>(in.raw()));
     args.push_back(out.raw());
-    absl::Status s =
-        threads ? kernel->run_task_threads(args.data(), 0, threads) : kernel->run_task(args.data(), 0);
+    absl::Status s = threads ? kernel->run_task_threads(args.data(), 0, threads)
+                             : kernel->run_task(args.data(), 0);
     if (!s.ok()) return s;
     return out;
   }

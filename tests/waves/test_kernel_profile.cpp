@@ -19,8 +19,7 @@ class FakeKernel : public Kernel {
     return compute(args, task_id, 0.f);
   }
   bool has_thread_team() const override { return team_; }
-  absl::Status run_task_threads(void* const* args, int32_t task_id,
-                                int32_t max_threads) override {
+  absl::Status run_task_threads(void* const* args, int32_t task_id, int32_t max_threads) override {
     limits.push_back(max_threads);
     return compute(args, task_id, pinned_bias_);
   }
