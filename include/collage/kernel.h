@@ -32,6 +32,16 @@ class Kernel {
   // Runs task `task_id` (0 <= task_id < task_count()). Errors (possible for plugin kernels)
   // name the kernel.
   virtual absl::Status run_task(void* const* args, int32_t task_id) = 0;
+  // Whether a task runs on a thread team of the kernel's own (a library's OpenMP team) that
+  // run_task_threads can limit.
+  virtual bool has_thread_team() const { return false; }
+  // run_task with the kernel's own thread team limited to at most `max_threads` threads, the
+  // calling thread included (>= 1), so that several such kernels can run side by side. A kernel
+  // without a team of its own runs as run_task.
+  virtual absl::Status run_task_threads(void* const* args, int32_t task_id, int32_t max_threads) {
+    (void)max_threads;
+    return run_task(args, task_id);
+  }
   virtual const KernelRecord& record() const = 0;
 };
 

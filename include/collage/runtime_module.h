@@ -69,7 +69,31 @@ typedef struct {
                         char* err, size_t err_size);
   /* Releases a kernel; accepts NULL. */
   void (*kernel_destroy)(void* kernel);
+  /* ---- Appended later: present only where struct_size covers them (COLLAGE_RT_MODULE_HAS). */
+  /* Optional (may be NULL): kernel_run with the kernel's own thread team (a library's OpenMP
+   * team) limited to at most `max_threads` threads, the calling thread included (>= 1; 1: the
+   * calling thread alone). The wave executor runs such kernels side by side this way, each on one
+   * of its workers, instead of one at a time with every worker idle; a module offers it when its
+   * kernels run on a team of their own (the compiler then also profiles them pinned to one
+   * thread, and may record that in the wave schedule). The first run with a limit may build the
+   * kernel for it (oneDNN fixes a primitive's thread count when it creates it);
+   * kernel_prepare_threads does that ahead of time. Thread-safe like kernel_run. */
+  int32_t (*kernel_run_threads)(void* kernel, void* const* args, int32_t task_id,
+                                int32_t task_count, int32_t max_threads, char* err,
+                                size_t err_size);
+  /* Optional (may be NULL): readies `kernel` to run with at most `max_threads` threads (>= 1), so
+   * that the first kernel_run_threads with that limit does no extra work. Thread-safe. */
+  int32_t (*kernel_prepare_threads)(void* kernel, int32_t max_threads, char* err,
+                                    size_t err_size);
 } collage_rt_module_v1_t;
+
+/* The struct_size of a table with the first version's fields only: the least a module gives. */
+#define COLLAGE_RT_MODULE_V1_BASE_SIZE offsetof(collage_rt_module_v1_t, kernel_run_threads)
+
+/* Whether `module` (a collage_rt_module_v1_t*) has the appended, optional function `field`. */
+#define COLLAGE_RT_MODULE_HAS(module, field)                                          \
+  ((module)->struct_size >= offsetof(collage_rt_module_v1_t, field) + sizeof(void*) && \
+   (module)->field != NULL)
 
 typedef const collage_rt_module_v1_t* (*collage_rt_module_v1_get_fn)(void);
 

@@ -101,7 +101,8 @@ flatbuffers::Offset<fb::WaveSchedule> write_schedule(flatbuffers::FlatBufferBuil
       s.sequential_ms,
       s.preferred == waves::Executor::waves ? fb::ExecutorKind::Waves
                                             : fb::ExecutorKind::Sequential,
-      fbb.CreateVector(s.kernel_us), fbb.CreateVector(s.exclusive));
+      fbb.CreateVector(s.kernel_us), fbb.CreateVector(s.exclusive),
+      s.threads.empty() ? 0 : fbb.CreateVector(s.threads));
 }
 
 }  // namespace

@@ -52,7 +52,8 @@ absl::StatusOr<ScheduleResult> make_artifact_schedule(const std::vector<Schedule
     for (uint32_t t : k.reads) types.push_back(tensors[t].type);
     for (uint32_t t : k.writes) types.push_back(tensors[t].type);
     KernelBuffers buffers = make_kernel_buffers(types, k.reads.size());
-    auto profile = profile_kernel(*k.kernel, buffers.pointers.data(), options.profile_repeats);
+    auto profile =
+        profile_kernel(*k.kernel, buffers, k.reads.size(), options.profile_repeats);
     if (!profile.ok()) return profile.status();
     profiles.push_back(*std::move(profile));
   }

@@ -51,7 +51,11 @@ absl::StatusOr<ExecutorTimes> measure_executors(const std::vector<BoundKernel>& 
     const BoundKernel& k = kernels[kernel];
     const auto [begin, end] =
         chunk_range(k.kernel->task_count(), schedule.chunks[kernel], chunk);
-    for (int32_t t = begin; t < end; ++t) error.add(k.kernel->run_task(k.args.data(), t));
+    const int32_t threads =
+        schedule.threads.empty() ? 0 : static_cast<int32_t>(schedule.threads[kernel]);
+    for (int32_t t = begin; t < end; ++t)
+      error.add(threads ? k.kernel->run_task_threads(k.args.data(), t, threads)
+                        : k.kernel->run_task(k.args.data(), t));
   };
   auto waves = [&] { (void)runner.try_run(entry); };
   auto time_ms = [](auto&& fn) {

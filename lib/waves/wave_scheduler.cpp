@@ -1,6 +1,7 @@
 // schedule_waves: Algorithm 1 of Rammer over a simulated machine of `workers` units. A segment
 // (Rammer's rProgram) is a run of merged waves without a barrier; ScheduleWave places a wave's
-// chunks on the earliest available unit; SelectRKernels picks each kernel's chunk count.
+// chunks on the earliest available unit; SelectRKernels picks each kernel's chunk count, and
+// whether a library kernel with its own thread team runs exclusive or pinned to one thread.
 #include "waves/wave_scheduler.h"
 
 #include <algorithm>
@@ -8,6 +9,13 @@
 
 namespace collage::waves {
 namespace {
+
+// Per kernel, the variant it runs as: its tasks grouped into `chunks`, its own thread team
+// limited to `threads` threads (WaveSchedule::threads; 0: as it is, so that a kernel with a team
+// of its own runs exclusive).
+struct Variants {
+  std::vector<uint32_t> chunks, threads;
+};
 
 struct Placed {
   uint32_t worker = 0;
@@ -34,29 +42,37 @@ class Scheduler {
             const std::vector<std::vector<uint32_t>>& deps, const SchedulerOptions& o)
       : profiles_(profiles), deps_(deps), o_(o) {}
 
-  double chunk_us(uint32_t k, uint32_t chunks, uint32_t c) const {
-    const auto [begin, end] =
-        chunk_range(static_cast<int32_t>(profiles_[k].task_us.size()), chunks, c);
+  bool pinnable(uint32_t k) const { return !profiles_[k].pinned_us.empty(); }
+  // Runs with every other worker idle.
+  bool alone(uint32_t k, const Variants& v) const {
+    return profiles_[k].exclusive && v.threads[k] == 0;
+  }
+  const std::vector<double>& task_us(uint32_t k, const Variants& v) const {
+    return v.threads[k] ? profiles_[k].pinned_us : profiles_[k].task_us;
+  }
+
+  double chunk_us(uint32_t k, const Variants& v, uint32_t c) const {
+    const std::vector<double>& times = task_us(k, v);
+    const auto [begin, end] = chunk_range(static_cast<int32_t>(times.size()), v.chunks[k], c);
     double t = o_.chunk_overhead_us;
-    for (int32_t i = begin; i < end; ++i) t += profiles_[k].task_us[i];
+    for (int32_t i = begin; i < end; ++i) t += times[i];
     return t;
   }
 
   // ScheduleWave: the wave's kernels longest chunk first, every chunk on the unit where it can
   // start earliest (its dependencies in this segment done, plus a wait if on another unit).
-  void place_wave(const std::vector<uint32_t>& wave, const std::vector<uint32_t>& chunks,
-                  Segment* s) const {
+  void place_wave(const std::vector<uint32_t>& wave, const Variants& v, Segment* s) const {
     std::vector<uint32_t> order = wave;
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      return chunk_us(a, chunks[a], 0) > chunk_us(b, chunks[b], 0);
+      return chunk_us(a, v, 0) > chunk_us(b, v, 0);
     });
     const uint32_t workers = static_cast<uint32_t>(s->free.size());
     for (uint32_t k : order) {
-      if (profiles_[k].exclusive) {
-        place_exclusive(k, s);
+      if (alone(k, v)) {
+        place_exclusive(k, v, s);
         continue;
       }
-      for (uint32_t c = 0; c < chunks[k]; ++c) {
+      for (uint32_t c = 0; c < v.chunks[k]; ++c) {
         uint32_t best = 0;
         double best_start = 0;
         for (uint32_t w = 0; w < workers; ++w) {
@@ -66,7 +82,7 @@ class Scheduler {
               start = std::max(start, q.finish + (q.worker == w ? 0 : o_.wait_us));
           if (w == 0 || start < best_start) best = w, best_start = start;
         }
-        const double finish = best_start + chunk_us(k, chunks[k], c);
+        const double finish = best_start + chunk_us(k, v, c);
         s->free[best] = finish;
         s->placed[k].push_back({best, finish});
         s->order.push_back({k, c});
@@ -76,8 +92,10 @@ class Scheduler {
   }
 
   // An exclusive kernel starts once every worker is free and its dependencies are done, on
-  // worker 0 when it can, and keeps every worker until it ends.
-  void place_exclusive(uint32_t k, Segment* s) const {
+  // worker 0 when it can (the caller's thread, whose OpenMP team the sequential executor uses
+  // too: a library kernel started on another worker would bring up a second team), and keeps
+  // every worker until it ends.
+  void place_exclusive(uint32_t k, const Variants& v, Segment* s) const {
     const uint32_t workers = static_cast<uint32_t>(s->free.size());
     double all_free = *std::max_element(s->free.begin(), s->free.end());
     uint32_t best = 0;
@@ -89,7 +107,7 @@ class Scheduler {
           start = std::max(start, q.finish + (q.worker == w ? 0 : o_.wait_us));
       if (w == 0 || start < best_start) best = w, best_start = start;
     }
-    const double finish = best_start + chunk_us(k, 1, 0);
+    const double finish = best_start + chunk_us(k, v, 0);
     std::fill(s->free.begin(), s->free.end(), finish + (workers > 1 ? o_.wait_us : 0));
     s->free[best] = finish;
     s->placed[k].push_back({best, finish});
@@ -97,92 +115,135 @@ class Scheduler {
     s->worker_of.push_back(best);
   }
 
+  // Why library kernels get a pinned variant. With eigen + dnnl placements the wave executor ran
+  // slower than the sequential one (bench/RESULTS.md at load ~2: NASNet cells 0.78x, GoogLeNet
+  // trunks 0.80x and 0.89x). A oneDNN kernel runs on an OpenMP team, whose every fork and join
+  // needs all its threads on cores at once. Profiled exclusive (6, 10 and 18 kernels there), it
+  // held every worker: the wave drained before it (every worker waits for the others), the other
+  // workers idled during it and woke after it, so the eigen branches never overlapped its small
+  // poolings and concats. Not profiled exclusive (on a busy machine the team rarely has two
+  // cores, so the process is not 1.5x busier than the wall clock), it ran beside another worker,
+  // whose core its team's second thread then waited for: profiled in process at load 10-13 on 2
+  // cores, NASNet's poolings took 24 ms and its concat 69 ms with their team, 27-36 us and
+  // 172 us pinned; a 3x3 convolution of 16x12x12, 68-100 ms against 6 us. Pinned to its worker's
+  // thread (oneDNN primitives created for one thread) a kernel waits for no team and leaves no
+  // worker idle; exclusive still wins where a kernel is alone and its team scales.
+  //
   // SelectRKernels: start from each kernel's most efficient variant (one chunk: the least total
-  // work); while the wave leaves units idle, give the kernel that finishes last its next finer
-  // variant, and keep it when the wave's simulated end improves.
-  void select_variants(const std::vector<uint32_t>& wave, const Segment& s,
-                       std::vector<uint32_t>* chunks) const {
-    for (uint32_t k : wave) (*chunks)[k] = 1;
+  // work; a library kernel with its own team exclusive, i.e. on every core); while the wave
+  // leaves units idle, give the kernel that finishes last its next finer variant, and keep it
+  // when the wave's simulated end improves. Kernels with a pinned variant are then tried pinned
+  // (one worker each, beside the others): all of them, then each one flipped, longest first; a
+  // choice is kept when the wave, its chunk counts chosen again, ends earlier.
+  void select_variants(const std::vector<uint32_t>& wave, const Segment& s, Variants* v) const {
+    for (uint32_t k : wave) v->chunks[k] = 1, v->threads[k] = 0;
     if (!o_.select_variants) return;
-    auto end_with = [&](const std::vector<uint32_t>& ch, uint32_t* last) {
-      Segment trial = s;
-      place_wave(wave, ch, &trial);
+    double best = refine_chunks(wave, s, v);
+    std::vector<uint32_t> teams;
+    for (uint32_t k : wave)
+      if (pinnable(k)) teams.push_back(k);
+    if (teams.empty()) return;
+    std::stable_sort(teams.begin(), teams.end(), [&](uint32_t a, uint32_t b) {
+      return chunk_us(a, *v, 0) > chunk_us(b, *v, 0);
+    });
+    auto attempt = [&](Variants trial) {
+      for (uint32_t k : wave) trial.chunks[k] = 1;
+      const double t = refine_chunks(wave, s, &trial);
+      if (t < best) best = t, *v = std::move(trial);
+    };
+    Variants pinned = *v;
+    for (uint32_t k : teams) pinned.threads[k] = 1;
+    attempt(std::move(pinned));
+    for (uint32_t k : teams) {
+      Variants flipped = *v;
+      flipped.threads[k] = flipped.threads[k] ? 0 : 1;
+      attempt(std::move(flipped));
+    }
+  }
+
+  // The chunk-count part of SelectRKernels from `v`: returns the wave's simulated end.
+  double refine_chunks(const std::vector<uint32_t>& wave, const Segment& s, Variants* v) const {
+    auto end_with = [&](const Variants& trial, uint32_t* last) {
+      Segment t = s;
+      place_wave(wave, trial, &t);
       double latest = -1;
       for (uint32_t k : wave)
-        for (const Placed& q : trial.placed[k])
+        for (const Placed& q : t.placed[k])
           if (q.finish > latest) latest = q.finish, *last = k;
-      return trial.end();
+      return t.end();
     };
-    std::vector<bool> settled(chunks->size(), false);
-    for (uint32_t k : wave) settled[k] = profiles_[k].exclusive;
+    std::vector<bool> settled(v->chunks.size(), false);
+    for (uint32_t k : wave) settled[k] = alone(k, *v);
     uint32_t last = wave[0];
-    double best = end_with(*chunks, &last);
+    double best = end_with(*v, &last);
     for (;;) {
       if (settled[last]) break;
       const std::vector<uint32_t> variants = chunk_variants(
           static_cast<int32_t>(profiles_[last].task_us.size()), static_cast<uint32_t>(s.free.size()));
-      auto next = std::upper_bound(variants.begin(), variants.end(), (*chunks)[last]);
+      auto next = std::upper_bound(variants.begin(), variants.end(), v->chunks[last]);
       if (next == variants.end()) break;
-      std::vector<uint32_t> trial = *chunks;
-      trial[last] = *next;
+      Variants trial = *v;
+      trial.chunks[last] = *next;
       uint32_t trial_last = last;
       const double t = end_with(trial, &trial_last);
       if (t < best) {
         best = t;
-        *chunks = std::move(trial);
+        *v = std::move(trial);
         last = trial_last;
       } else {
         settled[last] = true;
       }
     }
+    return best;
   }
 
   ScheduleResult run(const std::vector<uint32_t>& level) {
     const size_t n = profiles_.size();
     ScheduleResult r;
     r.schedule.wave_of_kernel = level;
-    for (const KernelProfile& p : profiles_) {
-      double total = 0;
-      for (double t : p.task_us) total += t;
-      r.schedule.kernel_us.push_back(static_cast<float>(total));
-      r.schedule.exclusive.push_back(p.exclusive ? 1 : 0);
-    }
     const uint32_t num_waves = n ? *std::max_element(level.begin(), level.end()) + 1 : 0;
     r.schedule.num_waves = num_waves;
     std::vector<std::vector<uint32_t>> waves(num_waves);
     for (uint32_t k = 0; k < n; ++k) waves[level[k]].push_back(k);
-    std::vector<uint32_t> chunks(n, 1);
+    Variants v{std::vector<uint32_t>(n, 1), std::vector<uint32_t>(n, 0)};
     std::vector<Segment> done;
     Segment current(0, o_.workers, n);
     // Algorithm 1: P1 is the wave merged into the current segment, P2 the wave alone after a
     // barrier; merge when time(P1) <= time(P_curr) + barrier + time(P2).
     for (uint32_t w = 0; w < num_waves; ++w) {
-      std::vector<uint32_t> merged_chunks = chunks, alone_chunks = chunks;
+      Variants merged_v = v, alone_v = v;
       Segment merged = current;
-      select_variants(waves[w], merged, &merged_chunks);
-      place_wave(waves[w], merged_chunks, &merged);
+      select_variants(waves[w], merged, &merged_v);
+      place_wave(waves[w], merged_v, &merged);
       const bool first = current.order.empty();
       Segment alone(current.end() + (first ? 0 : o_.barrier_us), o_.workers, n);
-      select_variants(waves[w], alone, &alone_chunks);
-      place_wave(waves[w], alone_chunks, &alone);
+      select_variants(waves[w], alone, &alone_v);
+      place_wave(waves[w], alone_v, &alone);
       const bool merge =
           first || (o_.merge_waves &&
                     merged.time() <= current.time() + o_.barrier_us + alone.time());
       if (merge) {
         current = std::move(merged);
-        chunks = std::move(merged_chunks);
+        v = std::move(merged_v);
       } else {
         done.push_back(std::move(current));
         current = std::move(alone);
-        chunks = std::move(alone_chunks);
+        v = std::move(alone_v);
       }
       r.segment_of_wave.push_back(static_cast<uint32_t>(done.size()));
     }
     if (!current.order.empty()) done.push_back(std::move(current));
-    r.schedule.chunks = chunks;
+    r.schedule.chunks = v.chunks;
+    r.schedule.threads = v.threads;
+    for (uint32_t k = 0; k < n; ++k) {
+      double total = 0;
+      for (double t : task_us(k, v)) total += t;
+      r.schedule.kernel_us.push_back(static_cast<float>(total));
+      r.schedule.exclusive.push_back(alone(k, v) ? 1 : 0);
+    }
     r.schedule.num_segments = static_cast<uint32_t>(done.size());
     r.predicted_us = done.empty() ? 0 : done.back().end();
-    build_lists(done, &r.schedule);
+    build_lists(done, v, &r.schedule);
     return r;
   }
 
@@ -191,7 +252,8 @@ class Scheduler {
   // first chunk a worker runs in a new segment. An exclusive kernel waits for every worker's
   // earlier entries, and every worker's next entry waits for it. A wait an earlier entry of the
   // same worker already implies is left out.
-  void build_lists(const std::vector<Segment>& segments, WaveSchedule* s) const {
+  void build_lists(const std::vector<Segment>& segments, const Variants& v,
+                   WaveSchedule* s) const {
     const uint32_t workers = o_.workers;
     s->workers.assign(workers, {});
     std::vector<std::vector<std::pair<uint32_t, uint32_t>>> where(profiles_.size());
@@ -216,7 +278,7 @@ class Scheduler {
           need[u] = std::max(need[u], after_exclusive[w][u]);
           after_exclusive[w][u] = 0;
         }
-        const bool exclusive = profiles_[k].exclusive;
+        const bool exclusive = alone(k, v);
         if (exclusive)
           for (uint32_t u = 0; u < workers; ++u)
             need[u] = std::max(need[u], static_cast<uint32_t>(s->workers[u].entries.size()));

@@ -1,7 +1,8 @@
 // The compile-time wave scheduler (Rammer's Algorithm 1): kernels in breadth-first waves, each
 // wave's chunks placed on the earliest available virtual execution unit (worker) by profiled
-// time, a variant (chunk count) chosen per kernel by SelectRKernels, and consecutive waves merged
-// into one barrier-free segment when the simulated time says so.
+// time, a variant (chunk count; for a library kernel with its own thread team, exclusive or
+// pinned to one thread) chosen per kernel by SelectRKernels, and consecutive waves merged into
+// one barrier-free segment when the simulated time says so.
 #pragma once
 
 #include <cstdint>
@@ -12,11 +13,15 @@
 namespace collage::waves {
 
 // Profiled time of one kernel: microseconds of each of its own tasks, run alone on one worker.
-// An exclusive kernel parallelises inside (a library kernel with its own thread team): it runs
-// as one chunk with every worker to itself, so that its threads do not compete with others.
+// An exclusive kernel parallelises inside (a library kernel with its own thread team): run as
+// it is, it is one chunk with every worker to itself, so that its threads do not compete with
+// others. A kernel that can limit its team has pinned_us, its task times with the team limited
+// to the worker's own thread (its pinned variant), with which it runs beside others like any
+// kernel.
 struct KernelProfile {
   std::vector<double> task_us;
   bool exclusive = false;
+  std::vector<double> pinned_us = {};  // empty, or one per task: the pinned variant's times
 };
 
 // The machine and the costs the simulation charges (microseconds).
@@ -43,9 +48,9 @@ struct ScheduleResult {
   std::vector<uint32_t> segment_of_wave;
 };
 
-// Schedules kernels with `profiles` (task_us.size() is the kernel's task count, at least one)
-// and dependencies `deps` (kernel_dependencies: earlier kernels only). The result passes
-// check_wave_schedule.
+// Schedules kernels with `profiles` (task_us.size() is the kernel's task count, at least one;
+// pinned_us empty or of the same size) and dependencies `deps` (kernel_dependencies: earlier
+// kernels only). The result passes check_wave_schedule.
 ScheduleResult schedule_waves(const std::vector<KernelProfile>& profiles,
                               const std::vector<std::vector<uint32_t>>& deps,
                               const SchedulerOptions& options);

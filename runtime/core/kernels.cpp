@@ -25,6 +25,27 @@ class ModuleKernel : public KernelInstance {
     }
     return Status();
   }
+  Status run_task_threads(void* const* args, int32_t task, int32_t max_threads) const override {
+    if (!COLLAGE_RT_MODULE_HAS(module_, kernel_run_threads)) return run_task(args, task);
+    char err[512] = {0};
+    if (module_->kernel_run_threads(instance_, args, task, tasks_, max_threads, err, sizeof err) !=
+        0) {
+      err[sizeof err - 1] = '\0';
+      return error(Code::kernel_failed, label_, " on ", max_threads, " threads: ",
+                   err[0] ? err : "failed without a message");
+    }
+    return Status();
+  }
+  Status prepare_threads(int32_t max_threads) override {
+    if (!COLLAGE_RT_MODULE_HAS(module_, kernel_prepare_threads)) return Status();
+    char err[512] = {0};
+    if (module_->kernel_prepare_threads(instance_, max_threads, err, sizeof err) != 0) {
+      err[sizeof err - 1] = '\0';
+      return error(Code::unsupported, label_, ": cannot prepare a run on ", max_threads,
+                   " threads: ", err[0] ? err : "no message");
+    }
+    return Status();
+  }
 
  private:
   const collage_rt_module_v1_t* module_;

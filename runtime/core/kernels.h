@@ -17,6 +17,18 @@ class KernelInstance {
   virtual int32_t task_count() const = 0;
   // Runs task `task` of task_count(); may be called from several threads at once.
   virtual Status run_task(void* const* args, int32_t task) const = 0;
+  // run_task with the kernel's own thread team (a library's OpenMP team) limited to at most
+  // `max_threads` threads (>= 1), the calling thread included; a kernel without a team of its
+  // own, or whose module cannot limit it, runs as run_task.
+  virtual Status run_task_threads(void* const* args, int32_t task, int32_t max_threads) const {
+    (void)max_threads;
+    return run_task(args, task);
+  }
+  // Readies run_task_threads with `max_threads`, so that its first run does no extra work.
+  virtual Status prepare_threads(int32_t max_threads) {
+    (void)max_threads;
+    return Status();
+  }
 };
 
 // Creates kernel `index` of `program` through a runtime module's kernel_create (argument and

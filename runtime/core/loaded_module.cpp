@@ -116,7 +116,15 @@ Status LoadedModule::build(const LoadOptions& options) {
   const bool waves = options.executor == ExecutorChoice::waves ||
                      (options.executor == ExecutorChoice::automatic && p.has_schedule &&
                       p.schedule.preferred == waves::Executor::waves);
-  if (waves) scheduler_ = make_wave_scheduler(&program_.schedule, std::move(scheduler_));
+  if (waves) {
+    // Kernels the schedule pins to fewer threads of their own get those variants built now
+    // (oneDNN creates primitives per thread count), not in the first run.
+    for (size_t k = 0; k < p.schedule.threads.size(); ++k)
+      if (p.schedule.threads[k])
+        COLLAGE_RT_RETURN_IF_ERROR(
+            kernels_[k]->prepare_threads(static_cast<int32_t>(p.schedule.threads[k])));
+    scheduler_ = make_wave_scheduler(&program_.schedule, std::move(scheduler_));
+  }
   for (const ConstantInfo& c : p.constants) plan_.constants.push_back(c.data);
   for (size_t k = 0; k < p.kernels.size(); ++k) {
     Step& step = plan_.steps.emplace_back();

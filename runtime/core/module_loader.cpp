@@ -33,9 +33,9 @@ Status check_table(const std::string& name, const std::string& where,
                    const collage_rt_module_v1_t* t) {
   const std::string what = cat("runtime module '", name, "' (", where, ")");
   if (!t) return error(Code::unsupported, what, ": collage_rt_module_v1_get returned no table");
-  if (t->struct_size < sizeof(collage_rt_module_v1_t))
+  if (t->struct_size < COLLAGE_RT_MODULE_V1_BASE_SIZE)
     return error(Code::unsupported, what, ": table of ", t->struct_size, " bytes, expected ",
-                 sizeof(collage_rt_module_v1_t));
+                 COLLAGE_RT_MODULE_V1_BASE_SIZE, " or more");
   if (t->abi_version != COLLAGE_RT_MODULE_ABI_VERSION)
     return error(Code::unsupported, what, ": module ABI version ", t->abi_version,
                  ", this runtime needs ", COLLAGE_RT_MODULE_ABI_VERSION);

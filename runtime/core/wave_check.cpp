@@ -33,6 +33,15 @@ std::string check_wave_schedule(const WaveSchedule& s, const std::vector<int32_t
              " tasks";
     first_chunk[k + 1] = first_chunk[k] + s.chunks[k];
   }
+  if (!s.threads.empty() && s.threads.size() != num_kernels)
+    return str(s.threads.size()) + " thread counts for " + str(num_kernels) + " kernels";
+  for (size_t k = 0; k < s.threads.size(); ++k) {
+    if (s.threads[k] > num_workers)
+      return "kernel " + str(k) + ": runs with " + str(s.threads[k]) + " threads on " +
+             str(num_workers) + " workers";
+    if (s.threads[k] && k < s.exclusive.size() && s.exclusive[k])
+      return "kernel " + str(k) + ": exclusive, yet limited to " + str(s.threads[k]) + " threads";
+  }
   uint64_t total = 0;
   for (const WorkerList& w : s.workers) total += w.entries.size();
   if (total != first_chunk[num_kernels])

@@ -41,8 +41,11 @@ class WaveScheduler : public Scheduler {
       const auto [begin, end] =
           waves::chunk_range(step.kernel->task_count(), schedule_->chunks[kernel], chunk);
       const int64_t t0 = timed ? (Clock::now() - origin).count() : 0;
+      const uint32_t threads = schedule_->threads.empty() ? 0 : schedule_->threads[kernel];
       for (int32_t t = begin; t < end; ++t) {
-        Status s = step.kernel->run_task(args.data() + first_arg[kernel], t);
+        void* const* a = args.data() + first_arg[kernel];
+        Status s = threads ? step.kernel->run_task_threads(a, t, static_cast<int32_t>(threads))
+                           : step.kernel->run_task(a, t);
         if (s.ok()) continue;
         std::lock_guard<std::mutex> lock(mu);
         if (first.ok()) first = std::move(s);

@@ -26,6 +26,12 @@ Status decode_wave_schedule(std::span<const uint8_t> bytes, Program* p) {
     return corrupt(cat("chunk counts for ", s->chunks() ? s->chunks()->size() : 0, " of ",
                        p->kernels.size(), " kernels"));
   out.chunks.assign(s->chunks()->begin(), s->chunks()->end());
+  if (s->threads()) {
+    if (s->threads()->size() != p->kernels.size())
+      return corrupt(cat("thread counts for ", s->threads()->size(), " of ", p->kernels.size(),
+                         " kernels"));
+    out.threads.assign(s->threads()->begin(), s->threads()->end());
+  }
   const uint32_t workers = s->workers() ? s->workers()->size() : 0;
   if (workers == 0 || workers > waves::kMaxWorkers)
     return corrupt(cat(workers, " workers (1 to ", waves::kMaxWorkers, ")"));

@@ -41,9 +41,15 @@ struct WaveSchedule {
   // Per kernel (plan order): the variant, i.e. how many chunks its task_count tasks are grouped
   // into (1 .. task_count). A chunk runs its tasks one after another on one worker.
   std::vector<uint32_t> chunks;
+  // Per kernel (plan order; empty: every kernel 0): the threads of its own team it runs with.
+  // 0: as it is; a kernel with a team of its own (exclusive) then runs alone with every other
+  // worker idle, its team as large as it likes. n >= 1: at most n threads, the worker's included
+  // (a library kernel pinned to its worker), so that it runs beside others like any chunk.
+  std::vector<uint32_t> threads;
   std::vector<WorkerList> workers;  // worker 0 is the calling thread
   // Per kernel: its wave (breadth-first fringe of the kernel DAG), its profiled time (all its
-  // tasks on one worker, microseconds) and whether it ran exclusive; for reports.
+  // tasks on one worker, microseconds, in the variant it runs as) and whether it runs
+  // exclusive; for reports.
   std::vector<uint32_t> wave_of_kernel;
   std::vector<float> kernel_us;
   std::vector<uint8_t> exclusive;
@@ -80,7 +86,8 @@ std::vector<std::vector<uint32_t>> kernel_dependencies(const std::vector<KernelA
                                                        const std::vector<TensorSpan>& tensors);
 
 // Checks that `schedule` runs every chunk of every kernel exactly once (task_counts: per
-// kernel), that its waits name existing workers and entries, that it cannot deadlock, and that
+// kernel), that no kernel runs with more threads than there are workers, nor both exclusive and
+// with limited threads, that its waits name existing workers and entries, that it cannot deadlock, and that
 // every chunk of a kernel happens before (by program order and waits) every chunk of a kernel
 // depending on it (`deps` as kernel_dependencies gives). Returns "" or what is wrong.
 std::string check_wave_schedule(const WaveSchedule& schedule,

@@ -1,6 +1,7 @@
 // Artifacts with a wave schedule: the schedule written and read back, runs by the wave executor
 // bit-identical to the sequential executor (repeated, and from 8 threads at once), the executor
-// flags of the C API, and an artifact without a schedule still running sequentially.
+// flags of the C API, an artifact without a schedule still running sequentially, and oneDNN
+// kernels pinned to one thread each (run side by side) giving the sequential outputs.
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <thread>
@@ -9,6 +10,7 @@
 #include "collage/backends/dnnl.h"
 #include "collage/backends/eigen.h"
 #include "collage/executor.h"
+#include "collage/ops.h"
 #include "collage/reference.h"
 #include "common/test_util.h"
 #include "placement/baselines.h"
@@ -42,13 +44,39 @@ Graph branchy_graph(const Context& ctx) {
   return std::move(*g);
 }
 
+// x f32[1x16x12x12] -> four branches Conv 3x3 (w_i) -> Relu, joined pairwise by Add: "out"
+// (on the dnnl backend: every kernel a oneDNN kernel with its own thread team).
+Graph conv_branches_graph(const Context& ctx) {
+  GraphBuilder b(ctx, "conv_branches");
+  ValueId x = b.add_input("x", {DType::f32, {1, 16, 12, 12}});
+  std::vector<ValueId> branch;
+  const char* names[] = {"w0", "w1", "w2", "w3"};
+  for (int i = 0; i < 4; ++i) {
+    ValueId w = b.add_constant(names[i], random_f32({16, 16, 3, 3}, 20 + i));
+    auto conv = b.add("Conv", {x, w}, make_attrs<ConvAttrs>([](ConvAttrs& a) {
+                        a.pads = {1, 1, 1, 1};
+                      }));
+    REQUIRE(conv.ok());
+    branch.push_back(*b.add("Relu", {*conv}));
+  }
+  ValueId left = *b.add("Add", {branch[0], branch[1]});
+  ValueId right = *b.add("Add", {branch[2], branch[3]});
+  ValueId out = *b.add("Add", {left, right});
+  b.set_value_name(out, "out");
+  b.add_output(out);
+  auto g = b.finish();
+  REQUIRE(g.ok());
+  return std::move(*g);
+}
+
 std::string artifact_of(const Graph& g, waves::ExecutorChoice executor,
-                        ArtifactSummary* summary = nullptr) {
+                        ArtifactSummary* summary = nullptr, const char* backend = "eigen") {
   Context ctx;
   BackendRegistry backends;
   REQUIRE(backends.add(make_reference_backend()).ok());
   REQUIRE(register_eigen_backend(backends).ok());
-  auto placement = place_single(g, backends, "eigen", {});
+  REQUIRE(register_dnnl_backend(backends).ok());
+  auto placement = place_single(g, backends, backend, {});
   REQUIRE(placement.ok());
   ArtifactOptions options;
   options.waves.executor = executor;
@@ -247,4 +275,87 @@ TEST_CASE("waves: a schedule whose waits do not order the dependencies is corrup
   CHECK_FALSE(load_with(damaged, 0, &code, &message));
   CHECK(code == COLLAGE_STATUS_CORRUPT);
   CHECK_THAT(message, Catch::Contains("wave schedule") && Catch::Contains("may run before"));
+}
+
+namespace {
+
+// The plan of `sections` with the schedule's per-kernel thread counts set to `threads` (and the
+// exclusive flags cleared where a count is set), bytes patched in place.
+std::string with_threads(std::vector<artifact::FileSection> sections,
+                         const std::vector<uint32_t>& threads) {
+  std::string& plan_bytes = sections[0].bytes;
+  const fb::WaveSchedule* s = fb::GetPlan(plan_bytes.data())->schedule();
+  REQUIRE(s);
+  REQUIRE(s->threads());
+  REQUIRE(s->threads()->size() == threads.size());
+  REQUIRE(s->exclusive());
+  const size_t at = reinterpret_cast<const char*>(s->threads()->Data()) - plan_bytes.data();
+  const size_t excl = reinterpret_cast<const char*>(s->exclusive()->Data()) - plan_bytes.data();
+  for (size_t k = 0; k < threads.size(); ++k) {
+    std::memcpy(plan_bytes.data() + at + 4 * k, &threads[k], 4);
+    if (threads[k]) plan_bytes[excl + k] = 0;
+  }
+  return artifact::assemble_artifact(sections);
+}
+
+}  // namespace
+
+TEST_CASE("waves: oneDNN kernels pinned to one thread each give the sequential outputs",
+          "[waves][artifact]") {
+  Context ctx;
+  const Graph g = conv_branches_graph(ctx);
+  ArtifactSummary summary;
+  const std::string bytes = artifact_of(g, waves::ExecutorChoice::waves, &summary, "dnnl");
+  const std::vector<artifact::FileSection> sections = split_sections(bytes);
+  const fb::Plan* plan = fb::GetPlan(sections[0].bytes.data());
+  const size_t n = plan->kernels()->size();
+  for (const fb::Kernel* k : *plan->kernels()) CHECK(k->backend()->str() == "dnnl");
+  // The scheduler wrote a thread count per kernel, each 0 or 1 (the pinned variant).
+  const fb::WaveSchedule* s = plan->schedule();
+  REQUIRE(s);
+  REQUIRE(s->threads());
+  REQUIRE(s->threads()->size() == n);
+  for (uint32_t k = 0; k < n; ++k) {
+    CHECK(s->threads()->Get(k) <= 1);
+    CHECK_FALSE((s->threads()->Get(k) && s->exclusive()->Get(k)));
+  }
+
+  // Whatever the profiles chose here, every kernel pinned: the four convolutions side by side on
+  // three workers, each on one thread, and the adds beside them.
+  const std::string pinned = with_threads(sections, std::vector<uint32_t>(n, 1));
+  ModulePtr waves_m = load_with(pinned, COLLAGE_LOAD_EXECUTOR_WAVES);
+  ModulePtr seq_m = load_with(pinned, COLLAGE_LOAD_EXECUTOR_SEQUENTIAL);
+  REQUIRE(waves_m);
+  REQUIRE(seq_m);
+  CHECK(executor_of(waves_m.get()) == "waves");
+  const std::vector<Tensor> inputs = {random_f32({1, 16, 12, 12}, 5)};
+  const std::vector<Tensor> expected = run_module(seq_m.get(), inputs);
+  REQUIRE(expected.size() == 1);
+  auto reference = run_reference(g, inputs);
+  REQUIRE(reference.ok());
+  CHECK(max_scaled_error(expected[0], (*reference)[0]) < 1e-4);
+  int mismatches = 0;
+  for (int r = 0; r < 50; ++r)
+    if (!identical(run_module(waves_m.get(), inputs), expected)) ++mismatches;
+  CHECK(mismatches == 0);
+  // And as compiled.
+  ModulePtr compiled = load_with(bytes, COLLAGE_LOAD_EXECUTOR_WAVES);
+  REQUIRE(compiled);
+  CHECK(identical(run_module(compiled.get(), inputs), expected));
+}
+
+TEST_CASE("waves: a schedule with a bad thread count is corrupt", "[waves][artifact]") {
+  Context ctx;
+  const std::string bytes =
+      artifact_of(conv_branches_graph(ctx), waves::ExecutorChoice::waves, nullptr, "dnnl");
+  const std::vector<artifact::FileSection> sections = split_sections(bytes);
+  const size_t n = fb::GetPlan(sections[0].bytes.data())->kernels()->size();
+  std::vector<uint32_t> threads(n, 0);
+  threads[1] = 7;  // on 3 workers
+  int32_t code = 0;
+  std::string message;
+  CHECK_FALSE(load_with(with_threads(sections, threads), 0, &code, &message));
+  CHECK(code == COLLAGE_STATUS_CORRUPT);
+  CHECK_THAT(message,
+             Catch::Contains("wave schedule") && Catch::Contains("kernel 1: runs with 7 threads"));
 }

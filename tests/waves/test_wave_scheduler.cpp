@@ -221,3 +221,75 @@ TEST_CASE("waves: an exclusive kernel has every worker to itself", "[waves][sche
   ScheduleResult r = checked(p, deps, machine(2));
   CHECK(r.predicted_us == Approx(10.5 + 2 + 10.5 + 10.5));
 }
+
+namespace {
+
+// A library kernel with a thread team: `us` alone on every core, `pinned_us` on one worker.
+KernelProfile team_kernel(double us, double pinned_us) {
+  KernelProfile p = tasks(1, us);
+  p.exclusive = true;
+  p.pinned_us = {pinned_us};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("waves: SelectRKernels pins library kernels side by side when that ends earlier",
+          "[waves][scheduler]") {
+  // Two independent team kernels on two workers: exclusive one after the other ends at
+  // 2 + 10.5 + 2 + 2 + 10.5 + 2 = 29 (a wait before each, every worker held after each);
+  // pinned side by side at 15.5.
+  const Deps deps = {{}, {}};
+  ScheduleResult r = checked({team_kernel(10, 15), team_kernel(10, 15)}, deps, machine(2));
+  CHECK(r.schedule.threads == std::vector<uint32_t>{1, 1});
+  CHECK(r.schedule.exclusive == std::vector<uint8_t>{0, 0});
+  CHECK(worker_of(r.schedule, 0, 0) != worker_of(r.schedule, 1, 0));
+  CHECK(r.predicted_us == Approx(15.5));
+  CHECK(r.schedule.kernel_us == std::vector<float>{15, 15});
+
+  // Pinned they would take 30.5: exclusive stays faster.
+  r = checked({team_kernel(10, 30), team_kernel(10, 30)}, deps, machine(2));
+  CHECK(r.schedule.threads == std::vector<uint32_t>{0, 0});
+  CHECK(r.schedule.exclusive == std::vector<uint8_t>{1, 1});
+  CHECK(r.predicted_us == Approx(29));
+
+  // Alone in its wave (a chain), a team kernel keeps every core: exclusive, on worker 0 (the
+  // second ends at 29 so; pinned, at 12.5 + 20.5 = 33).
+  r = checked({team_kernel(10, 20), team_kernel(10, 20)}, {{}, {0}}, machine(2));
+  CHECK(r.schedule.threads == std::vector<uint32_t>{0, 0});
+  CHECK(r.schedule.exclusive == std::vector<uint8_t>{1, 1});
+  CHECK(worker_of(r.schedule, 0, 0) == 0);
+  CHECK(worker_of(r.schedule, 1, 0) == 0);
+
+  // Beside a kernel of generated code: pinned, the team kernel overlaps it.
+  r = checked({team_kernel(10, 15), tasks(1, 15)}, deps, machine(2));
+  CHECK(r.schedule.threads == std::vector<uint32_t>{1, 0});
+  CHECK(r.predicted_us == Approx(15.5));
+
+  // Without the option, every kernel keeps its first variant.
+  SchedulerOptions fixed = machine(2);
+  fixed.select_variants = false;
+  r = checked({team_kernel(10, 15), team_kernel(10, 15)}, deps, fixed);
+  CHECK(r.schedule.threads == std::vector<uint32_t>{0, 0});
+}
+
+TEST_CASE("waves: the check rejects bad thread counts", "[waves][scheduler]") {
+  const Deps deps = {{}, {}};
+  const std::vector<KernelProfile> p = {team_kernel(10, 15), team_kernel(10, 15)};
+  const ScheduleResult r = checked(p, deps, machine(2));
+  REQUIRE(r.schedule.threads == std::vector<uint32_t>{1, 1});
+  const std::vector<int32_t> n = task_counts(p);
+
+  WaveSchedule too_many = r.schedule;
+  too_many.threads[1] = 3;
+  CHECK(check_wave_schedule(too_many, n, deps) == "kernel 1: runs with 3 threads on 2 workers");
+  WaveSchedule short_list = r.schedule;
+  short_list.threads.pop_back();
+  CHECK(check_wave_schedule(short_list, n, deps) == "1 thread counts for 2 kernels");
+  WaveSchedule both = r.schedule;
+  both.exclusive[0] = 1;
+  CHECK(check_wave_schedule(both, n, deps) == "kernel 0: exclusive, yet limited to 1 threads");
+  WaveSchedule unlimited = r.schedule;
+  unlimited.threads.clear();
+  CHECK(check_wave_schedule(unlimited, n, deps).empty());
+}

@@ -21,6 +21,21 @@ class ModuleKernel : public Kernel {
     return absl::OkStatus();
   }
 
+  bool has_thread_team() const override {
+    return COLLAGE_RT_MODULE_HAS(module_, kernel_run_threads);
+  }
+
+  absl::Status run_task_threads(void* const* args, int32_t task_id,
+                                int32_t max_threads) override {
+    if (!has_thread_team()) return run_task(args, task_id);
+    char err[512] = {0};
+    if (module_->kernel_run_threads(instance_, args, task_id, task_count(), max_threads, err,
+                                    sizeof err) != 0)
+      return absl::InternalError(str_cat(module_->name, " kernel '", record_.entry, "' on ",
+                                         max_threads, " threads: ", err));
+    return absl::OkStatus();
+  }
+
   const KernelRecord& record() const override { return record_; }
 
  private:

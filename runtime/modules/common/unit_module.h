@@ -100,7 +100,8 @@ struct UnitModule {
 
   static constexpr collage_rt_module_v1_t table(const char* name, const char* version) {
     return {sizeof(collage_rt_module_v1_t), COLLAGE_RT_MODULE_ABI_VERSION, name, version,
-            create, task_count, run, destroy};
+            create, task_count, run, destroy, /*kernel_run_threads=*/nullptr,
+            /*kernel_prepare_threads=*/nullptr};
   }
 };
 

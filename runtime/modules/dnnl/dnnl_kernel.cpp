@@ -59,7 +59,16 @@ struct DnnlKernel::Slot {
   std::vector<std::vector<std::pair<dnnl::memory, int32_t>>> rebind;  // per step: (memory, arg)
 };
 
-DnnlKernel::DnnlKernel(const collage_kernel_desc_t& desc)
+OmpThreadScope::OmpThreadScope(int32_t threads) : before_(omp_get_max_threads()) {
+  set_ = threads > 0 && threads != before_;
+  if (set_) omp_set_num_threads(threads);
+}
+
+OmpThreadScope::~OmpThreadScope() {
+  if (set_) omp_set_num_threads(before_);
+}
+
+DnnlKernel::DnnlKernel(const collage_kernel_desc_t& desc, int32_t max_threads)
     : engine_(dnnl::engine::kind::cpu, 0), slots_(new Slot[kSlots]) {
   require(desc.struct_size >= sizeof(collage_kernel_desc_t), "kernel descriptor too old");
   require(desc.entry != nullptr, "kernel has no entry name");
@@ -101,7 +110,7 @@ DnnlKernel::DnnlKernel(const collage_kernel_desc_t& desc)
           "params describe " + std::to_string(h.constant_layouts.size()) + " constants, " +
               std::to_string(desc.num_constants) + " given");
   require(h.num_threads >= 0 && h.num_threads <= 4096, "bad thread count");
-  num_threads_ = h.num_threads;
+  num_threads_ = max_threads > 0 ? max_threads : h.num_threads;
   layouts_ = std::move(h.constant_layouts);
   for (int32_t i = 0; i < desc.num_constants; ++i) {
     // Validates every stored layout against its buffer up front.
@@ -116,7 +125,14 @@ DnnlKernel::DnnlKernel(const collage_kernel_desc_t& desc)
     }
   }
 
-  build(r, h.kind);
+  {
+    // oneDNN splits a primitive's work for the threads there are when it creates it, and runs
+    // it on that many (an explicit num_threads clause), whatever the caller's setting at run
+    // time: so the primitives are created with the count they will run with.
+    OmpThreadScope threads(num_threads_);
+    created_threads_ = omp_get_max_threads();
+    build(r, h.kind);
+  }
   require(r.at_end(),
           "params have " + std::to_string(desc.params_size - r.position()) + " trailing bytes");
   // Constant memory objects are made once, here: slots initialised later, maybe while another
@@ -385,16 +401,7 @@ void DnnlKernel::run_on(Slot& slot, void* const* args) {
 void DnnlKernel::run(void* const* args) {
   // oneDNN parallelises with OpenMP: run with the thread count the kernel was built for (the
   // setting is per calling thread), and put the caller's back afterwards.
-  const int before = omp_get_max_threads();
-  const bool set_threads = num_threads_ > 0 && num_threads_ != before;
-  if (set_threads) omp_set_num_threads(num_threads_);
-  struct Restore {
-    bool on;
-    int n;
-    ~Restore() {
-      if (on) omp_set_num_threads(n);
-    }
-  } restore{set_threads, before};
+  OmpThreadScope threads(created_threads_);
 
   for (int i = 0; i < kSlots; ++i) {
     Slot& slot = slots_[i];

@@ -72,9 +72,10 @@ struct PostOpPlan {
 
 class DnnlKernel {
  public:
-  // Validates `desc` and its parameters and creates every primitive. Throws ParamError or
-  // dnnl::error.
-  explicit DnnlKernel(const collage_kernel_desc_t& desc);
+  // Validates `desc` and its parameters and creates every primitive, for `max_threads` OpenMP
+  // threads when it is positive, else for the thread count the parameters ask for (else the
+  // calling thread's). Throws ParamError or dnnl::error.
+  explicit DnnlKernel(const collage_kernel_desc_t& desc, int32_t max_threads = 0);
   ~DnnlKernel();
   DnnlKernel(const DnnlKernel&) = delete;
   DnnlKernel& operator=(const DnnlKernel&) = delete;
@@ -82,6 +83,9 @@ class DnnlKernel {
   // Runs every step on `args` (num_args pointers, inputs then outputs). Thread-safe. Throws
   // dnnl::error.
   void run(void* const* args);
+
+  // The OpenMP threads the primitives were created for, which is how many a run uses.
+  int32_t threads() const { return created_threads_; }
 
   const std::vector<RepackedConstant>& repacked() const { return repacked_; }
   // The oneDNN implementation of each primitive, e.g. "jit:avx512_core" (for tests and reports).
@@ -133,6 +137,7 @@ class DnnlKernel {
   std::vector<size_t> const_bytes_;
   std::vector<Layout> layouts_;
   int32_t num_threads_ = 0;
+  int32_t created_threads_ = 0;
 
   dnnl::engine engine_;
   std::vector<const void*> constants_;  // resolved pointers (borrowed or owned)
@@ -146,6 +151,20 @@ class DnnlKernel {
 
   static constexpr int kSlots = 8;
   std::unique_ptr<Slot[]> slots_;
+};
+
+// Sets the calling thread's OpenMP thread count (its nthreads-var, which is per thread) to
+// `threads` for the scope's lifetime when it is positive, and puts the previous one back.
+class OmpThreadScope {
+ public:
+  explicit OmpThreadScope(int32_t threads);
+  ~OmpThreadScope();
+  OmpThreadScope(const OmpThreadScope&) = delete;
+  OmpThreadScope& operator=(const OmpThreadScope&) = delete;
+
+ private:
+  int before_ = 0;
+  bool set_ = false;
 };
 
 // Converts a memory descriptor to the serialisable layout; throws ParamError for layouts that

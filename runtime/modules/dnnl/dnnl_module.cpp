@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "dnnl_kernel.h"
+#include "dnnl_threaded.h"
 
 namespace collage::rt_dnnl {
 namespace {
@@ -47,7 +48,7 @@ int32_t kernel_create(const collage_kernel_desc_t* desc, void** kernel, char* er
   if (kernel) *kernel = nullptr;
   return guarded(err, err_size, [&] {
     if (!desc || !kernel) throw ParamError("null descriptor or result pointer");
-    *kernel = new DnnlKernel(*desc);
+    *kernel = new ThreadedKernel(*desc);
   });
 }
 
@@ -55,19 +56,38 @@ int32_t kernel_task_count(void*) {
   return 1;
 }
 
+void check_run(void* kernel, void* const* args, int32_t task_id, int32_t task_count) {
+  if (!kernel || !args) throw ParamError("null kernel or arguments");
+  if (task_id != 0 || task_count != 1)
+    throw ParamError("task " + std::to_string(task_id) + " of " + std::to_string(task_count) +
+                     ": dnnl kernels run as one task");
+}
+
 int32_t kernel_run(void* kernel, void* const* args, int32_t task_id, int32_t task_count, char* err,
                    size_t err_size) {
   return guarded(err, err_size, [&] {
-    if (!kernel || !args) throw ParamError("null kernel or arguments");
-    if (task_id != 0 || task_count != 1)
-      throw ParamError("task " + std::to_string(task_id) + " of " + std::to_string(task_count) +
-                       ": dnnl kernels run as one task");
-    static_cast<DnnlKernel*>(kernel)->run(args);
+    check_run(kernel, args, task_id, task_count);
+    static_cast<ThreadedKernel*>(kernel)->run(args);
   });
 }
 
 void kernel_destroy(void* kernel) {
-  delete static_cast<DnnlKernel*>(kernel);
+  delete static_cast<ThreadedKernel*>(kernel);
+}
+
+int32_t kernel_run_threads(void* kernel, void* const* args, int32_t task_id, int32_t task_count,
+                           int32_t max_threads, char* err, size_t err_size) {
+  return guarded(err, err_size, [&] {
+    check_run(kernel, args, task_id, task_count);
+    static_cast<ThreadedKernel*>(kernel)->run_threads(args, max_threads);
+  });
+}
+
+int32_t kernel_prepare_threads(void* kernel, int32_t max_threads, char* err, size_t err_size) {
+  return guarded(err, err_size, [&] {
+    if (!kernel) throw ParamError("null kernel");
+    static_cast<ThreadedKernel*>(kernel)->prepare_threads(max_threads);
+  });
 }
 
 constexpr collage_rt_module_v1_t kModule = {
@@ -79,6 +99,8 @@ constexpr collage_rt_module_v1_t kModule = {
     kernel_task_count,
     kernel_run,
     kernel_destroy,
+    kernel_run_threads,
+    kernel_prepare_threads,
 };
 
 }  // namespace
