@@ -1,9 +1,25 @@
-// TaskPool: jobs on a queue, tasks claimed one at a time under the pool's lock.
+// TaskPool: jobs on a queue, tasks claimed one at a time under the pool's lock; idle workers and
+// waiting callers poll for kSpin before they block.
 #include "task_pool.h"
 
 #include <algorithm>
 
 namespace collage::rt {
+namespace {
+
+// Polls `ready` (yielding the core to any other runnable thread) for up to TaskPool::kSpin; true
+// once it holds.
+template <typename Ready>
+bool poll(Ready ready) {
+  const auto until = std::chrono::steady_clock::now() + TaskPool::kSpin;
+  for (;;) {
+    if (ready()) return true;
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::yield();
+  }
+}
+
+}  // namespace
 
 TaskPool::TaskPool(int num_threads) {
   for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
@@ -20,13 +36,21 @@ TaskPool::~TaskPool() {
 
 int32_t TaskPool::claim(Job* job) {
   const int32_t i = job->next++;
-  if (job->next == job->n) queue_.erase(std::find(queue_.begin(), queue_.end(), job));
+  if (job->next == job->n) {
+    queue_.erase(std::find(queue_.begin(), queue_.end(), job));
+    queued_.store(queue_.size(), std::memory_order_relaxed);
+  }
   return i;
 }
 
 void TaskPool::worker_loop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
+    if (queue_.empty() && !stop_) {
+      lock.unlock();
+      poll([this] { return queued_.load(std::memory_order_relaxed) != 0; });
+      lock.lock();
+    }
     work_cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
     if (stop_) return;
     Job* job = queue_.front();
@@ -34,8 +58,10 @@ void TaskPool::worker_loop() {
     lock.unlock();
     (*job->fn)(i);
     lock.lock();
-    // The caller frees the job once `done` reaches n; nothing touches it after this.
-    if (++job->done == job->n) done_cv_.notify_all();
+    // The caller frees the job once `done` reaches n, which it may see without the lock:
+    // nothing touches the job after the increment.
+    const int32_t n = job->n;
+    if (job->done.fetch_add(1, std::memory_order_acq_rel) + 1 == n) done_cv_.notify_all();
   }
 }
 
@@ -48,6 +74,7 @@ void TaskPool::parallel_for(int32_t n, const std::function<void(int32_t)>& fn) {
   Job job{&fn, n};
   std::unique_lock<std::mutex> lock(mu_);
   queue_.push_back(&job);
+  queued_.store(queue_.size(), std::memory_order_relaxed);
   if (n - 1 >= static_cast<int32_t>(workers_.size())) {
     work_cv_.notify_all();
   } else {
@@ -58,9 +85,14 @@ void TaskPool::parallel_for(int32_t n, const std::function<void(int32_t)>& fn) {
     lock.unlock();
     fn(i);
     lock.lock();
-    ++job.done;
+    job.done.fetch_add(1, std::memory_order_acq_rel);
   }
-  done_cv_.wait(lock, [&] { return job.done == job.n; });
+  auto finished = [&] { return job.done.load(std::memory_order_acquire) == job.n; };
+  if (finished()) return;
+  lock.unlock();
+  if (poll(finished)) return;
+  lock.lock();
+  done_cv_.wait(lock, finished);
 }
 
 }  // namespace collage::rt
