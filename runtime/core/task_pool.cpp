@@ -1,5 +1,6 @@
-// TaskPool: jobs on a queue, tasks claimed one at a time under the pool's lock; idle workers and
-// waiting callers poll for kSpin before they block.
+// TaskPool: jobs on a queue, tasks claimed one at a time under the pool's lock. Nothing blocks
+// at once: idle workers and waiting callers poll for kSpin first, and the lock, held for a few
+// hundred nanoseconds at a time, is tried for as long before a thread sleeps on it.
 #include "task_pool.h"
 
 #include <algorithm>
@@ -17,6 +18,12 @@ bool poll(Ready ready) {
     if (std::chrono::steady_clock::now() >= until) return false;
     std::this_thread::yield();
   }
+}
+
+// Takes the mutex of `lock`: a thread that blocks on it (glibc's mutex sleeps at the first
+// conflict) has to be woken again, which costs more than the other thread's critical section.
+void acquire(std::unique_lock<std::mutex>& lock) {
+  if (!poll([&] { return lock.try_lock(); })) lock.lock();
 }
 
 }  // namespace
@@ -44,12 +51,13 @@ int32_t TaskPool::claim(Job* job) {
 }
 
 void TaskPool::worker_loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+  acquire(lock);
   for (;;) {
     if (queue_.empty() && !stop_) {
       lock.unlock();
       poll([this] { return queued_.load(std::memory_order_relaxed) != 0; });
-      lock.lock();
+      acquire(lock);
     }
     work_cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
     if (stop_) return;
@@ -57,7 +65,7 @@ void TaskPool::worker_loop() {
     const int32_t i = claim(job);
     lock.unlock();
     (*job->fn)(i);
-    lock.lock();
+    acquire(lock);
     // The caller frees the job once `done` reaches n, which it may see without the lock:
     // nothing touches the job after the increment.
     const int32_t n = job->n;
@@ -72,20 +80,26 @@ void TaskPool::parallel_for(int32_t n, const std::function<void(int32_t)>& fn) {
     return;
   }
   Job job{&fn, n};
-  std::unique_lock<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+  acquire(lock);
   queue_.push_back(&job);
   queued_.store(queue_.size(), std::memory_order_relaxed);
+  int32_t i = claim(&job);  // the caller's first task
+  lock.unlock();
+  // Woken after the unlock, so that a sleeping worker does not wake into a held lock. Workers
+  // still polling see the job without it.
   if (n - 1 >= static_cast<int32_t>(workers_.size())) {
     work_cv_.notify_all();
   } else {
-    for (int32_t i = 1; i < n; ++i) work_cv_.notify_one();
+    for (int32_t w = 1; w < n; ++w) work_cv_.notify_one();
   }
-  while (job.next < job.n) {
-    const int32_t i = claim(&job);
-    lock.unlock();
+  for (;;) {
     fn(i);
-    lock.lock();
+    acquire(lock);
     job.done.fetch_add(1, std::memory_order_acq_rel);
+    if (job.next == job.n) break;
+    i = claim(&job);
+    lock.unlock();
   }
   auto finished = [&] { return job.done.load(std::memory_order_acquire) == job.n; };
   if (finished()) return;
