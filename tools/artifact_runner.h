@@ -21,8 +21,7 @@ class ArtifactRunner {
   // "waves", "sequential" or empty (the artifact's default); `num_threads`: threads a kernel's
   // tasks spread over (0: every core).
   static absl::StatusOr<ArtifactRunner> load(const std::string& path,
-                                             const std::string& executor = "",
-                                             int num_threads = 0);
+                                             const std::string& executor = "", int num_threads = 0);
 
   const std::vector<std::string>& input_names() const { return input_names_; }
   const std::vector<TensorType>& input_types() const { return input_types_; }

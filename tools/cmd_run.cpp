@@ -201,9 +201,9 @@ int run_run(std::span<const std::string> raw_args) {
                 [&](const std::vector<Tensor>& in) { return artifact->run(in); }};
   } else {
     if (!args.executor.empty() || !args.profile.empty())
-      return report_failure(
-          "run", absl::InvalidArgumentError(str_cat(args.executor.empty() ? "--profile" : "--executor",
-                                                    " applies to artifacts (collage compile output)")));
+      return report_failure("run", absl::InvalidArgumentError(
+                                       str_cat(args.executor.empty() ? "--profile" : "--executor",
+                                               " applies to artifacts (collage compile output)")));
     g = load_model(ctx, args.model);
     if (!g.ok()) return report_failure("run", g.status());
     // XGBoost and LightGBM models run placed (greedy: the trees backend's TreeEnsemble kernel)

@@ -152,7 +152,8 @@ absl::StatusOr<std::vector<double>> kernel_times_in_artifact(const cli::Artifact
 }
 
 void print_kernel_table(const std::vector<ArtifactKernel>& kernels,
-                        const std::vector<double>& in_process, const std::vector<double>& artifact) {
+                        const std::vector<double>& in_process,
+                        const std::vector<double>& artifact) {
   std::map<std::string, std::pair<double, double>> by_backend;
   std::vector<size_t> order(kernels.size());
   for (size_t k = 0; k < kernels.size(); ++k) {
@@ -173,7 +174,8 @@ void print_kernel_table(const std::vector<ArtifactKernel>& kernels,
   }
   for (const auto& [backend, sums] : by_backend)
     t.add({"sum", backend, "", absl::StrFormat("%.3f", sums.first),
-           absl::StrFormat("%.3f", sums.second), absl::StrFormat("%.2f", sums.second / sums.first)});
+           absl::StrFormat("%.3f", sums.second),
+           absl::StrFormat("%.2f", sums.second / sums.first)});
   std::printf("  per kernel (the 12 that differ most, then the sums by backend):\n%s",
               t.render(4).c_str());
 }
@@ -230,15 +232,16 @@ void bench_model(const std::string& name, const Args& args, double budget_s) {
   ArtifactOptions ao;
   ao.build = build;
   ao.waves.executor = wave_choice(o.executor);
-  const fs::path file = fs::temp_directory_path() /
-                        absl::StrFormat("artifact_bench-%d-%s.collage", getpid(), name);
+  const fs::path file =
+      fs::temp_directory_path() / absl::StrFormat("artifact_bench-%d-%s.collage", getpid(), name);
   auto summary = write_artifact_for(ctx, backends, *g, *placement, file, ao);
   absl::StatusOr<cli::ArtifactRunner> artifact =
-      summary.ok() ? cli::ArtifactRunner::load(file.string(), args.executor, threads) : summary.status();
+      summary.ok() ? cli::ArtifactRunner::load(file.string(), args.executor, threads)
+                   : summary.status();
   if (!in_process.ok() || !artifact.ok()) {
-    std::printf("%s: %s\n\n", name.c_str(),
-                std::string((in_process.ok() ? artifact.status() : in_process.status()).message())
-                    .c_str());
+    std::printf(
+        "%s: %s\n\n", name.c_str(),
+        std::string((in_process.ok() ? artifact.status() : in_process.status()).message()).c_str());
     fs::remove(file);
     return;
   }
@@ -253,7 +256,7 @@ void bench_model(const std::string& name, const Args& args, double budget_s) {
   const double in_process_error = max_error(in_process->run(*inputs), *expected);
   const double artifact_error = max_error(artifact->run(*inputs), *expected);
   if (ort) (void)ort->time(1);
-  std::vector<double> ms[3];  // in process, artifact, ONNX Runtime
+  std::vector<double> ms[3];      // in process, artifact, ONNX Runtime
   std::vector<double> cpu_ms[2];  // CPU time of this process's threads per run
   std::vector<double> waits[2];   // times a thread of this process blocked, per run
   for (int64_t r = 0; r < args.rounds; ++r) {
@@ -288,13 +291,11 @@ void bench_model(const std::string& name, const Args& args, double budget_s) {
   t.add({"contender", "median ms", "cpu ms", "waits", "vs ORT", "max err", ""});
   t.add({"in process", absl::StrFormat("%.3f", median(ms[0])),
          absl::StrFormat("%.3f", median(cpu_ms[0])), absl::StrFormat("%.0f", median(waits[0])),
-         vs_ort(median(ms[0])),
-         absl::StrFormat("%.1e", in_process_error),
+         vs_ort(median(ms[0])), absl::StrFormat("%.1e", in_process_error),
          absl::StrFormat("%d groups, compile_placement", placement->groups.size())});
   t.add({"artifact", absl::StrFormat("%.3f", median(ms[1])),
          absl::StrFormat("%.3f", median(cpu_ms[1])), absl::StrFormat("%.0f", median(waits[1])),
-         vs_ort(median(ms[1])),
-         absl::StrFormat("%.1e", artifact_error),
+         vs_ort(median(ms[1])), absl::StrFormat("%.1e", artifact_error),
          absl::StrFormat("%s executor, %s", artifact->executor_stats().executor,
                          cli::human_bytes(static_cast<int64_t>(summary->file_bytes)))});
   t.add({"onnxruntime", ms[2].empty() ? "-" : absl::StrFormat("%.3f", ort_ms), "", "",
@@ -313,9 +314,9 @@ void bench_model(const std::string& name, const Args& args, double budget_s) {
                      : kernels.status();
     const fs::path profile = fs::path(file).replace_extension(".trace.json");
     absl::StatusOr<std::vector<double>> art_k =
-        in_k.ok() ? kernel_times_in_artifact(*artifact, *inputs, kernels->size(), args.kernels,
-                                             profile)
-                  : in_k.status();
+        in_k.ok()
+            ? kernel_times_in_artifact(*artifact, *inputs, kernels->size(), args.kernels, profile)
+            : in_k.status();
     fs::remove(profile);
     if (art_k.ok())
       print_kernel_table(*kernels, *in_k, *art_k);
@@ -336,8 +337,8 @@ int run(int argc, char** argv) {
   parser.option("--models", "LIST", "comma-separated model names (default resnet50,mobilenetv2)",
                 &args.models);
   parser.option("--rounds", "N", "rounds (default 5)", &args.rounds, 1);
-  parser.option("--repeat", "N", "timed runs of each contender per round (default 3)",
-                &args.repeat, 1);
+  parser.option("--repeat", "N", "timed runs of each contender per round (default 3)", &args.repeat,
+                1);
   parser.option("--budget", "SECONDS", "two-level search budget per model (default 60)",
                 &args.budget);
   parser.option("--cost-db", "PATH", "cost database (default: the CLI's)", &args.cost_db);

@@ -51,7 +51,7 @@ class TaskPool {
 
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
-  std::deque<Job*> queue_;  // jobs with unclaimed tasks
+  std::deque<Job*> queue_;         // jobs with unclaimed tasks
   std::atomic<size_t> queued_{0};  // queue_.size(), for the idle workers' polling
   bool stop_ = false;
   std::vector<std::thread> workers_;
