@@ -39,10 +39,11 @@ bool is_artifact_file(const std::string& path) {
 }
 
 absl::StatusOr<ArtifactRunner> ArtifactRunner::load(const std::string& path,
-                                                    const std::string& executor) {
+                                                    const std::string& executor, int num_threads) {
   ArtifactRunner r;
   collage_load_options_t options;
   collage_load_options_init(&options);
+  options.num_threads = num_threads;
   if (executor == "waves")
     options.flags |= COLLAGE_LOAD_EXECUTOR_WAVES;
   else if (executor == "sequential")
@@ -95,6 +96,14 @@ absl::StatusOr<std::vector<Tensor>> ArtifactRunner::run(const std::vector<Tensor
                               static_cast<int32_t>(out.size())));
   if (!s.ok()) return s;
   return outputs;
+}
+
+absl::Status ArtifactRunner::set_profiling(bool on) const {
+  return take(collage_module_set_profiling(module_.get(), on ? 1 : 0));
+}
+
+absl::Status ArtifactRunner::write_profile(const std::string& path) const {
+  return take(collage_module_write_profile(module_.get(), path.c_str()));
 }
 
 }  // namespace collage::cli

@@ -18,9 +18,10 @@ bool is_artifact_file(const std::string& path);
 class ArtifactRunner {
  public:
   // Errors carry the runtime's message (corrupt file, missing runtime module, ...). `executor`:
-  // "waves", "sequential" or empty (the artifact's default).
+  // "waves", "sequential" or empty (the artifact's default); `num_threads`: threads a kernel's
+  // tasks spread over (0: every core).
   static absl::StatusOr<ArtifactRunner> load(const std::string& path,
-                                             const std::string& executor = "");
+                                             const std::string& executor = "", int num_threads = 0);
 
   const std::vector<std::string>& input_names() const { return input_names_; }
   const std::vector<TensorType>& input_types() const { return input_types_; }
@@ -30,6 +31,9 @@ class ArtifactRunner {
   collage_executor_stats_t executor_stats() const;
   // Runs once on `inputs` (one per graph input, of the input types); new output tensors.
   absl::StatusOr<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const;
+  // Per-kernel timing of the runs from now on (on: a new trace), written as a Chrome trace.
+  absl::Status set_profiling(bool on) const;
+  absl::Status write_profile(const std::string& path) const;
 
  private:
   struct Release {

@@ -110,20 +110,6 @@ absl::StatusOr<ArtifactSummary> write_artifact(const Context& ctx, const PlacedM
   return write_artifact_for(ctx, *placed.backends, g, p, path, options);
 }
 
-// An artifact cannot hold kernels of the reference backend (the runtime has none), and the
-// measured search may well find one cheaper (a MaxPool of ResNet-50 once was): when an artifact is
-// written and the generated-code backend `native`, which runs any node, is registered, it replaces
-// the reference fallback and the reference takes no part.
-void keep_reference_out(PlacementOptions& options) {
-  BackendRegistry probe;
-  if (!register_builtin_backends(probe).ok() || !probe.find("native")) return;
-  options.fallback = "native";
-  if (options.backends.empty())
-    for (const Backend* b : probe.all())
-      if (b->name() != kReferenceBackend) options.backends.push_back(b->name());
-  std::erase(options.backends, std::string(kReferenceBackend));
-}
-
 absl::Status write_report(const std::string& path, const Graph& g, const CompileArgs& args,
                           const OptimizeResult& r) {
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(r.placement.to_json(g));

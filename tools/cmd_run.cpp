@@ -30,6 +30,7 @@ struct RunArgs {
   bool no_passes = false;
   PlacementArgs placement;  // strategy "reference": the reference executor, no placement
   std::string executor;   // --executor KIND (artifacts): waves or sequential
+  std::string profile;    // --profile FILE (artifacts): Chrome trace of the timed runs
 };
 
 constexpr std::string_view kRandomInputs =
@@ -178,6 +179,10 @@ int run_run(std::span<const std::string> raw_args) {
                 "artifacts: run with the wave executor (inter-operator parallelism) or\n"
                 "the sequential one; default: the one the compiler measured faster",
                 &args.executor);
+  parser.option("--profile", "FILE",
+                "artifacts: write each kernel's time in the timed runs as a Chrome trace\n"
+                "(chrome://tracing, Perfetto)",
+                &args.profile);
   if (std::optional<int> exit = parser.parse(raw_args)) return *exit;
   const bool strategy_given = std::any_of(raw_args.begin(), raw_args.end(), [](const auto& a) {
     return a == "--placement" || std::string_view(a).starts_with("--placement=");
@@ -195,9 +200,10 @@ int run_run(std::span<const std::string> raw_args) {
                 "artifact, arena " + human_bytes(static_cast<int64_t>(artifact->arena_bytes())),
                 [&](const std::vector<Tensor>& in) { return artifact->run(in); }};
   } else {
-    if (!args.executor.empty())
+    if (!args.executor.empty() || !args.profile.empty())
       return report_failure("run", absl::InvalidArgumentError(
-                                       "--executor applies to artifacts (collage compile output)"));
+                                       str_cat(args.executor.empty() ? "--profile" : "--executor",
+                                               " applies to artifacts (collage compile output)")));
     g = load_model(ctx, args.model);
     if (!g.ok()) return report_failure("run", g.status());
     // XGBoost and LightGBM models run placed (greedy: the trees backend's TreeEnsemble kernel)
@@ -235,6 +241,9 @@ int run_run(std::span<const std::string> raw_args) {
   std::vector<double> times_ms;
   absl::StatusOr<std::vector<Tensor>> outputs;
   for (int64_t i = 0; i < args.warmup + args.repeat; ++i) {
+    if (i == args.warmup && !args.profile.empty()) {
+      if (absl::Status s = artifact->set_profiling(true); !s.ok()) return report_failure("run", s);
+    }
     const auto start = std::chrono::steady_clock::now();
     auto result = runnable.run(*inputs);
     const auto stop = std::chrono::steady_clock::now();
@@ -244,6 +253,10 @@ int run_run(std::span<const std::string> raw_args) {
     outputs = std::move(result);  // the previous run's outputs are freed outside the timing
   }
 
+  if (!args.profile.empty()) {
+    if (absl::Status s = artifact->write_profile(args.profile); !s.ok())
+      return report_failure("run", s);
+  }
   std::string out = absl::StrFormat(
       "%s: %s, median %.3f ms over %d run%s (min %.3f, max %.3f), %d warmup\n", args.model.model,
       runnable.description, median(times_ms), times_ms.size(), times_ms.size() == 1 ? "" : "s",
@@ -279,6 +292,7 @@ int run_run(std::span<const std::string> raw_args) {
     if (absl::Status s = write_npz(args.outputs, named); !s.ok()) return report_failure("run", s);
     std::printf("wrote %s\n", args.outputs.c_str());
   }
+  if (!args.profile.empty()) std::printf("wrote %s\n", args.profile.c_str());
   return kExitOk;
 }
 

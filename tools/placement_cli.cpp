@@ -102,6 +102,16 @@ PlacementOptions PlacementArgs::options() const {
   return o;
 }
 
+void keep_reference_out(PlacementOptions& options) {
+  BackendRegistry probe;
+  if (!register_builtin_backends(probe).ok() || !probe.find("native")) return;
+  options.fallback = "native";
+  if (options.backends.empty())
+    for (const Backend* b : probe.all())
+      if (b->name() != kReferenceBackend) options.backends.push_back(b->name());
+  std::erase(options.backends, std::string(kReferenceBackend));
+}
+
 ProgressLine::ProgressLine() : tty_(::isatty(STDERR_FILENO) != 0) {}
 
 void ProgressLine::update(const PlacementProgress& p) {

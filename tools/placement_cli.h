@@ -46,6 +46,12 @@ struct PlacementArgs {
   std::string cost_db_path() const;
 };
 
+// The options of a placement that goes into an artifact. An artifact cannot hold kernels of the
+// reference backend (the runtime has none), and the measured search may well find one cheaper (a
+// MaxPool of ResNet-50 once was): when the generated-code backend `native`, which runs any node, is
+// built in, it replaces the reference fallback and the reference takes no part.
+void keep_reference_out(PlacementOptions& options);
+
 // Prints the optimizer's progress on one stderr line, rewritten in place on a terminal (one line
 // per phase otherwise); finish() ends the line.
 class ProgressLine {

@@ -6,16 +6,9 @@
 // two-level over the best single backend. Never fails on a timing.
 //
 //   model_bench [--small] [--models a,b] [--rounds N] [--repeat N] [--budget S] [--cost-db PATH]
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <sstream>
@@ -24,16 +17,14 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "bench_util.h"
 #include "cli_args.h"
 #include "cli_common.h"
-#include "collage/npz.h"
 #include "collage/onnx.h"
 #include "collage/passes.h"
 #include "collage/thread_pool.h"
 #include "dnnl_openmp.h"
 #include "placement_cli.h"
-
-extern char** environ;
 
 namespace collage::bench {
 namespace {
@@ -57,114 +48,6 @@ struct Row {
   double error = -1;     // max |collage - ort| / max |ort| over the outputs; < 0: not measured
   std::string note;      // why it did not run, or the placement's size
   bool single = false;   // a single-backend placement
-};
-
-double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// max|a - b| / max|b|, the measure of tests/models (element-wise relative error means nothing
-// for values near zero).
-double scaled_error(const Tensor& a, const Tensor& b) {
-  if (a.type() != b.type()) return INFINITY;
-  double diff = 0, scale = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    const double x = a.get_as_double(i), y = b.get_as_double(i);
-    if (std::isnan(x) != std::isnan(y)) return INFINITY;
-    if (std::isnan(x)) continue;
-    diff = std::max(diff, std::fabs(x - y));
-    scale = std::max(scale, std::fabs(y));
-  }
-  return scale == 0 ? diff : diff / scale;
-}
-
-// ONNX Runtime in a child process (ort_server.py): asked for N runs, answers their times.
-class OrtProcess {
- public:
-  static std::optional<OrtProcess> start(const Args& args, const fs::path& model,
-                                         const fs::path& inputs, std::string* error) {
-    int to_child[2], from_child[2];
-    if (pipe(to_child) != 0 || pipe(from_child) != 0) {
-      *error = "pipe failed";
-      return std::nullopt;
-    }
-    const std::string server = std::string(COLLAGE_SOURCE_DIR) + "/bench/models/ort_server.py";
-    std::vector<std::string> argv_s = {args.python, server, model.string(), inputs.string(),
-                                       "--threads", "2"};
-    std::vector<char*> argv;
-    for (std::string& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, to_child[0], 0);
-    posix_spawn_file_actions_adddup2(&actions, from_child[1], 1);
-    for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]})
-      posix_spawn_file_actions_addclose(&actions, fd);
-    OrtProcess p;
-    const int rc = posix_spawn(&p.pid_, args.python.c_str(), &actions, nullptr, argv.data(),
-                               environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(to_child[0]);
-    close(from_child[1]);
-    p.in_ = fdopen(to_child[1], "w");
-    p.out_ = fdopen(from_child[0], "r");
-    if (rc != 0) {
-      *error = str_format("cannot start %s: %s", args.python, std::strerror(rc));
-      return std::nullopt;
-    }
-    if (p.read_line() != "ready") {
-      *error = "ONNX Runtime (ort_server.py) did not start; is " + args.python + " the .venv?";
-      return std::nullopt;
-    }
-    return p;
-  }
-
-  OrtProcess() = default;
-  OrtProcess(OrtProcess&& o) noexcept { *this = std::move(o); }
-  OrtProcess& operator=(OrtProcess&& o) noexcept {
-    std::swap(pid_, o.pid_);
-    std::swap(in_, o.in_);
-    std::swap(out_, o.out_);
-    return *this;
-  }
-  ~OrtProcess() {
-    if (in_) std::fclose(in_);  // end of input ends the server
-    if (out_) std::fclose(out_);
-    if (pid_ > 0) waitpid(pid_, nullptr, 0);
-  }
-
-  // `n` runs; their times in ms (empty when the server failed).
-  std::vector<double> time(int64_t n) {
-    std::fprintf(in_, "%lld\n", static_cast<long long>(n));
-    std::fflush(in_);
-    std::istringstream line(read_line());
-    std::vector<double> ms;
-    for (double t; line >> t;) ms.push_back(t);
-    return ms;
-  }
-
- private:
-  template <typename... T>
-  static std::string str_format(const absl::FormatSpec<T...>& f, const T&... v) {
-    return absl::StrFormat(f, v...);
-  }
-  std::string read_line() {
-    std::string s;
-    for (int c; out_ && (c = std::fgetc(out_)) != EOF && c != '\n';) s += static_cast<char>(c);
-    return s;
-  }
-  pid_t pid_ = -1;
-  FILE* in_ = nullptr;
-  FILE* out_ = nullptr;
 };
 
 std::vector<std::string> split(const std::string& list) {
@@ -212,28 +95,9 @@ std::optional<CompiledModel> prepare(const Context& ctx, const BackendRegistry& 
   return std::move(*model);
 }
 
-// The arrays of `npz` in the order of `names`.
-absl::StatusOr<std::vector<Tensor>> by_name(const fs::path& npz,
-                                            const std::vector<std::string>& names) {
-  auto arrays = read_npz(npz);
-  if (!arrays.ok()) return arrays.status();
-  std::vector<Tensor> out;
-  for (const std::string& name : names) {
-    auto it = std::find_if(arrays->begin(), arrays->end(),
-                           [&](const auto& a) { return a.first == name; });
-    if (it == arrays->end())
-      return absl::NotFoundError(absl::StrFormat("%s: no array '%s'", npz.string(), name));
-    out.push_back(it->second);
-  }
-  return out;
-}
-
 void bench_model(const std::string& name, const Args& args, double budget_s,
                  const BackendRegistry& backends) {
-  const char* cache_env = std::getenv("COLLAGE_MODEL_CACHE");
-  const char* home = std::getenv("HOME");
-  const fs::path cache = cache_env ? fs::path(cache_env)
-                                   : fs::path(home ? home : "/tmp") / ".cache/collage/models";
+  const fs::path cache = model_cache();
   const fs::path model = cache / (name + ".onnx");
   Context ctx;
   auto imported = import_onnx_file(ctx, model);
@@ -250,8 +114,8 @@ void bench_model(const std::string& name, const Args& args, double budget_s,
   std::vector<std::string> in_names, out_names;
   for (ValueId v : g->inputs()) in_names.push_back(g->value(v).name);
   for (ValueId v : g->outputs()) out_names.push_back(g->value(v).name);
-  auto inputs = by_name(cache / (name + ".inputs.npz"), in_names);
-  auto expected = by_name(cache / (name + ".outputs.npz"), out_names);
+  auto inputs = arrays_by_name(cache / (name + ".inputs.npz"), in_names);
+  auto expected = arrays_by_name(cache / (name + ".outputs.npz"), out_names);
   if (!inputs.ok() || !expected.ok()) {
     std::printf("%s: %s\n\n", name.c_str(),
                 std::string((inputs.ok() ? expected.status() : inputs.status()).message()).c_str());
@@ -276,7 +140,7 @@ void bench_model(const std::string& name, const Args& args, double budget_s,
   }
   std::string ort_error;
   std::optional<OrtProcess> ort =
-      OrtProcess::start(args, model, cache / (name + ".inputs.npz"), &ort_error);
+      OrtProcess::start(args.python, model, cache / (name + ".inputs.npz"), 2, &ort_error);
   Row ort_row;
   ort_row.name = "onnxruntime";
   ort_row.note = ort ? "2 threads, all graph optimisations" : ort_error;

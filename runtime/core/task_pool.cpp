@@ -1,9 +1,32 @@
-// TaskPool: jobs on a queue, tasks claimed one at a time under the pool's lock.
+// TaskPool: jobs on a queue, tasks claimed one at a time under the pool's lock. Nothing blocks
+// at once: idle workers and waiting callers poll for kSpin first, and the lock, held for a few
+// hundred nanoseconds at a time, is tried for as long before a thread sleeps on it.
 #include "task_pool.h"
 
 #include <algorithm>
 
 namespace collage::rt {
+namespace {
+
+// Polls `ready` (yielding the core to any other runnable thread) for up to TaskPool::kSpin; true
+// once it holds.
+template <typename Ready>
+bool poll(Ready ready) {
+  const auto until = std::chrono::steady_clock::now() + TaskPool::kSpin;
+  for (;;) {
+    if (ready()) return true;
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::yield();
+  }
+}
+
+// Takes the mutex of `lock`: a thread that blocks on it (glibc's mutex sleeps at the first
+// conflict) has to be woken again, which costs more than the other thread's critical section.
+void acquire(std::unique_lock<std::mutex>& lock) {
+  if (!poll([&] { return lock.try_lock(); })) lock.lock();
+}
+
+}  // namespace
 
 TaskPool::TaskPool(int num_threads) {
   for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
@@ -20,22 +43,33 @@ TaskPool::~TaskPool() {
 
 int32_t TaskPool::claim(Job* job) {
   const int32_t i = job->next++;
-  if (job->next == job->n) queue_.erase(std::find(queue_.begin(), queue_.end(), job));
+  if (job->next == job->n) {
+    queue_.erase(std::find(queue_.begin(), queue_.end(), job));
+    queued_.store(queue_.size(), std::memory_order_relaxed);
+  }
   return i;
 }
 
 void TaskPool::worker_loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+  acquire(lock);
   for (;;) {
+    if (queue_.empty() && !stop_) {
+      lock.unlock();
+      poll([this] { return queued_.load(std::memory_order_relaxed) != 0; });
+      acquire(lock);
+    }
     work_cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
     if (stop_) return;
     Job* job = queue_.front();
     const int32_t i = claim(job);
     lock.unlock();
     (*job->fn)(i);
-    lock.lock();
-    // The caller frees the job once `done` reaches n; nothing touches it after this.
-    if (++job->done == job->n) done_cv_.notify_all();
+    acquire(lock);
+    // The caller frees the job once `done` reaches n, which it may see without the lock:
+    // nothing touches the job after the increment.
+    const int32_t n = job->n;
+    if (job->done.fetch_add(1, std::memory_order_acq_rel) + 1 == n) done_cv_.notify_all();
   }
 }
 
@@ -46,21 +80,33 @@ void TaskPool::parallel_for(int32_t n, const std::function<void(int32_t)>& fn) {
     return;
   }
   Job job{&fn, n};
-  std::unique_lock<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+  acquire(lock);
   queue_.push_back(&job);
+  queued_.store(queue_.size(), std::memory_order_relaxed);
+  int32_t i = claim(&job);  // the caller's first task
+  lock.unlock();
+  // Woken after the unlock, so that a sleeping worker does not wake into a held lock. Workers
+  // still polling see the job without it.
   if (n - 1 >= static_cast<int32_t>(workers_.size())) {
     work_cv_.notify_all();
   } else {
-    for (int32_t i = 1; i < n; ++i) work_cv_.notify_one();
+    for (int32_t w = 1; w < n; ++w) work_cv_.notify_one();
   }
-  while (job.next < job.n) {
-    const int32_t i = claim(&job);
-    lock.unlock();
+  for (;;) {
     fn(i);
-    lock.lock();
-    ++job.done;
+    acquire(lock);
+    job.done.fetch_add(1, std::memory_order_acq_rel);
+    if (job.next == job.n) break;
+    i = claim(&job);
+    lock.unlock();
   }
-  done_cv_.wait(lock, [&] { return job.done == job.n; });
+  auto finished = [&] { return job.done.load(std::memory_order_acquire) == job.n; };
+  if (finished()) return;
+  lock.unlock();
+  if (poll(finished)) return;
+  lock.lock();
+  done_cv_.wait(lock, finished);
 }
 
 }  // namespace collage::rt

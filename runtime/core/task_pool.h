@@ -3,6 +3,8 @@
 // own job too, so a call always makes progress.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -25,6 +27,13 @@ class TaskPool {
 
   int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
 
+  // How long an idle worker, and a caller waiting for its job's last tasks, poll before they
+  // block. A model's kernels follow each other within microseconds; a worker that blocked after
+  // every task had to be woken for every kernel (a futex wake-up, tens of microseconds on a VM,
+  // dozens of kernels per run). The in-process executor's pool (collage::ThreadPool) polls the
+  // same way, so an artifact runs as fast as its placement does in process.
+  static constexpr std::chrono::microseconds kSpin{50};
+
   // Runs fn(i) for every i in [0, n) and returns when all have finished; the caller runs tasks
   // too. fn must not throw. Safe to call from several threads at once.
   void parallel_for(int32_t n, const std::function<void(int32_t)>& fn);
@@ -33,8 +42,8 @@ class TaskPool {
   struct Job {
     const std::function<void(int32_t)>* fn;
     int32_t n;
-    int32_t next = 0;  // next unclaimed task; guarded by mu_
-    int32_t done = 0;  // finished tasks; guarded by mu_
+    int32_t next = 0;               // next unclaimed task; guarded by mu_
+    std::atomic<int32_t> done = 0;  // finished tasks; written under mu_, polled without it
   };
   // Claims the next task of `job` (mu_ held); dequeues the job once all its tasks are claimed.
   int32_t claim(Job* job);
@@ -42,7 +51,8 @@ class TaskPool {
 
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
-  std::deque<Job*> queue_;  // jobs with unclaimed tasks
+  std::deque<Job*> queue_;         // jobs with unclaimed tasks
+  std::atomic<size_t> queued_{0};  // queue_.size(), for the idle workers' polling
   bool stop_ = false;
   std::vector<std::thread> workers_;
 };

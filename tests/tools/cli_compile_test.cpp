@@ -3,6 +3,8 @@
 // artifact is left to the reference backend (native takes its place, or the error names it).
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "collage/npz.h"
 #include "common/test_util.h"
@@ -73,6 +75,28 @@ TEST_CASE("cli: compile -o writes an artifact that run loads", "[cli]") {
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Contains("artifact, arena "));
   check_outputs(dir / "out.npz");
+
+  // --profile: a Chrome trace of the timed runs (not the warm-up), one event per run and kernel.
+  auto profiled = run_collage(dir, {"run", (dir / "model.onnx").string(), "--inputs",
+                                    (dir / "in.npz").string(), "--warmup", "1", "--repeat", "3",
+                                    "--profile", (dir / "trace.json").string()});
+  INFO(profiled.err);
+  REQUIRE(profiled.exit_code == 0);
+  CHECK_THAT(profiled.out, Contains("wrote " + (dir / "trace.json").string()));
+  std::ifstream f(dir / "trace.json");
+  const std::string trace((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = trace.find(what); at != std::string::npos; at = trace.find(what, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count("\"cat\":\"run\"") == 3);
+  CHECK(count("\"args\":{\"kernel\":") >= 3);
+  CHECK(count("\"args\":{\"kernel\":") % 3 == 0);
+  auto not_artifact = run_collage(dir, {"run", (dir / "m.onnx").string(), "--profile",
+                                        (dir / "t.json").string()});
+  CHECK(not_artifact.exit_code != 0);
+  CHECK_THAT(not_artifact.err, Contains("--profile applies to artifacts"));
 }
 
 TEST_CASE("cli: compile -o keeps the reference backend out of artifacts", "[cli]") {

@@ -1,0 +1,138 @@
+// Helpers of the whole-model benchmarks: ONNX Runtime's child process, cached arrays, statistics.
+#include "bench_util.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "absl/strings/str_format.h"
+#include "collage/npz.h"
+
+extern char** environ;
+
+namespace collage::bench {
+
+namespace fs = std::filesystem;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double scaled_error(const Tensor& a, const Tensor& b) {
+  if (a.type() != b.type()) return INFINITY;
+  double diff = 0, scale = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = a.get_as_double(i), y = b.get_as_double(i);
+    if (std::isnan(x) != std::isnan(y)) return INFINITY;
+    if (std::isnan(x)) continue;
+    diff = std::max(diff, std::fabs(x - y));
+    scale = std::max(scale, std::fabs(y));
+  }
+  return scale == 0 ? diff : diff / scale;
+}
+
+fs::path model_cache() {
+  const char* cache = std::getenv("COLLAGE_MODEL_CACHE");
+  const char* home = std::getenv("HOME");
+  return cache ? fs::path(cache) : fs::path(home ? home : "/tmp") / ".cache/collage/models";
+}
+
+absl::StatusOr<std::vector<Tensor>> arrays_by_name(const fs::path& npz,
+                                                   const std::vector<std::string>& names) {
+  auto arrays = read_npz(npz);
+  if (!arrays.ok()) return arrays.status();
+  std::vector<Tensor> out;
+  for (const std::string& name : names) {
+    auto it = std::find_if(arrays->begin(), arrays->end(),
+                           [&](const auto& a) { return a.first == name; });
+    if (it == arrays->end())
+      return absl::NotFoundError(absl::StrFormat("%s: no array '%s'", npz.string(), name));
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+std::optional<OrtProcess> OrtProcess::start(const std::string& python, const fs::path& model,
+                                            const fs::path& inputs, int threads,
+                                            std::string* error) {
+  int to_child[2], from_child[2];
+  if (pipe(to_child) != 0 || pipe(from_child) != 0) {
+    *error = "pipe failed";
+    return std::nullopt;
+  }
+  const std::string server = std::string(COLLAGE_SOURCE_DIR) + "/bench/models/ort_server.py";
+  std::vector<std::string> argv_s = {python,          server,      model.string(),
+                                     inputs.string(), "--threads", std::to_string(threads)};
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, to_child[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, from_child[1], 1);
+  for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]})
+    posix_spawn_file_actions_addclose(&actions, fd);
+  OrtProcess p;
+  const int rc = posix_spawn(&p.pid_, python.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(to_child[0]);
+  close(from_child[1]);
+  p.in_ = fdopen(to_child[1], "w");
+  p.out_ = fdopen(from_child[0], "r");
+  if (rc != 0) {
+    *error = absl::StrFormat("cannot start %s: %s", python, std::strerror(rc));
+    return std::nullopt;
+  }
+  if (p.read_line() != "ready") {
+    *error = "ONNX Runtime (ort_server.py) did not start; is " + python + " the .venv?";
+    return std::nullopt;
+  }
+  return p;
+}
+
+OrtProcess& OrtProcess::operator=(OrtProcess&& o) noexcept {
+  std::swap(pid_, o.pid_);
+  std::swap(in_, o.in_);
+  std::swap(out_, o.out_);
+  return *this;
+}
+
+OrtProcess::~OrtProcess() {
+  if (in_) std::fclose(in_);  // end of input ends the server
+  if (out_) std::fclose(out_);
+  if (pid_ > 0) waitpid(pid_, nullptr, 0);
+}
+
+std::vector<double> OrtProcess::time(int64_t n) {
+  std::fprintf(in_, "%lld\n", static_cast<long long>(n));
+  std::fflush(in_);
+  std::istringstream line(read_line());
+  std::vector<double> ms;
+  for (double t; line >> t;) ms.push_back(t);
+  return ms;
+}
+
+std::string OrtProcess::read_line() {
+  std::string s;
+  for (int c; out_ && (c = std::fgetc(out_)) != EOF && c != '\n';) s += static_cast<char>(c);
+  return s;
+}
+
+}  // namespace collage::bench

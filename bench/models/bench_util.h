@@ -1,0 +1,56 @@
+// Helpers of the whole-model benchmarks (model_bench, artifact_bench): ONNX Runtime timed in a
+// child process, the cached models' input and reference arrays, medians and the error measure.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collage/tensor.h"
+
+namespace collage::bench {
+
+double median(std::vector<double> v);  // NaN for no values
+double now_ms();                       // steady clock
+
+// max|a - b| / max|b|, the measure of tests/models (element-wise relative error means nothing
+// for values near zero); infinity when the types differ or only one of a pair is NaN.
+double scaled_error(const Tensor& a, const Tensor& b);
+
+// The cache of test models: $COLLAGE_MODEL_CACHE, else ~/.cache/collage/models.
+std::filesystem::path model_cache();
+
+// The arrays of `npz` in the order of `names`; NotFound names the missing array.
+absl::StatusOr<std::vector<Tensor>> arrays_by_name(const std::filesystem::path& npz,
+                                                   const std::vector<std::string>& names);
+
+// ONNX Runtime in a child process (bench/models/ort_server.py run by `python`): asked for N runs,
+// answers their times. Ends the child when destroyed.
+class OrtProcess {
+ public:
+  // nullopt with `error` set when the child does not start or does not answer "ready".
+  static std::optional<OrtProcess> start(const std::string& python,
+                                         const std::filesystem::path& model,
+                                         const std::filesystem::path& inputs, int threads,
+                                         std::string* error);
+  OrtProcess() = default;
+  OrtProcess(OrtProcess&& o) noexcept { *this = std::move(o); }
+  OrtProcess& operator=(OrtProcess&& o) noexcept;
+  ~OrtProcess();
+
+  // `n` runs; their times in ms (empty when the server failed).
+  std::vector<double> time(int64_t n);
+
+ private:
+  std::string read_line();
+  pid_t pid_ = -1;
+  FILE* in_ = nullptr;
+  FILE* out_ = nullptr;
+};
+
+}  // namespace collage::bench
