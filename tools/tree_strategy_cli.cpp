@@ -15,8 +15,8 @@ absl::StatusOr<TreeStrategyMode> parse_tree_strategy_mode(std::string_view name)
   if (name == "measured") return TreeStrategyMode{};
   auto fixed = parse_tree_strategy(name);
   if (!fixed.ok())
-    return absl::InvalidArgumentError(str_cat("--tree-strategy '", name,
-                                              "': expected measured, auto, fused, ptt, tt or gemm"));
+    return absl::InvalidArgumentError(
+        str_cat("--tree-strategy '", name, "': expected measured, auto, fused, ptt, tt or gemm"));
   return TreeStrategyMode{false, *fixed};
 }
 
@@ -77,12 +77,11 @@ absl::StatusOr<CompileModel> load_compile_model(const Context& ctx, const ModelA
       measure = placement_tree_measurer(ctx, backends, options.placement, options.passes, &report);
     if (options.progress)
       measure = [&options, inner = std::move(measure)](const TreeStrategyCandidate& c,
-                                                        const Graph& g) {
+                                                       const Graph& g) {
         options.progress(tree_strategy_label(c));
         return inner(c, g);
       };
-    auto choice =
-        choose_tree_strategy(ctx, m, *batch, default_tree_strategy_candidates(), measure);
+    auto choice = choose_tree_strategy(ctx, m, *batch, default_tree_strategy_candidates(), measure);
     if (choice.ok()) {
       strategy = choice->best.strategy;
       report.chosen = tree_strategy_label(choice->best);

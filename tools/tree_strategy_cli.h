@@ -31,9 +31,9 @@ struct TreeStrategyReport {
   int64_t batch = 0;
   std::string chosen;                       // the compiled strategy's label ("fused:auto", "ptt")
   std::vector<TreeStrategyTiming> timings;  // measured mode: one per candidate
-  size_t measured = 0;  // kernels timed while costing the candidates
-  size_t cached = 0;    // costs the cost database (or an identical group) answered
-  std::string note;     // why the fixed rule was used in measured mode
+  size_t measured = 0;                      // kernels timed while costing the candidates
+  size_t cached = 0;  // costs the cost database (or an identical group) answered
+  std::string note;   // why the fixed rule was used in measured mode
 };
 
 struct TreeCompileOptions {

@@ -161,7 +161,8 @@ absl::StatusOr<Graph> build_tree_graph(const Context& ctx, const TreeEnsemble& m
 // --- Measured strategy choice --------------------------------------------------------------------
 
 // One candidate: a strategy and, for `fused`, the kernel variant the measurer should build
-// ("auto", "scalar", "avx512" for the trees backend; empty for the graph strategies).
+// ("auto", "scalar", "avx512", "avx512_ranks" for the trees backend; empty for the graph
+// strategies).
 struct TreeStrategyCandidate {
   TreeStrategy strategy = TreeStrategy::fused;
   std::string variant;

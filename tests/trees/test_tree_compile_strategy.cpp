@@ -98,8 +98,8 @@ TEST_CASE("compile: the strategy measured fastest is the one compiled", "[trees]
     for (const auto& [label, t] : timings_of(r))
       CHECK(t == (ms.count(label) ? ms.at(label) : -1.0));
     CHECK(batches == std::vector<int64_t>(4, batch));
-    const TreeStrategy strategy = want == "fused:auto" ? TreeStrategy::fused
-                                                       : *parse_tree_strategy(want);
+    const TreeStrategy strategy =
+        want == "fused:auto" ? TreeStrategy::fused : *parse_tree_strategy(want);
     auto expected = build_tree_graph(ctx, *model, strategy, batch);
     REQUIRE(expected.ok());
     CHECK(ops_of(loaded->graph) == ops_of(*expected));
@@ -211,9 +211,10 @@ TEST_CASE("compile: candidates are costed by the placement's cost model", "[tree
   }
 }
 
-TEST_CASE("compile: a warm re-compile takes every cost from the cost database; the compiled "
-          "model matches the library",
-          "[trees][compile]") {
+TEST_CASE(
+    "compile: a warm re-compile takes every cost from the cost database; the compiled "
+    "model matches the library",
+    "[trees][compile]") {
   const auto cases = tree_cases();
   const TreeCase& c = find_case(cases, "xgb_nan_multi");
   auto model = import_xgboost_json(c.model);
