@@ -122,14 +122,22 @@ bool EnsembleKernel::build_ranks() {
     t.erase(std::unique(t.begin(), t.end(), [](float a, float b) { return a == b; }), t.end());
     int32_t steps = 0;
     while ((size_t{1} << steps) < t.size() + 1) ++steps;
-    // A row's rank is at most 2^steps - 1; it must stay below the rank of NaN thresholds.
-    if (steps >= 31 - bits) return false;
+    // A row's rank is at most 2^steps - 1; it must stay below the rank of NaN thresholds. Past
+    // a million distinct thresholds the table is not worth its memory.
+    if (steps >= 31 - bits || steps > 20) return false;
+    // The probes of a binary search over the 2^steps - 1 thresholds padded with +inf, in level
+    // order: level l, position p probes threshold p * 2^(steps - l) + 2^(steps - l - 1) - 1.
     bin_offset_[f] = static_cast<int32_t>(bin_table_.size());
     bin_steps_[f] = steps;
-    bin_table_.insert(bin_table_.end(), t.begin(), t.end());
-    bin_table_.resize(bin_table_.size() + (size_t{1} << steps) - t.size(),
-                      std::numeric_limits<float>::infinity());
+    for (int32_t l = 0; l < steps; ++l)
+      for (int64_t p = 0; p < (int64_t{1} << l); ++p) {
+        const size_t i =
+            static_cast<size_t>((p << (steps - l)) + (int64_t{1} << (steps - l - 1)) - 1);
+        bin_table_.push_back(i < t.size() ? t[i] : std::numeric_limits<float>::infinity());
+      }
   }
+  // The permutes of the first levels read 16 or 32 entries from a level's start.
+  bin_table_.resize(bin_table_.size() + kPad, 0.f);
   rank_word_.assign(word_.size(), 0);
   for (int64_t i = 0; i < s.trees * n; ++i) {
     const int32_t f = word_[i] & 0x7fffffff;

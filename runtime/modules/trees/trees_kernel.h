@@ -53,8 +53,9 @@ class EnsembleKernel {
   std::vector<int32_t> word_;
   std::vector<float> threshold_, leaf_, base_;
   std::vector<int32_t> tree_output_;
-  // avx512_ranks: each feature's distinct non-NaN thresholds sorted ascending and padded with
-  // +inf to 2^steps entries (feature f's at bin_offset_[f], bin_steps_[f] steps), and node words
+  // avx512_ranks: each feature's distinct non-NaN thresholds sorted ascending, padded with +inf
+  // to 2^steps - 1 and laid out as the probes of a binary search in level order (feature f's
+  // from bin_offset_[f], bin_steps_[f] levels), and node words
   // nan_left << 31 | rank << feature_bits_ | feature, the rank of a NaN threshold (always left)
   // being the largest that fits.
   std::vector<int32_t> rank_word_;

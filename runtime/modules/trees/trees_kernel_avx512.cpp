@@ -199,20 +199,59 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void walk_block(
   }
 }
 
-// Replaces each x of the block (feature-major) by its rank among the feature's thresholds: the
-// number of them <= x, by a binary search over the table padded to a power of two (one gather
-// per step); -1 for NaN.
+// One level of the binary search over a feature's thresholds (the probes in level order, a
+// perfect tree): `pos` becomes 2 pos + (probe <= v). kLevel is the level below 8, else -1.
+template <int kLevel>
+COLLAGE_AVX512 inline __m512i rank_step(int level, const float* table, __m512 v, __m512i pos) {
+  const auto* probes = reinterpret_cast<const int32_t*>(table) + (1 << level) - 1;
+  __m512 th;
+  if constexpr (kLevel >= 0)
+    th = _mm512_castsi512_ps(lookup<kLevel>(probes, pos));
+  else
+    th = _mm512_castsi512_ps(_mm512_i32gather_epi32(pos, probes, 4));
+  const __m512i twice = _mm512_add_epi32(pos, pos);
+  return _mm512_mask_add_epi32(twice, _mm512_cmp_ps_mask(th, v, _CMP_LE_OQ), twice,
+                               _mm512_set1_epi32(1));
+}
+
+// Replaces each x of the block (feature-major) by its rank among the feature's thresholds, the
+// number of them <= x (a binary search whose probes of the first eight levels are permutes, the
+// deeper ones gathers); -1 for NaN.
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void rank_block(
     const EnsembleTables& t, float* xb) {
-  const __m512i one = _mm512_set1_epi32(1);
   for (int64_t f = 0; f < t.shape.features; ++f) {
     const __m512 v = _mm512_load_ps(xb + f * kRows);
     const float* table = t.bin_table + t.bin_offset[f];
     __m512i rank = _mm512_setzero_si512();
-    for (int32_t step = t.bin_steps[f] - 1; step >= 0; --step) {
-      const __m512i next = _mm512_add_epi32(rank, _mm512_set1_epi32(1 << step));
-      const __m512 th = _mm512_i32gather_ps(_mm512_sub_epi32(next, one), table, 4);
-      rank = _mm512_mask_mov_epi32(rank, _mm512_cmp_ps_mask(th, v, _CMP_LE_OQ), next);
+    for (int32_t level = 0; level < t.bin_steps[f]; ++level) {
+      switch (level) {
+        case 0:
+          rank = rank_step<0>(level, table, v, rank);
+          break;
+        case 1:
+          rank = rank_step<1>(level, table, v, rank);
+          break;
+        case 2:
+          rank = rank_step<2>(level, table, v, rank);
+          break;
+        case 3:
+          rank = rank_step<3>(level, table, v, rank);
+          break;
+        case 4:
+          rank = rank_step<4>(level, table, v, rank);
+          break;
+        case 5:
+          rank = rank_step<5>(level, table, v, rank);
+          break;
+        case 6:
+          rank = rank_step<6>(level, table, v, rank);
+          break;
+        case 7:
+          rank = rank_step<7>(level, table, v, rank);
+          break;
+        default:
+          rank = rank_step<-1>(level, table, v, rank);
+      }
     }
     rank =
         _mm512_mask_mov_epi32(rank, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_set1_epi32(-1));
