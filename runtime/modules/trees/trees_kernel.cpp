@@ -1,5 +1,6 @@
-// TreeEnsemble kernels: descriptor checks, table packing, variant dispatch and the portable
-// scalar loop (several rows in flight per tree, branch-free child index arithmetic).
+// TreeEnsemble kernels: descriptor checks, table packing (the rank tables included), variant
+// dispatch and the portable scalar loop (several rows in flight per tree, branch-free child
+// index arithmetic).
 #include "trees_kernel.h"
 
 #include <algorithm>

@@ -3,7 +3,10 @@
 // with the child step `2k + 2 - left` done as vector arithmetic. The first eight levels (up to
 // 128 nodes) pick node words and thresholds with in-register permutes and blends, the first
 // four read x by blending whole feature rows; only deeper levels, x below level 4 and the
-// leaves are gathered. Leaves are added in tree order, so the sums are exactly the scalar loop's.
+// leaves are gathered. The ranks variant first replaces each x of the block by its rank among the
+// feature's thresholds (a binary search laid out like a tree level by level, so it walks with the
+// same permutes), and the walk then compares integer ranks held in the node words, reading no
+// threshold table. Leaves are added in tree order, so the sums are exactly the scalar loop's.
 #include "trees_kernel.h"
 
 #if defined(__x86_64__)
