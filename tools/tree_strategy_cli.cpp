@@ -81,7 +81,10 @@ absl::StatusOr<CompileModel> load_compile_model(const Context& ctx, const ModelA
         options.progress(tree_strategy_label(c));
         return inner(c, g);
       };
-    auto choice = choose_tree_strategy(ctx, m, *batch, default_tree_strategy_candidates(), measure);
+    TreeStrategyChoiceOptions choice_options;
+    choice_options.max_value_bytes = options.max_value_bytes;
+    auto choice = choose_tree_strategy(ctx, m, *batch, default_tree_strategy_candidates(), measure,
+                                       choice_options);
     if (choice.ok()) {
       strategy = choice->best.strategy;
       report.chosen = tree_strategy_label(choice->best);

@@ -152,6 +152,15 @@ TEST_CASE("compile: fixed strategies, and the fixed rule when nothing could be m
   CHECK_THAT(fallback->trees->note, Catch::Contains("nothing could be measured"));
   CHECK_THAT(fallback->trees->note, Catch::Contains("ptt: no device"));
 
+  // Candidates over the tensor-size limit are not measured.
+  TreeCompileOptions small = fixed;
+  small.mode = cli::TreeStrategyMode{};
+  small.max_value_bytes = 1;
+  auto limited = load_compile_model(ctx, args, small);
+  REQUIRE(limited.ok());
+  CHECK(calls == 0);
+  CHECK_THAT(limited->trees->note, Catch::Contains("-byte measuring limit"));
+
   check_status(cli::parse_tree_strategy_mode("fastest").status(),
                absl::StatusCode::kInvalidArgument, "--tree-strategy 'fastest'");
   auto bad_shape = model_args(c, 4, model->num_features + 1);
