@@ -12,6 +12,7 @@
 #include "core/str_cat.h"
 #include "placement/timing.h"
 #include "placement_cli.h"
+#include "tree_strategy_cli.h"
 
 namespace collage::cli {
 namespace {
@@ -24,6 +25,7 @@ struct CompileArgs {
   bool no_passes = false;
   bool no_compare = false;
   std::string executor = "auto";
+  std::string tree_strategy = "measured";
 };
 
 std::string group_nodes(const Graph& g, const PlacedGroup& group) {
@@ -111,7 +113,7 @@ absl::StatusOr<ArtifactSummary> write_artifact(const Context& ctx, const PlacedM
 }
 
 absl::Status write_report(const std::string& path, const Graph& g, const CompileArgs& args,
-                          const OptimizeResult& r) {
+                          const OptimizeResult& r, const std::optional<TreeStrategyReport>& trees) {
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(r.placement.to_json(g));
   j["model"] = args.model.model;
   j["passes"] = !args.no_passes;
@@ -123,6 +125,7 @@ absl::Status write_report(const std::string& path, const Graph& g, const Compile
   for (const MeasuredPlacement& m : r.compared)
     compared.push_back({{"strategy", m.strategy}, {"ms", m.ms}, {"note", m.note}});
   j["compared"] = std::move(compared);
+  if (trees) j["tree_strategy"] = nlohmann::ordered_json::parse(tree_strategy_json(*trees));
   std::ofstream out(path);
   out << j.dump(2) << "\n";
   if (!out) return absl::UnavailableError(str_cat(path, ": cannot write the report"));
@@ -157,6 +160,11 @@ int run_compile(std::span<const std::string> raw_args) {
                 "under; the graph-level search scores placements with it (auto: the\n"
                 "faster of the two, measured)",
                 &args.executor);
+  parser.option("--tree-strategy", "STRATEGY",
+                "tree models (XGBoost, LightGBM): measured (default: every strategy\n"
+                "placed and costed at the batch of --input-shape input=BxF, the\n"
+                "cheapest kept), auto (fixed depth rule), fused, ptt, tt or gemm",
+                &args.tree_strategy);
   parser.epilog(
       "Costs are kept in the cost database, keyed by this machine's CPU, the backend and its\n"
       "version, and the group's canonical signature: a second compile of the same model\n"
@@ -165,16 +173,26 @@ int run_compile(std::span<const std::string> raw_args) {
   if (std::optional<int> exit = parser.parse(raw_args)) return *exit;
 
   Context ctx;
-  auto imported = load_model(ctx, args.model);
+  PlacementOptions options = args.placement.options();
+  options.compare_baselines = !args.no_compare;
+  if (!args.output.empty()) keep_reference_out(options);
+  auto tree_mode = parse_tree_strategy_mode(args.tree_strategy);
+  if (!tree_mode.ok()) return report_failure("compile", tree_mode.status());
+  TreeCompileOptions tree_options;
+  tree_options.mode = *tree_mode;
+  tree_options.placement = options;
+  tree_options.plugins = args.placement.plugins;
+  tree_options.passes = !args.no_passes;
+  tree_options.progress = [&](const std::string& label) {
+    std::fprintf(stderr, "tree strategy: placing and costing %s\n", label.c_str());
+  };
+  auto imported = load_compile_model(ctx, args.model, tree_options);
   if (!imported.ok()) return report_failure("compile", imported.status());
-  absl::StatusOr<Graph> g = std::move(imported);
+  absl::StatusOr<Graph> g = std::move(imported->graph);
   if (!args.no_passes) {
     g = run_passes(ctx, *g);
     if (!g.ok()) return report_failure("compile", g.status());
   }
-  PlacementOptions options = args.placement.options();
-  options.compare_baselines = !args.no_compare;
-  if (!args.output.empty()) keep_reference_out(options);
   auto executor = parse_executor(args.executor);
   if (!executor.ok()) return report_failure("compile", executor.status());
   options.executor = *executor;
@@ -204,6 +222,7 @@ int run_compile(std::span<const std::string> raw_args) {
   out += r.compared.empty() ? "\n"
                             : absl::StrFormat(", the comparison below %.1f s\n",
                                               (end - compare_start) / 1000);
+  if (imported->trees) out += tree_strategy_summary(*imported->trees);
   out += placement_table(*g, p);
   out += comparison_table(r.compared);
   if (!p.notes.empty()) {
@@ -212,7 +231,7 @@ int run_compile(std::span<const std::string> raw_args) {
   }
   std::fputs(out.c_str(), stdout);
   if (!args.report.empty()) {
-    if (absl::Status s = write_report(args.report, *g, args, r); !s.ok())
+    if (absl::Status s = write_report(args.report, *g, args, r, imported->trees); !s.ok())
       return report_failure("compile", s);
     std::printf("wrote %s\n", args.report.c_str());
   }

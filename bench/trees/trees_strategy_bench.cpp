@@ -43,6 +43,7 @@ Tensor random_rows(int64_t batch, int64_t features) {
 TreesKernelVariant variant_of(const std::string& name) {
   if (name == "scalar") return TreesKernelVariant::scalar;
   if (name == "avx512") return TreesKernelVariant::avx512;
+  if (name == "avx512_ranks") return TreesKernelVariant::avx512_ranks;
   return TreesKernelVariant::automatic;
 }
 
@@ -102,7 +103,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   Context ctx;
-  std::vector<TreeStrategyCandidate> candidates = {{TreeStrategy::fused, "avx512"},
+  std::vector<TreeStrategyCandidate> candidates = {{TreeStrategy::fused, "avx512_ranks"},
+                                                   {TreeStrategy::fused, "avx512"},
                                                    {TreeStrategy::fused, "scalar"},
                                                    {TreeStrategy::perfect_tree_traversal, ""},
                                                    {TreeStrategy::tree_traversal, ""},

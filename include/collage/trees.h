@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -159,7 +161,8 @@ absl::StatusOr<Graph> build_tree_graph(const Context& ctx, const TreeEnsemble& m
 // --- Measured strategy choice --------------------------------------------------------------------
 
 // One candidate: a strategy and, for `fused`, the kernel variant the measurer should build
-// ("auto", "scalar", "avx512" for the trees backend; empty for the graph strategies).
+// ("auto", "scalar", "avx512", "avx512_ranks" for the trees backend; empty for the graph
+// strategies).
 struct TreeStrategyCandidate {
   TreeStrategy strategy = TreeStrategy::fused;
   std::string variant;
@@ -234,6 +237,18 @@ struct ModelImportOptions {
   OnnxImportOptions onnx;
   TreeGraphOptions trees;
 };
+
+// The tree ensemble of an XGBoost JSON or LightGBM text file (`format`, or detected from the
+// content when automatic); std::nullopt for an ONNX file, which is left to import_onnx_file.
+// Errors are the importer's.
+absl::StatusOr<std::optional<TreeEnsemble>> import_tree_model_file(
+    const std::filesystem::path& path, ModelFormat format = ModelFormat::automatic);
+
+// The batch a tree model is compiled for: the first dimension of the shape given for input
+// "input" (ModelImportOptions::onnx.input_shapes), 1 when none is given. InvalidArgument for a
+// shape of another input, or one that is not [batch >= 1, num_features].
+absl::StatusOr<int64_t> tree_model_batch(const TreeEnsemble& model,
+                                         const std::map<std::string, Shape>& input_shapes);
 
 // Imports an ONNX, XGBoost JSON or LightGBM text model into a graph. Tree models give the graph
 // of build_tree_graph. Errors are the importer's.

@@ -1,7 +1,7 @@
 // The trees backend (CPU): runs the TreeEnsemble operator (include/collage/ops/trees.h, the fused
 // tree strategy) as one kernel of the trees runtime module (libcollage_rt_trees, whose code is
 // linked in, so the compiler measures what an artifact runs): rows blocked 16 to a vector
-// register, four trees walked at once, node tables in level order with the child index computed
+// register, eight trees walked at once, node tables in level order with the child index computed
 // branch-free; AVX-512 where the CPU has it, a portable loop elsewhere. Pattern:
 //   trees.ensemble  TreeEnsemble whose tables (every input but X) are constants
 #pragma once
@@ -17,9 +17,13 @@ namespace collage {
 inline constexpr std::string_view kTreesBackend = "trees";
 
 // Which traversal loop the kernels use; `automatic` takes the fastest the CPU has. Pinning one
-// lets choose_tree_strategy measure each (build fails for avx512 on a CPU without it).
-enum class TreesKernelVariant : uint8_t { automatic, scalar, avx512 };
-std::string_view trees_kernel_variant_name(TreesKernelVariant v);  // "auto", "scalar", "avx512"
+// lets choose_tree_strategy measure each (build fails for the AVX-512 loops on a CPU without it).
+// avx512 compares x with the node thresholds; avx512_ranks turns each x into its rank among the
+// feature's thresholds first, so the walk reads one node table instead of two (automatic takes
+// it for ensembles whose trees outweigh those binary searches).
+enum class TreesKernelVariant : uint8_t { automatic, scalar, avx512, avx512_ranks };
+// "auto", "scalar", "avx512", "avx512_ranks"
+std::string_view trees_kernel_variant_name(TreesKernelVariant v);
 
 struct TreesBackendOptions {
   TreesKernelVariant variant = TreesKernelVariant::automatic;

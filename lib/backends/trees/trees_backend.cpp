@@ -83,6 +83,8 @@ std::string_view trees_kernel_variant_name(TreesKernelVariant v) {
       return "scalar";
     case TreesKernelVariant::avx512:
       return "avx512";
+    case TreesKernelVariant::avx512_ranks:
+      return "avx512_ranks";
   }
   return "?";
 }

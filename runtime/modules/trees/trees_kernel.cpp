@@ -1,9 +1,12 @@
-// TreeEnsemble kernels: descriptor checks, table packing, variant dispatch and the portable
-// scalar loop (several rows in flight per tree, branch-free child index arithmetic).
+// TreeEnsemble kernels: descriptor checks, table packing (the rank tables included), variant
+// dispatch and the portable scalar loop (several rows in flight per tree, branch-free child
+// index arithmetic).
 #include "trees_kernel.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace collage::rt_trees {
 namespace {
@@ -19,7 +22,7 @@ std::string check_desc(const collage_kernel_desc_t& d, EnsembleShape& s, Variant
   }
   s = {p[0], p[1], p[2], p[3], p[4]};
   if (s.batch < 0 || s.features < 1 || s.trees < 0 || s.depth < 0 || s.depth > 30 ||
-      s.outputs < 1 || p[5] < 0 || p[5] > 2)
+      s.outputs < 1 || p[5] < 0 || p[5] > 3)
     return "tree_ensemble: invalid parameters";
   variant = static_cast<Variant>(p[5]);
   const int64_t n = s.internal();
@@ -52,10 +55,9 @@ std::string EnsembleKernel::create(const collage_kernel_desc_t& desc, EnsembleKe
   EnsembleShape s;
   Variant variant = Variant::automatic;
   if (std::string e = check_desc(desc, s, variant); !e.empty()) return e;
-  if (variant == Variant::avx512 && !cpu_has_avx512())
-    return "tree_ensemble: the avx512 variant needs AVX-512 F/BW/DQ/VL, which this CPU lacks";
+  if ((variant == Variant::avx512 || variant == Variant::avx512_ranks) && !cpu_has_avx512())
+    return "tree_ensemble: the avx512 variants need AVX-512 F/BW/DQ/VL, which this CPU lacks";
   const bool pinned = variant != Variant::automatic;
-  if (!pinned) variant = cpu_has_avx512() ? Variant::avx512 : Variant::scalar;
   const int64_t n = s.internal();
   const auto* word = static_cast<const int32_t*>(desc.constants[0]);
   const auto* tree_output = static_cast<const int32_t*>(desc.constants[3]);
@@ -70,7 +72,6 @@ std::string EnsembleKernel::create(const collage_kernel_desc_t& desc, EnsembleKe
              std::to_string(tree_output[t]) + " of " + std::to_string(s.outputs);
   auto* k = new EnsembleKernel;
   k->shape_ = s;
-  k->variant_ = variant;
   k->pinned_ = pinned;
   k->word_.assign(word, word + s.trees * n);
   k->word_.resize(k->word_.size() + kPad, 0);
@@ -82,21 +83,92 @@ std::string EnsembleKernel::create(const collage_kernel_desc_t& desc, EnsembleKe
   k->tree_output_.assign(tree_output, tree_output + s.trees);
   const auto* base = static_cast<const float*>(desc.constants[4]);
   k->base_.assign(base, base + s.outputs);
+  const bool ranks = (variant == Variant::automatic || variant == Variant::avx512_ranks) &&
+                     cpu_has_avx512() && k->build_ranks();
+  if (variant == Variant::avx512_ranks && !ranks) {
+    delete k;
+    return "tree_ensemble: the threshold ranks of some feature do not fit in a node word";
+  }
+  if (variant == Variant::automatic) {
+    // The ranks pay when the binary searches (one gather per step and feature, per block of
+    // rows) cost less than the threshold lookups they save (one per tree and level).
+    int64_t steps = 0;
+    for (int32_t b : k->bin_steps_) steps += b;
+    variant = !cpu_has_avx512()                         ? Variant::scalar
+              : ranks && 2 * steps <= s.trees * s.depth ? Variant::avx512_ranks
+                                                        : Variant::avx512;
+  }
+  k->variant_ = variant;
   out = k;
   return "";
 }
 
+bool EnsembleKernel::build_ranks() {
+  const EnsembleShape& s = shape_;
+  const int64_t n = s.internal();
+  int32_t bits = 1;
+  while ((int64_t{1} << bits) < s.features) ++bits;
+  if (bits > 24) return false;
+  const int32_t nan_rank = (int32_t{1} << (31 - bits)) - 1;
+  std::vector<std::vector<float>> sorted(static_cast<size_t>(s.features));
+  for (int64_t i = 0; i < s.trees * n; ++i)
+    if (!std::isnan(threshold_[i])) sorted[word_[i] & 0x7fffffff].push_back(threshold_[i]);
+  bin_table_.clear();
+  bin_offset_.assign(static_cast<size_t>(s.features), 0);
+  bin_steps_.assign(static_cast<size_t>(s.features), 0);
+  for (size_t f = 0; f < sorted.size(); ++f) {
+    std::vector<float>& t = sorted[f];
+    std::sort(t.begin(), t.end());
+    // -0 and +0 compare equal: one rank.
+    t.erase(std::unique(t.begin(), t.end(), [](float a, float b) { return a == b; }), t.end());
+    int32_t steps = 0;
+    while ((size_t{1} << steps) < t.size() + 1) ++steps;
+    // A row's rank is at most 2^steps - 1; it must stay below the rank of NaN thresholds. Past
+    // a million distinct thresholds the table is not worth its memory.
+    if (steps >= 31 - bits || steps > 20) return false;
+    // The probes of a binary search over the 2^steps - 1 thresholds padded with +inf, in level
+    // order: level l, position p probes threshold p * 2^(steps - l) + 2^(steps - l - 1) - 1.
+    bin_offset_[f] = static_cast<int32_t>(bin_table_.size());
+    bin_steps_[f] = steps;
+    for (int32_t l = 0; l < steps; ++l)
+      for (int64_t p = 0; p < (int64_t{1} << l); ++p) {
+        const size_t i =
+            static_cast<size_t>((p << (steps - l)) + (int64_t{1} << (steps - l - 1)) - 1);
+        bin_table_.push_back(i < t.size() ? t[i] : std::numeric_limits<float>::infinity());
+      }
+  }
+  // The permutes of the first levels read 16 or 32 entries from a level's start.
+  bin_table_.resize(bin_table_.size() + kPad, 0.f);
+  rank_word_.assign(word_.size(), 0);
+  for (int64_t i = 0; i < s.trees * n; ++i) {
+    const int32_t f = word_[i] & 0x7fffffff;
+    const std::vector<float>& t = sorted[f];
+    const float th = threshold_[i];
+    const int32_t rank =
+        std::isnan(th) ? nan_rank
+                       : static_cast<int32_t>(std::lower_bound(t.begin(), t.end(), th) - t.begin());
+    rank_word_[i] =
+        static_cast<int32_t>(static_cast<uint32_t>(word_[i]) & 0x80000000u) | (rank << bits) | f;
+  }
+  feature_bits_ = bits;
+  return true;
+}
+
 void EnsembleKernel::run(void* const* args, int64_t begin, int64_t end) const {
-  const EnsembleTables t{shape_,       word_.data(),        threshold_.data(),
-                         leaf_.data(), tree_output_.data(), base_.data()};
+  const EnsembleTables t{
+      shape_,       word_.data(),      threshold_.data(), leaf_.data(),       tree_output_.data(),
+      base_.data(), rank_word_.data(), bin_table_.data(), bin_offset_.data(), bin_steps_.data(),
+      feature_bits_};
   const auto* x = static_cast<const float*>(args[0]);
   auto* y = static_cast<float*>(args[1]);
   const int64_t row_begin = begin * kRowsPerUnit;
   const int64_t row_end = std::min(end * kRowsPerUnit, shape_.batch);
-  if (variant_ == Variant::avx512 && (pinned_ || row_end - row_begin >= kMinVectorRows))
-    run_avx512(t, x, y, row_begin, row_end);
-  else
+  if (variant_ == Variant::scalar || (!pinned_ && row_end - row_begin < kMinVectorRows))
     run_scalar(t, x, y, row_begin, row_end);
+  else if (variant_ == Variant::avx512_ranks)
+    run_avx512_ranks(t, x, y, row_begin, row_end);
+  else
+    run_avx512(t, x, y, row_begin, row_end);
 }
 
 void run_scalar(const EnsembleTables& t, const float* x, float* y, int64_t row_begin,

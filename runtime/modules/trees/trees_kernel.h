@@ -15,8 +15,10 @@ inline constexpr const char* kEntryEnsemble = "tree_ensemble";
 inline constexpr int64_t kRowsPerUnit = 64;
 
 // Which traversal loop runs; the compiler may pin one (to measure each), the default takes the
-// fastest this CPU has.
-enum class Variant : int64_t { automatic = 0, scalar = 1, avx512 = 2 };
+// fastest this CPU has. avx512 compares x with the thresholds; avx512_ranks first turns each x
+// into its rank among the feature's thresholds (a binary search per block of rows), so that the
+// walk reads one table (node words holding the threshold's rank) instead of two.
+enum class Variant : int64_t { automatic = 0, scalar = 1, avx512 = 2, avx512_ranks = 3 };
 
 // params: six little-endian int64 (batch, features, trees, depth, outputs, variant).
 // constants: word i32 [T, N] (feature | nan_left << 31), threshold f32 [T, N], leaf f32 [T, N+1],
@@ -43,12 +45,23 @@ class EnsembleKernel {
   // in 16 lanes measured 2-3x slower than the scalar walk (batch 1).
   static constexpr int64_t kMinVectorRows = 4;
   bool pinned_ = false;
+  // Builds the rank tables; false when some rank does not fit in a node word beside the feature.
+  bool build_ranks();
   // Node and threshold tables are padded by kPad entries so that the vector loops may load a
   // whole register from any level's start.
   static constexpr int64_t kPad = 32;
   std::vector<int32_t> word_;
   std::vector<float> threshold_, leaf_, base_;
   std::vector<int32_t> tree_output_;
+  // avx512_ranks: each feature's distinct non-NaN thresholds sorted ascending, padded with +inf
+  // to 2^steps - 1 and laid out as the probes of a binary search in level order (feature f's
+  // from bin_offset_[f], bin_steps_[f] levels), and node words
+  // nan_left << 31 | rank << feature_bits_ | feature, the rank of a NaN threshold (always left)
+  // being the largest that fits.
+  std::vector<int32_t> rank_word_;
+  std::vector<float> bin_table_;
+  std::vector<int32_t> bin_offset_, bin_steps_;
+  int32_t feature_bits_ = 0;
   friend struct EnsembleTables;
 };
 
@@ -60,6 +73,12 @@ struct EnsembleTables {
   const float* leaf;
   const int32_t* tree_output;
   const float* base;
+  // avx512_ranks only (see EnsembleKernel).
+  const int32_t* rank_word;
+  const float* bin_table;
+  const int32_t* bin_offset;
+  const int32_t* bin_steps;
+  int32_t feature_bits;
 };
 
 // Rows [row_begin, row_end) of x into y.
@@ -67,6 +86,8 @@ void run_scalar(const EnsembleTables& t, const float* x, float* y, int64_t row_b
                 int64_t row_end);
 void run_avx512(const EnsembleTables& t, const float* x, float* y, int64_t row_begin,
                 int64_t row_end);
+void run_avx512_ranks(const EnsembleTables& t, const float* x, float* y, int64_t row_begin,
+                      int64_t row_end);
 // True when this CPU runs run_avx512 (AVX-512 F, BW, DQ, VL).
 bool cpu_has_avx512();
 

@@ -7,7 +7,9 @@
 namespace collage::rt_trees {
 
 inline constexpr const char* kModuleName = "trees";
-inline constexpr const char* kModuleVersion = "trees/1";
+// trees/2: the avx512_ranks variant (kernel parameter 3) and faster AVX-512 loops; cost-database
+// records of trees/1 kernels are stale.
+inline constexpr const char* kModuleVersion = "trees/2";
 
 // Static storage, never freed.
 const collage_rt_module_v1_t* module_table();

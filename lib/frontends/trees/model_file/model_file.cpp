@@ -57,46 +57,54 @@ absl::StatusOr<ModelFormat> detect_model_format(const std::filesystem::path& pat
   return ModelFormat::onnx;
 }
 
-namespace {
-
-absl::StatusOr<Graph> tree_graph(const Context& ctx, absl::StatusOr<TreeEnsemble> model,
-                                 const ModelImportOptions& options) {
-  if (!model.ok()) return model.status();
+absl::StatusOr<int64_t> tree_model_batch(const TreeEnsemble& model,
+                                         const std::map<std::string, Shape>& input_shapes) {
   int64_t batch = 1;
-  for (const auto& [name, shape] : options.onnx.input_shapes) {
+  for (const auto& [name, shape] : input_shapes) {
     if (name != "input")
-      return absl::InvalidArgumentError(str_cat("tree model '", model->name,
+      return absl::InvalidArgumentError(str_cat("tree model '", model.name,
                                                 "' has one input, 'input'; a shape was given for '",
                                                 name, "'"));
-    if (shape.size() != 2 || shape[0] < 1 || shape[1] != model->num_features)
-      return absl::InvalidArgumentError(str_cat("tree model '", model->name, "': input shape ",
+    if (shape.size() != 2 || shape[0] < 1 || shape[1] != model.num_features)
+      return absl::InvalidArgumentError(str_cat("tree model '", model.name, "': input shape ",
                                                 shape_to_string(shape), " given, expected batchx",
-                                                model->num_features));
+                                                model.num_features));
     batch = shape[0];
   }
-  return build_tree_graph(ctx, *model, options.trees.strategy, batch, options.trees);
+  return batch;
 }
 
-}  // namespace
-
-absl::StatusOr<Graph> import_model_file(const Context& ctx, const std::filesystem::path& path,
-                                        const ModelImportOptions& options) {
-  ModelFormat format = options.format;
+absl::StatusOr<std::optional<TreeEnsemble>> import_tree_model_file(
+    const std::filesystem::path& path, ModelFormat format) {
   if (format == ModelFormat::automatic) {
     auto detected = detect_model_format(path);
     if (!detected.ok()) return detected.status();
     format = *detected;
   }
+  absl::StatusOr<TreeEnsemble> model;
   switch (format) {
     case ModelFormat::xgboost:
-      return tree_graph(ctx, import_xgboost_json(path), options);
+      model = import_xgboost_json(path);
+      break;
     case ModelFormat::lightgbm:
-      return tree_graph(ctx, import_lightgbm_text(path), options);
+      model = import_lightgbm_text(path);
+      break;
     case ModelFormat::onnx:
     case ModelFormat::automatic:
-      break;
+      return std::nullopt;
   }
-  return import_onnx_file(ctx, path, options.onnx);
+  if (!model.ok()) return model.status();
+  return std::optional<TreeEnsemble>(*std::move(model));
+}
+
+absl::StatusOr<Graph> import_model_file(const Context& ctx, const std::filesystem::path& path,
+                                        const ModelImportOptions& options) {
+  auto model = import_tree_model_file(path, options.format);
+  if (!model.ok()) return model.status();
+  if (!model->has_value()) return import_onnx_file(ctx, path, options.onnx);
+  auto batch = tree_model_batch(**model, options.onnx.input_shapes);
+  if (!batch.ok()) return batch.status();
+  return build_tree_graph(ctx, **model, options.trees.strategy, *batch, options.trees);
 }
 
 }  // namespace collage

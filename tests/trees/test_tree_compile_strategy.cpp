@@ -1,0 +1,281 @@
+// The tree strategy of `collage compile` (tools/tree_strategy_cli.h): the candidate measured
+// fastest is compiled, candidates are costed by the placement (a fake cost model, then the real
+// measurer whose cost database answers a second compile), and the compiled model matches the
+// library.
+#include <catch2/catch.hpp>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "collage/executor.h"
+#include "collage/passes.h"
+#include "placement_cli.h"
+#include "tree_strategy_cli.h"
+#include "trees/tree_test_util.h"
+
+namespace collage::testing {
+namespace {
+
+using cli::CompileModel;
+using cli::load_compile_model;
+using cli::TreeCompileOptions;
+using cli::TreeStrategyReport;
+
+const TreeCase& find_case(const std::vector<TreeCase>& cases, const std::string& name) {
+  for (const TreeCase& c : cases)
+    if (c.name == name) return c;
+  FAIL("no tree test case " << name);
+  return cases[0];
+}
+
+cli::ModelArgs model_args(const TreeCase& c, int64_t batch, int64_t features) {
+  cli::ModelArgs args;
+  args.model = c.model.string();
+  args.shapes["input"] = {batch, features};
+  return args;
+}
+
+std::vector<std::string> ops_of(const Graph& g) {
+  std::vector<std::string> ops;
+  for (const Node& n : g.nodes()) ops.push_back(std::string(n.op_name()));
+  return ops;
+}
+
+// The timing of each candidate by label.
+std::map<std::string, double> timings_of(const TreeStrategyReport& r) {
+  std::map<std::string, double> ms;
+  for (const TreeStrategyTiming& t : r.timings)
+    ms[tree_strategy_label(t.candidate)] = t.status.ok() ? t.ms : -1.0;
+  return ms;
+}
+
+// Backends a unit test can afford to measure for real: no generated code to compile per
+// candidate; the reference backend runs what the others do not claim.
+PlacementOptions quick_placement(const std::string& cost_db) {
+  PlacementOptions o;
+  o.backends = {"trees", "eigen"};
+  o.fallback = "reference";
+  o.cost_db_path = cost_db;
+  o.num_threads = 1;
+  // Records measured on a busy machine would be measured once more; here every one is trusted.
+  o.trusted_spread = 1e9;
+  return o;
+}
+
+TEST_CASE("compile: the strategy measured fastest is the one compiled", "[trees][compile]") {
+  const auto cases = tree_cases();
+  const TreeCase& c = find_case(cases, "xgb_dense_reg");
+  auto model = import_xgboost_json(c.model);
+  REQUIRE(model.ok());
+  const int64_t batch = 32;
+  const Context& ctx = tree_test_context();
+  const std::map<std::string, std::map<std::string, double>> tables = {
+      {"ptt", {{"fused:auto", 5}, {"ptt", 2}, {"tt", 3}, {"gemm", 4}}},
+      {"gemm", {{"fused:auto", 5}, {"ptt", 2}, {"tt", 3}, {"gemm", 1}}},
+      {"fused:auto", {{"fused:auto", 0.5}, {"ptt", 2}, {"tt", 3}, {"gemm", 1}}},
+      {"tt", {{"fused:auto", 5}, {"ptt", 2}, {"tt", 1.5}}},  // gemm fails to measure
+  };
+  for (const auto& [want, ms] : tables) {
+    INFO("expected " << want);
+    TreeCompileOptions options;
+    std::vector<int64_t> batches;
+    options.measure = [&ms, &batches](const TreeStrategyCandidate& cand,
+                                      const Graph& g) -> absl::StatusOr<double> {
+      batches.push_back(g.value(g.inputs()[0]).type.shape[0]);
+      auto it = ms.find(tree_strategy_label(cand));
+      if (it == ms.end()) return absl::UnavailableError("not measurable here");
+      return it->second;
+    };
+    auto loaded = load_compile_model(ctx, model_args(c, batch, model->num_features), options);
+    REQUIRE(loaded.ok());
+    REQUIRE(loaded->trees.has_value());
+    const TreeStrategyReport& r = *loaded->trees;
+    CHECK(r.mode == "measured");
+    CHECK(r.batch == batch);
+    CHECK(r.chosen == want);
+    CHECK(r.note.empty());
+    // Every candidate is listed with its time; each was measured at the compiled batch.
+    REQUIRE(r.timings.size() == 4);
+    for (const auto& [label, t] : timings_of(r))
+      CHECK(t == (ms.count(label) ? ms.at(label) : -1.0));
+    CHECK(batches == std::vector<int64_t>(4, batch));
+    const TreeStrategy strategy =
+        want == "fused:auto" ? TreeStrategy::fused : *parse_tree_strategy(want);
+    auto expected = build_tree_graph(ctx, *model, strategy, batch);
+    REQUIRE(expected.ok());
+    CHECK(ops_of(loaded->graph) == ops_of(*expected));
+    // The report's JSON lists the same.
+    auto j = nlohmann::json::parse(cli::tree_strategy_json(r));
+    CHECK(j["chosen"] == want);
+    REQUIRE(j["candidates"].size() == 4);
+    CHECK(j["candidates"][0]["strategy"] == "fused:auto");
+    CHECK(j["candidates"][0]["ms"] == ms.at("fused:auto"));
+  }
+}
+
+TEST_CASE("compile: fixed strategies, and the fixed rule when nothing could be measured",
+          "[trees][compile]") {
+  const auto cases = tree_cases();
+  const TreeCase& c = find_case(cases, "xgb_dense_bin");
+  auto model = import_xgboost_json(c.model);
+  REQUIRE(model.ok());
+  const Context& ctx = tree_test_context();
+  const auto args = model_args(c, 4, model->num_features);
+
+  TreeCompileOptions fixed;
+  fixed.mode = *cli::parse_tree_strategy_mode("tt");
+  int calls = 0;
+  fixed.measure = [&calls](const TreeStrategyCandidate&, const Graph&) -> absl::StatusOr<double> {
+    ++calls;
+    return 1.0;
+  };
+  auto tt = load_compile_model(ctx, args, fixed);
+  REQUIRE(tt.ok());
+  CHECK(calls == 0);
+  CHECK(tt->trees->mode == "tt");
+  CHECK(tt->trees->chosen == "tt");
+  CHECK(tt->trees->timings.empty());
+  CHECK(ops_of(tt->graph) ==
+        ops_of(*build_tree_graph(ctx, *model, TreeStrategy::tree_traversal, 4)));
+
+  fixed.mode = *cli::parse_tree_strategy_mode("auto");
+  auto rule = load_compile_model(ctx, args, fixed);
+  REQUIRE(rule.ok());
+  CHECK(rule->trees->chosen == tree_strategy_name(pick_tree_strategy(*model)));
+
+  TreeCompileOptions failing;
+  failing.measure = [](const TreeStrategyCandidate&, const Graph&) -> absl::StatusOr<double> {
+    return absl::UnavailableError("no device");
+  };
+  auto fallback = load_compile_model(ctx, args, failing);
+  REQUIRE(fallback.ok());
+  CHECK(fallback->trees->chosen == tree_strategy_name(pick_tree_strategy(*model)));
+  CHECK_THAT(fallback->trees->note, Catch::Contains("nothing could be measured"));
+  CHECK_THAT(fallback->trees->note, Catch::Contains("ptt: no device"));
+
+  // Candidates over the tensor-size limit are not measured.
+  TreeCompileOptions small = fixed;
+  small.mode = cli::TreeStrategyMode{};
+  small.max_value_bytes = 1;
+  auto limited = load_compile_model(ctx, args, small);
+  REQUIRE(limited.ok());
+  CHECK(calls == 0);
+  CHECK_THAT(limited->trees->note, Catch::Contains("-byte measuring limit"));
+
+  check_status(cli::parse_tree_strategy_mode("fastest").status(),
+               absl::StatusCode::kInvalidArgument, "--tree-strategy 'fastest'");
+  auto bad_shape = model_args(c, 4, model->num_features + 1);
+  check_status(load_compile_model(ctx, bad_shape, failing).status(),
+               absl::StatusCode::kInvalidArgument, "input shape");
+}
+
+// A cost model charging `tree_ensemble_ms` for a group holding the fused operator and 0.01 ms per
+// node otherwise.
+class FusedPenalty : public CostModel {
+ public:
+  explicit FusedPenalty(double tree_ensemble_ms) : fused_ms_(tree_ensemble_ms) {}
+  absl::StatusOr<Cost> cost(const Candidate&, const ExtractedSubgraph& group) override {
+    ++calls;
+    double ms = 0;
+    for (const Node& n : group.graph.nodes())
+      ms += n.op_name() == "TreeEnsemble" ? fused_ms_ : 0.01;
+    return Cost{ms, 1, 0, false};
+  }
+  int calls = 0;
+
+ private:
+  double fused_ms_;
+};
+
+TEST_CASE("compile: candidates are costed by the placement's cost model", "[trees][compile]") {
+  const auto cases = tree_cases();
+  const TreeCase& c = find_case(cases, "lgb_dense_multi");
+  auto model = import_lightgbm_text(c.model);
+  REQUIRE(model.ok());
+  const Context& ctx = tree_test_context();
+  for (double fused_ms : {1000.0, 1e-4}) {
+    INFO("TreeEnsemble costs " << fused_ms << " ms");
+    FusedPenalty costs(fused_ms);
+    TreeCompileOptions options;
+    options.placement = quick_placement("");
+    options.placement.cost_model = &costs;
+    auto loaded = load_compile_model(ctx, model_args(c, 16, model->num_features), options);
+    REQUIRE(loaded.ok());
+    const TreeStrategyReport& r = *loaded->trees;
+    CHECK(costs.calls > 0);
+    const auto ms = timings_of(r);
+    REQUIRE(ms.size() == 4);
+    std::string fastest;
+    for (const auto& [label, t] : ms) {
+      INFO(label);
+      CHECK(t >= 0);
+      if (fastest.empty() || t < ms.at(fastest)) fastest = label;
+    }
+    CHECK(r.chosen == fastest);
+    if (fused_ms > 1) {
+      CHECK(ms.at("fused:auto") >= 1000);
+      CHECK(r.chosen != "fused:auto");
+    } else {
+      CHECK(r.chosen == "fused:auto");
+    }
+  }
+}
+
+TEST_CASE(
+    "compile: a warm re-compile takes every cost from the cost database; the compiled "
+    "model matches the library",
+    "[trees][compile]") {
+  const auto cases = tree_cases();
+  const TreeCase& c = find_case(cases, "xgb_nan_multi");
+  auto model = import_xgboost_json(c.model);
+  REQUIRE(model.ok());
+  const NamedTensors arrays = *read_npz(c.arrays);
+  const Tensor x_all = npz_array(arrays, "x");
+  const Tensor want_all = npz_array(arrays, "predictions");
+  const int64_t batch = 64;
+  REQUIRE(x_all.shape()[0] >= batch);
+  const Context& ctx = tree_test_context();
+  const auto dir = fresh_tree_test_dir("compile_strategy");
+  TreeCompileOptions options;
+  options.placement = quick_placement((dir / "cost-db.jsonl").string());
+  const auto args = model_args(c, batch, model->num_features);
+
+  auto cold = load_compile_model(ctx, args, options);
+  REQUIRE(cold.ok());
+  const TreeStrategyReport& first = *cold->trees;
+  INFO(cli::tree_strategy_summary(first));
+  CHECK(first.measured > 0);
+  REQUIRE(first.timings.size() == 4);
+  CHECK(first.note.empty());
+  auto warm = load_compile_model(ctx, args, options);
+  REQUIRE(warm.ok());
+  const TreeStrategyReport& second = *warm->trees;
+  CHECK(second.measured == 0);
+  CHECK(second.cached > 0);
+  CHECK(timings_of(second) == timings_of(first));
+  CHECK(second.chosen == first.chosen);
+
+  // The compiled model, placed as compile places it, predicts what XGBoost predicted.
+  auto g = run_passes(ctx, warm->graph);
+  REQUIRE(g.ok());
+  BackendRegistry backends;
+  REQUIRE(cli::register_backends(backends, {}).ok());
+  PlacementOptions placement = options.placement;
+  placement.strategy = "op-level";
+  auto placed = optimize_detailed(ctx, backends, *g, placement);
+  REQUIRE(placed.ok());
+  CHECK(placed->measured == 0);
+  auto compiled = compile_placement(ctx, backends, *g, placed->placement);
+  REQUIRE(compiled.ok());
+  const int64_t features = x_all.shape()[1], outputs = want_all.shape()[1];
+  Tensor x(DType::f32, {batch, features});
+  Tensor want(DType::f32, {batch, outputs});
+  std::copy_n(x_all.data<float>(), batch * features, x.data<float>());
+  std::copy_n(want_all.data<float>(), batch * outputs, want.data<float>());
+  auto y = compiled->run({x});
+  REQUIRE(y.ok());
+  REQUIRE(y->size() == 1);
+  CHECK(max_abs_error((*y)[0], want) <= 1e-5);
+}
+
+}  // namespace
+}  // namespace collage::testing
