@@ -1,7 +1,12 @@
 // WaveRunner: the workers' loop, step-counter waits and the per-run timing.
 #include "wave_runner.h"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <climits>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -14,9 +19,11 @@ namespace collage::waves {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-// Polls before a waiter sleeps on the counter (futex): short, because the machine may have
-// fewer cores than workers and a spinning waiter then steals the core its producer needs.
-constexpr int kSpins = 512;
+// A waiter polls this long before it sleeps on the counter (futex). Waking a sleeper costs its
+// producer a system call, after which the producer may lose its core to the thread it woke; a
+// long poll, though, holds a core that, on a machine with fewer free cores than workers, the
+// producer may need, and a thread that polls long loses its priority against sleepers.
+constexpr auto kWaitSpin = std::chrono::microseconds(50);
 // An idle worker polls for the next run this long before it sleeps, so that back-to-back runs
 // do not pay a thread wake-up each (OpenMP runtimes spin for a similar time).
 constexpr auto kIdleSpin = std::chrono::microseconds(100);
@@ -25,49 +32,77 @@ uint64_t ns_between(Clock::time_point a, Clock::time_point b) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
 }
 
-// Waits until `a` differs from `old` (spin, then sleep); returns the new value (acquire).
-uint32_t await_change(const std::atomic<uint32_t>& a, uint32_t old) {
-  for (int i = 0; i < kSpins; ++i) {
-    const uint32_t v = a.load(std::memory_order_acquire);
-    if (v != old) return v;
-    COLLAGE_WAVES_PAUSE();
-  }
-  for (;;) {
-    a.wait(old, std::memory_order_acquire);
-    const uint32_t v = a.load(std::memory_order_acquire);
-    if (v != old) return v;
-  }
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) &&
+              std::atomic<uint32_t>::is_always_lock_free);
+
+// The futex calls themselves: std::atomic's wait spins and calls sched_yield first, which on a
+// loaded machine can hand the core away for a whole time slice; our own spin comes before.
+void futex_wait(std::atomic<uint32_t>& a, uint32_t old) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&a), FUTEX_WAIT_PRIVATE, old, nullptr, nullptr, 0);
+}
+void futex_wake_all(std::atomic<uint32_t>& a) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&a), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr,
+          0);
 }
 
 }  // namespace
 
+// The store and the load of `sleepers` are sequentially consistent, as are the waiter's increment
+// of `sleepers` and its load of `value`: either the writer sees the waiter's increment and wakes
+// it, or the waiter's load sees the new value and it does not sleep.
+void WaveRunner::publish(Counter& c, uint32_t value) {
+  c.value.store(value, std::memory_order_seq_cst);
+  if (c.sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_all(c.value);
+}
+
+void WaveRunner::add(Counter& c, uint32_t delta) {
+  c.value.fetch_add(delta, std::memory_order_seq_cst);
+  if (c.sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_all(c.value);
+}
+
+uint32_t WaveRunner::await_change(Counter& c, uint32_t old, Clock::duration spin_for) {
+  const Clock::time_point until = Clock::now() + spin_for;
+  do {
+    for (int i = 0; i < 64; ++i) {
+      const uint32_t v = c.value.load(std::memory_order_acquire);
+      if (v != old) return v;
+      COLLAGE_WAVES_PAUSE();
+    }
+  } while (Clock::now() < until);
+  c.sleepers.fetch_add(1, std::memory_order_seq_cst);
+  uint32_t v = c.value.load(std::memory_order_seq_cst);
+  while (v == old) {
+    futex_wait(c.value, old);
+    v = c.value.load(std::memory_order_acquire);
+  }
+  c.sleepers.fetch_sub(1, std::memory_order_relaxed);
+  return v;
+}
+
 WaveRunner::WaveRunner(const WaveSchedule* schedule)
-    : schedule_(schedule),
-      counters_(schedule->workers.size()),
-      times_(schedule->workers.size()) {
+    : schedule_(schedule), counters_(schedule->workers.size()), times_(schedule->workers.size()) {
   for (uint32_t w = 1; w < schedule->workers.size(); ++w)
     threads_.emplace_back([this, w] { worker_loop(w); });
 }
 
 WaveRunner::~WaveRunner() {
   stop_.store(true, std::memory_order_release);
-  generation_.fetch_add(1, std::memory_order_release);
-  generation_.notify_all();
+  add(generation_, 1);
   for (std::thread& t : threads_) t.join();
 }
 
 void WaveRunner::wait_for(const WaveWait& wait, uint64_t* wait_ns) {
-  const std::atomic<uint32_t>& done = counters_[wait.worker].done;
-  uint32_t v = done.load(std::memory_order_acquire);
+  Counter& done = counters_[wait.worker];
+  uint32_t v = done.value.load(std::memory_order_acquire);
   if (v >= wait.count) return;
   const Clock::time_point start = Clock::now();
-  while (v < wait.count) v = await_change(done, v);
+  while (v < wait.count) v = await_change(done, v, kWaitSpin);
   *wait_ns += ns_between(start, Clock::now());
 }
 
 WaveRunner::WorkerTimes WaveRunner::run_list(uint32_t worker) {
   const WorkerList& list = schedule_->workers[worker];
-  std::atomic<uint32_t>& done = counters_[worker].done;
+  Counter& done = counters_[worker];
   WorkerTimes t;
   const Clock::time_point begin = Clock::now();
   t.wake_ns = ns_between(run_start_, begin);
@@ -77,9 +112,8 @@ WaveRunner::WorkerTimes WaveRunner::run_list(uint32_t worker) {
     const Clock::time_point start = Clock::now();
     (*fn_)(e.kernel, e.chunk);
     t.task_ns += ns_between(start, Clock::now());
-    // Release: everything the entry wrote is visible to a worker that acquires this count.
-    done.store(i + 1, std::memory_order_release);
-    done.notify_all();
+    // Everything the entry wrote is visible to a worker that acquires this count.
+    publish(done, i + 1);
   }
   t.busy_ns = ns_between(begin, Clock::now());
   return t;
@@ -88,15 +122,10 @@ WaveRunner::WorkerTimes WaveRunner::run_list(uint32_t worker) {
 void WaveRunner::worker_loop(uint32_t worker) {
   uint32_t seen = 0;
   for (;;) {
-    const Clock::time_point idle_since = Clock::now();
-    while (generation_.load(std::memory_order_acquire) == seen &&
-           Clock::now() - idle_since < kIdleSpin)
-      for (int i = 0; i < 64; ++i) COLLAGE_WAVES_PAUSE();
-    seen = await_change(generation_, seen);
+    seen = await_change(generation_, seen, kIdleSpin);
     if (stop_.load(std::memory_order_acquire)) return;
     times_[worker] = run_list(worker);
-    finished_.fetch_add(1, std::memory_order_acq_rel);
-    finished_.notify_all();
+    add(finished_, 1);
   }
 }
 
@@ -104,16 +133,15 @@ bool WaveRunner::try_run(const EntryFn& fn) {
   std::unique_lock<std::mutex> lock(run_mu_, std::try_to_lock);
   if (!lock.owns_lock()) return false;
   // Every worker finished the previous run before it returned, so nobody reads the counters.
-  for (Counter& c : counters_) c.done.store(0, std::memory_order_relaxed);
-  finished_.store(0, std::memory_order_relaxed);
+  for (Counter& c : counters_) c.value.store(0, std::memory_order_relaxed);
+  finished_.value.store(0, std::memory_order_relaxed);
   fn_ = &fn;
   run_start_ = Clock::now();
-  generation_.fetch_add(1, std::memory_order_release);
-  generation_.notify_all();
+  add(generation_, 1);
   times_[0] = run_list(0);
   const uint32_t others = static_cast<uint32_t>(threads_.size());
-  for (uint32_t f = finished_.load(std::memory_order_acquire); f < others;)
-    f = await_change(finished_, f);
+  for (uint32_t f = finished_.value.load(std::memory_order_acquire); f < others;)
+    f = await_change(finished_, f, kWaitSpin);
   const uint64_t wall = ns_between(run_start_, Clock::now());
   WorkerTimes sum;
   for (const WorkerTimes& t : times_) {

@@ -1,7 +1,9 @@
 // WaveRunner: persistent worker threads that execute a wave schedule. Each worker walks its own
 // entry list; an entry's waits spin (then sleep) on other workers' step counters, which a worker
-// publishes with a release store after every entry, so there is no barrier between operators.
-// Shared by the runtime's wave executor and the compiler's executor measurement.
+// publishes with a store after every entry, so there is no barrier between operators. A counter
+// knows whether anyone sleeps on it, so publishing costs a system call only when a waiter has
+// given up spinning. Shared by the runtime's wave executor and the compiler's executor
+// measurement.
 #pragma once
 
 #include <atomic>
@@ -45,8 +47,11 @@ class WaveRunner {
   WaveRunStats stats() const;
 
  private:
+  // A value that threads wait to change, with the number of threads asleep on it (or about to
+  // sleep): a writer wakes sleepers only when there are some.
   struct alignas(64) Counter {
-    std::atomic<uint32_t> done{0};
+    std::atomic<uint32_t> value{0};
+    std::atomic<uint32_t> sleepers{0};
   };
   struct WorkerTimes {
     uint64_t task_ns = 0, wait_ns = 0, busy_ns = 0, wake_ns = 0;
@@ -55,16 +60,23 @@ class WaveRunner {
   // Runs the list of `worker` for the current run; returns its times.
   WorkerTimes run_list(uint32_t worker);
   void wait_for(const WaveWait& wait, uint64_t* wait_ns);
+  // Stores or adds to `c` and wakes its sleepers, if any.
+  static void publish(Counter& c, uint32_t value);
+  static void add(Counter& c, uint32_t delta);
+  // Waits until `c` differs from `old` (polls for `spin_for`, then sleeps); returns the new
+  // value (acquire).
+  static uint32_t await_change(Counter& c, uint32_t old,
+                               std::chrono::steady_clock::duration spin_for);
 
   const WaveSchedule* schedule_;
-  std::vector<Counter> counters_;
+  std::vector<Counter> counters_;  // per worker: entries done in the current run
   std::vector<std::thread> threads_;
   std::mutex run_mu_;
   // The run in progress: written by the caller before `generation_` is released.
   const EntryFn* fn_ = nullptr;
   std::chrono::steady_clock::time_point run_start_;
-  std::atomic<uint32_t> generation_{0};
-  std::atomic<uint32_t> finished_{0};  // workers (other than 0) done with the current run
+  Counter generation_;  // runs started
+  Counter finished_;    // workers (other than 0) done with the current run
   std::atomic<bool> stop_{false};
   std::vector<WorkerTimes> times_;  // per worker, of the current run
   mutable std::mutex stats_mu_;
