@@ -47,17 +47,25 @@ void futex_wake_all(std::atomic<uint32_t>& a) {
 
 }  // namespace
 
-// The store and the load of `sleepers` are sequentially consistent, as are the waiter's increment
-// of `sleepers` and its load of `value`: either the writer sees the waiter's increment and wakes
-// it, or the waiter's load sees the new value and it does not sleep.
-void WaveRunner::publish(Counter& c, uint32_t value) {
-  c.value.store(value, std::memory_order_seq_cst);
-  if (c.sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_all(c.value);
-}
-
+// A writer's store (or add) and its load of `sleepers` are sequentially consistent, as are a
+// waiter's increment of `sleepers` and its load of `value`: either the writer sees the increment
+// (and, acquiring it, what the waiter parked before it) and wakes it, or the waiter's load sees
+// the new value and it does not sleep.
 void WaveRunner::add(Counter& c, uint32_t delta) {
   c.value.fetch_add(delta, std::memory_order_seq_cst);
   if (c.sleepers.load(std::memory_order_seq_cst) != 0) futex_wake_all(c.value);
+}
+
+void WaveRunner::publish_step(uint32_t worker, uint32_t count) {
+  Counter& c = counters_[worker];
+  c.value.store(count, std::memory_order_seq_cst);
+  if (c.sleepers.load(std::memory_order_seq_cst) == 0) return;
+  for (const Parked& p : parked_)
+    if (p.worker.load(std::memory_order_relaxed) == worker &&
+        p.count.load(std::memory_order_relaxed) <= count) {
+      futex_wake_all(c.value);
+      return;
+    }
 }
 
 uint32_t WaveRunner::await_change(Counter& c, uint32_t old, Clock::duration spin_for) {
@@ -80,7 +88,10 @@ uint32_t WaveRunner::await_change(Counter& c, uint32_t old, Clock::duration spin
 }
 
 WaveRunner::WaveRunner(const WaveSchedule* schedule)
-    : schedule_(schedule), counters_(schedule->workers.size()), times_(schedule->workers.size()) {
+    : schedule_(schedule),
+      counters_(schedule->workers.size()),
+      parked_(schedule->workers.size()),
+      times_(schedule->workers.size()) {
   for (uint32_t w = 1; w < schedule->workers.size(); ++w)
     threads_.emplace_back([this, w] { worker_loop(w); });
 }
@@ -91,29 +102,46 @@ WaveRunner::~WaveRunner() {
   for (std::thread& t : threads_) t.join();
 }
 
-void WaveRunner::wait_for(const WaveWait& wait, uint64_t* wait_ns) {
+void WaveRunner::wait_for(uint32_t self, const WaveWait& wait, uint64_t* wait_ns) {
   Counter& done = counters_[wait.worker];
-  uint32_t v = done.value.load(std::memory_order_acquire);
-  if (v >= wait.count) return;
+  if (done.value.load(std::memory_order_acquire) >= wait.count) return;
   const Clock::time_point start = Clock::now();
-  while (v < wait.count) v = await_change(done, v, kWaitSpin);
+  const Clock::time_point until = start + kWaitSpin;
+  bool ready = false;
+  do {
+    for (int i = 0; i < 64; ++i) {
+      if ((ready = done.value.load(std::memory_order_acquire) >= wait.count)) break;
+      COLLAGE_WAVES_PAUSE();
+    }
+  } while (!ready && Clock::now() < until);
+  if (!ready) {
+    Parked& p = parked_[self];
+    p.count.store(wait.count, std::memory_order_relaxed);
+    p.worker.store(wait.worker, std::memory_order_relaxed);
+    done.sleepers.fetch_add(1, std::memory_order_seq_cst);
+    for (uint32_t v = done.value.load(std::memory_order_seq_cst); v < wait.count;
+         v = done.value.load(std::memory_order_acquire))
+      futex_wait(done.value, v);
+    done.sleepers.fetch_sub(1, std::memory_order_relaxed);
+    p.worker.store(kNotParked, std::memory_order_relaxed);
+  }
   *wait_ns += ns_between(start, Clock::now());
 }
 
 WaveRunner::WorkerTimes WaveRunner::run_list(uint32_t worker) {
   const WorkerList& list = schedule_->workers[worker];
-  Counter& done = counters_[worker];
   WorkerTimes t;
   const Clock::time_point begin = Clock::now();
   t.wake_ns = ns_between(run_start_, begin);
   for (uint32_t i = 0; i < list.entries.size(); ++i) {
     const WaveEntry& e = list.entries[i];
-    for (uint32_t j = e.wait_begin; j < e.wait_end; ++j) wait_for(list.waits[j], &t.wait_ns);
+    for (uint32_t j = e.wait_begin; j < e.wait_end; ++j)
+      wait_for(worker, list.waits[j], &t.wait_ns);
     const Clock::time_point start = Clock::now();
     (*fn_)(e.kernel, e.chunk);
     t.task_ns += ns_between(start, Clock::now());
     // Everything the entry wrote is visible to a worker that acquires this count.
-    publish(done, i + 1);
+    publish_step(worker, i + 1);
   }
   t.busy_ns = ns_between(begin, Clock::now());
   return t;

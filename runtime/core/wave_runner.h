@@ -47,11 +47,18 @@ class WaveRunner {
   WaveRunStats stats() const;
 
  private:
-  // A value that threads wait to change, with the number of threads asleep on it (or about to
-  // sleep): a writer wakes sleepers only when there are some.
+  // A value that threads wait on, with the number of threads asleep on it (or about to sleep):
+  // a writer makes the wake-up system call only when there are some.
   struct alignas(64) Counter {
     std::atomic<uint32_t> value{0};
     std::atomic<uint32_t> sleepers{0};
+  };
+  // What a worker asleep on a step counter waits for: that worker's counter to reach `count`
+  // (kNotParked: it does not sleep on one). Its producer wakes it only then.
+  static constexpr uint32_t kNotParked = UINT32_MAX;
+  struct alignas(64) Parked {
+    std::atomic<uint32_t> worker{kNotParked};
+    std::atomic<uint32_t> count{0};
   };
   struct WorkerTimes {
     uint64_t task_ns = 0, wait_ns = 0, busy_ns = 0, wake_ns = 0;
@@ -59,9 +66,11 @@ class WaveRunner {
   void worker_loop(uint32_t worker);
   // Runs the list of `worker` for the current run; returns its times.
   WorkerTimes run_list(uint32_t worker);
-  void wait_for(const WaveWait& wait, uint64_t* wait_ns);
-  // Stores or adds to `c` and wakes its sleepers, if any.
-  static void publish(Counter& c, uint32_t value);
+  // Worker `self` waits until `wait` holds.
+  void wait_for(uint32_t self, const WaveWait& wait, uint64_t* wait_ns);
+  // Sets the step counter of `worker` and wakes the workers asleep until it reached `count`.
+  void publish_step(uint32_t worker, uint32_t count);
+  // Adds to `c` and wakes its sleepers, if any.
   static void add(Counter& c, uint32_t delta);
   // Waits until `c` differs from `old` (polls for `spin_for`, then sleeps); returns the new
   // value (acquire).
@@ -70,6 +79,7 @@ class WaveRunner {
 
   const WaveSchedule* schedule_;
   std::vector<Counter> counters_;  // per worker: entries done in the current run
+  std::vector<Parked> parked_;     // per worker
   std::vector<std::thread> threads_;
   std::mutex run_mu_;
   // The run in progress: written by the caller before `generation_` is released.
