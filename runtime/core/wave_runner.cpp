@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <climits>
+#include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -19,11 +20,13 @@ namespace collage::waves {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-// A waiter polls this long before it sleeps on the counter (futex). Waking a sleeper costs its
-// producer a system call, after which the producer may lose its core to the thread it woke; a
-// long poll, though, holds a core that, on a machine with fewer free cores than workers, the
-// producer may need, and a thread that polls long loses its priority against sleepers.
+// A waiter polls (pausing) for kWaitSpin, then polls yielding its core between polls until
+// kWaitYield has passed, and only then sleeps on the counter (futex). Waking a sleeper costs its
+// producer a system call, after which the producer often loses its core to the thread it woke,
+// and the sleeper itself wakes tens of microseconds late; a yielding poll costs nothing when the
+// machine has a core for every worker, and hands the core over when it has not.
 constexpr auto kWaitSpin = std::chrono::microseconds(50);
+constexpr auto kWaitYield = std::chrono::microseconds(1000);
 // An idle worker polls for the next run this long before it sleeps, so that back-to-back runs
 // do not pay a thread wake-up each (OpenMP runtimes spin for a similar time).
 constexpr auto kIdleSpin = std::chrono::microseconds(100);
@@ -43,6 +46,23 @@ void futex_wait(std::atomic<uint32_t>& a, uint32_t old) {
 void futex_wake_all(std::atomic<uint32_t>& a) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&a), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr,
           0);
+}
+
+// Polls `ready` as said above (`spin`, then yielding until `spin + yield`); whether it held.
+template <class Ready>
+bool poll(Ready ready, Clock::duration spin, Clock::duration yield) {
+  const Clock::time_point start = Clock::now();
+  do {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+      COLLAGE_WAVES_PAUSE();
+    }
+  } while (Clock::now() - start < spin);
+  while (Clock::now() - start < spin + yield) {
+    std::this_thread::yield();
+    if (ready()) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -68,17 +88,13 @@ void WaveRunner::publish_step(uint32_t worker, uint32_t count) {
     }
 }
 
-uint32_t WaveRunner::await_change(Counter& c, uint32_t old, Clock::duration spin_for) {
-  const Clock::time_point until = Clock::now() + spin_for;
-  do {
-    for (int i = 0; i < 64; ++i) {
-      const uint32_t v = c.value.load(std::memory_order_acquire);
-      if (v != old) return v;
-      COLLAGE_WAVES_PAUSE();
-    }
-  } while (Clock::now() < until);
+uint32_t WaveRunner::await_change(Counter& c, uint32_t old, Clock::duration spin,
+                                  Clock::duration yield) {
+  uint32_t v = old;
+  if (poll([&] { return (v = c.value.load(std::memory_order_acquire)) != old; }, spin, yield))
+    return v;
   c.sleepers.fetch_add(1, std::memory_order_seq_cst);
-  uint32_t v = c.value.load(std::memory_order_seq_cst);
+  v = c.value.load(std::memory_order_seq_cst);
   while (v == old) {
     futex_wait(c.value, old);
     v = c.value.load(std::memory_order_acquire);
@@ -106,14 +122,8 @@ void WaveRunner::wait_for(uint32_t self, const WaveWait& wait, uint64_t* wait_ns
   Counter& done = counters_[wait.worker];
   if (done.value.load(std::memory_order_acquire) >= wait.count) return;
   const Clock::time_point start = Clock::now();
-  const Clock::time_point until = start + kWaitSpin;
-  bool ready = false;
-  do {
-    for (int i = 0; i < 64; ++i) {
-      if ((ready = done.value.load(std::memory_order_acquire) >= wait.count)) break;
-      COLLAGE_WAVES_PAUSE();
-    }
-  } while (!ready && Clock::now() < until);
+  const bool ready = poll([&] { return done.value.load(std::memory_order_acquire) >= wait.count; },
+                          kWaitSpin, kWaitYield);
   if (!ready) {
     Parked& p = parked_[self];
     p.count.store(wait.count, std::memory_order_relaxed);
@@ -150,7 +160,7 @@ WaveRunner::WorkerTimes WaveRunner::run_list(uint32_t worker) {
 void WaveRunner::worker_loop(uint32_t worker) {
   uint32_t seen = 0;
   for (;;) {
-    seen = await_change(generation_, seen, kIdleSpin);
+    seen = await_change(generation_, seen, kIdleSpin, Clock::duration::zero());
     if (stop_.load(std::memory_order_acquire)) return;
     times_[worker] = run_list(worker);
     add(finished_, 1);
@@ -169,7 +179,7 @@ bool WaveRunner::try_run(const EntryFn& fn) {
   times_[0] = run_list(0);
   const uint32_t others = static_cast<uint32_t>(threads_.size());
   for (uint32_t f = finished_.value.load(std::memory_order_acquire); f < others;)
-    f = await_change(finished_, f, kWaitSpin);
+    f = await_change(finished_, f, kWaitSpin, kWaitYield);
   const uint64_t wall = ns_between(run_start_, Clock::now());
   WorkerTimes sum;
   for (const WorkerTimes& t : times_) {

@@ -72,10 +72,10 @@ class WaveRunner {
   void publish_step(uint32_t worker, uint32_t count);
   // Adds to `c` and wakes its sleepers, if any.
   static void add(Counter& c, uint32_t delta);
-  // Waits until `c` differs from `old` (polls for `spin_for`, then sleeps); returns the new
-  // value (acquire).
-  static uint32_t await_change(Counter& c, uint32_t old,
-                               std::chrono::steady_clock::duration spin_for);
+  // Waits until `c` differs from `old` (polls for `spin`, then yielding for `yield`, then
+  // sleeps); returns the new value (acquire).
+  static uint32_t await_change(Counter& c, uint32_t old, std::chrono::steady_clock::duration spin,
+                               std::chrono::steady_clock::duration yield);
 
   const WaveSchedule* schedule_;
   std::vector<Counter> counters_;  // per worker: entries done in the current run
