@@ -27,6 +27,9 @@ using Clock = std::chrono::steady_clock;
 // machine has a core for every worker, and hands the core over when it has not.
 constexpr auto kWaitSpin = std::chrono::microseconds(50);
 constexpr auto kWaitYield = std::chrono::microseconds(1000);
+// A wait helps the list it waits on once that list has been stalled between entries this long:
+// longer than a thread's wake-up on an idle machine, so that the schedule's placement holds there.
+constexpr auto kHelpAfter = std::chrono::microseconds(50);
 // An idle worker polls for the next run this long before it sleeps, so that back-to-back runs
 // do not pay a thread wake-up each (OpenMP runtimes spin for a similar time).
 constexpr auto kIdleSpin = std::chrono::microseconds(100);
@@ -118,13 +121,34 @@ WaveRunner::~WaveRunner() {
   for (std::thread& t : threads_) t.join();
 }
 
-void WaveRunner::wait_for(uint32_t self, const WaveWait& wait, uint64_t* wait_ns) {
+void WaveRunner::wait_for(uint32_t self, const WaveWait& wait, WorkerTimes* t) {
   Counter& done = counters_[wait.worker];
   if (done.value.load(std::memory_order_acquire) >= wait.count) return;
   const Clock::time_point start = Clock::now();
-  const bool ready = poll([&] { return done.value.load(std::memory_order_acquire) >= wait.count; },
-                          kWaitSpin, kWaitYield);
-  if (!ready) {
+  const uint64_t task_before = t->task_ns;
+  // The list's entry count when it was first seen stalled, and since when.
+  uint32_t stalled_at = kNotParked;
+  Clock::time_point stalled_since;
+  uint32_t polls = 0;
+  auto ready = [&] {
+    const uint32_t v = done.value.load(std::memory_order_acquire);
+    if (v >= wait.count) return true;
+    if (++polls % 8 != 0) return false;
+    if (done.claimed.load(std::memory_order_acquire) != v) {
+      stalled_at = kNotParked;
+      return false;
+    }
+    const Clock::time_point now = Clock::now();
+    if (stalled_at == kNotParked) {
+      stalled_at = v;
+      stalled_since = now;
+    } else if (now - stalled_since >= kHelpAfter && try_help(wait.worker, t)) {
+      // The owner has not come back: go on with its next entry without waiting again.
+      stalled_at = done.value.load(std::memory_order_acquire);
+    }
+    return done.value.load(std::memory_order_acquire) >= wait.count;
+  };
+  if (!poll(ready, kWaitSpin, kWaitYield)) {
     Parked& p = parked_[self];
     p.count.store(wait.count, std::memory_order_relaxed);
     p.worker.store(wait.worker, std::memory_order_relaxed);
@@ -135,24 +159,61 @@ void WaveRunner::wait_for(uint32_t self, const WaveWait& wait, uint64_t* wait_ns
     done.sleepers.fetch_sub(1, std::memory_order_relaxed);
     p.worker.store(kNotParked, std::memory_order_relaxed);
   }
-  *wait_ns += ns_between(start, Clock::now());
+  // Entries run while helping count as task time, not as waiting.
+  const uint64_t elapsed = ns_between(start, Clock::now());
+  const uint64_t helped = t->task_ns - task_before;
+  t->wait_ns += elapsed > helped ? elapsed - helped : 0;
+}
+
+bool WaveRunner::try_help(uint32_t owner, WorkerTimes* t) {
+  Counter& c = counters_[owner];
+  const WorkerList& list = schedule_->workers[owner];
+  uint32_t i = c.claimed.load(std::memory_order_acquire);
+  if (i >= list.entries.size() || c.value.load(std::memory_order_acquire) != i) return false;
+  const WaveEntry& e = list.entries[i];
+  if (e.kernel < schedule_->exclusive.size() && schedule_->exclusive[e.kernel]) return false;
+  for (uint32_t j = e.wait_begin; j < e.wait_end; ++j) {
+    const WaveWait& w = list.waits[j];
+    if (counters_[w.worker].value.load(std::memory_order_acquire) < w.count) return false;
+  }
+  if (!c.claimed.compare_exchange_strong(i, i + 1, std::memory_order_acq_rel)) return false;
+  run_entry(owner, i, t);
+  return true;
+}
+
+void WaveRunner::run_entry(uint32_t owner, uint32_t index, WorkerTimes* t) {
+  const WaveEntry& e = schedule_->workers[owner].entries[index];
+  const Clock::time_point start = Clock::now();
+  (*fn_)(e.kernel, e.chunk);
+  t->task_ns += ns_between(start, Clock::now());
+  // Everything the entry wrote is visible to a worker that acquires this count.
+  publish_step(owner, index + 1);
 }
 
 WaveRunner::WorkerTimes WaveRunner::run_list(uint32_t worker) {
   const WorkerList& list = schedule_->workers[worker];
+  const uint32_t n = static_cast<uint32_t>(list.entries.size());
+  Counter& own = counters_[worker];
   WorkerTimes t;
   const Clock::time_point begin = Clock::now();
   t.wake_ns = ns_between(run_start_, begin);
-  for (uint32_t i = 0; i < list.entries.size(); ++i) {
+  for (;;) {
+    uint32_t i = own.claimed.load(std::memory_order_acquire);
+    if (i == n) break;
+    if (own.value.load(std::memory_order_acquire) < i) {
+      wait_for(worker, {worker, i}, &t);  // a helper runs entry i - 1
+      continue;
+    }
+    // Claimed only once its waits hold, so that a helper may take an entry whose owner was
+    // descheduled while waiting.
     const WaveEntry& e = list.entries[i];
-    for (uint32_t j = e.wait_begin; j < e.wait_end; ++j)
-      wait_for(worker, list.waits[j], &t.wait_ns);
-    const Clock::time_point start = Clock::now();
-    (*fn_)(e.kernel, e.chunk);
-    t.task_ns += ns_between(start, Clock::now());
-    // Everything the entry wrote is visible to a worker that acquires this count.
-    publish_step(worker, i + 1);
+    for (uint32_t j = e.wait_begin; j < e.wait_end; ++j) wait_for(worker, list.waits[j], &t);
+    if (!own.claimed.compare_exchange_strong(i, i + 1, std::memory_order_acq_rel)) continue;
+    run_entry(worker, i, &t);
   }
+  // Every list done (a helper may still run this one's last entry; another may lag).
+  for (uint32_t u = 0; u < counters_.size(); ++u)
+    wait_for(worker, {u, static_cast<uint32_t>(schedule_->workers[u].entries.size())}, &t);
   t.busy_ns = ns_between(begin, Clock::now());
   return t;
 }
@@ -171,7 +232,10 @@ bool WaveRunner::try_run(const EntryFn& fn) {
   std::unique_lock<std::mutex> lock(run_mu_, std::try_to_lock);
   if (!lock.owns_lock()) return false;
   // Every worker finished the previous run before it returned, so nobody reads the counters.
-  for (Counter& c : counters_) c.value.store(0, std::memory_order_relaxed);
+  for (Counter& c : counters_) {
+    c.value.store(0, std::memory_order_relaxed);
+    c.claimed.store(0, std::memory_order_relaxed);
+  }
   finished_.value.store(0, std::memory_order_relaxed);
   fn_ = &fn;
   run_start_ = Clock::now();
