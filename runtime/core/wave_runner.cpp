@@ -28,7 +28,8 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kWaitSpin = std::chrono::microseconds(50);
 constexpr auto kWaitYield = std::chrono::microseconds(1000);
 // A wait helps the list it waits on once that list has been stalled between entries this long:
-// longer than a thread's wake-up on an idle machine, so that the schedule's placement holds there.
+// about a thread's wake-up on an idle machine (where the schedule's placement should hold),
+// far less than the time slice another process takes from a descheduled worker.
 constexpr auto kHelpAfter = std::chrono::microseconds(50);
 // An idle worker polls for the next run this long before it sleeps, so that back-to-back runs
 // do not pay a thread wake-up each (OpenMP runtimes spin for a similar time).
@@ -126,7 +127,7 @@ void WaveRunner::wait_for(uint32_t self, const WaveWait& wait, WorkerTimes* t) {
   if (done.value.load(std::memory_order_acquire) >= wait.count) return;
   const Clock::time_point start = Clock::now();
   const uint64_t task_before = t->task_ns;
-  // The list's entry count when it was first seen stalled, and since when.
+  // The list's entry count when it was first seen stalled (kNotParked: not stalled), and since.
   uint32_t stalled_at = kNotParked;
   Clock::time_point stalled_since;
   uint32_t polls = 0;
