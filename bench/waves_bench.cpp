@@ -5,11 +5,17 @@
 // alternately; prints medians, the ratio, the scheduling overhead per run and whether the
 // outputs are bit-identical. Not a test: it never fails on a timing.
 //
-//   waves_bench [RUNS] [--write DIR] [MODEL...]
-//     --write DIR: also write each model's artifact to DIR/MODEL.collage (for `collage run`)
+//   waves_bench [RUNS] [--write DIR] [--read DIR] [--native] [MODEL...]
+//     --write DIR: also write each model's artifact to DIR/MODEL_PLACEMENT.collage (for
+//       `collage run`)
+//     --read DIR: run the artifacts an earlier --write left in DIR instead of compiling (to
+//       compare two runtimes on the same schedules; the compile-time columns then stay empty)
+//     --native: only the single:native placements
+//     --tasks-per-thread N: the native backend's max_tasks_per_thread (1: one task per thread)
 //     models: nasnet_cell, bert_attention (BERT-base's twelve attention heads), or a model of
-//       ~/.cache/collage/models (googlenet, inceptionv3, ... and their _small variants; on the
-//       library backends their trunk up to the first Flatten or Reshape)
+//       the model cache, $COLLAGE_MODEL_CACHE or else ~/.cache/collage/models (googlenet,
+//       inceptionv3, squeezenet, ... and their _small variants; on the library backends their
+//       trunk up to the first Flatten or Reshape)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -115,9 +121,8 @@ absl::StatusOr<Graph> bert_attention(const Context& ctx) {
     if (!scores.ok()) return scores.status();
     auto scaled = b.add("Mul", {*scores, scale});
     if (!scaled.ok()) return scaled.status();
-    auto p = b.add("Softmax", {*scaled}, make_attrs<SoftmaxAttrs>([](SoftmaxAttrs& a) {
-                     a.axis = -1;
-                   }));
+    auto p =
+        b.add("Softmax", {*scaled}, make_attrs<SoftmaxAttrs>([](SoftmaxAttrs& a) { a.axis = -1; }));
     if (!p.ok()) return p.status();
     auto ctx_h = b.add("MatMul", {*p, *v});
     if (!ctx_h.ok()) return ctx_h.status();
@@ -160,9 +165,11 @@ absl::StatusOr<Graph> trunk(const Context& ctx, const Graph& g) {
 absl::StatusOr<Graph> load(const Context& ctx, const std::string& name, bool trunk_only) {
   if (name == "nasnet_cell") return nasnet_cells(ctx);
   if (name == "bert_attention") return bert_attention(ctx);
+  const char* cache = std::getenv("COLLAGE_MODEL_CACHE");
   const char* home = std::getenv("HOME");
   const std::string path =
-      std::string(home ? home : ".") + "/.cache/collage/models/" + name + ".onnx";
+      (cache ? std::string(cache) : std::string(home ? home : ".") + "/.cache/collage/models") +
+      "/" + name + ".onnx";
   auto g = import_onnx_file(ctx, path);
   if (!g.ok()) return g.status();
   auto optimized = run_passes(ctx, *g);
@@ -173,8 +180,8 @@ absl::StatusOr<Graph> load(const Context& ctx, const std::string& name, bool tru
 // The artifact of single:native (generated code runs every node).
 absl::StatusOr<std::string> compile_native(const Context& ctx, const Graph& g,
                                            const BackendRegistry& backends,
-                                           const ArtifactOptions& options,
-                                           ArtifactSummary* summary, std::string* placement) {
+                                           const ArtifactOptions& options, ArtifactSummary* summary,
+                                           std::string* placement) {
   BaselineOptions o;
   o.fallback = "native";
   auto p = place_single(g, backends, "native", o);
@@ -261,36 +268,64 @@ double run_ms(Loaded& l) {
   return ms;
 }
 
-void bench(const std::string& name, bool native, int runs, const std::string& write_dir) {
+struct BenchOptions {
+  int runs = 20;
+  std::string write_dir;  // write each compiled artifact there
+  std::string read_dir;   // run the artifacts written there instead of compiling
+  bool native_only = false;
+  int tasks_per_thread = NativeBackendOptions{}.max_tasks_per_thread;
+};
+
+std::string artifact_path(const std::string& dir, const std::string& name, bool native) {
+  return dir + "/" + name + (native ? "_native" : "_libraries") + ".collage";
+}
+
+void bench(const std::string& name, bool native, const BenchOptions& bo) {
   Context ctx;
   auto g = load(ctx, name, /*trunk_only=*/!native);
   if (!g.ok()) {
     std::printf("%-18s skipped: %s\n", name.c_str(), std::string(g.status().message()).c_str());
     return;
   }
-  BackendRegistry backends;
-  (void)backends.add(make_reference_backend());
-  (void)register_eigen_backend(backends);
-  (void)register_dnnl_backend(backends);
-  (void)register_native_backend(backends);
-  ArtifactOptions options;
-  options.waves.executor = waves::ExecutorChoice::automatic;
   ArtifactSummary summary;
-  std::string placement;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto bytes = native ? compile_native(ctx, *g, backends, options, &summary, &placement)
-                      : compile_libraries(ctx, *g, backends, options, &summary, &placement);
-  const double compile_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::string placement = native ? "single:native" : "libraries";
+  double compile_s = 0;
+  absl::StatusOr<std::string> bytes;
+  if (!bo.read_dir.empty()) {
+    const std::string path = artifact_path(bo.read_dir, name, native);
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) {
+      std::printf("%-18s skipped: cannot read %s\n", name.c_str(), path.c_str());
+      return;
+    }
+    std::string data;
+    char buf[1 << 16];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) data.append(buf, n);
+    std::fclose(f);
+    bytes = std::move(data);
+    summary.executor = "(read)";
+    placement += " (read)";
+  } else {
+    BackendRegistry backends;
+    (void)backends.add(make_reference_backend());
+    (void)register_eigen_backend(backends);
+    (void)register_dnnl_backend(backends);
+    NativeBackendOptions native_options;
+    native_options.max_tasks_per_thread = bo.tasks_per_thread;
+    (void)backends.add(make_native_backend(native_options));
+    ArtifactOptions options;
+    options.waves.executor = waves::ExecutorChoice::automatic;
+    const auto t0 = std::chrono::steady_clock::now();
+    bytes = native ? compile_native(ctx, *g, backends, options, &summary, &placement)
+                   : compile_libraries(ctx, *g, backends, options, &summary, &placement);
+    compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
   if (!bytes.ok()) {
-    std::printf("%-18s skipped: %s\n", name.c_str(),
-                std::string(bytes.status().message()).c_str());
+    std::printf("%-18s skipped: %s\n", name.c_str(), std::string(bytes.status().message()).c_str());
     return;
   }
-  if (!write_dir.empty()) {
-    const std::string path =
-        write_dir + "/" + name + (native ? "_native" : "_libraries") + ".collage";
-    if (FILE* f = std::fopen(path.c_str(), "wb")) {
+  if (!bo.write_dir.empty()) {
+    if (FILE* f = std::fopen(artifact_path(bo.write_dir, name, native).c_str(), "wb")) {
       std::fwrite(bytes->data(), 1, bytes->size(), f);
       std::fclose(f);
     }
@@ -311,7 +346,7 @@ void bench(const std::string& name, bool native, int runs, const std::string& wr
   collage_status_free(collage_module_executor_stats(wav.m, &before));
   std::vector<double> seq_ms, wav_ms;
   bool identical = true;
-  for (int i = 0; i < runs; ++i) {
+  for (int i = 0; i < bo.runs; ++i) {
     seq_ms.push_back(run_ms(seq));
     wav_ms.push_back(run_ms(wav));
     for (size_t o = 0; o < seq.outputs.size(); ++o)
@@ -324,39 +359,52 @@ void bench(const std::string& name, bool native, int runs, const std::string& wr
   const double overhead_us = n ? (after.overhead_ns - before.overhead_ns) / n / 1e3 : 0;
   const double wall_us = n ? (after.wall_ns - before.wall_ns) / n / 1e3 : 0;
   const double wake_us = n ? (after.wake_ns - before.wake_ns) / n / 1e3 : 0;
+  const double task_us = n ? (after.task_ns - before.task_ns) / n / 1e3 : 0;
+  const double wait_us = n ? (after.wait_ns - before.wait_ns) / n / 1e3 : 0;
   const double ms_seq = median(seq_ms), ms_wav = median(wav_ms);
   std::printf(
-      "%-18s %4zu %3u %3u/%-3u %3u %9.3f %9.3f %6.2fx %8.1f %6.2f%% %8.1f  %-9s %-10s %5.1fs  "
-      "%s\n",
+      "%-18s %4zu %3u %3u/%-3u %3u %9.3f %9.3f %6.2fx %8.1f %6.2f%% %8.1f %9.1f %8.1f  %-9s "
+      "%-10s %5.1fs  %s\n",
       name.c_str(), summary.kernels, summary.exclusive_kernels, summary.num_waves,
       summary.num_segments, summary.workers, ms_seq, ms_wav, ms_seq / ms_wav, overhead_us,
-      wall_us ? 100 * overhead_us / wall_us : 0, wake_us,
+      wall_us ? 100 * overhead_us / wall_us : 0, wake_us, task_us, wait_us,
       identical ? "yes" : "NO", summary.executor.c_str(), compile_s, placement.c_str());
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
+  BenchOptions bo;
+  bo.runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
   std::vector<std::string> models;
-  std::string write_dir;
   for (int i = 2; i < argc; ++i) {
-    if (std::string(argv[i]) == "--write" && i + 1 < argc)
-      write_dir = argv[++i];
+    const std::string arg = argv[i];
+    if (arg == "--write" && i + 1 < argc)
+      bo.write_dir = argv[++i];
+    else if (arg == "--read" && i + 1 < argc)
+      bo.read_dir = argv[++i];
+    else if (arg == "--native")
+      bo.native_only = true;
+    else if (arg == "--tasks-per-thread" && i + 1 < argc)
+      bo.tasks_per_thread = std::max(1, std::atoi(argv[++i]));
     else
-      models.push_back(argv[i]);
+      models.push_back(arg);
   }
   if (models.empty())
     models = {"nasnet_cell", "bert_attention", "googlenet_small", "inceptionv3_small"};
   std::printf(
-      "wave vs sequential executor, batch 1, %d alternating runs each, %u hardware threads\n"
+      "wave vs sequential executor, batch 1, %d alternating runs each, %u hardware threads, "
+      "native kernels split into up to %d tasks per thread\n"
       "(exc: kernels run exclusive; wav/seg: waves / segments; ovh: scheduling overhead per run;\n"
-      "wake: worker wake-up per run; compiled: the default the compile-time measurement chose)\n",
-      runs, std::thread::hardware_concurrency());
-  std::printf("%-18s %4s %3s %7s %3s %9s %9s %7s %8s %7s %8s  %-9s %-10s %6s  %s\n", "model",
-              "kern", "exc", "wav/seg", "wrk", "seq ms", "waves ms", "speedup", "ovh us", "ovh",
-              "wake us", "identical", "compiled", "compile", "placement");
+      "wake: worker wake-up per run; task, wait: per run in kernels and blocked on dependencies,\n"
+      "mean over the workers; compiled: the default the compile-time measurement chose)\n",
+      bo.runs, std::thread::hardware_concurrency(), bo.tasks_per_thread);
+  std::printf("%-18s %4s %3s %7s %3s %9s %9s %7s %8s %7s %8s %9s %8s  %-9s %-10s %6s  %s\n",
+              "model", "kern", "exc", "wav/seg", "wrk", "seq ms", "waves ms", "speedup", "ovh us",
+              "ovh", "wake us", "task us", "wait us", "identical", "compiled", "compile",
+              "placement");
   for (const std::string& m : models)
-    for (bool native : {true, false}) bench(m, native, runs, write_dir);
+    for (bool native : {true, false})
+      if (native || !bo.native_only) bench(m, native, bo);
   return 0;
 }

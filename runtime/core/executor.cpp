@@ -1,6 +1,10 @@
 // The sequential scheduler.
 #include "executor.h"
 
+#include <algorithm>
+
+#include "wave_schedule.h"
+
 namespace collage::rt {
 
 void* arg_pointer(const ExecPlan& plan, const Frame& frame, const ArgRef& a) {
@@ -40,13 +44,24 @@ class SequentialScheduler : public Scheduler {
   }
 
  private:
+  // A kernel may have more tasks than the pool has threads (finer splits for the wave
+  // scheduler): they run as one contiguous chunk per thread, as the wave scheduler's variant with
+  // that many chunks does.
   Status run_step(const Step& step, void* const* args) const {
     const int32_t n = step.kernel->task_count();
-    if (n == 1) return step.kernel->run_task(args, 0);
+    const uint32_t chunks =
+        static_cast<uint32_t>(std::clamp(pool_->num_threads(), 1, std::max(n, 1)));
+    auto run_chunk = [&](uint32_t chunk) {
+      const auto [begin, end] = waves::chunk_range(n, chunks, chunk);
+      for (int32_t t = begin; t < end; ++t)
+        COLLAGE_RT_RETURN_IF_ERROR(step.kernel->run_task(args, t));
+      return Status();
+    };
+    if (chunks <= 1) return run_chunk(0);
     std::mutex mu;
     Status first;
-    pool_->parallel_for(n, [&](int32_t task) {
-      Status s = step.kernel->run_task(args, task);
+    pool_->parallel_for(static_cast<int32_t>(chunks), [&](int32_t chunk) {
+      Status s = run_chunk(static_cast<uint32_t>(chunk));
       if (s.ok()) return;
       std::lock_guard<std::mutex> lock(mu);
       if (first.ok()) first = std::move(s);

@@ -1,6 +1,7 @@
 // Module kernels (through a collage_rt_module_v1_t table) and native kernels (a function pointer).
 #include "kernels.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace collage::rt {
@@ -67,9 +68,15 @@ class NativeKernel : public KernelInstance {
       fn_(args, task, tasks_);
       return Status();
     }
-    std::vector<void*> all(args, args + num_args_);
-    all.insert(all.end(), constants_.begin(), constants_.end());
-    fn_(all.data(), task, tasks_);
+    // Tasks are short (a kernel has several per thread): no allocation for the usual few.
+    constexpr size_t kInline = 32;
+    const size_t total = num_args_ + constants_.size();
+    void* inline_args[kInline];
+    std::vector<void*> heap_args(total > kInline ? total : 0);
+    void** all = total > kInline ? heap_args.data() : inline_args;
+    std::copy(args, args + num_args_, all);
+    std::copy(constants_.begin(), constants_.end(), all + num_args_);
+    fn_(all, task, tasks_);
     return Status();
   }
 

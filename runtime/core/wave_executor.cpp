@@ -18,8 +18,12 @@ class WaveScheduler : public Scheduler {
       : schedule_(schedule), fallback_(std::move(fallback)), runner_(schedule) {}
 
   Status run(const ExecPlan& plan, const Frame& frame) const override {
+    size_t num_args = 0;
+    for (const Step& step : plan.steps) num_args += step.args.size();
     std::vector<void*> args;
     std::vector<size_t> first_arg;
+    args.reserve(num_args);
+    first_arg.reserve(plan.steps.size());
     for (const Step& step : plan.steps) {
       first_arg.push_back(args.size());
       for (const ArgRef& a : step.args) args.push_back(arg_pointer(plan, frame, a));

@@ -78,3 +78,6 @@ TEST_CASE("native models: googlenet_small", "[native][models]") {
 TEST_CASE("native models: inceptionv3_small", "[native][models]") {
   check_model("inceptionv3_small");
 }
+TEST_CASE("native models: squeezenet_small", "[native][models]") {
+  check_model("squeezenet_small");
+}

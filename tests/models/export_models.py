@@ -215,6 +215,8 @@ SPECS: List[Spec] = [
     Spec("dcgan_small", "small", 17,
          cnn(lambda: dcgan_generator(100, 16), (2, 100, 1, 1), 16, 16, "image"), 1e-4),
     Spec("bert_small", "small", 14, bert(2, 32, 4096, 128, 2, 4, 512, 17), 1e-4),
+    Spec("squeezenet_small", "small", 17,
+         cnn(torchvision_model("squeezenet1_1"), (2, 3, 64, 64), 18, 16), 1e-4),
     # Full size: ctest label "models-full".
     Spec("resnet50", "full", 13,
          cnn(torchvision_model("resnet50"), (1, 3, 224, 224), 21, 4), 5e-4),
@@ -229,6 +231,8 @@ SPECS: List[Spec] = [
     Spec("dcgan", "full", 17,
          cnn(lambda: dcgan_generator(100, 64), (1, 100, 1, 1), 26, 16, "image"), 1e-4),
     Spec("bert", "full", 14, bert(1, 128, 30522, 768, 12, 12, 3072, 27), 1e-4),
+    Spec("squeezenet", "full", 17,
+         cnn(torchvision_model("squeezenet1_1"), (1, 3, 224, 224), 28, 4), 1e-4),
 ]
 
 

@@ -34,7 +34,17 @@ struct NativeBackendOptions {
   std::shared_ptr<const te_ops::TeOpRegistry> ops;
   // Tuned schedule knobs for anchor operators; null: default knobs. Must outlive the backend.
   const tune::TuningLog* tuning = nullptr;
+  // A kernel's parallel loop is split into up to this many tasks per thread (at least one task
+  // per thread where the loop allows), so that the wave scheduler can group them into coarser
+  // or finer chunks; 1 gives one task per thread. See native_task_count.
+  int max_tasks_per_thread = 8;
 };
+
+// The task count of a native kernel whose parallel loop has `extent` iterations (0: no parallel
+// loop) built for `threads` threads: the largest count up to max_tasks_per_thread * threads in
+// which no task is empty and the tasks, grouped into min(count, threads) contiguous chunks (what
+// the sequential executor runs), are as balanced as min(extent, threads) tasks would be.
+int32_t native_task_count(int64_t extent, int threads, int max_tasks_per_thread);
 
 // A new native backend (name "native", device cpu). Building a group fails with InvalidArgument
 // naming the node when an operator, dtype or attribute is not supported.

@@ -1,13 +1,15 @@
 // NativeKernel: running JIT-compiled group kernels and emitting their object code.
 #include "backends/native/native_kernel.h"
 
+#include <algorithm>
+
 #include "codegen/llvm/object.h"
 
 namespace collage::native {
 
 NativeKernel::NativeKernel(std::shared_ptr<const codegen::JitModule> jit, codegen::KernelFn fn,
-                           int32_t tasks, size_t num_args, KernelRecord record,
-                           te::PrimFunc kernel, codegen::TargetSpec target)
+                           int32_t tasks, size_t num_args, KernelRecord record, te::PrimFunc kernel,
+                           codegen::TargetSpec target)
     : jit_(std::move(jit)),
       fn_(fn),
       tasks_(tasks),
@@ -23,9 +25,15 @@ absl::Status NativeKernel::run_task(void* const* args, int32_t task_id) {
     fn_(args, task_id, tasks_);
     return absl::OkStatus();
   }
-  std::vector<void*> all(args, args + num_args_);
-  all.insert(all.end(), constant_ptrs_.begin(), constant_ptrs_.end());
-  fn_(all.data(), task_id, tasks_);
+  // Tasks are short (a kernel has several per thread): no allocation for the usual few arguments.
+  constexpr size_t kInline = 32;
+  const size_t total = num_args_ + constant_ptrs_.size();
+  void* inline_args[kInline];
+  std::vector<void*> heap_args(total > kInline ? total : 0);
+  void** all = total > kInline ? heap_args.data() : inline_args;
+  std::copy(args, args + num_args_, all);
+  std::copy(constant_ptrs_.begin(), constant_ptrs_.end(), all + num_args_);
+  fn_(all, task_id, tasks_);
   return absl::OkStatus();
 }
 
