@@ -70,13 +70,14 @@ typedef struct {
   const collage_input_shape_t* input_shapes;
   /* Threads a kernel may use while measured (0: one per core). */
   int32_t num_threads;
-  /* Appended: a caller built with an older header (smaller struct_size) gets the default. The
-   * strategy of an XGBoost or LightGBM model: NULL, "" or "measured" (the default): every
-   * strategy the model can use (fused, ptt, tt, gemm) is placed and costed with the backends,
-   * cost database and threads above at the batch of the "input" shape, and the cheapest is
-   * compiled, as `collage compile` does; a candidate the artifact cannot hold (a group left to
-   * the reference fallback) is skipped. "auto": the fixed depth rule; "fused", "ptt", "tt" or
-   * "gemm": that strategy. */
+  /* Appended last: a struct with an older, smaller struct_size gets the default. Note that
+   * collage_compile_options_init writes this header's whole struct, so bindings that mirror it
+   * (examples/python/collage.py) must list this field too. The strategy of an XGBoost or
+   * LightGBM model: NULL, "" or "measured" (the default): every strategy the model can use
+   * (fused, ptt, tt, gemm) is placed and costed with the backends, cost database and threads
+   * above at the batch of the "input" shape, and the cheapest is compiled, as `collage compile`
+   * does; a candidate the artifact cannot hold (a group left to the reference fallback) is
+   * skipped. "auto": the fixed depth rule; "fused", "ptt", "tt" or "gemm": that strategy. */
   const char* tree_strategy;
 } collage_compile_options_t;
 
