@@ -2,6 +2,7 @@
 // (optimize) and the artifact writer.
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "artifact/artifact.h"
 #include "collage/backend_loader.h"
@@ -15,6 +16,7 @@
 #include "collage/placement.h"
 #include "collage/trees.h"
 #include "io/file_io.h"
+#include "placement/tree_strategy.h"
 #include "status.h"
 
 struct collage_compiler {
@@ -71,6 +73,7 @@ struct Options {
   collage::PlacementOptions placement;
   collage::ModelImportOptions import;
   collage::ArtifactOptions artifact;
+  collage::TreeStrategyMode tree_strategy;  // measured by default
 };
 
 absl::Status options_of(const collage_compile_options_t* in, Options* out_options) {
@@ -91,6 +94,11 @@ absl::Status options_of(const collage_compile_options_t* in, Options* out_option
   if (o.fallback && *o.fallback) out.placement.fallback = o.fallback;
   out.placement.num_threads = o.num_threads;
   out.artifact.build.num_threads = o.num_threads;
+  if (o.tree_strategy && *o.tree_strategy) {
+    auto mode = collage::parse_tree_strategy_mode(o.tree_strategy);
+    if (!mode.ok()) return mode.status();
+    out.tree_strategy = *mode;
+  }
   for (int32_t i = 0; i < o.num_input_shapes && o.input_shapes; ++i) {
     const collage_input_shape_t& s = o.input_shapes[i];
     if (!s.name || s.ndim < 0 || (s.ndim > 0 && !s.shape))
@@ -101,17 +109,23 @@ absl::Status options_of(const collage_compile_options_t* in, Options* out_option
   return absl::OkStatus();
 }
 
-// Passes, placement and artifact bytes for an imported graph; the placement report goes to
-// `report` when it is not null.
+// Passes, placement and artifact bytes for an imported graph; the placement report (with the
+// tree strategy's, when `trees` is not null) goes to `report` when it is not null.
 absl::StatusOr<std::string> compile_graph(collage_compiler_t* c, const collage::Graph& imported,
-                                          const Options& o, std::string* report) {
+                                          const Options& o, std::string* report,
+                                          const collage::TreeStrategyReport* trees = nullptr) {
   auto g = collage::run_passes(c->ctx, imported);
   if (!g.ok()) return g.status();
   auto placement = collage::optimize(c->ctx, c->backends, *g, o.placement);
   if (!placement.ok()) return placement.status();
   auto bytes = collage::compile_artifact(c->ctx, c->backends, *g, *placement, o.artifact);
   if (!bytes.ok()) return bytes.status();
-  if (report) *report = placement->to_json(*g);
+  if (report && !trees) *report = placement->to_json(*g);
+  if (report && trees) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(placement->to_json(*g));
+    j["tree_strategy"] = nlohmann::ordered_json::parse(collage::tree_strategy_json(*trees));
+    *report = j.dump();
+  }
   return bytes;
 }
 
@@ -168,10 +182,17 @@ COLLAGE_API collage_status_t* collage_compile_file(collage_compiler_t* compiler,
       return invalid("collage_compile_file: NULL compiler, model path or artifact path");
     Options o;
     if (absl::Status s = options_of(options, &o); !s.ok()) return to_c(s);
-    auto g = collage::import_model_file(compiler->ctx, model_path, o.import);
-    if (!g.ok()) return to_c(g.status());
+    // A tree model's strategy is placed and costed as the model will be (its passes included).
+    collage::TreeCompileOptions trees;
+    trees.mode = o.tree_strategy;
+    trees.placement = o.placement;
+    trees.artifact = true;
+    auto m = collage::import_compile_model(compiler->ctx, compiler->backends, model_path, o.import,
+                                           trees);
+    if (!m.ok()) return to_c(m.status());
     std::string report;
-    auto bytes = compile_graph(compiler, *g, o, report_json ? &report : nullptr);
+    auto bytes = compile_graph(compiler, m->graph, o, report_json ? &report : nullptr,
+                               m->trees ? &*m->trees : nullptr);
     if (!bytes.ok()) return to_c(bytes.status());
     auto writer = collage::io::AtomicFileWriter::create(artifact_path);
     absl::Status s = writer.ok() ? (*writer)->write(*bytes) : writer.status();

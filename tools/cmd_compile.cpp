@@ -177,16 +177,19 @@ int run_compile(std::span<const std::string> raw_args) {
   options.compare_baselines = !args.no_compare;
   if (!args.output.empty()) keep_reference_out(options);
   auto tree_mode = parse_tree_strategy_mode(args.tree_strategy);
-  if (!tree_mode.ok()) return report_failure("compile", tree_mode.status());
+  if (!tree_mode.ok()) {
+    const std::string message = str_cat("--tree-strategy: ", tree_mode.status().message());
+    return report_failure("compile", absl::InvalidArgumentError(message));
+  }
   TreeCompileOptions tree_options;
   tree_options.mode = *tree_mode;
   tree_options.placement = options;
-  tree_options.plugins = args.placement.plugins;
   tree_options.passes = !args.no_passes;
+  tree_options.artifact = !args.output.empty();
   tree_options.progress = [&](const std::string& label) {
     std::fprintf(stderr, "tree strategy: placing and costing %s\n", label.c_str());
   };
-  auto imported = load_compile_model(ctx, args.model, tree_options);
+  auto imported = load_compile_model(ctx, args.model, tree_options, args.placement.plugins);
   if (!imported.ok()) return report_failure("compile", imported.status());
   absl::StatusOr<Graph> g = std::move(imported->graph);
   if (!args.no_passes) {

@@ -73,7 +73,8 @@ class _CompileOptions(ctypes.Structure):
                 ("budget_seconds", ctypes.c_double), ("seed", ctypes.c_uint64),
                 ("cost_db_path", ctypes.c_char_p), ("backends", ctypes.c_char_p),
                 ("fallback", ctypes.c_char_p), ("num_input_shapes", ctypes.c_int32),
-                ("input_shapes", ctypes.POINTER(_InputShape)), ("num_threads", ctypes.c_int32)]
+                ("input_shapes", ctypes.POINTER(_InputShape)), ("num_threads", ctypes.c_int32),
+                ("tree_strategy", ctypes.c_char_p)]
 
 
 def _open(name):
@@ -273,11 +274,13 @@ class Compiler(_Handle):
         _check(_compiler_lib().collage_compiler_load_plugin(self._handle, os.fsencode(path)))
 
     def compile(self, model, artifact_path=None, strategy=None, budget_seconds=0, seed=0,
-                cost_db=None, backends=None, fallback=None, input_shapes=None, num_threads=0):
+                cost_db=None, backends=None, fallback=None, input_shapes=None, num_threads=0,
+                tree_strategy=None):
         """Compiles `model` (a path to an ONNX, XGBoost JSON or LightGBM text model, or ONNX
         bytes) into an artifact. With `artifact_path` the artifact is written there and the path
         returned, else its bytes are returned. Returns (artifact, report), the report being the
-        placement report as a dict."""
+        placement report as a dict. `tree_strategy` is a tree model's strategy (None: measured,
+        as collage_compile_options_t.tree_strategy)."""
         lib = _compiler_lib()
         o = _CompileOptions()
         lib.collage_compile_options_init(ctypes.byref(o))
@@ -292,7 +295,7 @@ class Compiler(_Handle):
         o.strategy, o.budget_seconds, o.seed = text(strategy), budget_seconds, seed
         o.cost_db_path, o.fallback = text(cost_db), text(fallback)
         o.backends = text(",".join(backends) if backends else None)
-        o.num_threads = num_threads
+        o.num_threads, o.tree_strategy = num_threads, text(tree_strategy)
         shapes = list((input_shapes or {}).items())
         if shapes:
             arr = (_InputShape * len(shapes))()

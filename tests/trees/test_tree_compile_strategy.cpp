@@ -1,24 +1,19 @@
-// The tree strategy of `collage compile` (tools/tree_strategy_cli.h): the candidate measured
-// fastest is compiled, candidates are costed by the placement (a fake cost model, then the real
-// measurer whose cost database answers a second compile), and the compiled model matches the
-// library.
+// The tree strategy of a compile (placement/tree_strategy.h, used by `collage compile` and
+// collage_compile_file): the candidate measured fastest is compiled, candidates are costed by the
+// placement (a fake cost model, then the real measurer whose cost database answers a second
+// compile), and the compiled model matches the library.
 #include <catch2/catch.hpp>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "collage/executor.h"
 #include "collage/passes.h"
+#include "placement/tree_strategy.h"
 #include "placement_cli.h"
-#include "tree_strategy_cli.h"
 #include "trees/tree_test_util.h"
 
 namespace collage::testing {
 namespace {
-
-using cli::CompileModel;
-using cli::load_compile_model;
-using cli::TreeCompileOptions;
-using cli::TreeStrategyReport;
 
 const TreeCase& find_case(const std::vector<TreeCase>& cases, const std::string& name) {
   for (const TreeCase& c : cases)
@@ -27,11 +22,15 @@ const TreeCase& find_case(const std::vector<TreeCase>& cases, const std::string&
   return cases[0];
 }
 
-cli::ModelArgs model_args(const TreeCase& c, int64_t batch, int64_t features) {
-  cli::ModelArgs args;
-  args.model = c.model.string();
-  args.shapes["input"] = {batch, features};
-  return args;
+// Imports the case's model file with input shape [batch, features], the tree candidates placed on
+// the command line's backends.
+absl::StatusOr<CompileModel> load_compile_model(const TreeCase& c, int64_t batch, int64_t features,
+                                                const TreeCompileOptions& options) {
+  BackendRegistry backends;
+  if (absl::Status s = cli::register_backends(backends, {}); !s.ok()) return s;
+  ModelImportOptions import;
+  import.onnx.input_shapes["input"] = {batch, features};
+  return import_compile_model(tree_test_context(), backends, c.model, import, options);
 }
 
 std::vector<std::string> ops_of(const Graph& g) {
@@ -85,7 +84,7 @@ TEST_CASE("compile: the strategy measured fastest is the one compiled", "[trees]
       if (it == ms.end()) return absl::UnavailableError("not measurable here");
       return it->second;
     };
-    auto loaded = load_compile_model(ctx, model_args(c, batch, model->num_features), options);
+    auto loaded = load_compile_model(c, batch, model->num_features, options);
     REQUIRE(loaded.ok());
     REQUIRE(loaded->trees.has_value());
     const TreeStrategyReport& r = *loaded->trees;
@@ -104,7 +103,7 @@ TEST_CASE("compile: the strategy measured fastest is the one compiled", "[trees]
     REQUIRE(expected.ok());
     CHECK(ops_of(loaded->graph) == ops_of(*expected));
     // The report's JSON lists the same.
-    auto j = nlohmann::json::parse(cli::tree_strategy_json(r));
+    auto j = nlohmann::json::parse(tree_strategy_json(r));
     CHECK(j["chosen"] == want);
     REQUIRE(j["candidates"].size() == 4);
     CHECK(j["candidates"][0]["strategy"] == "fused:auto");
@@ -119,16 +118,15 @@ TEST_CASE("compile: fixed strategies, and the fixed rule when nothing could be m
   auto model = import_xgboost_json(c.model);
   REQUIRE(model.ok());
   const Context& ctx = tree_test_context();
-  const auto args = model_args(c, 4, model->num_features);
 
   TreeCompileOptions fixed;
-  fixed.mode = *cli::parse_tree_strategy_mode("tt");
+  fixed.mode = *parse_tree_strategy_mode("tt");
   int calls = 0;
   fixed.measure = [&calls](const TreeStrategyCandidate&, const Graph&) -> absl::StatusOr<double> {
     ++calls;
     return 1.0;
   };
-  auto tt = load_compile_model(ctx, args, fixed);
+  auto tt = load_compile_model(c, 4, model->num_features, fixed);
   REQUIRE(tt.ok());
   CHECK(calls == 0);
   CHECK(tt->trees->mode == "tt");
@@ -137,8 +135,8 @@ TEST_CASE("compile: fixed strategies, and the fixed rule when nothing could be m
   CHECK(ops_of(tt->graph) ==
         ops_of(*build_tree_graph(ctx, *model, TreeStrategy::tree_traversal, 4)));
 
-  fixed.mode = *cli::parse_tree_strategy_mode("auto");
-  auto rule = load_compile_model(ctx, args, fixed);
+  fixed.mode = *parse_tree_strategy_mode("auto");
+  auto rule = load_compile_model(c, 4, model->num_features, fixed);
   REQUIRE(rule.ok());
   CHECK(rule->trees->chosen == tree_strategy_name(pick_tree_strategy(*model)));
 
@@ -146,7 +144,7 @@ TEST_CASE("compile: fixed strategies, and the fixed rule when nothing could be m
   failing.measure = [](const TreeStrategyCandidate&, const Graph&) -> absl::StatusOr<double> {
     return absl::UnavailableError("no device");
   };
-  auto fallback = load_compile_model(ctx, args, failing);
+  auto fallback = load_compile_model(c, 4, model->num_features, failing);
   REQUIRE(fallback.ok());
   CHECK(fallback->trees->chosen == tree_strategy_name(pick_tree_strategy(*model)));
   CHECK_THAT(fallback->trees->note, Catch::Contains("nothing could be measured"));
@@ -154,17 +152,16 @@ TEST_CASE("compile: fixed strategies, and the fixed rule when nothing could be m
 
   // Candidates over the tensor-size limit are not measured.
   TreeCompileOptions small = fixed;
-  small.mode = cli::TreeStrategyMode{};
+  small.mode = TreeStrategyMode{};
   small.max_value_bytes = 1;
-  auto limited = load_compile_model(ctx, args, small);
+  auto limited = load_compile_model(c, 4, model->num_features, small);
   REQUIRE(limited.ok());
   CHECK(calls == 0);
   CHECK_THAT(limited->trees->note, Catch::Contains("-byte measuring limit"));
 
-  check_status(cli::parse_tree_strategy_mode("fastest").status(),
-               absl::StatusCode::kInvalidArgument, "--tree-strategy 'fastest'");
-  auto bad_shape = model_args(c, 4, model->num_features + 1);
-  check_status(load_compile_model(ctx, bad_shape, failing).status(),
+  check_status(parse_tree_strategy_mode("fastest").status(), absl::StatusCode::kInvalidArgument,
+               "tree strategy 'fastest'");
+  check_status(load_compile_model(c, 4, model->num_features + 1, failing).status(),
                absl::StatusCode::kInvalidArgument, "input shape");
 }
 
@@ -191,14 +188,13 @@ TEST_CASE("compile: candidates are costed by the placement's cost model", "[tree
   const TreeCase& c = find_case(cases, "lgb_dense_multi");
   auto model = import_lightgbm_text(c.model);
   REQUIRE(model.ok());
-  const Context& ctx = tree_test_context();
   for (double fused_ms : {1000.0, 1e-4}) {
     INFO("TreeEnsemble costs " << fused_ms << " ms");
     FusedPenalty costs(fused_ms);
     TreeCompileOptions options;
     options.placement = quick_placement("");
     options.placement.cost_model = &costs;
-    auto loaded = load_compile_model(ctx, model_args(c, 16, model->num_features), options);
+    auto loaded = load_compile_model(c, 16, model->num_features, options);
     REQUIRE(loaded.ok());
     const TreeStrategyReport& r = *loaded->trees;
     CHECK(costs.calls > 0);
@@ -237,16 +233,15 @@ TEST_CASE(
   const auto dir = fresh_tree_test_dir("compile_strategy");
   TreeCompileOptions options;
   options.placement = quick_placement((dir / "cost-db.jsonl").string());
-  const auto args = model_args(c, batch, model->num_features);
 
-  auto cold = load_compile_model(ctx, args, options);
+  auto cold = load_compile_model(c, batch, model->num_features, options);
   REQUIRE(cold.ok());
   const TreeStrategyReport& first = *cold->trees;
-  INFO(cli::tree_strategy_summary(first));
+  INFO(tree_strategy_json(first));
   CHECK(first.measured > 0);
   REQUIRE(first.timings.size() == 4);
   CHECK(first.note.empty());
-  auto warm = load_compile_model(ctx, args, options);
+  auto warm = load_compile_model(c, batch, model->num_features, options);
   REQUIRE(warm.ok());
   const TreeStrategyReport& second = *warm->trees;
   CHECK(second.measured == 0);

@@ -1,0 +1,151 @@
+// A tree model compiled through the compiler C API (collage_compile_file) and run through the
+// runtime C API: the strategy is the measured choice, listed in the report, and the artifact
+// predicts what the library and XGBoost predict.
+#include <catch2/catch.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "collage/collage.h"
+#include "trees/tree_test_util.h"
+
+namespace collage::testing {
+namespace {
+
+// The status's message ("" for success), the status freed.
+std::string take_message(collage_status_t* s) {
+  if (!s) return "";
+  std::string m = collage_status_message(s);
+  collage_status_free(s);
+  return m.empty() ? "(no message)" : m;
+}
+
+struct CompilerDeleter {
+  void operator()(collage_compiler_t* c) const { collage_compiler_release(c); }
+};
+struct ModuleDeleter {
+  void operator()(collage_module_t* m) const { collage_module_release(m); }
+};
+
+DLTensor dl_tensor(Tensor& t) {
+  DLTensor d{};
+  d.data = t.data<float>();
+  d.device = {kDLCPU, 0};
+  d.ndim = static_cast<int32_t>(t.shape().size());
+  d.dtype = {kDLFloat, 32, 1};
+  d.shape = const_cast<int64_t*>(t.shape().data());
+  return d;
+}
+
+struct Compiled {
+  std::string status;  // "" on success
+  nlohmann::json report;
+};
+
+// collage_compile_file of `model` for input [batch, features] with the trees and eigen backends
+// (those a unit test can afford to measure), `tree_strategy` (NULL: the default).
+Compiled compile(collage_compiler_t* compiler, const TreeCase& c, const std::string& artifact,
+                 const std::string& cost_db, const int64_t shape[2], const char* tree_strategy) {
+  collage_input_shape_t input{"input", 2, shape};
+  collage_compile_options_t o;
+  collage_compile_options_init(&o);
+  o.strategy = "op-level";
+  o.backends = "trees,eigen";
+  o.cost_db_path = cost_db.c_str();
+  o.num_input_shapes = 1;
+  o.input_shapes = &input;
+  o.num_threads = 1;
+  o.tree_strategy = tree_strategy;
+  char* report = nullptr;
+  Compiled out;
+  out.status =
+      take_message(collage_compile_file(compiler, c.model.c_str(), &o, artifact.c_str(), &report));
+  if (report) out.report = nlohmann::json::parse(report);
+  collage_free(report);
+  return out;
+}
+
+TEST_CASE("C API: collage_compile_file measures the tree strategy", "[trees][capi]") {
+  const auto cases = tree_cases();
+  const TreeCase* c = nullptr;
+  for (const TreeCase& t : cases)
+    if (t.name == "xgb_nan_multi") c = &t;
+  REQUIRE(c);
+  auto model = import_xgboost_json(c->model);
+  REQUIRE(model.ok());
+  const NamedTensors arrays = *read_npz(c->arrays);
+  const Tensor x_all = npz_array(arrays, "x");
+  const Tensor want_all = npz_array(arrays, "predictions");
+  const int64_t batch = 32, features = x_all.shape()[1], outputs = want_all.shape()[1];
+  REQUIRE(x_all.shape()[0] >= batch);
+  const int64_t shape[2] = {batch, features};
+  const auto dir = fresh_tree_test_dir("capi");
+  const std::string artifact = (dir / "model.collage").string();
+  const std::string cost_db = (dir / "cost-db.jsonl").string();
+
+  collage_compiler_t* raw = nullptr;
+  REQUIRE(take_message(collage_compiler_create(&raw)).empty());
+  std::unique_ptr<collage_compiler_t, CompilerDeleter> compiler(raw);
+
+  Compiled measured = compile(compiler.get(), *c, artifact, cost_db, shape, nullptr);
+  REQUIRE(measured.status.empty());
+  REQUIRE(measured.report.contains("groups"));
+  const nlohmann::json& t = measured.report["tree_strategy"];
+  INFO(t.dump(2));
+  CHECK(t["mode"] == "measured");
+  CHECK(t["batch"] == batch);
+  CHECK(t["note"] == "");
+  CHECK(t["kernels_measured"].get<int64_t>() > 0);
+  // Every candidate is listed with its cost, or skipped because the artifact could not hold it
+  // (on trees and eigen the graph strategies keep an operator only the reference backend runs,
+  // e.g. the Gather of PTT and TT); the chosen one is the cheapest.
+  REQUIRE(t["candidates"].size() == 4);
+  const char* labels[] = {"fused:auto", "ptt", "tt", "gemm"};
+  std::string cheapest;
+  double cheapest_ms = 0;
+  for (size_t i = 0; i < 4; ++i) {
+    const nlohmann::json& cand = t["candidates"][i];
+    CHECK(cand["strategy"] == labels[i]);
+    const double ms = cand["ms"].get<double>();
+    if (ms < 0) {
+      CHECK_THAT(cand["skipped"].get<std::string>(), Catch::Contains("reference backend"));
+      continue;
+    }
+    CHECK(cand["skipped"] == "");
+    if (cheapest.empty() || ms < cheapest_ms) {
+      cheapest = labels[i];
+      cheapest_ms = ms;
+    }
+  }
+  CHECK(t["candidates"][0]["ms"].get<double>() >= 0);  // the trees backend runs fused
+  CHECK(t["chosen"] == cheapest);
+
+  // The artifact predicts what the library's graph of the chosen strategy and XGBoost predict.
+  collage_module_t* m_raw = nullptr;
+  REQUIRE(take_message(collage_module_load_file(artifact.c_str(), nullptr, &m_raw)).empty());
+  std::unique_ptr<collage_module_t, ModuleDeleter> module(m_raw);
+  Tensor x(DType::f32, {batch, features});
+  Tensor want(DType::f32, {batch, outputs});
+  std::copy_n(x_all.data<float>(), batch * features, x.data<float>());
+  std::copy_n(want_all.data<float>(), batch * outputs, want.data<float>());
+  Tensor y(DType::f32, {batch, outputs});
+  DLTensor in = dl_tensor(x), out = dl_tensor(y);
+  REQUIRE(take_message(collage_module_run(module.get(), &in, 1, &out, 1)).empty());
+  const std::string chosen = t["chosen"];
+  const auto strategy = parse_tree_strategy(chosen.substr(0, chosen.find(':')));
+  REQUIRE(strategy.ok());
+  CHECK(max_abs_error(y, run_tree_graph(*model, *strategy, x)) <= 1e-5);
+  CHECK(max_abs_error(y, want) <= 1e-5);
+
+  // A fixed strategy measures nothing; an unknown one is refused, naming it.
+  Compiled fixed = compile(compiler.get(), *c, artifact, cost_db, shape, "fused");
+  REQUIRE(fixed.status == "");
+  CHECK(fixed.report["tree_strategy"]["mode"] == "fused");
+  CHECK(fixed.report["tree_strategy"]["chosen"] == "fused");
+  CHECK(fixed.report["tree_strategy"]["candidates"].empty());
+  Compiled bad = compile(compiler.get(), *c, artifact, cost_db, shape, "fastest");
+  CHECK_THAT(bad.status, Catch::Contains("tree strategy 'fastest'"));
+}
+
+}  // namespace
+}  // namespace collage::testing
