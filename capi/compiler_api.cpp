@@ -8,6 +8,7 @@
 #include "collage/backend_loader.h"
 #include "collage/backends/dnnl.h"
 #include "collage/backends/eigen.h"
+#include "collage/backends/native.h"
 #include "collage/backends/trees.h"
 #include "collage/collage.h"
 #include "collage/executor.h"
@@ -91,7 +92,9 @@ absl::Status options_of(const collage_compile_options_t* in, Options* out_option
     if (!name.empty()) out.placement.backends.push_back(std::move(name));
     p = comma ? comma + 1 : nullptr;
   }
-  if (o.fallback && *o.fallback) out.placement.fallback = o.fallback;
+  // Generated code runs every operator and has a runtime form, so it takes what no library does
+  // (as in the CLI); "reference" must be asked for.
+  out.placement.fallback = (o.fallback && *o.fallback) ? o.fallback : "native";
   out.placement.num_threads = o.num_threads;
   out.artifact.build.num_threads = o.num_threads;
   if (o.tree_strategy && *o.tree_strategy) {
@@ -147,6 +150,7 @@ COLLAGE_API collage_status_t* collage_compiler_create(collage_compiler_t** compi
     if (absl::Status s = collage::register_eigen_backend(c->backends); !s.ok()) return to_c(s);
     if (absl::Status s = collage::register_dnnl_backend(c->backends); !s.ok()) return to_c(s);
     if (absl::Status s = collage::register_trees_backend(c->backends); !s.ok()) return to_c(s);
+    if (absl::Status s = collage::register_native_backend(c->backends); !s.ok()) return to_c(s);
     *compiler = c.release();
     return nullptr;
   });

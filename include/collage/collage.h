@@ -30,7 +30,8 @@ COLLAGE_API const char* collage_compiler_version(void);
 
 typedef struct collage_compiler collage_compiler_t;
 
-/* A compiler with the built-in backends registered: eigen, dnnl and the reference fallback. On
+/* A compiler with the built-in backends registered: eigen, dnnl, trees, native (generated code)
+ * and reference. On
  * success *compiler receives a compiler the caller owns. */
 COLLAGE_API collage_status_t* collage_compiler_create(collage_compiler_t** compiler);
 /* Releases a compiler (and the plugins it loaded); accepts NULL. */
@@ -62,9 +63,9 @@ typedef struct {
   const char* cost_db_path;
   /* Comma-separated backend names that may take part, e.g. "eigen,dnnl"; NULL or "": all. */
   const char* backends;
-  /* The backend that takes the nodes no other can run; NULL: "reference". An artifact needs
-   * every node on a backend with a runtime module, so with the reference fallback a model must
-   * be covered entirely by the other backends. */
+  /* The backend that takes the nodes no other can run; NULL or "": "native" (generated code,
+   * which runs every operator). An artifact needs every node on a backend with a runtime module,
+   * so with "reference" a model must be covered entirely by the other backends. */
   const char* fallback;
   int32_t num_input_shapes;
   const collage_input_shape_t* input_shapes;
