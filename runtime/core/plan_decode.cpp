@@ -44,8 +44,9 @@ Status decode_type(const std::string& what, int32_t dtype,
   const uint32_t rank = shape ? shape->size() : 0;
   if (rank > static_cast<uint32_t>(kMaxRank)) return corrupt(cat(what, ": rank ", rank));
   // The verifier checks a vector's length field for 4-byte alignment only; 8-byte elements
-  // must not be read misaligned.
-  if (shape && reinterpret_cast<uintptr_t>(shape->data()) % alignof(int64_t) != 0)
+  // must not be read misaligned. An empty vector (a scalar's shape) has no elements, and
+  // flatbuffers aligns only its length field: its data pointer may be misaligned, harmlessly.
+  if (rank > 0 && reinterpret_cast<uintptr_t>(shape->data()) % alignof(int64_t) != 0)
     return corrupt(cat(what, ": misaligned shape"));
   uint64_t n = dtype_size(dtype);
   out_shape->clear();
