@@ -184,23 +184,11 @@ void bench_model(const std::string& name, const Args& args, double budget_s) {
   const fs::path cache = model_cache();
   const fs::path model = cache / (name + ".onnx");
   Context ctx;
-  auto g = import_onnx_file(ctx, model);
-  if (g.ok()) g = run_passes(ctx, *g);
-  if (!g.ok()) {
-    std::printf("%s: %s (tests/models/build_models.sh --only %s makes it)\n\n", name.c_str(),
-                std::string(g.status().message()).c_str(), name.c_str());
-    return;
-  }
-  std::vector<std::string> in_names, out_names;
-  for (ValueId v : g->inputs()) in_names.push_back(g->value(v).name);
-  for (ValueId v : g->outputs()) out_names.push_back(g->value(v).name);
-  auto inputs = arrays_by_name(cache / (name + ".inputs.npz"), in_names);
-  auto expected = arrays_by_name(cache / (name + ".outputs.npz"), out_names);
-  if (!inputs.ok() || !expected.ok()) {
-    std::printf("%s: %s\n\n", name.c_str(),
-                std::string((inputs.ok() ? expected.status() : inputs.status()).message()).c_str());
-    return;
-  }
+  std::optional<CachedModel> loaded = load_cached_model(ctx, name);
+  if (!loaded) return;
+  const Graph& g = loaded->graph;
+  const std::vector<Tensor>& inputs = loaded->inputs;
+  const std::vector<Tensor>& expected = loaded->expected;
 
   // The placement `collage compile -o` makes (the same options, so that a search remembered in
   // the cost database is reused): two-level, the generated-code backend in the reference
@@ -217,7 +205,7 @@ void bench_model(const std::string& name, const Args& args, double budget_s) {
   cli::keep_reference_out(o);
   o.executor = PlacementExecutor::automatic;
   std::fprintf(stderr, "%s: placing two-level\n", name.c_str());
-  auto placement = optimize(ctx, backends, *g, o);
+  auto placement = optimize(ctx, backends, g, o);
   if (!placement.ok()) {
     std::printf("%s: %s\n\n", name.c_str(), std::string(placement.status().message()).c_str());
     return;
@@ -228,13 +216,13 @@ void bench_model(const std::string& name, const Args& args, double budget_s) {
   ThreadPool pool(threads);
   BuildOptions build;
   build.num_threads = threads;
-  auto in_process = compile_placement(ctx, backends, *g, *placement, build, &pool);
+  auto in_process = compile_placement(ctx, backends, g, *placement, build, &pool);
   ArtifactOptions ao;
   ao.build = build;
   ao.waves.executor = wave_choice(o.executor);
   const fs::path file =
       fs::temp_directory_path() / absl::StrFormat("artifact_bench-%d-%s.collage", getpid(), name);
-  auto summary = write_artifact_for(ctx, backends, *g, *placement, file, ao);
+  auto summary = write_artifact_for(ctx, backends, g, *placement, file, ao);
   absl::StatusOr<cli::ArtifactRunner> artifact =
       summary.ok() ? cli::ArtifactRunner::load(file.string(), args.executor, threads)
                    : summary.status();
@@ -253,8 +241,8 @@ void bench_model(const std::string& name, const Args& args, double budget_s) {
     if (ort) ort_note = absl::StrFormat("%d threads, all graph optimisations", threads);
   }
 
-  const double in_process_error = max_error(in_process->run(*inputs), *expected);
-  const double artifact_error = max_error(artifact->run(*inputs), *expected);
+  const double in_process_error = max_error(in_process->run(inputs), expected);
+  const double artifact_error = max_error(artifact->run(inputs), expected);
   if (ort) (void)ort->time(1);
   std::vector<double> ms[3];      // in process, artifact, ONNX Runtime
   std::vector<double> cpu_ms[2];  // CPU time of this process's threads per run
@@ -273,7 +261,7 @@ void bench_model(const std::string& name, const Args& args, double budget_s) {
       }
       for (int64_t i = 0; i < args.repeat; ++i) {
         const double w0 = process_waits(), c0 = process_cpu_ms(), t0 = now_ms();
-        const bool ok = c == 0 ? in_process->run(*inputs).ok() : artifact->run(*inputs).ok();
+        const bool ok = c == 0 ? in_process->run(inputs).ok() : artifact->run(inputs).ok();
         const double t1 = now_ms(), c1 = process_cpu_ms(), w1 = process_waits();
         if (!ok) continue;
         ms[c].push_back(t1 - t0);
@@ -308,14 +296,14 @@ void bench_model(const std::string& name, const Args& args, double budget_s) {
              stdout);
 
   if (args.kernels > 0) {
-    auto kernels = build_artifact_kernels(ctx, backends, *g, *placement, build);
+    auto kernels = build_artifact_kernels(ctx, backends, g, *placement, build);
     absl::StatusOr<std::vector<double>> in_k =
-        kernels.ok() ? kernel_times_in_process(*g, *kernels, *inputs, pool, args.kernels)
+        kernels.ok() ? kernel_times_in_process(g, *kernels, inputs, pool, args.kernels)
                      : kernels.status();
     const fs::path profile = fs::path(file).replace_extension(".trace.json");
     absl::StatusOr<std::vector<double>> art_k =
         in_k.ok()
-            ? kernel_times_in_artifact(*artifact, *inputs, kernels->size(), args.kernels, profile)
+            ? kernel_times_in_artifact(*artifact, inputs, kernels->size(), args.kernels, profile)
             : in_k.status();
     fs::remove(profile);
     if (art_k.ok())

@@ -15,6 +15,8 @@
 
 #include "absl/strings/str_format.h"
 #include "collage/npz.h"
+#include "collage/onnx.h"
+#include "collage/passes.h"
 
 extern char** environ;
 
@@ -133,6 +135,28 @@ std::string OrtProcess::read_line() {
   std::string s;
   for (int c; out_ && (c = std::fgetc(out_)) != EOF && c != '\n';) s += static_cast<char>(c);
   return s;
+}
+
+std::optional<CachedModel> load_cached_model(const Context& ctx, const std::string& name) {
+  const fs::path cache = model_cache();
+  auto g = import_onnx_file(ctx, cache / (name + ".onnx"));
+  if (g.ok()) g = run_passes(ctx, *g);
+  if (!g.ok()) {
+    std::printf("%s: %s (tests/models/build_models.sh --only %s makes it)\n\n", name.c_str(),
+                std::string(g.status().message()).c_str(), name.c_str());
+    return std::nullopt;
+  }
+  std::vector<std::string> in_names, out_names;
+  for (ValueId v : g->inputs()) in_names.push_back(g->value(v).name);
+  for (ValueId v : g->outputs()) out_names.push_back(g->value(v).name);
+  auto inputs = arrays_by_name(cache / (name + ".inputs.npz"), in_names);
+  auto expected = arrays_by_name(cache / (name + ".outputs.npz"), out_names);
+  if (!inputs.ok() || !expected.ok()) {
+    std::printf("%s: %s\n\n", name.c_str(),
+                std::string((inputs.ok() ? expected.status() : inputs.status()).message()).c_str());
+    return std::nullopt;
+  }
+  return CachedModel{*std::move(g), *std::move(inputs), *std::move(expected)};
 }
 
 }  // namespace collage::bench

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "collage/context.h"
+#include "collage/graph.h"
 #include "collage/tensor.h"
 
 namespace collage::bench {
@@ -28,6 +30,15 @@ std::filesystem::path model_cache();
 // The arrays of `npz` in the order of `names`; NotFound names the missing array.
 absl::StatusOr<std::vector<Tensor>> arrays_by_name(const std::filesystem::path& npz,
                                                    const std::vector<std::string>& names);
+
+// A model of the cache (`name`.onnx) after run_passes, its inputs and ONNX Runtime's outputs.
+struct CachedModel {
+  Graph graph;
+  std::vector<Tensor> inputs, expected;
+};
+// nullopt, once it has printed why (naming the script that makes a missing model), when the
+// model or its arrays cannot be loaded.
+std::optional<CachedModel> load_cached_model(const Context& ctx, const std::string& name);
 
 // ONNX Runtime in a child process (bench/models/ort_server.py run by `python`): asked for N runs,
 // answers their times. Ends the child when destroyed.

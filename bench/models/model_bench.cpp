@@ -100,27 +100,11 @@ void bench_model(const std::string& name, const Args& args, double budget_s,
   const fs::path cache = model_cache();
   const fs::path model = cache / (name + ".onnx");
   Context ctx;
-  auto imported = import_onnx_file(ctx, model);
-  if (!imported.ok()) {
-    std::printf("%s: %s (tests/models/build_models.sh --only %s makes it)\n\n", name.c_str(),
-                std::string(imported.status().message()).c_str(), name.c_str());
-    return;
-  }
-  auto g = run_passes(ctx, *imported);
-  if (!g.ok()) {
-    std::printf("%s: %s\n\n", name.c_str(), std::string(g.status().message()).c_str());
-    return;
-  }
-  std::vector<std::string> in_names, out_names;
-  for (ValueId v : g->inputs()) in_names.push_back(g->value(v).name);
-  for (ValueId v : g->outputs()) out_names.push_back(g->value(v).name);
-  auto inputs = arrays_by_name(cache / (name + ".inputs.npz"), in_names);
-  auto expected = arrays_by_name(cache / (name + ".outputs.npz"), out_names);
-  if (!inputs.ok() || !expected.ok()) {
-    std::printf("%s: %s\n\n", name.c_str(),
-                std::string((inputs.ok() ? expected.status() : inputs.status()).message()).c_str());
-    return;
-  }
+  std::optional<CachedModel> loaded = load_cached_model(ctx, name);
+  if (!loaded) return;
+  const Graph& g = loaded->graph;
+  const std::vector<Tensor>& inputs = loaded->inputs;
+  const std::vector<Tensor>& expected = loaded->expected;
 
   std::vector<std::string> strategies = {"single:dnnl", "single:eigen"};
   if (backends.find("native")) strategies.push_back("single:native");
@@ -135,7 +119,7 @@ void bench_model(const std::string& name, const Args& args, double budget_s,
     row.name = s;
     row.single = s.starts_with("single:");
     std::fprintf(stderr, "%s: placing %s\n", name.c_str(), s.c_str());
-    models.push_back(prepare(ctx, backends, *g, args, budget_s, pool, *inputs, *expected, row));
+    models.push_back(prepare(ctx, backends, g, args, budget_s, pool, inputs, expected, row));
     rows.push_back(std::move(row));
   }
   std::string ort_error;
@@ -148,7 +132,7 @@ void bench_model(const std::string& name, const Args& args, double budget_s,
   // Rounds: each contender runs `repeat` times in turn, the order rotating, so that drift on a
   // shared machine affects them alike. One untimed run each first.
   for (auto& m : models)
-    if (m) (void)m->run(*inputs);
+    if (m) (void)m->run(inputs);
   if (ort) (void)ort->time(1);
   const size_t n = rows.size() + 1;
   for (int64_t r = 0; r < args.rounds; ++r) {
@@ -167,7 +151,7 @@ void bench_model(const std::string& name, const Args& args, double budget_s,
       if (!models[c]) continue;
       for (int64_t i = 0; i < args.repeat; ++i) {
         const double t0 = now_ms();
-        auto out = models[c]->run(*inputs);
+        auto out = models[c]->run(inputs);
         const double t1 = now_ms();
         if (out.ok()) rows[c].ms.push_back(t1 - t0);
       }
@@ -193,7 +177,7 @@ void bench_model(const std::string& name, const Args& args, double budget_s,
   std::string out = absl::StrFormat(
       "%s: %d nodes, %d rounds x %d runs each (alternating), vs ORT = collage / ONNX Runtime, "
       "max err = max|collage - ort| / max|ort|\n",
-      name, g->nodes().size(), args.rounds, args.repeat);
+      name, g.nodes().size(), args.rounds, args.repeat);
   out += t.render(2);
   if (best_single && two_level)
     out += absl::StrFormat("  two-level vs the best single backend (%s): %.2fx faster\n",
