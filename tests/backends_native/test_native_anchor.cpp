@@ -9,6 +9,7 @@
 #include "collage/executor.h"
 #include "collage/reference.h"
 #include "collage/runtime.h"
+#include "common/runtime_c_util.h"
 #include "common/test_util.h"
 #include "placement/baselines.h"
 #include "te_ops/default_schedule.h"
@@ -111,16 +112,7 @@ TEST_CASE("native anchor: an artifact passes pre-packed constants to native kern
   REQUIRE(m);
   Tensor x = random_f32({6, 37}, 9);
   Tensor out(DType::f32, {6, 37});
-  auto view = [](const Tensor& t) {
-    DLTensor d{};
-    d.data = const_cast<void*>(t.raw());
-    d.device = {kDLCPU, 0};
-    d.ndim = static_cast<int32_t>(t.rank());
-    d.dtype = collage_dtype_to_dlpack(static_cast<int32_t>(t.dtype()));
-    d.shape = const_cast<int64_t*>(t.shape().data());
-    return d;
-  };
-  DLTensor in_dl = view(x), out_dl = view(out);
+  DLTensor in_dl = dl_view(x), out_dl = dl_view(out);
   s = collage_module_run(m, &in_dl, 1, &out_dl, 1);
   CHECK(s == nullptr);
   collage_status_free(s);

@@ -9,6 +9,7 @@
 #include "collage/ops/elementwise.h"
 #include "collage/reference.h"
 #include "collage/runtime.h"
+#include "common/runtime_c_util.h"
 #include "common/test_util.h"
 #include "placement/baselines.h"
 
@@ -16,22 +17,6 @@ using namespace collage;
 using namespace collage::testing;
 
 namespace {
-
-DLTensor dl_view(const Tensor& t) {
-  DLTensor d{};
-  d.data = const_cast<void*>(t.raw());
-  d.device = {kDLCPU, 0};
-  d.ndim = static_cast<int32_t>(t.rank());
-  d.dtype = collage_dtype_to_dlpack(static_cast<int32_t>(t.dtype()));
-  d.shape = const_cast<int64_t*>(t.shape().data());
-  return d;
-}
-
-std::string take_message(collage_status_t* s) {
-  std::string m = s ? collage_status_message(s) : "";
-  collage_status_free(s);
-  return m;
-}
 
 // x -> Add(bias) -> Relu -> Softmax -> Mul(scale) -> "y", and the same again on y -> "z" (two
 // groups with identical code).

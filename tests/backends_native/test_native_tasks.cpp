@@ -11,6 +11,7 @@
 #include "collage/ops.h"
 #include "collage/reference.h"
 #include "collage/runtime.h"
+#include "common/runtime_c_util.h"
 #include "common/test_util.h"
 #include "placement/baselines.h"
 
@@ -41,16 +42,6 @@ Graph conv_relu_graph(const Context& ctx) {
   auto g = b.finish();
   REQUIRE(g.ok());
   return std::move(*g);
-}
-
-DLTensor dl_view(const Tensor& t) {
-  DLTensor d{};
-  d.data = const_cast<void*>(t.raw());
-  d.device = {kDLCPU, 0};
-  d.ndim = static_cast<int32_t>(t.rank());
-  d.dtype = collage_dtype_to_dlpack(static_cast<int32_t>(t.dtype()));
-  d.shape = const_cast<int64_t*>(t.shape().data());
-  return d;
 }
 
 }  // namespace

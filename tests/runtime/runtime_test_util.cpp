@@ -79,12 +79,6 @@ std::string backend_artifact(const Graph& graph, std::string_view backend,
   return std::move(*bytes);
 }
 
-std::string take_message(collage_status_t* status) {
-  std::string m = collage_status_message(status);
-  collage_status_free(status);
-  return m;
-}
-
 ModulePtr load_bytes(const std::string& bytes, const collage_load_options_t* options, int32_t* code,
                      std::string* message) {
   collage_module_t* m = nullptr;
@@ -93,16 +87,6 @@ ModulePtr load_bytes(const std::string& bytes, const collage_load_options_t* opt
   if (message) *message = collage_status_message(s);
   collage_status_free(s);
   return ModulePtr(m);
-}
-
-DLTensor dl_view(const Tensor& t) {
-  DLTensor d{};
-  d.data = const_cast<void*>(t.raw());
-  d.device = {kDLCPU, 0};
-  d.ndim = static_cast<int32_t>(t.rank());
-  d.dtype = collage_dtype_to_dlpack(static_cast<int32_t>(t.dtype()));
-  d.shape = const_cast<int64_t*>(t.shape().data());
-  return d;
 }
 
 std::vector<Tensor> run_module(const collage_module_t* m, const std::vector<Tensor>& inputs,

@@ -12,6 +12,7 @@
 #include "collage/graph.h"
 #include "collage/runtime.h"
 #include "collage/tensor.h"
+#include "common/runtime_c_util.h"
 
 namespace collage::testing {
 
@@ -27,9 +28,6 @@ std::string backend_artifact(const Graph& graph, std::string_view backend,
                              std::string_view fallback = "reference",
                              ArtifactSummary* summary = nullptr);
 
-// The message of `status` ("" for success); frees it.
-std::string take_message(collage_status_t* status);
-
 struct ModuleDeleter {
   void operator()(collage_module_t* m) const { collage_module_release(m); }
 };
@@ -39,9 +37,6 @@ using ModulePtr = std::unique_ptr<collage_module_t, ModuleDeleter>;
 // returns null and puts the code and message in `code` / `message`.
 ModulePtr load_bytes(const std::string& bytes, const collage_load_options_t* options, int32_t* code,
                      std::string* message);
-
-// A DLTensor viewing `t` (which must outlive it).
-DLTensor dl_view(const Tensor& t);
 
 // Runs `m` on `inputs`, allocating outputs of the module's output types. On failure returns an
 // empty vector and puts the code and message in `code` / `message`. Makes no test assertions,

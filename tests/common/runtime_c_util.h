@@ -1,0 +1,19 @@
+// Helpers of the tests that call the runtime's C API (libcollage_runtime): status messages and
+// DLTensor views of collage tensors.
+#pragma once
+
+#include <string>
+
+#include "collage/runtime.h"
+#include "collage/tensor.h"
+
+namespace collage::testing {
+
+// The message of `status`: "" for success (a null status), "(no message)" for a failure without
+// one; frees the status.
+std::string take_message(collage_status_t* status);
+
+// A DLTensor on the CPU viewing `t` (which must outlive it), with t's element type.
+DLTensor dl_view(const Tensor& t);
+
+}  // namespace collage::testing
