@@ -113,23 +113,32 @@ absl::Status options_of(const collage_compile_options_t* in, Options* out_option
 }
 
 // Passes, placement and artifact bytes for an imported graph; the placement report (with the
-// tree strategy's, when `trees` is not null) goes to `report` when it is not null.
-absl::StatusOr<std::string> compile_graph(collage_compiler_t* c, const collage::Graph& imported,
-                                          const Options& o, std::string* report,
-                                          const collage::TreeStrategyReport* trees = nullptr) {
+// tree strategies', when there are `trees`) goes to `report` when it is not null.
+absl::StatusOr<std::string> compile_graph(
+    collage_compiler_t* c, const collage::Graph& imported, const Options& o, std::string* report,
+    const std::vector<collage::TreeStrategyReport>& trees = {}) {
   auto g = collage::run_passes(c->ctx, imported);
   if (!g.ok()) return g.status();
   auto placement = collage::optimize(c->ctx, c->backends, *g, o.placement);
   if (!placement.ok()) return placement.status();
   auto bytes = collage::compile_artifact(c->ctx, c->backends, *g, *placement, o.artifact);
   if (!bytes.ok()) return bytes.status();
-  if (report && !trees) *report = placement->to_json(*g);
-  if (report && trees) {
+  if (report && trees.empty()) *report = placement->to_json(*g);
+  if (report && !trees.empty()) {
     nlohmann::ordered_json j = nlohmann::ordered_json::parse(placement->to_json(*g));
-    j["tree_strategy"] = nlohmann::ordered_json::parse(collage::tree_strategy_json(*trees));
+    j["tree_strategies"] = nlohmann::ordered_json::parse(collage::tree_strategy_json(trees));
     *report = j.dump();
   }
   return bytes;
+}
+
+// A tree model's strategy is placed and costed as the model will be (its passes included).
+collage::TreeCompileOptions tree_compile_options(const Options& o) {
+  collage::TreeCompileOptions trees;
+  trees.mode = o.tree_strategy;
+  trees.placement = o.placement;
+  trees.artifact = true;
+  return trees;
 }
 
 }  // namespace
@@ -186,17 +195,12 @@ COLLAGE_API collage_status_t* collage_compile_file(collage_compiler_t* compiler,
       return invalid("collage_compile_file: NULL compiler, model path or artifact path");
     Options o;
     if (absl::Status s = options_of(options, &o); !s.ok()) return to_c(s);
-    // A tree model's strategy is placed and costed as the model will be (its passes included).
-    collage::TreeCompileOptions trees;
-    trees.mode = o.tree_strategy;
-    trees.placement = o.placement;
-    trees.artifact = true;
+    const collage::TreeCompileOptions trees = tree_compile_options(o);
     auto m = collage::import_compile_model(compiler->ctx, compiler->backends, model_path, o.import,
                                            trees);
     if (!m.ok()) return to_c(m.status());
     std::string report;
-    auto bytes = compile_graph(compiler, m->graph, o, report_json ? &report : nullptr,
-                               m->trees ? &*m->trees : nullptr);
+    auto bytes = compile_graph(compiler, m->graph, o, report_json ? &report : nullptr, m->trees);
     if (!bytes.ok()) return to_c(bytes.status());
     auto writer = collage::io::AtomicFileWriter::create(artifact_path);
     absl::Status s = writer.ok() ? (*writer)->write(*bytes) : writer.status();
@@ -220,11 +224,15 @@ COLLAGE_API collage_status_t* collage_compile_memory(collage_compiler_t* compile
     *artifact_size = 0;
     Options o;
     if (absl::Status s = options_of(options, &o); !s.ok()) return to_c(s);
+    const collage::TreeCompileOptions trees = tree_compile_options(o);
+    std::vector<collage::TreeStrategyReport> reports;
+    o.import.onnx.tree_strategy =
+        collage::compile_tree_strategy_chooser(compiler->ctx, compiler->backends, trees, reports);
     auto g = collage::import_onnx_buffer(
         compiler->ctx, {static_cast<const uint8_t*>(model), model_size}, o.import.onnx);
     if (!g.ok()) return to_c(g.status());
     std::string report;
-    auto bytes = compile_graph(compiler, *g, o, report_json ? &report : nullptr);
+    auto bytes = compile_graph(compiler, *g, o, report_json ? &report : nullptr, reports);
     if (!bytes.ok()) return to_c(bytes.status());
     std::unique_ptr<void, decltype(&std::free)> out(copy_out(*bytes), &std::free);
     if (report_json) *report_json = static_cast<char*>(copy_out(report));

@@ -1,13 +1,13 @@
-// The measured strategy of a tree model (XGBoost, LightGBM) compiled by `collage compile` and
-// collage_compile_file: every strategy the model can use is placed and costed by the placement's
-// own measurer (and cost database) at the batch compiled for, and the cheapest is built; the fixed
-// depth rule only when nothing could be measured.
+// The measured strategy of a tree model compiled by `collage compile` and collage_compile_file (an
+// XGBoost or LightGBM file, or each ai.onnx.ml tree-ensemble node of an ONNX file): every strategy
+// the trees can use is placed and costed by the placement's own measurer (and cost database) at
+// the batch compiled for, and the cheapest is built; the fixed depth rule only when nothing could
+// be measured.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +29,7 @@ absl::StatusOr<TreeStrategyMode> parse_tree_strategy_mode(std::string_view name)
 
 // How a tree model's strategy was chosen, for summaries and reports.
 struct TreeStrategyReport {
+  std::string node;  // the ONNX node (as import errors name it); empty for a tree-model file
   std::string mode;  // "measured", "auto", or the strategy given
   int64_t batch = 0;
   std::string chosen;                       // the built strategy's label ("fused:auto", "ptt")
@@ -57,15 +58,17 @@ struct TreeCompileOptions {
   std::function<void(const std::string& label)> progress;
 };
 
-// A model to compile and, for an XGBoost or LightGBM file, how its strategy was chosen.
+// A model to compile and how the strategy of its trees was chosen: one report for an XGBoost or
+// LightGBM file, one per tree-ensemble node (in graph order) for an ONNX file, none otherwise.
 struct CompileModel {
   Graph graph;
-  std::optional<TreeStrategyReport> trees;
+  std::vector<TreeStrategyReport> trees;
 };
 
 // Imports the model at `path` as import_model_file does with `import` (its format, and the shape
-// of "input" that sets a tree model's batch, see tree_model_batch), except that a tree model's
-// strategy follows options.mode: in measured mode, the choose_tree_strategy fastest of
+// of "input" that sets a tree model's batch, see tree_model_batch), except that the strategy of a
+// tree model, and of each tree-ensemble node of an ONNX model (at the batch of the node's input),
+// follows options.mode: in measured mode, the choose_tree_strategy fastest of
 // default_tree_strategy_candidates() at the batch, each candidate placed on `backends` (borrowed
 // for the call). Errors are the importer's; a failed measurement falls back to the fixed rule
 // with a note.
@@ -74,6 +77,14 @@ absl::StatusOr<CompileModel> import_compile_model(const Context& ctx,
                                                   const std::filesystem::path& path,
                                                   const ModelImportOptions& import,
                                                   const TreeCompileOptions& options);
+
+// The chooser import_compile_model gives the ONNX importer (for collage_compile_memory, which
+// imports a buffer): each tree-ensemble node's strategy is chosen per options.mode at the node's
+// batch and its report appended to `reports`. Everything is borrowed for the chooser's life.
+TreeStrategyChooser compile_tree_strategy_chooser(const Context& ctx,
+                                                  const BackendRegistry& backends,
+                                                  const TreeCompileOptions& options,
+                                                  std::vector<TreeStrategyReport>& reports);
 
 // A TreeStrategyMeasurer that costs a candidate's graph as compile would place it: run_passes
 // (when `passes`), then optimize_detailed with `placement` in "op-level" mode, and returns the
@@ -84,9 +95,9 @@ TreeStrategyMeasurer placement_tree_measurer(const Context& ctx, const BackendRe
                                              PlacementOptions placement, bool passes, bool artifact,
                                              TreeStrategyReport* report);
 
-// The report's "tree_strategy" JSON object: mode, batch, chosen, kernels_measured, costs_reused,
-// note, "candidates" ([{"strategy", "ms" (-1: skipped), "skipped" (the reason, "" when
-// measured)}]).
-std::string tree_strategy_json(const TreeStrategyReport& r);
+// The reports' "tree_strategies" JSON array, an object per report: node, mode, batch, chosen,
+// kernels_measured, costs_reused, note, "candidates" ([{"strategy", "ms" (-1: skipped), "skipped"
+// (the reason, "" when measured)}]).
+std::string tree_strategy_json(const std::vector<TreeStrategyReport>& reports);
 
 }  // namespace collage

@@ -113,7 +113,7 @@ absl::StatusOr<ArtifactSummary> write_artifact(const Context& ctx, const PlacedM
 }
 
 absl::Status write_report(const std::string& path, const Graph& g, const CompileArgs& args,
-                          const OptimizeResult& r, const std::optional<TreeStrategyReport>& trees) {
+                          const OptimizeResult& r, const std::vector<TreeStrategyReport>& trees) {
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(r.placement.to_json(g));
   j["model"] = args.model.model;
   j["passes"] = !args.no_passes;
@@ -125,7 +125,8 @@ absl::Status write_report(const std::string& path, const Graph& g, const Compile
   for (const MeasuredPlacement& m : r.compared)
     compared.push_back({{"strategy", m.strategy}, {"ms", m.ms}, {"note", m.note}});
   j["compared"] = std::move(compared);
-  if (trees) j["tree_strategy"] = nlohmann::ordered_json::parse(tree_strategy_json(*trees));
+  if (!trees.empty())
+    j["tree_strategies"] = nlohmann::ordered_json::parse(tree_strategy_json(trees));
   std::ofstream out(path);
   out << j.dump(2) << "\n";
   if (!out) return absl::UnavailableError(str_cat(path, ": cannot write the report"));
@@ -161,9 +162,11 @@ int run_compile(std::span<const std::string> raw_args) {
                 "faster of the two, measured)",
                 &args.executor);
   parser.option("--tree-strategy", "STRATEGY",
-                "tree models (XGBoost, LightGBM): measured (default: every strategy\n"
-                "placed and costed at the batch of --input-shape input=BxF, the\n"
-                "cheapest kept), auto (fixed depth rule), fused, ptt, tt or gemm",
+                "tree models (XGBoost, LightGBM, and each ai.onnx.ml tree-ensemble\n"
+                "node of an ONNX model): measured (default: every strategy placed\n"
+                "and costed at the batch of --input-shape input=BxF, or of the\n"
+                "node's input, the cheapest kept), auto (fixed depth rule), fused,\n"
+                "ptt, tt or gemm",
                 &args.tree_strategy);
   parser.epilog(
       "Costs are kept in the cost database, keyed by this machine's CPU, the backend and its\n"
@@ -225,7 +228,7 @@ int run_compile(std::span<const std::string> raw_args) {
   out += r.compared.empty() ? "\n"
                             : absl::StrFormat(", the comparison below %.1f s\n",
                                               (end - compare_start) / 1000);
-  if (imported->trees) out += tree_strategy_summary(*imported->trees);
+  for (const TreeStrategyReport& t : imported->trees) out += tree_strategy_summary(t);
   out += placement_table(*g, p);
   out += comparison_table(r.compared);
   if (!p.notes.empty()) {

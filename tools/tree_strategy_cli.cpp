@@ -22,7 +22,9 @@ absl::StatusOr<CompileModel> load_compile_model(const Context& ctx, const ModelA
 }
 
 std::string tree_strategy_summary(const TreeStrategyReport& r) {
-  std::string out = str_cat("tree strategy at batch ", r.batch, " (", r.mode, "): ", r.chosen);
+  std::string out =
+      str_cat("tree strategy", r.node.empty() ? "" : str_cat(" of node '", r.node, "'"),
+              " at batch ", r.batch, " (", r.mode, "): ", r.chosen);
   if (r.mode == "measured" && r.note.empty())
     out += absl::StrFormat(", the fastest placed candidate (%d kernels measured, %d costs reused)",
                            r.measured, r.cached);

@@ -17,7 +17,8 @@ absl::StatusOr<CompileModel> load_compile_model(const Context& ctx, const ModelA
                                                 const TreeCompileOptions& options,
                                                 const std::vector<std::string>& plugins);
 
-// "tree strategy at batch N (measured): ..." with one line per candidate, for the summary.
+// "tree strategy [of node 'NAME'] at batch N (measured): ..." with one line per candidate, for the
+// summary.
 std::string tree_strategy_summary(const TreeStrategyReport& r);
 
 }  // namespace collage::cli

@@ -5,7 +5,8 @@
 Trains (or loads from --workdir) 500 trees of depth 8 on 28 features for three tasks: regression,
 binary and 10-class (50 rounds x 10 classes), with XGBoost and LightGBM. Each model is compiled
 by collage (libcollage_compiler through examples/python/collage.py, default placement) into one
-artifact per batch size (greedy placement on the trees and Eigen backends), run by
+artifact per batch size (greedy placement on the trees and Eigen backends), and so is the
+onnxmltools ONNX-ML export of the XGBoost model (its node's strategy measured, and printed), run by
 libcollage_runtime with 2 threads. In one process the contenders
 are then timed in turn, round after round (alternating, so that load drifts hit all alike): per
 round each contender makes a series of back-to-back calls (5 up to batch 10,000, else 1, after an
@@ -85,26 +86,34 @@ def train(workdir, task):
     return xgb_path, booster, lgb_path, lgb.Booster(model_file=lgb_path)
 
 
-def compile_collage(collage, model, batch, workdir, tag, features=FEATURES):
+def compile_collage(collage, model, batch, workdir, tag, features=FEATURES, show=False):
+    """Compiles `model` (a file, or ONNX bytes) at `batch`; with `show`, prints the tree
+    strategy measured for each tree-ensemble node."""
     path = os.path.join(workdir, f"{tag}_b{batch}.collage")
     # Greedy placement on the trees and Eigen backends: the TreeEnsemble goes to the trees
     # backend, the sigmoid/softmax to Eigen. (The measured strategies would also time the
     # reference kernel at every batch; dnnl's Sigmoid on [batch, 1] measured 6 ms at batch
     # 1,000, against 0.1 ms for Eigen's, so greedy over all backends would time dnnl.)
-    collage.compile_model(model, path, strategy="greedy", backends=["trees", "eigen"],
-                          input_shapes={"input": [batch, features]}, num_threads=THREADS)
+    _, report = collage.compile_model(model, path, strategy="greedy", backends=["trees", "eigen"],
+                                      input_shapes={"input": [batch, features]},
+                                      num_threads=THREADS)
+    for t in report.get("tree_strategies", []) if show else []:
+        timings = ", ".join(f"{c['strategy']} {c['ms']:.3f}" if c["ms"] >= 0
+                            else f"{c['strategy']} skipped" for c in t["candidates"])
+        print(f"  {tag} batch {batch}: node '{t['node']}' measured {t['chosen']} ({timings} ms)")
     return collage.Module(path, num_threads=THREADS)
 
 
 def onnx_session(booster, task):
-    """ONNX Runtime on the onnxmltools export of the XGBoost model, or None."""
+    """ONNX Runtime on the onnxmltools export of the XGBoost model and the export's bytes, or
+    (None, None)."""
     try:
         import onnxmltools
         import onnxruntime as ort
         from onnxmltools.convert.common.data_types import FloatTensorType
     except ImportError as e:
         print(f"  onnx runtime: skipped ({e})")
-        return None
+        return None, None
     model = onnxmltools.convert_xgboost(booster, initial_types=[("input", FloatTensorType([None, FEATURES]))],
                                        target_opset=15)
     so = ort.SessionOptions()
@@ -112,7 +121,7 @@ def onnx_session(booster, task):
     so.inter_op_num_threads = 1
     sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     out = "variable" if task == "reg" else sess.get_outputs()[1].name
-    return lambda x: sess.run([out], {"input": x})[0]
+    return lambda x: sess.run([out], {"input": x})[0], model.SerializeToString()
 
 
 def treelite_predictor(booster, workdir, tag):
@@ -215,7 +224,7 @@ def main():
     for task in filter(None, args.tasks.split(",")):
         xgb_path, booster, lgb_path, lbooster = train(args.workdir, task)
         print(f"\n[{task}] xgboost {xgb_path}, lightgbm {lgb_path}")
-        ort_fn = onnx_session(booster, task)
+        ort_fn, onnx_model = onnx_session(booster, task)
         tl_fn = treelite_predictor(booster, args.workdir, f"{task}_xgb")
         for batch in batches:
             x = np.ascontiguousarray(x_all[:batch])
@@ -234,13 +243,23 @@ def main():
                 contenders["tl2cgen (treelite)"] = tl_fn
             if ort_fn:
                 contenders["onnxruntime (onnxmltools)"] = ort_fn
+                # The same export compiled by collage: the tree node's strategy is measured.
+                co = compile_collage(collage, onnx_model, batch, args.workdir, f"{task}_onnx",
+                                     show=True)
+                score = 0 if task == "reg" else 1  # the classifier's outputs: label, scores
+                check(f"onnx-ml export, batch {batch}", co.run(x)[score], ort_fn(x))
+                contenders["collage(onnx-ml export)"] = lambda v, m=co: m.run(v)
             contenders["collage(lgb model)"] = lambda v, m=cl: m.run(v)
             contenders["lightgbm predict"] = lambda v: lbooster.predict(v, num_threads=THREADS)
             med = bench_case(contenders, x, args.rounds)
             print(f"  batch {batch}:")
             for name, s in med.items():
-                base = med["collage(lgb model)" if "lgb" in name or "lightgbm" in name
-                           else "collage(xgb model)"]
+                # ONNX Runtime against collage on the same export; the others against collage
+                # on their library's model file.
+                own = ("collage(onnx-ml export)" if name.startswith("onnxruntime")
+                       else "collage(lgb model)" if "lgb" in name or "lightgbm" in name
+                       else "collage(xgb model)")
+                base = med[own]
                 ratio = "" if name.startswith("collage") else f"  collage {s / base:6.2f}x"
                 print(f"    {name:28s} {batch / s:14,.0f} rows/s  {s * 1e3:10.3f} ms{ratio}")
     if not args.no_accuracy:

@@ -279,8 +279,8 @@ class Compiler(_Handle):
         """Compiles `model` (a path to an ONNX, XGBoost JSON or LightGBM text model, or ONNX
         bytes) into an artifact. With `artifact_path` the artifact is written there and the path
         returned, else its bytes are returned. Returns (artifact, report), the report being the
-        placement report as a dict. `tree_strategy` is a tree model's strategy (None: measured,
-        as collage_compile_options_t.tree_strategy)."""
+        placement report as a dict. `tree_strategy` is the strategy of a tree model, or of an ONNX
+        model's tree-ensemble nodes (None: measured, as collage_compile_options_t.tree_strategy)."""
         lib = _compiler_lib()
         o = _CompileOptions()
         lib.collage_compile_options_init(ctypes.byref(o))

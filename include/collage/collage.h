@@ -74,7 +74,8 @@ typedef struct {
   /* Appended last: a struct with an older, smaller struct_size gets the default. Note that
    * collage_compile_options_init writes this header's whole struct, so bindings that mirror it
    * (examples/python/collage.py) must list this field too. The strategy of an XGBoost or
-   * LightGBM model: NULL, "" or "measured" (the default): every strategy the model can use
+   * LightGBM model, and of each ai.onnx.ml tree-ensemble node of an ONNX model (at the batch of
+   * the node's input): NULL, "" or "measured" (the default): every strategy the model can use
    * (fused, ptt, tt, gemm) is placed and costed with the backends, cost database and threads
    * above at the batch of the "input" shape, and the cheapest is compiled, as `collage compile`
    * does; a candidate the artifact cannot hold (a group left to the reference fallback) is
@@ -88,10 +89,11 @@ COLLAGE_API void collage_compile_options_init(collage_compile_options_t* options
 /* Imports the model at `model_path` (ONNX, XGBoost JSON or LightGBM text, told apart by content),
  * runs the graph passes, places it (`options` may be NULL: defaults), builds every group and
  * writes the artifact to `artifact_path` atomically. If `report_json` is not NULL it receives the
- * placement report (JSON with a "groups" list; free with collage_free); for a tree model it also
- * holds "tree_strategy": {"mode", "batch", "chosen", "kernels_measured", "costs_reused", "note",
- * "candidates": [{"strategy", "ms" (-1: skipped), "skipped" (why)}]}, the choice made by the
- * options' tree_strategy. Errors name the model
+ * placement report (JSON with a "groups" list; free with collage_free); for a tree model, or an
+ * ONNX model with tree-ensemble nodes, it also holds "tree_strategies": [{"node" (the ONNX node;
+ * "" for a tree-model file), "mode", "batch", "chosen", "kernels_measured", "costs_reused",
+ * "note", "candidates": [{"strategy", "ms" (-1: skipped), "skipped" (why)}]}], the choices made
+ * by the options' tree_strategy. Errors name the model
  * file, node, group or backend at fault; COLLAGE_STATUS_INVALID_ARGUMENT for bad input. */
 COLLAGE_API collage_status_t* collage_compile_file(collage_compiler_t* compiler,
                                                    const char* model_path,

@@ -4,19 +4,33 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "collage/graph.h"
 
 namespace collage {
 
+struct TreeEnsemble;                // collage/trees.h
+enum class TreeStrategy : uint8_t;  // collage/trees.h
+
+// Chooses the strategy of the tree ensemble of an ai.onnx.ml TreeEnsembleRegressor/Classifier
+// node: `node` names it as import errors do (its name, else its first output), `model` is the
+// node's trees (margins, with the width of the node's input as its feature count) and `batch`
+// the first dimension of that input. An error fails the import.
+using TreeStrategyChooser = std::function<absl::StatusOr<TreeStrategy>(
+    std::string_view node, const TreeEnsemble& model, int64_t batch)>;
+
 struct OnnxImportOptions {
   // Shapes for graph inputs, by input name. Required for inputs with a symbolic or unknown
   // dimension; when given for a fully static input it must agree with the model.
   std::map<std::string, Shape> input_shapes;
+  // The strategy of each tree-ensemble node; empty: the fixed rule (TreeStrategy::automatic).
+  TreeStrategyChooser tree_strategy;
 };
 
 // Imports a model file. External-data weight files are resolved relative to the model's folder;

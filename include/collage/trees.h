@@ -178,8 +178,8 @@ using TreeStrategyMeasurer =
 
 struct TreeStrategyTiming {
   TreeStrategyCandidate candidate;
-  double ms = -1.0;      // measured time, or -1 when skipped
-  absl::Status status;   // why it was skipped
+  double ms = -1.0;     // measured time, or -1 when skipped
+  absl::Status status;  // why it was skipped
 };
 
 struct TreeStrategyChoice {
@@ -212,9 +212,11 @@ absl::StatusOr<TreeStrategyChoice> choose_tree_strategy(
 // Unimplemented for what collage does not handle (string class labels, BRANCH_EQ/BRANCH_NEQ,
 // MIN/MAX aggregation, PROBIT and SOFTMAX_ZERO); InvalidArgument naming the node and attribute
 // for a malformed node.
+// When `choose` is not empty it is asked for the strategy, which replaces options.strategy.
 absl::Status convert_onnx_tree_ensemble(const onnx::NodeProto& node, GraphBuilder& b, ValueId x,
                                         std::vector<ValueId>& outputs,
-                                        const TreeGraphOptions& options = {});
+                                        const TreeGraphOptions& options = {},
+                                        const TreeStrategyChooser& choose = {});
 
 // The tree model of a TreeEnsembleRegressor/Classifier node, whose margins are the node's scores
 // before its post transform and output formatting.
@@ -235,6 +237,8 @@ struct ModelImportOptions {
   // ONNX: as for import_onnx_file. Tree models: a shape for input "input" sets the batch size
   // (its second dimension must be the model's feature count); the default batch is 1.
   OnnxImportOptions onnx;
+  // Tree models; trees.strategy also applies to an ONNX file's tree-ensemble nodes when
+  // onnx.tree_strategy is empty.
   TreeGraphOptions trees;
 };
 

@@ -2,23 +2,18 @@
 // runtime C API: the strategy is the measured choice, listed in the report, and the artifact
 // predicts what the library and XGBoost predict.
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "collage/collage.h"
+#include "common/runtime_c_util.h"
 #include "trees/tree_test_util.h"
 
 namespace collage::testing {
 namespace {
-
-// The status's message ("" for success), the status freed.
-std::string take_message(collage_status_t* s) {
-  if (!s) return "";
-  std::string m = collage_status_message(s);
-  collage_status_free(s);
-  return m.empty() ? "(no message)" : m;
-}
 
 struct CompilerDeleter {
   void operator()(collage_compiler_t* c) const { collage_compiler_release(c); }
@@ -27,26 +22,17 @@ struct ModuleDeleter {
   void operator()(collage_module_t* m) const { collage_module_release(m); }
 };
 
-DLTensor dl_tensor(Tensor& t) {
-  DLTensor d{};
-  d.data = t.data<float>();
-  d.device = {kDLCPU, 0};
-  d.ndim = static_cast<int32_t>(t.shape().size());
-  d.dtype = {kDLFloat, 32, 1};
-  d.shape = const_cast<int64_t*>(t.shape().data());
-  return d;
-}
-
 struct Compiled {
   std::string status;  // "" on success
   nlohmann::json report;
 };
 
-// collage_compile_file of `model` for input [batch, features] with the trees and eigen backends
-// (those a unit test can afford to measure), `tree_strategy` (NULL: the default).
+// collage_compile_file of `model` for input `input` [batch, features] with the trees and eigen
+// backends (those a unit test can afford to measure), `tree_strategy` (NULL: the default).
 Compiled compile(collage_compiler_t* compiler, const TreeCase& c, const std::string& artifact,
-                 const std::string& cost_db, const int64_t shape[2], const char* tree_strategy) {
-  collage_input_shape_t input{"input", 2, shape};
+                 const std::string& cost_db, const int64_t shape[2], const char* tree_strategy,
+                 const char* input_name = "input") {
+  collage_input_shape_t input{input_name, 2, shape};
   collage_compile_options_t o;
   collage_compile_options_init(&o);
   o.strategy = "op-level";
@@ -58,47 +44,27 @@ Compiled compile(collage_compiler_t* compiler, const TreeCase& c, const std::str
   o.tree_strategy = tree_strategy;
   char* report = nullptr;
   Compiled out;
-  out.status =
-      take_message(collage_compile_file(compiler, c.model.c_str(), &o, artifact.c_str(), &report));
+  if (artifact.empty()) {  // from memory: the model file's bytes
+    std::ifstream in(c.model, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    void* data = nullptr;
+    size_t size = 0;
+    out.status = take_message(
+        collage_compile_memory(compiler, bytes.data(), bytes.size(), &o, &data, &size, &report));
+    collage_free(data);
+  } else {
+    out.status = take_message(
+        collage_compile_file(compiler, c.model.c_str(), &o, artifact.c_str(), &report));
+  }
   if (report) out.report = nlohmann::json::parse(report);
   collage_free(report);
   return out;
 }
 
-TEST_CASE("C API: collage_compile_file measures the tree strategy", "[trees][capi]") {
-  const auto cases = tree_cases();
-  const TreeCase* c = nullptr;
-  for (const TreeCase& t : cases)
-    if (t.name == "xgb_nan_multi") c = &t;
-  REQUIRE(c);
-  auto model = import_xgboost_json(c->model);
-  REQUIRE(model.ok());
-  const NamedTensors arrays = *read_npz(c->arrays);
-  const Tensor x_all = npz_array(arrays, "x");
-  const Tensor want_all = npz_array(arrays, "predictions");
-  const int64_t batch = 32, features = x_all.shape()[1], outputs = want_all.shape()[1];
-  REQUIRE(x_all.shape()[0] >= batch);
-  const int64_t shape[2] = {batch, features};
-  const auto dir = fresh_tree_test_dir("capi");
-  const std::string artifact = (dir / "model.collage").string();
-  const std::string cost_db = (dir / "cost-db.jsonl").string();
-
-  collage_compiler_t* raw = nullptr;
-  REQUIRE(take_message(collage_compiler_create(&raw)).empty());
-  std::unique_ptr<collage_compiler_t, CompilerDeleter> compiler(raw);
-
-  Compiled measured = compile(compiler.get(), *c, artifact, cost_db, shape, nullptr);
-  REQUIRE(measured.status.empty());
-  REQUIRE(measured.report.contains("groups"));
-  const nlohmann::json& t = measured.report["tree_strategy"];
-  INFO(t.dump(2));
-  CHECK(t["mode"] == "measured");
-  CHECK(t["batch"] == batch);
-  CHECK(t["note"] == "");
-  CHECK(t["kernels_measured"].get<int64_t>() > 0);
-  // Every candidate is listed with its cost, or skipped because the artifact could not hold it
-  // (on trees and eigen the graph strategies keep an operator only the reference backend runs,
-  // e.g. the Gather of PTT and TT); the chosen one is the cheapest.
+// Every candidate of a report's tree strategy is listed with its cost, or skipped because the
+// artifact could not hold it (on trees and eigen the graph strategies keep an operator only the
+// reference backend runs, e.g. the Gather of PTT and TT); the chosen one is the cheapest.
+void check_candidates(const nlohmann::json& t) {
   REQUIRE(t["candidates"].size() == 4);
   const char* labels[] = {"fused:auto", "ptt", "tt", "gemm"};
   std::string cheapest;
@@ -119,6 +85,43 @@ TEST_CASE("C API: collage_compile_file measures the tree strategy", "[trees][cap
   }
   CHECK(t["candidates"][0]["ms"].get<double>() >= 0);  // the trees backend runs fused
   CHECK(t["chosen"] == cheapest);
+}
+
+// A report of `node` (empty for a tree-model file) measured at `batch` with a cold cost database.
+void check_cold_report(const nlohmann::json& t, const std::string& node, int64_t batch) {
+  CHECK(t["node"] == node);
+  CHECK(t["mode"] == "measured");
+  CHECK(t["batch"] == batch);
+  CHECK(t["note"] == "");
+  CHECK(t["kernels_measured"].get<int64_t>() > 0);
+  check_candidates(t);
+}
+
+TEST_CASE("C API: collage_compile_file measures the tree strategy", "[trees][capi]") {
+  const auto cases = tree_cases();
+  const TreeCase* c = &find_tree_case(cases, "xgb_nan_multi");
+  auto model = import_xgboost_json(c->model);
+  REQUIRE(model.ok());
+  const NamedTensors arrays = *read_npz(c->arrays);
+  const Tensor x_all = npz_array(arrays, "x");
+  const Tensor want_all = npz_array(arrays, "predictions");
+  const int64_t batch = 32, features = x_all.shape()[1], outputs = want_all.shape()[1];
+  REQUIRE(x_all.shape()[0] >= batch);
+  const int64_t shape[2] = {batch, features};
+  const auto dir = fresh_tree_test_dir("capi");
+  const std::string artifact = (dir / "model.collage").string();
+  const std::string cost_db = (dir / "cost-db.jsonl").string();
+
+  collage_compiler_t* raw = nullptr;
+  REQUIRE(take_message(collage_compiler_create(&raw)).empty());
+  std::unique_ptr<collage_compiler_t, CompilerDeleter> compiler(raw);
+
+  Compiled measured = compile(compiler.get(), *c, artifact, cost_db, shape, nullptr);
+  REQUIRE(measured.status.empty());
+  REQUIRE(measured.report.contains("groups"));
+  const nlohmann::json& t = measured.report["tree_strategies"][0];
+  INFO(t.dump(2));
+  check_cold_report(t, "", batch);
 
   // The artifact predicts what the library's graph of the chosen strategy and XGBoost predict.
   collage_module_t* m_raw = nullptr;
@@ -129,7 +132,7 @@ TEST_CASE("C API: collage_compile_file measures the tree strategy", "[trees][cap
   std::copy_n(x_all.data<float>(), batch * features, x.data<float>());
   std::copy_n(want_all.data<float>(), batch * outputs, want.data<float>());
   Tensor y(DType::f32, {batch, outputs});
-  DLTensor in = dl_tensor(x), out = dl_tensor(y);
+  DLTensor in = dl_view(x), out = dl_view(y);
   REQUIRE(take_message(collage_module_run(module.get(), &in, 1, &out, 1)).empty());
   const std::string chosen = t["chosen"];
   const auto strategy = parse_tree_strategy(chosen.substr(0, chosen.find(':')));
@@ -140,11 +143,62 @@ TEST_CASE("C API: collage_compile_file measures the tree strategy", "[trees][cap
   // A fixed strategy measures nothing; an unknown one is refused, naming it.
   Compiled fixed = compile(compiler.get(), *c, artifact, cost_db, shape, "fused");
   REQUIRE(fixed.status == "");
-  CHECK(fixed.report["tree_strategy"]["mode"] == "fused");
-  CHECK(fixed.report["tree_strategy"]["chosen"] == "fused");
-  CHECK(fixed.report["tree_strategy"]["candidates"].empty());
+  CHECK(fixed.report["tree_strategies"][0]["mode"] == "fused");
+  CHECK(fixed.report["tree_strategies"][0]["chosen"] == "fused");
+  CHECK(fixed.report["tree_strategies"][0]["candidates"].empty());
   Compiled bad = compile(compiler.get(), *c, artifact, cost_db, shape, "fastest");
   CHECK_THAT(bad.status, Catch::Contains("tree strategy 'fastest'"));
+}
+
+TEST_CASE("C API: an ONNX-ML node's tree strategy is measured, from a file or from memory",
+          "[trees][capi][onnx-ml]") {
+  const auto cases = tree_cases();
+  const TreeCase& c = find_tree_case(cases, "onnx_xgb_nan_multi");
+  const NamedTensors arrays = *read_npz(c.arrays);
+  const Tensor x_all = npz_array(arrays, "x"), label_all = npz_array(arrays, "label"),
+               prob_all = npz_array(arrays, "probabilities");
+  const int64_t batch = 32, features = x_all.shape()[1], classes = prob_all.shape()[1];
+  const int64_t shape[2] = {batch, features};
+  const auto dir = fresh_tree_test_dir("capi_onnx");
+  const std::string artifact = (dir / "model.collage").string();
+  const std::string cost_db = (dir / "cost-db.jsonl").string();
+  collage_compiler_t* raw = nullptr;
+  REQUIRE(take_message(collage_compiler_create(&raw)).empty());
+  std::unique_ptr<collage_compiler_t, CompilerDeleter> compiler(raw);
+
+  Compiled from_file = compile(compiler.get(), c, artifact, cost_db, shape, nullptr, "x");
+  REQUIRE(from_file.status.empty());
+  REQUIRE(from_file.report["tree_strategies"].size() == 1);
+  const nlohmann::json& t = from_file.report["tree_strategies"][0];
+  INFO(t.dump(2));
+  check_cold_report(t, c.name, batch);
+
+  // The artifact computes what ONNX Runtime computed: the labels and the probabilities.
+  collage_module_t* m_raw = nullptr;
+  REQUIRE(take_message(collage_module_load_file(artifact.c_str(), nullptr, &m_raw)).empty());
+  std::unique_ptr<collage_module_t, ModuleDeleter> module(m_raw);
+  Tensor x(DType::f32, {batch, features}), want_label(DType::i64, {batch}),
+      want_prob(DType::f32, {batch, classes});
+  std::copy_n(x_all.data<float>(), batch * features, x.data<float>());
+  std::copy_n(label_all.data<int64_t>(), batch, want_label.data<int64_t>());
+  std::copy_n(prob_all.data<float>(), batch * classes, want_prob.data<float>());
+  Tensor label(DType::i64, {batch}), prob(DType::f32, {batch, classes});
+  DLTensor in = dl_view(x), outs[2] = {dl_view(label), dl_view(prob)};
+  REQUIRE(take_message(collage_module_run(module.get(), &in, 1, outs, 2)).empty());
+  CHECK(label.identical(want_label));
+  CHECK(max_abs_error(prob, want_prob) <= 1e-5);
+
+  // The same bytes compiled from memory: costs come from the cost database (but for records
+  // measured with a wide spread on a busy machine, which are measured again), so the choice
+  // is the same when nothing was measured again.
+  Compiled from_memory = compile(compiler.get(), c, "", cost_db, shape, nullptr, "x");
+  REQUIRE(from_memory.status.empty());
+  REQUIRE(from_memory.report["tree_strategies"].size() == 1);
+  const nlohmann::json& m = from_memory.report["tree_strategies"][0];
+  CHECK(m["node"] == c.name);
+  CHECK(m["costs_reused"].get<int64_t>() > 0);
+  check_candidates(m);
+  if (m["kernels_measured"] == 0) CHECK(m["chosen"] == t["chosen"]);
 }
 
 }  // namespace

@@ -15,13 +15,6 @@
 namespace collage::testing {
 namespace {
 
-const TreeCase& find_case(const std::vector<TreeCase>& cases, const std::string& name) {
-  for (const TreeCase& c : cases)
-    if (c.name == name) return c;
-  FAIL("no tree test case " << name);
-  return cases[0];
-}
-
 // Imports the case's model file with input shape [batch, features], the tree candidates placed on
 // the command line's backends.
 absl::StatusOr<CompileModel> load_compile_model(const TreeCase& c, int64_t batch, int64_t features,
@@ -47,22 +40,9 @@ std::map<std::string, double> timings_of(const TreeStrategyReport& r) {
   return ms;
 }
 
-// Backends a unit test can afford to measure for real: no generated code to compile per
-// candidate; the reference backend runs what the others do not claim.
-PlacementOptions quick_placement(const std::string& cost_db) {
-  PlacementOptions o;
-  o.backends = {"trees", "eigen"};
-  o.fallback = "reference";
-  o.cost_db_path = cost_db;
-  o.num_threads = 1;
-  // Records measured on a busy machine would be measured once more; here every one is trusted.
-  o.trusted_spread = 1e9;
-  return o;
-}
-
 TEST_CASE("compile: the strategy measured fastest is the one compiled", "[trees][compile]") {
   const auto cases = tree_cases();
-  const TreeCase& c = find_case(cases, "xgb_dense_reg");
+  const TreeCase& c = find_tree_case(cases, "xgb_dense_reg");
   auto model = import_xgboost_json(c.model);
   REQUIRE(model.ok());
   const int64_t batch = 32;
@@ -86,8 +66,9 @@ TEST_CASE("compile: the strategy measured fastest is the one compiled", "[trees]
     };
     auto loaded = load_compile_model(c, batch, model->num_features, options);
     REQUIRE(loaded.ok());
-    REQUIRE(loaded->trees.has_value());
-    const TreeStrategyReport& r = *loaded->trees;
+    REQUIRE(loaded->trees.size() == 1);
+    const TreeStrategyReport& r = loaded->trees[0];
+    CHECK(r.node.empty());
     CHECK(r.mode == "measured");
     CHECK(r.batch == batch);
     CHECK(r.chosen == want);
@@ -103,7 +84,10 @@ TEST_CASE("compile: the strategy measured fastest is the one compiled", "[trees]
     REQUIRE(expected.ok());
     CHECK(ops_of(loaded->graph) == ops_of(*expected));
     // The report's JSON lists the same.
-    auto j = nlohmann::json::parse(tree_strategy_json(r));
+    auto all = nlohmann::json::parse(tree_strategy_json(loaded->trees));
+    REQUIRE(all.size() == 1);
+    const nlohmann::json& j = all[0];
+    CHECK(j["node"] == "");
     CHECK(j["chosen"] == want);
     REQUIRE(j["candidates"].size() == 4);
     CHECK(j["candidates"][0]["strategy"] == "fused:auto");
@@ -114,7 +98,7 @@ TEST_CASE("compile: the strategy measured fastest is the one compiled", "[trees]
 TEST_CASE("compile: fixed strategies, and the fixed rule when nothing could be measured",
           "[trees][compile]") {
   const auto cases = tree_cases();
-  const TreeCase& c = find_case(cases, "xgb_dense_bin");
+  const TreeCase& c = find_tree_case(cases, "xgb_dense_bin");
   auto model = import_xgboost_json(c.model);
   REQUIRE(model.ok());
   const Context& ctx = tree_test_context();
@@ -129,16 +113,16 @@ TEST_CASE("compile: fixed strategies, and the fixed rule when nothing could be m
   auto tt = load_compile_model(c, 4, model->num_features, fixed);
   REQUIRE(tt.ok());
   CHECK(calls == 0);
-  CHECK(tt->trees->mode == "tt");
-  CHECK(tt->trees->chosen == "tt");
-  CHECK(tt->trees->timings.empty());
+  CHECK(tt->trees[0].mode == "tt");
+  CHECK(tt->trees[0].chosen == "tt");
+  CHECK(tt->trees[0].timings.empty());
   CHECK(ops_of(tt->graph) ==
         ops_of(*build_tree_graph(ctx, *model, TreeStrategy::tree_traversal, 4)));
 
   fixed.mode = *parse_tree_strategy_mode("auto");
   auto rule = load_compile_model(c, 4, model->num_features, fixed);
   REQUIRE(rule.ok());
-  CHECK(rule->trees->chosen == tree_strategy_name(pick_tree_strategy(*model)));
+  CHECK(rule->trees[0].chosen == tree_strategy_name(pick_tree_strategy(*model)));
 
   TreeCompileOptions failing;
   failing.measure = [](const TreeStrategyCandidate&, const Graph&) -> absl::StatusOr<double> {
@@ -146,9 +130,9 @@ TEST_CASE("compile: fixed strategies, and the fixed rule when nothing could be m
   };
   auto fallback = load_compile_model(c, 4, model->num_features, failing);
   REQUIRE(fallback.ok());
-  CHECK(fallback->trees->chosen == tree_strategy_name(pick_tree_strategy(*model)));
-  CHECK_THAT(fallback->trees->note, Catch::Contains("nothing could be measured"));
-  CHECK_THAT(fallback->trees->note, Catch::Contains("ptt: no device"));
+  CHECK(fallback->trees[0].chosen == tree_strategy_name(pick_tree_strategy(*model)));
+  CHECK_THAT(fallback->trees[0].note, Catch::Contains("nothing could be measured"));
+  CHECK_THAT(fallback->trees[0].note, Catch::Contains("ptt: no device"));
 
   // Candidates over the tensor-size limit are not measured.
   TreeCompileOptions small = fixed;
@@ -157,7 +141,7 @@ TEST_CASE("compile: fixed strategies, and the fixed rule when nothing could be m
   auto limited = load_compile_model(c, 4, model->num_features, small);
   REQUIRE(limited.ok());
   CHECK(calls == 0);
-  CHECK_THAT(limited->trees->note, Catch::Contains("-byte measuring limit"));
+  CHECK_THAT(limited->trees[0].note, Catch::Contains("-byte measuring limit"));
 
   check_status(parse_tree_strategy_mode("fastest").status(), absl::StatusCode::kInvalidArgument,
                "tree strategy 'fastest'");
@@ -185,18 +169,18 @@ class FusedPenalty : public CostModel {
 
 TEST_CASE("compile: candidates are costed by the placement's cost model", "[trees][compile]") {
   const auto cases = tree_cases();
-  const TreeCase& c = find_case(cases, "lgb_dense_multi");
+  const TreeCase& c = find_tree_case(cases, "lgb_dense_multi");
   auto model = import_lightgbm_text(c.model);
   REQUIRE(model.ok());
   for (double fused_ms : {1000.0, 1e-4}) {
     INFO("TreeEnsemble costs " << fused_ms << " ms");
     FusedPenalty costs(fused_ms);
     TreeCompileOptions options;
-    options.placement = quick_placement("");
+    options.placement = quick_tree_placement("");
     options.placement.cost_model = &costs;
     auto loaded = load_compile_model(c, 16, model->num_features, options);
     REQUIRE(loaded.ok());
-    const TreeStrategyReport& r = *loaded->trees;
+    const TreeStrategyReport& r = loaded->trees.at(0);
     CHECK(costs.calls > 0);
     const auto ms = timings_of(r);
     REQUIRE(ms.size() == 4);
@@ -221,7 +205,7 @@ TEST_CASE(
     "model matches the library",
     "[trees][compile]") {
   const auto cases = tree_cases();
-  const TreeCase& c = find_case(cases, "xgb_nan_multi");
+  const TreeCase& c = find_tree_case(cases, "xgb_nan_multi");
   auto model = import_xgboost_json(c.model);
   REQUIRE(model.ok());
   const NamedTensors arrays = *read_npz(c.arrays);
@@ -232,18 +216,18 @@ TEST_CASE(
   const Context& ctx = tree_test_context();
   const auto dir = fresh_tree_test_dir("compile_strategy");
   TreeCompileOptions options;
-  options.placement = quick_placement((dir / "cost-db.jsonl").string());
+  options.placement = quick_tree_placement((dir / "cost-db.jsonl").string());
 
   auto cold = load_compile_model(c, batch, model->num_features, options);
   REQUIRE(cold.ok());
-  const TreeStrategyReport& first = *cold->trees;
-  INFO(tree_strategy_json(first));
+  const TreeStrategyReport& first = cold->trees.at(0);
+  INFO(tree_strategy_json(cold->trees));
   CHECK(first.measured > 0);
   REQUIRE(first.timings.size() == 4);
   CHECK(first.note.empty());
   auto warm = load_compile_model(c, batch, model->num_features, options);
   REQUIRE(warm.ok());
-  const TreeStrategyReport& second = *warm->trees;
+  const TreeStrategyReport& second = warm->trees.at(0);
   CHECK(second.measured == 0);
   CHECK(second.cached > 0);
   CHECK(timings_of(second) == timings_of(first));

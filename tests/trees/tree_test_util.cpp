@@ -74,6 +74,24 @@ double max_abs_error(const Tensor& a, const Tensor& b) {
   return worst;
 }
 
+const TreeCase& find_tree_case(const std::vector<TreeCase>& cases, const std::string& name) {
+  for (const TreeCase& c : cases)
+    if (c.name == name) return c;
+  FAIL("no tree test case " << name);
+  return cases[0];
+}
+
+PlacementOptions quick_tree_placement(const std::string& cost_db) {
+  PlacementOptions o;
+  o.backends = {"trees", "eigen"};
+  o.fallback = "reference";
+  o.cost_db_path = cost_db;
+  o.num_threads = 1;
+  // Records measured on a busy machine would be measured once more; here every one is trusted.
+  o.trusted_spread = 1e9;
+  return o;
+}
+
 std::filesystem::path fresh_tree_test_dir(const std::string& tag) {
   auto dir = std::filesystem::path(COLLAGE_BINARY_DIR) / "test-tmp" / "trees" / tag;
   std::filesystem::remove_all(dir);

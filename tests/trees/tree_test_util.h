@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "collage/graph.h"
 #include "collage/npz.h"
+#include "collage/placement.h"
 #include "collage/trees.h"
 
 namespace collage::testing {
@@ -22,6 +23,12 @@ struct TreeCase {
 // The cases written by tests/trees/make_tree_models.py; FAILs the test (with how to make them)
 // when the data is missing.
 std::vector<TreeCase> tree_cases();
+// The case called `name`; FAILs when there is none.
+const TreeCase& find_tree_case(const std::vector<TreeCase>& cases, const std::string& name);
+// Placement options a unit test can afford to measure for real: the trees and eigen backends (no
+// generated code to compile per candidate), the reference backend running what they do not
+// claim, one thread, and every cost-database record trusted.
+PlacementOptions quick_tree_placement(const std::string& cost_db);
 // The array `name` of an npz archive; FAILs when absent.
 Tensor npz_array(const NamedTensors& arrays, const std::string& name);
 

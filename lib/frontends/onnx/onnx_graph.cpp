@@ -272,7 +272,10 @@ absl::Status GraphImporter::import_tree_ensemble(const onnx::NodeProto& node,
                                               node.input(0), "' is not defined before the node"));
   ValueId x = materialize(**r);
   std::vector<ValueId> outs;
-  if (absl::Status s = convert_onnx_tree_ensemble(node, builder_, x, outs); !s.ok()) return s;
+  if (absl::Status s =
+          convert_onnx_tree_ensemble(node, builder_, x, outs, {}, options_.tree_strategy);
+      !s.ok())
+    return s;
   std::vector<Ref> results;
   for (ValueId v : outs) results.push_back(Ref{v, {}, builder_.value(v).type, ""});
   return bind_outputs(node, shown, std::move(results));

@@ -289,7 +289,8 @@ absl::StatusOr<TreeEnsemble> tree_ensemble_from_onnx(const onnx::NodeProto& node
 
 absl::Status convert_onnx_tree_ensemble(const onnx::NodeProto& node, GraphBuilder& b, ValueId x,
                                         std::vector<ValueId>& outputs,
-                                        const TreeGraphOptions& options) {
+                                        const TreeGraphOptions& options,
+                                        const TreeStrategyChooser& choose) {
   auto trees = read_onnx_trees(node);
   if (!trees.ok()) return trees.status();
   TreeEnsemble& m = trees->model;
@@ -301,9 +302,19 @@ absl::Status convert_onnx_tree_ensemble(const onnx::NodeProto& node, GraphBuilde
   m.num_features = xt.shape[1];
   TreeGraphOptions o = options;
   o.output_margin = true;
+  const int64_t batch = xt.shape[0];
+  if (choose) {
+    std::string label = node.name();
+    if (label.empty()) label = node.output_size() ? node.output(0) : node.op_type();
+    auto strategy = choose(label, m, batch);
+    if (!strategy.ok())
+      return absl::Status(strategy.status().code(),
+                          str_cat(node.op_type(), " '", label,
+                                  "': choosing its tree strategy: ", strategy.status().message()));
+    o.strategy = *strategy;
+  }
   auto margin = add_tree_ensemble(b, x, m, o);
   if (!margin.ok()) return margin.status();
-  const int64_t batch = xt.shape[0];
   const std::string& post = trees->post_transform;
   trees::Emitter e(b, node.name().empty() ? node.op_type() : node.name());
   outputs.clear();

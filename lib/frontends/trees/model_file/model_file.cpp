@@ -101,7 +101,15 @@ absl::StatusOr<Graph> import_model_file(const Context& ctx, const std::filesyste
                                         const ModelImportOptions& options) {
   auto model = import_tree_model_file(path, options.format);
   if (!model.ok()) return model.status();
-  if (!model->has_value()) return import_onnx_file(ctx, path, options.onnx);
+  if (!model->has_value()) {
+    OnnxImportOptions onnx = options.onnx;
+    if (!onnx.tree_strategy && options.trees.strategy != TreeStrategy::automatic)
+      onnx.tree_strategy = [strategy = options.trees.strategy](std::string_view,
+                                                               const TreeEnsemble&, int64_t) {
+        return absl::StatusOr<TreeStrategy>(strategy);
+      };
+    return import_onnx_file(ctx, path, onnx);
+  }
   auto batch = tree_model_batch(**model, options.onnx.input_shapes);
   if (!batch.ok()) return batch.status();
   return build_tree_graph(ctx, **model, options.trees.strategy, *batch, options.trees);
