@@ -145,7 +145,11 @@ def timed_series(fn, x, calls):
     """Median seconds of `calls` back-to-back calls, after one untimed call. Each contender gets
     its own series, as in a server calling one predictor: a single call right after another
     library's would pay for that library's OpenMP or ORT threads still spinning on the cores
-    (measured: collage at batch 10,000 took 19.9 ms right after LightGBM, 10.8 ms alone)."""
+    (measured: collage at batch 10,000 took 19.9 ms right after LightGBM, 10.8 ms alone), so the
+    series starts after a 0.3 s pause, in which OpenMP's and ONNX Runtime's spinning threads go
+    to sleep (without it the ONNX-ML export compiled by collage, timed right after ONNX Runtime,
+    took 12.0 ms at batch 10,000 against 7.2 ms from the command line)."""
+    time.sleep(0.3)
     fn(x)
     times = []
     for _ in range(calls):

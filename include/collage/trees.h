@@ -218,6 +218,12 @@ absl::Status convert_onnx_tree_ensemble(const onnx::NodeProto& node, GraphBuilde
                                         const TreeGraphOptions& options = {},
                                         const TreeStrategyChooser& choose = {});
 
+// An ai.onnx.ml Scaler node applied to `x` (f32, i64 or i32; its last dimension the
+// features): Y = (float(x) - offset) * scale in float32, as ONNX Runtime computes it, offset and
+// scale holding one value or one per feature. InvalidArgument naming the node for anything else.
+absl::Status convert_onnx_scaler(const onnx::NodeProto& node, GraphBuilder& b, ValueId x,
+                                 std::vector<ValueId>& outputs);
+
 // The tree model of a TreeEnsembleRegressor/Classifier node, whose margins are the node's scores
 // before its post transform and output formatting.
 absl::StatusOr<TreeEnsemble> tree_ensemble_from_onnx(const onnx::NodeProto& node);

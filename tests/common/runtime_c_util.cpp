@@ -20,4 +20,30 @@ DLTensor dl_view(const Tensor& t) {
   return d;
 }
 
+std::vector<Tensor> run_module(const collage_module_t* m, const std::vector<Tensor>& inputs,
+                               int32_t* code, std::string* message) {
+  std::vector<Tensor> outputs;
+  for (int32_t i = 0; i < collage_module_num_outputs(m); ++i) {
+    collage_tensor_info_t info{};
+    info.struct_size = sizeof info;
+    if (collage_status_t* s = collage_module_output_info(m, i, &info)) {
+      if (code) *code = collage_status_code(s);
+      if (message) *message = collage_status_message(s);
+      collage_status_free(s);
+      return {};
+    }
+    outputs.emplace_back(static_cast<DType>(info.dtype), Shape(info.shape, info.shape + info.ndim));
+  }
+  std::vector<DLTensor> in, out;
+  for (const Tensor& t : inputs) in.push_back(dl_view(t));
+  for (const Tensor& t : outputs) out.push_back(dl_view(t));
+  collage_status_t* s = collage_module_run(m, in.data(), static_cast<int32_t>(in.size()),
+                                           out.data(), static_cast<int32_t>(out.size()));
+  if (code) *code = collage_status_code(s);
+  if (message) *message = collage_status_message(s);
+  const bool ok = s == nullptr;
+  collage_status_free(s);
+  return ok ? outputs : std::vector<Tensor>{};
+}
+
 }  // namespace collage::testing

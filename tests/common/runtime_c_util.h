@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "collage/runtime.h"
 #include "collage/tensor.h"
@@ -15,5 +16,11 @@ std::string take_message(collage_status_t* status);
 
 // A DLTensor on the CPU viewing `t` (which must outlive it), with t's element type.
 DLTensor dl_view(const Tensor& t);
+
+// Runs `m` on `inputs`, allocating outputs of the module's output types. On failure returns an
+// empty vector and puts the code and message in `code` / `message`. Makes no test assertions,
+// so threads may call it.
+std::vector<Tensor> run_module(const collage_module_t* m, const std::vector<Tensor>& inputs,
+                               int32_t* code = nullptr, std::string* message = nullptr);
 
 }  // namespace collage::testing

@@ -38,11 +38,6 @@ using ModulePtr = std::unique_ptr<collage_module_t, ModuleDeleter>;
 ModulePtr load_bytes(const std::string& bytes, const collage_load_options_t* options, int32_t* code,
                      std::string* message);
 
-// Runs `m` on `inputs`, allocating outputs of the module's output types. On failure returns an
-// empty vector and puts the code and message in `code` / `message`. Makes no test assertions,
-// so threads may call it.
-std::vector<Tensor> run_module(const collage_module_t* m, const std::vector<Tensor>& inputs,
-                               int32_t* code = nullptr, std::string* message = nullptr);
 
 // The sections of a well-formed artifact, as assemble_artifact takes them.
 std::vector<artifact::FileSection> split_sections(const std::string& file);

@@ -9,6 +9,9 @@ For three synthetic datasets (dense, with NaNs, with many ties and zeros) and th
                              the library computes them
 and ONNX-ML exports (onnxmltools / skl2onnx), each cut down to its single tree-ensemble node:
   <case>.onnx, <case>.npz    x and the node's outputs as ONNX Runtime computes them
+and whole ONNX graphs (format onnx-graph) with input "x": a forest after a scikit-learn
+StandardScaler (Scaler + TreeEnsemble), and an XGBoost model beside a small network:
+  <case>.onnx, <case>.npz    x and the graph's outputs as ONNX Runtime computes them
 manifest.txt lists one case per line: "<name> <format> <model file> <npz file>".
 Everything is seeded, so the output is the same on every run.
 """
@@ -24,6 +27,7 @@ warnings.filterwarnings("ignore")
 
 import lightgbm as lgb  # noqa: E402
 import onnx  # noqa: E402
+import onnx.numpy_helper  # noqa: E402
 import onnxruntime as ort  # noqa: E402
 import xgboost as xgb  # noqa: E402
 
@@ -153,6 +157,30 @@ def single_node_model(model, name):
         graph, opset_imports=[onnx.helper.make_opsetid("", 17)] + ml, ir_version=8)
 
 
+def network_beside_trees(trees, rng):
+    """One graph: x -> MatMul, Add, Relu, MatMul -> "net" beside x -> the exported tree ensemble
+    -> "trees", and y = net + trees."""
+    node = next(n for n in trees.graph.node if n.op_type.startswith("TreeEnsemble"))
+    node.name, node.input[0], node.output[0] = "trees", "x", "trees"
+    features = trees.graph.input[0].type.tensor_type.shape.dim[1].dim_value
+    h = onnx.helper
+    weights = {"w1": rng.normal(size=(features, 16)) / np.sqrt(features),
+               "b1": rng.normal(size=16) * 0.1, "w2": rng.normal(size=(16, 1)) / 4}
+    nodes = [h.make_node("MatMul", ["x", "w1"], ["h0"], name="fc1"),
+             h.make_node("Add", ["h0", "b1"], ["h1"], name="bias1"),
+             h.make_node("Relu", ["h1"], ["h2"], name="relu1"),
+             h.make_node("MatMul", ["h2", "w2"], ["net"], name="fc2"),
+             node,
+             h.make_node("Add", ["net", "trees"], ["y"], name="sum")]
+    graph = h.make_graph(
+        nodes, "network_beside_trees",
+        [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [None, features])],
+        [h.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [None, 1]) for n in ("y", "trees")],
+        [onnx.numpy_helper.from_array(v.astype(np.float32), k) for k, v in weights.items()])
+    ml = [op for op in trees.opset_import if op.domain == "ai.onnx.ml"]
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)] + ml, ir_version=8)
+
+
 class Writer:
     def __init__(self, out):
         self.out = out
@@ -172,6 +200,16 @@ class Writer:
         for out, value in zip(m.graph.output, results):
             arrays[out.name] = value
         self.add(name, "onnx", name + ".onnx", arrays)
+
+    def graph_case(self, name, model, x):
+        """A whole graph with input "x" (format onnx-graph) and its outputs from ONNX Runtime."""
+        path = os.path.join(self.out, name + ".onnx")
+        onnx.save(model, path)
+        sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        arrays = {"x": x}
+        for out, value in zip(sess.get_outputs(), sess.run(None, {"x": x})):
+            arrays[out.name] = value
+        self.add(name, "onnx-graph", name + ".onnx", arrays)
 
     def finish(self):
         with open(os.path.join(self.out, "manifest.txt"), "w") as f:
@@ -240,6 +278,27 @@ def main():
                 w.onnx_case(f"onnx_skl_{kind}_{task}", convert_sklearn(
                     est, initial_types=[("input", SkFloat([None, x.shape[1]]))],
                     options=options, target_opset={"": 17, "ai.onnx.ml": 3}), x_test)
+    # Whole graphs: a forest after a scikit-learn StandardScaler (ai.onnx.ml Scaler), and an
+    # XGBoost model beside a small network.
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    x, score = make_dataset("dense", 600, 11)
+    x_test, _ = make_dataset("dense", 160, 111)
+    rng = np.random.default_rng(12)
+    for task in ("reg", "multi"):
+        y = labels(task, score, rng)
+        forest = (RandomForestRegressor if task == "reg" else RandomForestClassifier)(
+            n_estimators=8, max_depth=6, random_state=0)
+        pipe = make_pipeline(StandardScaler(), forest).fit(x * 3.0 + 1.0, y)
+        options = {} if task == "reg" else {type(forest): {"zipmap": False}}
+        w.graph_case(f"graph_scaler_forest_{task}", convert_sklearn(
+            pipe, initial_types=[("x", SkFloat([None, x.shape[1]]))], options=options,
+            target_opset={"": 17, "ai.onnx.ml": 3}), x_test * 3.0 + 1.0)
+    y = labels("reg", score, rng)
+    est = xgb.XGBRegressor(max_depth=4, n_estimators=20, learning_rate=0.3, random_state=0,
+                           n_jobs=1).fit(x, y)
+    w.graph_case("graph_network_beside_trees", network_beside_trees(convert_xgboost(
+        est, initial_types=[("x", MlFloat([None, x.shape[1]]))]), rng), x_test)
     w.finish()
     print(f"wrote {len(w.manifest)} tree-model cases to {out}")
 

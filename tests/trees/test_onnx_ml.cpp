@@ -179,5 +179,30 @@ TEST_CASE("ONNX-ML conversion: modes, missing tracks and errors", "[trees][onnx-
   }
 }
 
+TEST_CASE("ONNX-ML: a model of ai.onnx.ml nodes only need not import the default domain",
+          "[trees][onnx-ml]") {
+  // As onnxmltools exports an XGBoost model.
+  const auto cases = tree_cases();
+  const TreeCase& c = find_tree_case(cases, "onnx_xgb_dense_reg");
+  onnx::ModelProto model = load_model(c.model);
+  google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto> ml;
+  for (const onnx::OperatorSetIdProto& id : model.opset_import())
+    if (id.domain() == "ai.onnx.ml") *ml.Add() = id;
+  *model.mutable_opset_import() = ml;
+  REQUIRE(model.opset_import_size() == 1);
+  const std::string bytes = model.SerializeAsString();
+  const NamedTensors arrays = *read_npz(c.arrays);
+  const Tensor x = npz_array(arrays, "x");
+  OnnxImportOptions options;
+  options.input_shapes["x"] = x.shape();
+  auto g = import_onnx_buffer(tree_test_context(),
+                              {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()},
+                              options);
+  REQUIRE(g.ok());
+  auto y = run_reference(*g, {x});
+  REQUIRE(y.ok());
+  CHECK(max_abs_error((*y)[0], npz_array(arrays, "variable")) <= 1e-5);
+}
+
 }  // namespace
 }  // namespace collage::testing

@@ -99,10 +99,10 @@ void check_cold_report(const nlohmann::json& t, const std::string& node, int64_t
 
 TEST_CASE("C API: collage_compile_file measures the tree strategy", "[trees][capi]") {
   const auto cases = tree_cases();
-  const TreeCase* c = &find_tree_case(cases, "xgb_nan_multi");
-  auto model = import_xgboost_json(c->model);
+  const TreeCase c = find_tree_case(cases, "xgb_nan_multi");
+  auto model = import_xgboost_json(c.model);
   REQUIRE(model.ok());
-  const NamedTensors arrays = *read_npz(c->arrays);
+  const NamedTensors arrays = *read_npz(c.arrays);
   const Tensor x_all = npz_array(arrays, "x");
   const Tensor want_all = npz_array(arrays, "predictions");
   const int64_t batch = 32, features = x_all.shape()[1], outputs = want_all.shape()[1];
@@ -116,7 +116,7 @@ TEST_CASE("C API: collage_compile_file measures the tree strategy", "[trees][cap
   REQUIRE(take_message(collage_compiler_create(&raw)).empty());
   std::unique_ptr<collage_compiler_t, CompilerDeleter> compiler(raw);
 
-  Compiled measured = compile(compiler.get(), *c, artifact, cost_db, shape, nullptr);
+  Compiled measured = compile(compiler.get(), c, artifact, cost_db, shape, nullptr);
   REQUIRE(measured.status.empty());
   REQUIRE(measured.report.contains("groups"));
   const nlohmann::json& t = measured.report["tree_strategies"][0];
@@ -141,12 +141,12 @@ TEST_CASE("C API: collage_compile_file measures the tree strategy", "[trees][cap
   CHECK(max_abs_error(y, want) <= 1e-5);
 
   // A fixed strategy measures nothing; an unknown one is refused, naming it.
-  Compiled fixed = compile(compiler.get(), *c, artifact, cost_db, shape, "fused");
+  Compiled fixed = compile(compiler.get(), c, artifact, cost_db, shape, "fused");
   REQUIRE(fixed.status == "");
   CHECK(fixed.report["tree_strategies"][0]["mode"] == "fused");
   CHECK(fixed.report["tree_strategies"][0]["chosen"] == "fused");
   CHECK(fixed.report["tree_strategies"][0]["candidates"].empty());
-  Compiled bad = compile(compiler.get(), *c, artifact, cost_db, shape, "fastest");
+  Compiled bad = compile(compiler.get(), c, artifact, cost_db, shape, "fastest");
   CHECK_THAT(bad.status, Catch::Contains("tree strategy 'fastest'"));
 }
 
@@ -199,6 +199,55 @@ TEST_CASE("C API: an ONNX-ML node's tree strategy is measured, from a file or fr
   CHECK(m["costs_reused"].get<int64_t>() > 0);
   check_candidates(m);
   if (m["kernels_measured"] == 0) CHECK(m["chosen"] == t["chosen"]);
+}
+
+TEST_CASE("C API: tree ensembles after a scaler and beside a network compile and run as ORT does",
+          "[trees][capi][onnx-ml]") {
+  collage_compiler_t* raw = nullptr;
+  REQUIRE(take_message(collage_compiler_create(&raw)).empty());
+  std::unique_ptr<collage_compiler_t, CompilerDeleter> compiler(raw);
+  int graphs = 0;
+  for (const TreeCase& c : tree_cases()) {
+    if (c.format != "onnx-graph") continue;
+    INFO("case " << c.name);
+    ++graphs;
+    const NamedTensors arrays = *read_npz(c.arrays);
+    const Tensor x = npz_array(arrays, "x");
+    const auto dir = fresh_tree_test_dir("capi_graph_" + c.name);
+    const std::string artifact = (dir / "model.collage").string();
+    Compiled compiled = compile(compiler.get(), c, artifact, (dir / "cost-db.jsonl").string(),
+                                x.shape().data(), nullptr, "x");
+    REQUIRE(compiled.status.empty());
+    // One measured choice for the graph's tree ensemble.
+    REQUIRE(compiled.report["tree_strategies"].size() == 1);
+    const nlohmann::json& t = compiled.report["tree_strategies"][0];
+    INFO(t.dump(2));
+    CHECK(t["mode"] == "measured");
+    CHECK(t["batch"] == x.shape()[0]);
+    check_candidates(t);
+
+    collage_module_t* m_raw = nullptr;
+    REQUIRE(take_message(collage_module_load_file(artifact.c_str(), nullptr, &m_raw)).empty());
+    std::unique_ptr<collage_module_t, ModuleDeleter> module(m_raw);
+    std::string message;
+    const std::vector<Tensor> outs = run_module(module.get(), {x}, nullptr, &message);
+    INFO(message);
+    REQUIRE(outs.size() == arrays.size() - 1);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      collage_tensor_info_t info{};
+      info.struct_size = sizeof info;
+      REQUIRE(take_message(
+                  collage_module_output_info(module.get(), static_cast<int32_t>(i), &info)) == "");
+      const std::string name = info.name;
+      INFO("output " << name);
+      const Tensor want = npz_array(arrays, name);
+      if (want.dtype() == DType::i64)
+        CHECK(outs[i].identical(want));
+      else
+        CHECK(max_abs_error(outs[i], want) <= 1e-5);
+    }
+  }
+  CHECK(graphs == 3);
 }
 
 }  // namespace

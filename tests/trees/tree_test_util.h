@@ -24,7 +24,7 @@ struct TreeCase {
 // when the data is missing.
 std::vector<TreeCase> tree_cases();
 // The case called `name`; FAILs when there is none.
-const TreeCase& find_tree_case(const std::vector<TreeCase>& cases, const std::string& name);
+TreeCase find_tree_case(const std::vector<TreeCase>& cases, const std::string& name);
 // Placement options a unit test can afford to measure for real: the trees and eigen backends (no
 // generated code to compile per candidate), the reference backend running what they do not
 // claim, one thread, and every cost-database record trusted.

@@ -217,12 +217,13 @@ absl::Status GraphImporter::import_node(const onnx::NodeProto& node, int index) 
   const std::string& domain = node.domain();
   if (!domain.empty() && domain != "ai.onnx") {
     if (domain == "ai.onnx.ml") {
-      if (node.op_type() == "TreeEnsembleRegressor" || node.op_type() == "TreeEnsembleClassifier")
-        return import_tree_ensemble(node, shown);
+      if (node.op_type() == "TreeEnsembleRegressor" ||
+          node.op_type() == "TreeEnsembleClassifier" || node.op_type() == "Scaler")
+        return import_ml_node(node, shown);
       return absl::UnimplementedError(str_cat("unsupported operator 'ai.onnx.ml.", node.op_type(),
                                               "' (node '", shown, "'): of the ai.onnx.ml domain "
-                                              "collage imports TreeEnsembleRegressor and "
-                                              "TreeEnsembleClassifier"));
+                                              "collage imports TreeEnsembleRegressor, "
+                                              "TreeEnsembleClassifier and Scaler"));
     }
     return absl::UnimplementedError(str_cat("unsupported operator '", domain, ".", node.op_type(),
                                             "' (node '", shown, "', domain '", domain,
@@ -260,8 +261,7 @@ absl::Status GraphImporter::import_node(const onnx::NodeProto& node, int index) 
   return bind_outputs(node, shown, std::move(*results));
 }
 
-absl::Status GraphImporter::import_tree_ensemble(const onnx::NodeProto& node,
-                                                 const std::string& shown) {
+absl::Status GraphImporter::import_ml_node(const onnx::NodeProto& node, const std::string& shown) {
   if (node.input_size() != 1)
     return absl::InvalidArgumentError(
         str_cat(node.op_type(), " '", shown, "': expected 1 input, got ", node.input_size()));
@@ -272,10 +272,11 @@ absl::Status GraphImporter::import_tree_ensemble(const onnx::NodeProto& node,
                                               node.input(0), "' is not defined before the node"));
   ValueId x = materialize(**r);
   std::vector<ValueId> outs;
-  if (absl::Status s =
-          convert_onnx_tree_ensemble(node, builder_, x, outs, {}, options_.tree_strategy);
-      !s.ok())
-    return s;
+  absl::Status s =
+      node.op_type() == "Scaler"
+          ? convert_onnx_scaler(node, builder_, x, outs)
+          : convert_onnx_tree_ensemble(node, builder_, x, outs, {}, options_.tree_strategy);
+  if (!s.ok()) return s;
   std::vector<Ref> results;
   for (ValueId v : outs) results.push_back(Ref{v, {}, builder_.value(v).type, ""});
   return bind_outputs(node, shown, std::move(results));

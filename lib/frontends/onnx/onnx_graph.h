@@ -67,8 +67,8 @@ class GraphImporter {
   absl::StatusOr<Ref*> lookup(const std::string& name);
   // Adds a pending constant to the graph (once).
   ValueId materialize(Ref& r);
-  // ai.onnx.ml TreeEnsembleRegressor/Classifier, compiled by the tree frontend.
-  absl::Status import_tree_ensemble(const onnx::NodeProto& node, const std::string& shown);
+  // ai.onnx.ml TreeEnsembleRegressor/Classifier and Scaler, converted by the tree frontend.
+  absl::Status import_ml_node(const onnx::NodeProto& node, const std::string& shown);
   // Evaluates `op` at import time; nullopt when the result would be too large to keep.
   absl::StatusOr<std::optional<std::vector<Ref>>> fold(const OpDef& op, const OpAttrs& attrs,
                                                        const std::vector<Ref*>& inputs,

@@ -31,14 +31,23 @@ bool parse_model(google::protobuf::io::ZeroCopyInputStream& in, onnx::ModelProto
   return model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
 }
 
-// The opset of the default domain, checked against the supported range.
+// The opset of the default domain, checked against the supported range. A model none of whose
+// nodes is in the default domain need not import it (onnxmltools exports a tree ensemble with
+// only ai.onnx.ml); it is read with the newest supported opset.
 absl::StatusOr<int> default_opset(const onnx::ModelProto& model) {
   int opset = -1;
   for (const auto& id : model.opset_import()) {
     if (id.domain().empty() || id.domain() == "ai.onnx") opset = static_cast<int>(id.version());
   }
-  if (opset < 0)
-    return absl::InvalidArgumentError("the model imports no opset of the default ONNX domain");
+  if (opset < 0) {
+    for (const onnx::NodeProto& node : model.graph().node())
+      if (node.domain().empty() || node.domain() == "ai.onnx")
+        return absl::InvalidArgumentError(
+            str_cat("the model imports no opset of the default ONNX domain, which node '",
+                    node.name().empty() ? node.op_type() : node.name(), "' (", node.op_type(),
+                    ") is in"));
+    return kMaxOpset;
+  }
   if (opset < kMinOpset || opset > kMaxOpset)
     return absl::UnimplementedError(
         str_cat("the model uses opset ", opset, " of the default ONNX domain; collage supports "

@@ -1,5 +1,6 @@
 // ONNX-ML TreeEnsembleRegressor / TreeEnsembleClassifier: the node's trees as a TreeEnsemble, and
-// the graph nodes that compute its outputs the way ONNX Runtime does.
+// the graph nodes that compute its outputs the way ONNX Runtime does; and the Scaler that
+// scikit-learn pipelines put in front of them.
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
@@ -361,6 +362,36 @@ absl::Status convert_onnx_tree_ensemble(const onnx::NodeProto& node, GraphBuilde
         e.op("Concat", {first, second}, make_attrs<ConcatAttrs>([](auto& a) { a.axis = 1; })));
   }
   if (!e.status().ok()) return e.status();
+  return absl::OkStatus();
+}
+
+absl::Status convert_onnx_scaler(const onnx::NodeProto& node, GraphBuilder& b, ValueId x,
+                                 std::vector<ValueId>& outputs) {
+  const NodeAttrs attrs(node);
+  const TensorType xt = b.value(x).type;
+  if (xt.dtype != DType::f32 && xt.dtype != DType::i64 && xt.dtype != DType::i32)
+    return attrs.error(str_cat("input is ", type_to_string(xt), ", expected f32, i64 or i32"));
+  const int64_t width = xt.shape.empty() ? 1 : xt.shape.back();
+  std::vector<float> values[2];
+  const char* names[2] = {"offset", "scale"};
+  for (int k = 0; k < 2; ++k) {
+    auto given = attrs.numbers(names[k], nullptr);
+    if (!given.ok()) return given.status();
+    values[k].assign(given->begin(), given->end());  // floats, exactly
+    if (values[k].empty()) values[k] = {k == 0 ? 0.f : 1.f};
+    if (values[k].size() != 1 && static_cast<int64_t>(values[k].size()) != width)
+      return attrs.error(str_cat(names[k], " has ", values[k].size(),
+                                 " values; expected 1 or the input's last dimension, ", width));
+  }
+  trees::Emitter e(b, node.name().empty() ? node.op_type() : node.name());
+  ValueId y = x;
+  if (xt.dtype != DType::f32)
+    y = e.op("Cast", {y}, make_attrs<CastAttrs>([](auto& a) { a.to = "f32"; }));
+  const auto length = [&](int k) { return static_cast<int64_t>(values[k].size()); };
+  y = e.op("Sub", {y, e.f32("offset", {length(0)}, values[0])});
+  y = e.op("Mul", {y, e.f32("scale", {length(1)}, values[1])});
+  if (!e.status().ok()) return e.status();
+  outputs = {y};
   return absl::OkStatus();
 }
 
