@@ -84,9 +84,9 @@ std::optional<double> EndToEndMeasurer::wave_latency_ms(const Placement& p) {
   options.waves.measure_runs = options_.wave_runs;
   // The artifact's bytes are thrown away: only its wave schedule, profiled and measured on the
   // live kernels in process (native ones run their JIT-compiled code), is wanted. So native code
-  // is not linked (a linker run per placement scored), and a placeholder stands in for the shared
-  // object the artifact would embed; without it, every placement with a generated kernel would
-  // be scored sequentially, against wave-scored library placements.
+  // is not linked (a linker run per placement scored): kUnlinkedNativeCode, a marker string,
+  // takes the place of the shared object the artifact would embed. Without it, every placement
+  // with a generated kernel would be scored sequentially, against wave-scored library placements.
   options.native_library = kUnlinkedNativeCode;
   ArtifactSummary summary;
   if (!serialize_artifact(g_, *kernels, options, &summary).ok() || summary.waves_ms <= 0)

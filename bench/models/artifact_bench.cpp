@@ -22,7 +22,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,14 +53,6 @@ struct Args {
   bool no_ort = false;
   std::string python = std::string(COLLAGE_SOURCE_DIR) + "/.venv/bin/python";
 };
-
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream s(list);
-  for (std::string item; std::getline(s, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 // CPU time of every thread of this process (the workers spinning or running tasks included).
 double process_cpu_ms() {
@@ -344,11 +335,9 @@ int run(int argc, char** argv) {
                 &args.python);
   std::vector<std::string> raw(argv + 1, argv + argc);
   if (std::optional<int> exit = parser.parse(raw)) return *exit;
-  char* end = nullptr;
-  const double budget_s = std::strtod(args.budget.c_str(), &end);
-  if (args.budget.empty() || *end || !(budget_s >= 0))
-    return parser.usage_error("--budget expects a number of seconds");
-  for (const std::string& m : split(args.models)) bench_model(m, args, budget_s);
+  const std::optional<double> budget_s = parse_seconds(args.budget);
+  if (!budget_s) return parser.usage_error("--budget expects a number of seconds");
+  for (const std::string& m : split_list(args.models)) bench_model(m, args, *budget_s);
   return 0;
 }
 

@@ -24,6 +24,21 @@ namespace collage::bench {
 
 namespace fs = std::filesystem;
 
+std::vector<std::string> split_list(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream s(list);
+  for (std::string item; std::getline(s, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::optional<double> parse_seconds(const std::string& text) {
+  char* end = nullptr;
+  const double seconds = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end || !(seconds >= 0)) return std::nullopt;
+  return seconds;
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return NAN;
   std::sort(v.begin(), v.end());

@@ -18,6 +18,10 @@
 namespace collage::bench {
 
 double median(std::vector<double> v);  // NaN for no values
+// The non-empty items of a comma-separated list.
+std::vector<std::string> split_list(const std::string& list);
+// `text` as a number of seconds >= 0; nullopt when it is not one.
+std::optional<double> parse_seconds(const std::string& text);
 double now_ms();                       // steady clock
 
 // max|a - b| / max|b|, the measure of tests/models (element-wise relative error means nothing

@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,14 +48,6 @@ struct Row {
   std::string note;      // why it did not run, or the placement's size
   bool single = false;   // a single-backend placement
 };
-
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream s(list);
-  for (std::string item; std::getline(s, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 // Places, compiles and checks one strategy; nullopt (with the row's note) when it cannot run.
 std::optional<CompiledModel> prepare(const Context& ctx, const BackendRegistry& backends,
@@ -207,12 +198,10 @@ int run(int argc, char** argv) {
                 &args.python);
   std::vector<std::string> raw(argv + 1, argv + argc);
   if (std::optional<int> exit = parser.parse(raw)) return *exit;
-  char* end = nullptr;
-  const double budget_s = std::strtod(args.budget.c_str(), &end);
-  if (args.budget.empty() || *end || !(budget_s >= 0))
-    return parser.usage_error("--budget expects a number of seconds");
+  const std::optional<double> budget_s = parse_seconds(args.budget);
+  if (!budget_s) return parser.usage_error("--budget expects a number of seconds");
 
-  std::vector<std::string> models = split(args.models);
+  std::vector<std::string> models = split_list(args.models);
   if (models.empty()) {
     models = {"resnet50", "mobilenetv2", "resnext50", "bert", "dcgan", "googlenet"};
     if (args.small)
@@ -223,7 +212,7 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "model_bench: %s\n", std::string(s.message()).c_str());
     return 1;
   }
-  for (const std::string& m : models) bench_model(m, args, budget_s, backends);
+  for (const std::string& m : models) bench_model(m, args, *budget_s, backends);
   return 0;
 }
 

@@ -21,17 +21,50 @@ struct CompilerDeleter {
 struct ModuleDeleter {
   void operator()(collage_module_t* m) const { collage_module_release(m); }
 };
+using CompilerPtr = std::unique_ptr<collage_compiler_t, CompilerDeleter>;
+using ModulePtr = std::unique_ptr<collage_module_t, ModuleDeleter>;
+
+CompilerPtr new_compiler() {
+  collage_compiler_t* raw = nullptr;
+  REQUIRE(take_message(collage_compiler_create(&raw)).empty());
+  return CompilerPtr(raw);
+}
+
+// Loads the artifact at `path` and runs it on `inputs`: its outputs, by graph output name;
+// REQUIREs loading and running to succeed.
+NamedTensors run_artifact(const std::string& path, const std::vector<Tensor>& inputs) {
+  collage_module_t* raw = nullptr;
+  REQUIRE(take_message(collage_module_load_file(path.c_str(), nullptr, &raw)).empty());
+  ModulePtr module(raw);
+  std::string message;
+  std::vector<Tensor> outputs = run_module(module.get(), inputs, nullptr, &message);
+  INFO(message);
+  REQUIRE(outputs.size() == static_cast<size_t>(collage_module_num_outputs(module.get())));
+  NamedTensors named;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    collage_tensor_info_t info{};
+    info.struct_size = sizeof info;
+    REQUIRE(take_message(
+                collage_module_output_info(module.get(), static_cast<int32_t>(i), &info)) == "");
+    named.emplace_back(info.name, std::move(outputs[i]));
+  }
+  return named;
+}
 
 struct Compiled {
   std::string status;  // "" on success
   nlohmann::json report;
 };
 
-// collage_compile_file of `model` for input `input` [batch, features] with the trees and eigen
-// backends (those a unit test can afford to measure), `tree_strategy` (NULL: the default).
+enum class Source { file, memory };
+
+// collage_compile_file of `model` into `artifact` (Source::file), or collage_compile_memory of
+// the file's bytes (Source::memory; the artifact is dropped), for input `input` [batch, features]
+// with the trees and eigen backends (those a unit test can afford to measure), `tree_strategy`
+// (NULL: the default).
 Compiled compile(collage_compiler_t* compiler, const TreeCase& c, const std::string& artifact,
                  const std::string& cost_db, const int64_t shape[2], const char* tree_strategy,
-                 const char* input_name = "input") {
+                 const char* input_name = "input", Source source = Source::file) {
   collage_input_shape_t input{input_name, 2, shape};
   collage_compile_options_t o;
   collage_compile_options_init(&o);
@@ -44,7 +77,7 @@ Compiled compile(collage_compiler_t* compiler, const TreeCase& c, const std::str
   o.tree_strategy = tree_strategy;
   char* report = nullptr;
   Compiled out;
-  if (artifact.empty()) {  // from memory: the model file's bytes
+  if (source == Source::memory) {
     std::ifstream in(c.model, std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     void* data = nullptr;
@@ -105,16 +138,14 @@ TEST_CASE("C API: collage_compile_file measures the tree strategy", "[trees][cap
   const NamedTensors arrays = *read_npz(c.arrays);
   const Tensor x_all = npz_array(arrays, "x");
   const Tensor want_all = npz_array(arrays, "predictions");
-  const int64_t batch = 32, features = x_all.shape()[1], outputs = want_all.shape()[1];
+  const int64_t batch = 32, features = x_all.shape()[1];
   REQUIRE(x_all.shape()[0] >= batch);
   const int64_t shape[2] = {batch, features};
   const auto dir = fresh_tree_test_dir("capi");
   const std::string artifact = (dir / "model.collage").string();
   const std::string cost_db = (dir / "cost-db.jsonl").string();
 
-  collage_compiler_t* raw = nullptr;
-  REQUIRE(take_message(collage_compiler_create(&raw)).empty());
-  std::unique_ptr<collage_compiler_t, CompilerDeleter> compiler(raw);
+  CompilerPtr compiler = new_compiler();
 
   Compiled measured = compile(compiler.get(), c, artifact, cost_db, shape, nullptr);
   REQUIRE(measured.status.empty());
@@ -124,16 +155,10 @@ TEST_CASE("C API: collage_compile_file measures the tree strategy", "[trees][cap
   check_cold_report(t, "", batch);
 
   // The artifact predicts what the library's graph of the chosen strategy and XGBoost predict.
-  collage_module_t* m_raw = nullptr;
-  REQUIRE(take_message(collage_module_load_file(artifact.c_str(), nullptr, &m_raw)).empty());
-  std::unique_ptr<collage_module_t, ModuleDeleter> module(m_raw);
-  Tensor x(DType::f32, {batch, features});
-  Tensor want(DType::f32, {batch, outputs});
-  std::copy_n(x_all.data<float>(), batch * features, x.data<float>());
-  std::copy_n(want_all.data<float>(), batch * outputs, want.data<float>());
-  Tensor y(DType::f32, {batch, outputs});
-  DLTensor in = dl_view(x), out = dl_view(y);
-  REQUIRE(take_message(collage_module_run(module.get(), &in, 1, &out, 1)).empty());
+  const Tensor x = first_rows(x_all, batch), want = first_rows(want_all, batch);
+  const NamedTensors y_out = run_artifact(artifact, {x});
+  REQUIRE(y_out.size() == 1);
+  const Tensor& y = y_out[0].second;
   const std::string chosen = t["chosen"];
   const auto strategy = parse_tree_strategy(chosen.substr(0, chosen.find(':')));
   REQUIRE(strategy.ok());
@@ -157,14 +182,12 @@ TEST_CASE("C API: an ONNX-ML node's tree strategy is measured, from a file or fr
   const NamedTensors arrays = *read_npz(c.arrays);
   const Tensor x_all = npz_array(arrays, "x"), label_all = npz_array(arrays, "label"),
                prob_all = npz_array(arrays, "probabilities");
-  const int64_t batch = 32, features = x_all.shape()[1], classes = prob_all.shape()[1];
+  const int64_t batch = 32, features = x_all.shape()[1];
   const int64_t shape[2] = {batch, features};
   const auto dir = fresh_tree_test_dir("capi_onnx");
   const std::string artifact = (dir / "model.collage").string();
   const std::string cost_db = (dir / "cost-db.jsonl").string();
-  collage_compiler_t* raw = nullptr;
-  REQUIRE(take_message(collage_compiler_create(&raw)).empty());
-  std::unique_ptr<collage_compiler_t, CompilerDeleter> compiler(raw);
+  CompilerPtr compiler = new_compiler();
 
   Compiled from_file = compile(compiler.get(), c, artifact, cost_db, shape, nullptr, "x");
   REQUIRE(from_file.status.empty());
@@ -174,24 +197,18 @@ TEST_CASE("C API: an ONNX-ML node's tree strategy is measured, from a file or fr
   check_cold_report(t, c.name, batch);
 
   // The artifact computes what ONNX Runtime computed: the labels and the probabilities.
-  collage_module_t* m_raw = nullptr;
-  REQUIRE(take_message(collage_module_load_file(artifact.c_str(), nullptr, &m_raw)).empty());
-  std::unique_ptr<collage_module_t, ModuleDeleter> module(m_raw);
-  Tensor x(DType::f32, {batch, features}), want_label(DType::i64, {batch}),
-      want_prob(DType::f32, {batch, classes});
-  std::copy_n(x_all.data<float>(), batch * features, x.data<float>());
-  std::copy_n(label_all.data<int64_t>(), batch, want_label.data<int64_t>());
-  std::copy_n(prob_all.data<float>(), batch * classes, want_prob.data<float>());
-  Tensor label(DType::i64, {batch}), prob(DType::f32, {batch, classes});
-  DLTensor in = dl_view(x), outs[2] = {dl_view(label), dl_view(prob)};
-  REQUIRE(take_message(collage_module_run(module.get(), &in, 1, outs, 2)).empty());
+  const NamedTensors outs = run_artifact(artifact, {first_rows(x_all, batch)});
+  REQUIRE(outs.size() == 2);
+  const Tensor &label = outs[0].second, &prob = outs[1].second;
+  const Tensor want_label = first_rows(label_all, batch), want_prob = first_rows(prob_all, batch);
   CHECK(label.identical(want_label));
   CHECK(max_abs_error(prob, want_prob) <= 1e-5);
 
   // The same bytes compiled from memory: costs come from the cost database (but for records
   // measured with a wide spread on a busy machine, which are measured again), so the choice
   // is the same when nothing was measured again.
-  Compiled from_memory = compile(compiler.get(), c, "", cost_db, shape, nullptr, "x");
+  Compiled from_memory =
+      compile(compiler.get(), c, artifact, cost_db, shape, nullptr, "x", Source::memory);
   REQUIRE(from_memory.status.empty());
   REQUIRE(from_memory.report["tree_strategies"].size() == 1);
   const nlohmann::json& m = from_memory.report["tree_strategies"][0];
@@ -203,9 +220,7 @@ TEST_CASE("C API: an ONNX-ML node's tree strategy is measured, from a file or fr
 
 TEST_CASE("C API: tree ensembles after a scaler and beside a network compile and run as ORT does",
           "[trees][capi][onnx-ml]") {
-  collage_compiler_t* raw = nullptr;
-  REQUIRE(take_message(collage_compiler_create(&raw)).empty());
-  std::unique_ptr<collage_compiler_t, CompilerDeleter> compiler(raw);
+  CompilerPtr compiler = new_compiler();
   int graphs = 0;
   for (const TreeCase& c : tree_cases()) {
     if (c.format != "onnx-graph") continue;
@@ -226,25 +241,15 @@ TEST_CASE("C API: tree ensembles after a scaler and beside a network compile and
     CHECK(t["batch"] == x.shape()[0]);
     check_candidates(t);
 
-    collage_module_t* m_raw = nullptr;
-    REQUIRE(take_message(collage_module_load_file(artifact.c_str(), nullptr, &m_raw)).empty());
-    std::unique_ptr<collage_module_t, ModuleDeleter> module(m_raw);
-    std::string message;
-    const std::vector<Tensor> outs = run_module(module.get(), {x}, nullptr, &message);
-    INFO(message);
+    const NamedTensors outs = run_artifact(artifact, {x});
     REQUIRE(outs.size() == arrays.size() - 1);
-    for (size_t i = 0; i < outs.size(); ++i) {
-      collage_tensor_info_t info{};
-      info.struct_size = sizeof info;
-      REQUIRE(take_message(
-                  collage_module_output_info(module.get(), static_cast<int32_t>(i), &info)) == "");
-      const std::string name = info.name;
+    for (const auto& [name, out] : outs) {
       INFO("output " << name);
       const Tensor want = npz_array(arrays, name);
       if (want.dtype() == DType::i64)
-        CHECK(outs[i].identical(want));
+        CHECK(out.identical(want));
       else
-        CHECK(max_abs_error(outs[i], want) <= 1e-5);
+        CHECK(max_abs_error(out, want) <= 1e-5);
     }
   }
   CHECK(graphs == 3);

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -72,6 +73,16 @@ double max_abs_error(const Tensor& a, const Tensor& b) {
     worst = std::max(worst, std::fabs(x - y));
   }
   return worst;
+}
+
+Tensor first_rows(const Tensor& t, int64_t rows) {
+  REQUIRE(t.rank() >= 1);
+  REQUIRE(t.shape()[0] >= rows);
+  Shape shape = t.shape();
+  shape[0] = rows;
+  Tensor out(t.dtype(), shape);
+  std::memcpy(out.raw(), t.raw(), out.bytes());
+  return out;
 }
 
 TreeCase find_tree_case(const std::vector<TreeCase>& cases, const std::string& name) {

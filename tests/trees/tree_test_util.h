@@ -32,6 +32,9 @@ PlacementOptions quick_tree_placement(const std::string& cost_db);
 // The array `name` of an npz archive; FAILs when absent.
 Tensor npz_array(const NamedTensors& arrays, const std::string& name);
 
+// A copy of the first `rows` rows (first dimension) of `t`; FAILs when it has fewer.
+Tensor first_rows(const Tensor& t, int64_t rows);
+
 // Builds the model's graph with `strategy` for x's batch and runs it with the reference executor.
 Tensor run_tree_graph(const TreeEnsemble& m, TreeStrategy strategy, const Tensor& x,
                       bool margin = false);
