@@ -87,10 +87,17 @@ absl::StatusOr<std::string> emit_llvm_ir(const std::vector<te::PrimFunc>& funcs,
   return emit(funcs, target, Output::ir);
 }
 
+std::string default_cross_linker() {
+  const std::string bundled = COLLAGE_LLVM_TOOLS_DIR "/ld.lld";
+  return access(bundled.c_str(), X_OK) == 0 ? bundled : "ld.lld";
+}
+
 absl::Status link_shared_library(const std::vector<std::string>& objects, const std::string& output,
                                  const TargetSpec& target, const LinkOptions& options) {
   std::string linker = options.linker;
-  if (linker.empty()) linker = target.triple == llvm::sys::getProcessTriple() ? "cc" : "ld.lld";
+  if (linker.empty()) {
+    linker = target.triple == llvm::sys::getProcessTriple() ? "cc" : default_cross_linker();
+  }
   const std::string base = linker.substr(
       linker.find_last_of('/') == std::string::npos ? 0 : linker.find_last_of('/') + 1);
   const bool is_ld = base.find("ld") != std::string::npos;

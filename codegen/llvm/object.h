@@ -24,7 +24,8 @@ absl::StatusOr<std::string> emit_llvm_ir(const std::vector<te::PrimFunc>& funcs,
                                          const TargetSpec& target);
 
 struct LinkOptions {
-  // The linker program (looked up in PATH). Empty: "cc" for the host's triple, "ld.lld" otherwise.
+  // The linker program (looked up in PATH). Empty: "cc" for the host's triple, otherwise the lld
+  // of the LLVM collage was built with (default_cross_linker()).
   // A program whose name contains "ld" gets linker arguments; others (cc, gcc, clang) get
   // compiler-driver arguments plus -lm.
   std::string linker;
@@ -32,6 +33,10 @@ struct LinkOptions {
 
 // Links object files into the shared library `output`. Errors name the linker and carry its
 // diagnostics.
+// The linker for targets other than the host: ld.lld from the LLVM collage was built with
+// (Debian's lld-16: /usr/lib/llvm-16/bin/ld.lld) when it is there, else "ld.lld" from PATH.
+std::string default_cross_linker();
+
 absl::Status link_shared_library(const std::vector<std::string>& objects, const std::string& output,
                                  const TargetSpec& target, const LinkOptions& options = {});
 

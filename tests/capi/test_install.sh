@@ -26,17 +26,13 @@ grep -q "top class: $expected " "$work/out.txt"
 "$work/build/run_model" "$data/mlp.onnx" "$data/input.npy" 2 | tee "$work/out.txt"
 grep -q "argmax of output 0 'logits': $expected " "$work/out.txt"
 
-# pkg-config.
-if command -v pkg-config >/dev/null; then
-  export PKG_CONFIG_PATH=$libdir/pkgconfig
-  [[ $(pkg-config --modversion collage-runtime) == "$(pkg-config --modversion collage-compiler)" ]]
-  # shellcheck disable=SC2046  # pkg-config output is meant to be split
-  cc -std=c11 -o "$work/classify_pc" "$src/examples/c/classify.c" "$src/examples/c/npy.c" \
-    $(pkg-config --cflags --libs collage-runtime) -Wl,-rpath,"$libdir"
-  "$work/classify_pc" "$data/mlp.collage" "$data/input.npy" | grep -q "top class: $expected "
-else
-  echo "note: no pkg-config; the pkg-config files were installed but not tried"
-fi
+# pkg-config (scripts/install-deps installs pkgconf).
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+[[ $(pkg-config --modversion collage-runtime) == "$(pkg-config --modversion collage-compiler)" ]]
+# shellcheck disable=SC2046  # pkg-config output is meant to be split
+cc -std=c11 -o "$work/classify_pc" "$src/examples/c/classify.c" "$src/examples/c/npy.c" \
+  $(pkg-config --cflags --libs collage-runtime) -Wl,-rpath,"$libdir"
+"$work/classify_pc" "$data/mlp.collage" "$data/input.npy" | grep -q "top class: $expected "
 
 # The installed command line runs an artifact through the installed runtime and modules.
 "$prefix/bin/collage" run "$data/mlp.collage" | grep -q "artifact, arena"

@@ -7,7 +7,7 @@
 #
 # BUILD_DIR (default build) holds test-data/capi from the C API fixture (ctest -R capi/fixture);
 # OUT_DIR (default BUILD_DIR/aarch64) is the cross build. Needs g++-aarch64-linux-gnu and
-# qemu-user (scripts/install-deps installs them); exits 77 (ctest's skip) when one is missing.
+# qemu-user (scripts/install-deps installs them): a missing one is an incomplete install, and fails.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 build=$(realpath "${1:-build}")
@@ -15,8 +15,8 @@ out=${2:-$build/aarch64}
 data=$build/test-data/capi
 for tool in aarch64-linux-gnu-g++ qemu-aarch64; do
   command -v "$tool" >/dev/null || {
-    echo "skipped: no $tool (install g++-aarch64-linux-gnu and qemu-user: scripts/install-deps)"
-    exit 77
+    echo "no $tool: scripts/install-deps installs g++-aarch64-linux-gnu and qemu-user" >&2
+    exit 1
   }
 done
 
@@ -29,7 +29,7 @@ cmake -S runtime -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_FLAGS="-isystem $out/host-include" -DCMAKE_CXX_FLAGS="-isystem $out/host-include" \
   >/dev/null
 cmake --build "$out" -j 2 --target collage_runtime collage_rt_eigen collage_classify >/dev/null
-file -L "$out/lib/libcollage_runtime.so" | grep -q "ARM aarch64"
+readelf -h "$out/lib/libcollage_runtime.so" | grep -q "Machine: *AArch64"
 cp "$out/lib/libcollage_runtime.so" "$out/libcollage_runtime.stripped.so"
 aarch64-linux-gnu-strip "$out/libcollage_runtime.stripped.so"
 echo "aarch64 libcollage_runtime.so: $(stat -c %s "$out/libcollage_runtime.stripped.so") bytes stripped"
