@@ -69,13 +69,29 @@ TEST_CASE("unreadable model files", "[onnx][errors]") {
 
 TEST_CASE("opsets and domains", "[onnx][errors]") {
   Context ctx;
-  SECTION("opset 10") {
-    check_error(relu_model(10).import(ctx).status(), StatusCode::kUnimplemented,
-                "the model uses opset 10 of the default ONNX domain; collage supports opsets 11 "
-                "to 20");
+  SECTION("opset newer than the version table") {
+    check_error(relu_model(29).import(ctx).status(), StatusCode::kUnimplemented,
+                "the model uses opset 29 of the default ONNX domain; the newest collage knows is "
+                "28");
   }
-  SECTION("opset 21") {
-    check_error(relu_model(21).import(ctx).status(), StatusCode::kUnimplemented, "opset 21");
+  SECTION("opset 0") {
+    check_error(relu_model(0).import(ctx).status(), StatusCode::kInvalidArgument,
+                "the model imports opset 0 of the default ONNX domain");
+  }
+  SECTION("operator version older than the conversion handles") {
+    // Relu 1 has consumed_inputs; collage imports Relu from version 6.
+    check_error(relu_model(5).import(ctx).status(), StatusCode::kUnimplemented,
+                "unsupported operator 'Relu' version 1 (node 'relu', opset 5): collage imports "
+                "versions 6 and newer");
+  }
+  SECTION("operator removed from ONNX") {
+    OnnxModel m(11);
+    m.input("x", TP::FLOAT, {1, 1, 2, 2});
+    m.node("Upsample", {"x"}, {"y"}, "up");
+    m.output("y");
+    check_error(m.import(ctx).status(), StatusCode::kUnimplemented,
+                "unsupported operator 'Upsample' (node 'up', opset 11): ONNX removed 'Upsample' "
+                "at opset 10");
   }
   SECTION("no default-domain opset") {
     OnnxModel m = relu_model();
@@ -115,7 +131,8 @@ TEST_CASE("unknown operator names the node, opset and file", "[onnx][errors]") {
   const auto path = m.save(dir, "model.onnx");
   auto g = import_onnx_file(ctx, path);
   check_error(g.status(), StatusCode::kUnimplemented,
-              "unsupported operator 'Foo' (node 'n7', opset 13) in " + path.string());
+              "unsupported operator 'Foo' (node 'n7', opset 13): ONNX has no operator 'Foo' (up to "
+              "opset 28) in " + path.string());
 }
 
 TEST_CASE("missing tensors", "[onnx][errors]") {

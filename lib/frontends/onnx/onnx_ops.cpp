@@ -11,7 +11,7 @@ namespace {
 
 using Result = absl::StatusOr<std::vector<Ref>>;
 
-// Operators whose ONNX form (opsets 11-20) is the IR form: inputs and attributes carry over.
+// Operators whose ONNX form is the IR form: inputs and attributes carry over.
 Result generic(NodeContext& n) {
   return n.emit(n.op_type(), n.inputs(), n.num_outputs() > 0 ? n.num_outputs() : -1);
 }
@@ -126,6 +126,12 @@ Result softmax(NodeContext& n) {
 
 Result batch_norm(NodeContext& n) {
   if (absl::Status s = n.refuse_outputs_from(1, "training statistics"); !s.ok()) return s;
+  n.take_attr("is_test");  // version 6: inference is all collage runs
+  if (auto spatial = n.take_attr("spatial")) {  // versions 6 and 7
+    const auto* v = std::get_if<int64_t>(&*spatial);
+    if (!v || *v != 1)
+      return n.unsupported("spatial is 0 (statistics per element); only per-channel is supported");
+  }
   if (auto it = n.attrs().find("training_mode"); it != n.attrs().end()) {
     const auto* v = std::get_if<int64_t>(&it->second);
     if (v && *v != 0) return n.unsupported("training_mode is 1; collage runs inference only");
@@ -196,6 +202,10 @@ Result split(NodeContext& n) {
 }
 
 Result slice(NodeContext& n) {
+  if (n.version() < 10) {  // starts, ends and axes are attributes
+    if (absl::Status s = n.check_inputs(1, 1); !s.ok()) return s;
+    return n.emit("Slice", {n.input(0)});
+  }
   if (absl::Status s = n.check_inputs(3, 5); !s.ok()) return s;
   static const char* const kNames[] = {"starts", "ends", "axes", "steps"};
   for (int i = 1; i <= 4; ++i) {
@@ -204,8 +214,12 @@ Result slice(NodeContext& n) {
   return n.emit("Slice", {n.input(0)});
 }
 
-// Pad: pads and constant_value are inputs (opset 11); opset 18 adds axes.
+// Pad: pads and constant_value are inputs from version 11 (attributes before); 18 adds axes.
 Result pad(NodeContext& n) {
+  if (n.version() < 11) {  // pads, mode and value are attributes
+    if (absl::Status s = n.check_inputs(1, 1); !s.ok()) return s;
+    return n.emit("Pad", {n.input(0)});
+  }
   if (absl::Status s = n.check_inputs(2, n.opset() >= 18 ? 4 : 3); !s.ok()) return s;
   if (absl::Status s = n.input_to_ints(1, "pads", "pads"); !s.ok()) return s;
   if (n.input(2)) {
@@ -325,61 +339,61 @@ constexpr Entry kConversions[] = {
     {"MaxPool", {max_pool, 1, true}},
     {"AveragePool", {average_pool, 1, true}},
     {"GlobalAveragePool", {generic, 1, true}},
-    {"BatchNormalization", {batch_norm, 1, true}},
-    {"InstanceNormalization", {generic, 1, true}},
+    {"BatchNormalization", {batch_norm, 6, true}},
+    {"InstanceNormalization", {generic, 6, true}},
     {"LayerNormalization", {layer_norm, 17, true}},
     {"Softmax", {softmax, 1, true}},
     {"LogSoftmax", {softmax, 1, true}},
     {"MatMul", {generic, 1, true}},
-    {"Gemm", {generic, 1, true}},
+    {"Gemm", {generic, 7, true}},
     // elementwise
-    {"Add", {generic, 1, true}},
-    {"Sub", {generic, 1, true}},
-    {"Mul", {generic, 1, true}},
-    {"Div", {generic, 1, true}},
-    {"Pow", {generic, 1, true}},
-    {"Relu", {generic, 1, true}},
-    {"Sigmoid", {generic, 1, true}},
-    {"Tanh", {generic, 1, true}},
-    {"Erf", {generic, 1, true}},
-    {"Exp", {generic, 1, true}},
-    {"Log", {generic, 1, true}},
-    {"Sqrt", {generic, 1, true}},
-    {"Reciprocal", {generic, 1, true}},
-    {"Neg", {generic, 1, true}},
-    {"Abs", {generic, 1, true}},
-    {"LeakyRelu", {generic, 1, true}},
-    {"PRelu", {generic, 1, true}},
-    {"HardSigmoid", {generic, 1, true}},
+    {"Add", {generic, 7, true}},
+    {"Sub", {generic, 7, true}},
+    {"Mul", {generic, 7, true}},
+    {"Div", {generic, 7, true}},
+    {"Pow", {generic, 7, true}},
+    {"Relu", {generic, 6, true}},
+    {"Sigmoid", {generic, 6, true}},
+    {"Tanh", {generic, 6, true}},
+    {"Erf", {generic, 9, true}},
+    {"Exp", {generic, 6, true}},
+    {"Log", {generic, 6, true}},
+    {"Sqrt", {generic, 6, true}},
+    {"Reciprocal", {generic, 6, true}},
+    {"Neg", {generic, 6, true}},
+    {"Abs", {generic, 6, true}},
+    {"LeakyRelu", {generic, 6, true}},
+    {"PRelu", {generic, 7, true}},
+    {"HardSigmoid", {generic, 6, true}},
     {"HardSwish", {generic, 14, true}},
     {"Gelu", {generic, 20, true}},
-    {"Clip", {clip, 1, true}},
-    {"Where", {generic, 1, true}},
-    {"Equal", {generic, 1, true}},
-    {"Less", {generic, 1, true}},
-    {"Greater", {generic, 1, true}},
-    {"Cast", {cast, 1, true}},
+    {"Clip", {clip, 6, true}},
+    {"Where", {generic, 9, true}},
+    {"Equal", {generic, 7, true}},
+    {"Less", {generic, 7, true}},
+    {"Greater", {generic, 7, true}},
+    {"Cast", {cast, 6, true}},
     {"Identity", {identity, 1, true}},
-    {"Dropout", {dropout, 1, true}},
+    {"Dropout", {dropout, 7, true}},
     // reduction
     {"ReduceMean", {reduce, 1, true}},
     {"ReduceSum", {reduce, 1, true}},
     {"ReduceMax", {reduce, 1, true}},
     // tensor
-    {"Concat", {generic, 1, true}},
-    {"Split", {split, 1, true}},
+    {"Concat", {generic, 4, true}},
+    {"Split", {split, 2, true}},
     {"Slice", {slice, 1, true}},
     {"Gather", {generic, 1, true}},
-    {"Reshape", {input_as_ints<1, kShape, kShape>, 1, true}},
+    {"Reshape", {input_as_ints<1, kShape, kShape>, 5, true}},
     {"Flatten", {generic, 1, true}},
     {"Transpose", {generic, 1, true}},
     {"Squeeze", {squeeze, 1, true}},
     {"Unsqueeze", {squeeze, 1, true}},
-    {"Pad", {pad, 1, true}},
+    {"Pad", {pad, 2, true}},
     {"Shape", {generic, 1, true}},
-    {"ConstantOfShape", {constant_of_shape, 1, true}},
-    {"Expand", {input_as_ints<1, kShape, kShape>, 1, true}},
-    {"Tile", {input_as_ints<1, kRepeats, kRepeats>, 1, true}},
+    {"ConstantOfShape", {constant_of_shape, 9, true}},
+    {"Expand", {input_as_ints<1, kShape, kShape>, 8, true}},
+    {"Tile", {input_as_ints<1, kRepeats, kRepeats>, 6, true}},
     {"Range", {generic, 11, true}},
     {"Resize", {resize, 11, true}},
     // no IR operator: becomes a constant
