@@ -2,6 +2,10 @@
 #pragma once
 
 #include "collage/ops/elementwise.h"
+#include "collage/ops/indexing.h"
+#include "collage/ops/loss.h"
+#include "collage/ops/math.h"
 #include "collage/ops/nn.h"
+#include "collage/ops/normalization.h"
 #include "collage/ops/tensor.h"
 #include "collage/ops/trees.h"

@@ -9,6 +9,9 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_reduction_ops(registry);
   ops::register_tensor_ops(registry);
   ops::register_tree_ops(registry);
+  ops::register_indexing_ops(registry);
+  ops::register_norm_extra_ops(registry);
+  ops::register_loss_ops(registry);
 }
 
 }  // namespace collage

@@ -10,5 +10,8 @@ void register_elementwise_ops(OpRegistry& r);  // unary, binary, comparison, cas
 void register_reduction_ops(OpRegistry& r);    // ReduceMean, ReduceSum, ReduceMax
 void register_tensor_ops(OpRegistry& r);       // shape manipulation and data movement
 void register_tree_ops(OpRegistry& r);         // GatherElements, ArgMax, TreeEnsemble (tree programs)
+void register_indexing_ops(OpRegistry& r);     // Trilu, CumSum, GatherND, Scatter*, EyeLike
+void register_norm_extra_ops(OpRegistry& r);   // Hardmax, LpNormalization, RMSNormalization, ...
+void register_loss_ops(OpRegistry& r);         // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 
 }  // namespace collage::ops

@@ -70,12 +70,29 @@ Result cast(NodeContext& n) {
   return generic(n);
 }
 
-// Clip: min and max are inputs from opset 11 on.
+// Clip: min and max are inputs from opset 11 on. Constant bounds become attributes; bounds
+// computed at run time make it Min(Max(x, min), max), which has Clip's meaning (max wins when
+// min > max, NaN stays NaN).
 Result clip(NodeContext& n) {
   if (absl::Status s = n.check_inputs(1, 3); !s.ok()) return s;
-  if (absl::Status s = n.input_to_float(1, "min", "min"); !s.ok()) return s;
-  if (absl::Status s = n.input_to_float(2, "max", "max"); !s.ok()) return s;
-  return n.emit("Clip", {n.input(0)});
+  Ref* x = n.input(0);
+  const bool runtime_min = n.input(1) && !n.input(1)->is_constant();
+  const bool runtime_max = n.input(2) && !n.input(2)->is_constant();
+  if (!runtime_min && !runtime_max) {
+    if (absl::Status s = n.input_to_float(1, "min", "min"); !s.ok()) return s;
+    if (absl::Status s = n.input_to_float(2, "max", "max"); !s.ok()) return s;
+    return n.emit("Clip", {x});
+  }
+  std::vector<Ref> lower;
+  if (n.input(1)) {
+    auto r = n.emit_helper("Max", {x, n.input(1)}, {}, "min");
+    if (!r.ok()) return r.status();
+    lower = *std::move(r);
+    x = &lower.front();
+  }
+  if (!n.input(2)) return lower;
+  n.attrs().clear();
+  return n.emit("Min", {x, n.input(2)});
 }
 
 // Dropout: ratio and training_mode are inputs from opset 12 on; only inference is supported.
@@ -139,9 +156,12 @@ Result batch_norm(NodeContext& n) {
   return n.emit("BatchNormalization", n.inputs(), 1);
 }
 
+// LayerNormalization: Mean and InvStdDev are produced only when used (the fast kernels give Y).
 Result layer_norm(NodeContext& n) {
-  if (absl::Status s = n.refuse_outputs_from(1, "Mean or InvStdDev"); !s.ok()) return s;
-  return n.emit("LayerNormalization", n.inputs(), 1);
+  int outputs = 1;
+  for (int i = 1; i < n.num_outputs(); ++i)
+    if (n.output_used(i)) outputs = i + 1;
+  return n.emit("LayerNormalization", n.inputs(), outputs);
 }
 
 Result max_pool(NodeContext& n) {
@@ -384,6 +404,7 @@ constexpr Entry kConversions[] = {
     {"Split", {split, 2, true}},
     {"Slice", {slice, 1, true}},
     {"Gather", {generic, 1, true}},
+    {"GatherElements", {generic, 11, true}},
     {"Reshape", {input_as_ints<1, kShape, kShape>, 5, true}},
     {"Flatten", {generic, 1, true}},
     {"Transpose", {generic, 1, true}},
@@ -405,7 +426,8 @@ constexpr Entry kConversions[] = {
 const OpConversion* find_conversion(std::string_view op_type) {
   for (const Entry& e : kConversions)
     if (e.op_type == op_type) return &e.conversion;
-  return nullptr;
+  if (const OpConversion* c = find_elementwise_conversion(op_type)) return c;
+  return find_indexing_conversion(op_type);
 }
 
 }  // namespace collage::onnx_import

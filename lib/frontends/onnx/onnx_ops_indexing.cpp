@@ -1,0 +1,55 @@
+// ONNX conversions of the indexing operators added for ONNX coverage.
+#include <string_view>
+
+#include "core/str_cat.h"
+#include "frontends/onnx/onnx_node.h"
+#include "frontends/onnx/onnx_tensor.h"
+
+namespace collage::onnx_import {
+namespace {
+
+using Result = absl::StatusOr<std::vector<Ref>>;
+
+Result generic(NodeContext& n) { return n.emit(n.op_type(), n.inputs(), -1); }
+
+// Scatter (versions 9 and 10) is ScatterElements under its old name.
+Result scatter(NodeContext& n) { return n.emit("ScatterElements", n.inputs(), -1); }
+
+// EyeLike: `dtype` is an ONNX element type number.
+Result eye_like(NodeContext& n) {
+  if (auto t = n.take_attr("dtype")) {
+    const auto* v = std::get_if<int64_t>(&*t);
+    if (!v) return n.error("'dtype' must be an integer");
+    auto dtype = dtype_from_onnx(static_cast<int32_t>(*v), str_cat(n.op_type(), " '", n.name(),
+                                                                   "': dtype"));
+    if (!dtype.ok()) return dtype.status();
+    n.attrs()["dtype"] = std::string(dtype_name(*dtype));
+  }
+  return generic(n);
+}
+
+struct Entry {
+  std::string_view op_type;
+  OpConversion conversion;
+};
+
+constexpr Entry kConversions[] = {
+    {"Trilu", {generic, 14, true}},
+    {"CumSum", {generic, 11, true}},
+    {"CumProd", {generic, 26, true}},
+    {"GatherND", {generic, 11, true}},
+    {"ScatterElements", {generic, 11, true}},
+    {"ScatterND", {generic, 11, true}},
+    {"Scatter", {scatter, 9, false}},
+    {"EyeLike", {eye_like, 9, true}},
+};
+
+}  // namespace
+
+const OpConversion* find_indexing_conversion(std::string_view op_type) {
+  for (const Entry& e : kConversions)
+    if (e.op_type == op_type) return &e.conversion;
+  return nullptr;
+}
+
+}  // namespace collage::onnx_import
