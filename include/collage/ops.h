@@ -1,6 +1,7 @@
 // Attribute structs of every built-in operator.
 #pragma once
 
+#include "collage/ops/attention.h"
 #include "collage/ops/elementwise.h"
 #include "collage/ops/indexing.h"
 #include "collage/ops/loss.h"

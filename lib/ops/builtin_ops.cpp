@@ -12,6 +12,7 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_indexing_ops(registry);
   ops::register_norm_extra_ops(registry);
   ops::register_loss_ops(registry);
+  ops::register_attention_op(registry);
 }
 
 }  // namespace collage

@@ -13,5 +13,6 @@ void register_tree_ops(OpRegistry& r);         // GatherElements, ArgMax, TreeEn
 void register_indexing_ops(OpRegistry& r);     // Trilu, CumSum, GatherND, Scatter*, EyeLike
 void register_norm_extra_ops(OpRegistry& r);   // Hardmax, LpNormalization, RMSNormalization, ...
 void register_loss_ops(OpRegistry& r);         // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+void register_attention_op(OpRegistry& r);     // Attention (ONNX 23-25)
 
 }  // namespace collage::ops

@@ -4,6 +4,7 @@
 
 #include "core/str_cat.h"
 #include "frontends/onnx/onnx_node.h"
+#include "frontends/onnx/onnx_tensor.h"
 
 namespace collage::onnx_import {
 namespace {
@@ -32,6 +33,17 @@ Result size(NodeContext& n) {
   Tensor t = Tensor::scalar_i64(n.input(0)->type.numel());
   TensorType type = t.type();
   return std::vector<Ref>{Ref{kNoValue, std::move(t), std::move(type), n.name()}};
+}
+
+// BitCast: `to` is an ONNX element type number.
+Result bit_cast(NodeContext& n) {
+  auto to = n.take_attr("to");
+  if (!to || !std::holds_alternative<int64_t>(*to)) return n.error("needs an integer 'to'");
+  auto dtype = dtype_from_onnx(static_cast<int32_t>(std::get<int64_t>(*to)),
+                               str_cat(n.op_type(), " '", n.name(), "': target type"));
+  if (!dtype.ok()) return dtype.status();
+  n.attrs()["to"] = std::string(dtype_name(*dtype));
+  return generic(n);
 }
 
 // CastLike(input, target_type): Cast to target_type's element type.
@@ -111,12 +123,14 @@ constexpr Entry kConversions[] = {
     {"MeanVarianceNormalization", {generic, 9, true}},
     {"LRN", {generic, 1, true}},
     {"GlobalMaxPool", {generic, 1, true}},
+    {"Attention", {generic, 23, true}},
     // losses
     {"NegativeLogLikelihoodLoss", {generic, 12, true}},
     {"SoftmaxCrossEntropyLoss", {generic, 12, true}},
     // no IR operator of their own
     {"Size", {size, 1, false}},
     {"CastLike", {cast_like, 15, false}},
+    {"BitCast", {bit_cast, 26, true}},
 };
 
 }  // namespace
