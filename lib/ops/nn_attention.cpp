@@ -1,6 +1,8 @@
-// Attention (ONNX 23-25) in the reference executor, computed in double: the scores of each query
-// against every cached and new key, soft-capped, masked (attn_mask, causal, sliding window,
-// padding), softmax-normalised (a row with no attendable key gives zeros) and applied to V.
+// Attention (ONNX 23-25) in the reference executor: the scores of each query against every cached
+// and new key, soft-capped, masked (attn_mask, causal, sliding window, padding),
+// softmax-normalised (a row with no attendable key gives zeros) and applied to V. Computed in
+// double, rounded to the input type where ONNX's definition produces a value of that type
+// (scaled Q and K, the scores, the masked scores, the softmax, Y), so 16-bit inputs round alike.
 #include <cmath>
 #include <limits>
 
@@ -129,6 +131,16 @@ absl::Status store_all(Tensor& out, const std::vector<double>& v) {
   });
 }
 
+// x rounded to dtype t.
+double round_to(DType t, double x) {
+  double out = x;
+  [[maybe_unused]] absl::Status s = dispatch_codec<kFloatTypes>(t, [&](auto codec) {
+    using C = decltype(codec);
+    out = static_cast<double>(C::load(C::store(static_cast<typename C::Compute>(x))));
+  });
+  return out;
+}
+
 absl::Status attention_kernel(const KernelArgs& args) {
   const auto& a = args.get<AttentionAttrs>();
   auto given = [&](int i) { return static_cast<int>(args.inputs.size()) > i && !args.inputs[i].empty(); };
@@ -155,7 +167,23 @@ absl::Status attention_kernel(const KernelArgs& args) {
               cached ? at4(args.inputs[5], false, Hk, b, h, j, e)
                      : at4(args.inputs[2], d.three_d, Hk, b, h, j - d.past, e);
       }
-  const double scale = a.scale != 0.f ? a.scale : 1.0 / std::sqrt(static_cast<double>(d.head));
+  const DType t = q.dtype();
+  auto rnd = [t](double x) { return round_to(t, x); };
+  // ONNX scales Q and K by sqrt(scale) each, in the input type.
+  const double root = rnd(std::sqrt(a.scale != 0.f ? a.scale
+                                                   : 1.0 / std::sqrt(static_cast<double>(d.head))));
+  std::vector<double> scaled_key(key.size());
+  for (size_t i = 0; i < key.size(); ++i) scaled_key[i] = rnd(key[i] * root);
+  // The softmax runs in softmax_precision (an ONNX element type) when given.
+  DType soft = t;
+  switch (a.softmax_precision) {
+    case 1: soft = DType::f32; break;
+    case 10: soft = DType::f16; break;
+    case 11: soft = DType::f64; break;
+    case 16: soft = DType::bf16; break;
+    default: break;
+  }
+  auto srnd = [soft](double x) { return round_to(soft, x); };
   const Tensor* mask = given(3) ? &args.inputs[3] : nullptr;
   Shape mshape;
   std::vector<int64_t> mstride;
@@ -178,9 +206,10 @@ absl::Status attention_kernel(const KernelArgs& args) {
         for (int64_t j = 0; j < T; ++j) {
           double s = 0;
           for (int64_t e = 0; e < d.head; ++e)
-            s += at4(q, d.three_d, Hq, b, h, i, e) * key[((b * Hk + kh) * T + j) * d.head + e];
-          s *= scale;
-          if (a.softcap > 0.f) s = a.softcap * std::tanh(s / a.softcap);
+            s += rnd(at4(q, d.three_d, Hq, b, h, i, e) * root) *
+                 scaled_key[((b * Hk + kh) * T + j) * d.head + e];
+          s = rnd(s);
+          if (a.softcap > 0.f) s = rnd(a.softcap * std::tanh(s / a.softcap));
           scores[j] = s;
           double m = 0;
           if (mask) {
@@ -203,19 +232,23 @@ absl::Status attention_kernel(const KernelArgs& args) {
           any = any || m != kNegInf;
         }
         double* qk = &qk_out[((b * Hq + h) * S + i) * T];
+        for (int64_t j = 0; j < T; ++j) qk[j] = scores[j];
         double top = kNegInf;
         for (int64_t j = 0; j < T; ++j) {
-          qk[j] = a.qk_matmul_output_mode == 2 ? scores[j] + bias[j] : scores[j];
-          scores[j] += bias[j];
+          scores[j] = rnd(scores[j] + bias[j]);
+          qk[j] = a.qk_matmul_output_mode == 2 ? scores[j] : qk[j];
           top = std::max(top, scores[j]);
         }
         double sum = 0;
         for (int64_t j = 0; j < T; ++j) {
-          scores[j] = (!any || top == kNegInf) ? 0.0 : std::exp(scores[j] - top);
-          sum += scores[j];
+          scores[j] = (!any || top == kNegInf) ? 0.0 : srnd(std::exp(srnd(scores[j] - top)));
+          // ONNX's reference sums f16 with a float accumulator and bf16 one rounded add at a
+          // time; the expected outputs carry those roundings.
+          sum = soft == DType::bf16 ? srnd(sum + scores[j]) : sum + scores[j];
         }
+        sum = srnd(sum);
         for (int64_t j = 0; j < T; ++j) {
-          if (sum > 0) scores[j] /= sum;
+          if (sum > 0) scores[j] = rnd(srnd(scores[j] / sum));
           if (a.qk_matmul_output_mode == 3) qk[j] = scores[j];
         }
         for (int64_t e = 0; e < d.v_head; ++e) {
