@@ -99,7 +99,9 @@ Result clip(NodeContext& n) {
 Result dropout(NodeContext& n) {
   if (n.opset() >= 12) {
     if (absl::Status s = n.check_inputs(1, 3); !s.ok()) return s;
-    if (absl::Status s = n.input_to_float(1, "ratio", "ratio"); !s.ok()) return s;
+    // The ratio does not change an inference output; one computed at run time is not read.
+    if (n.input(1) && n.input(1)->is_constant())
+      if (absl::Status s = n.input_to_float(1, "ratio", "ratio"); !s.ok()) return s;
     if (n.input(2)) {
       auto mode = n.constant_input(2, "training_mode");
       if (!mode.ok()) return mode.status();
