@@ -8,5 +8,6 @@
 #include "collage/ops/math.h"
 #include "collage/ops/nn.h"
 #include "collage/ops/normalization.h"
+#include "collage/ops/sampling.h"
 #include "collage/ops/tensor.h"
 #include "collage/ops/trees.h"

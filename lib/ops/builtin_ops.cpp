@@ -13,6 +13,7 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_norm_extra_ops(registry);
   ops::register_loss_ops(registry);
   ops::register_attention_op(registry);
+  ops::register_grid_sample_op(registry);
 }
 
 }  // namespace collage

@@ -14,5 +14,6 @@ void register_indexing_ops(OpRegistry& r);     // Trilu, CumSum, GatherND, Scatt
 void register_norm_extra_ops(OpRegistry& r);   // Hardmax, LpNormalization, RMSNormalization, ...
 void register_loss_ops(OpRegistry& r);         // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void register_attention_op(OpRegistry& r);     // Attention (ONNX 23-25)
+void register_grid_sample_op(OpRegistry& r);   // GridSample
 
 }  // namespace collage::ops

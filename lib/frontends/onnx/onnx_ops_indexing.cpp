@@ -15,6 +15,17 @@ Result generic(NodeContext& n) { return n.emit(n.op_type(), n.inputs(), -1); }
 // Scatter (versions 9 and 10) is ScatterElements under its old name.
 Result scatter(NodeContext& n) { return n.emit("ScatterElements", n.inputs(), -1); }
 
+// GridSample 16 names its modes bilinear and bicubic.
+Result grid_sample(NodeContext& n) {
+  if (auto it = n.attrs().find("mode"); it != n.attrs().end()) {
+    if (auto* m = std::get_if<std::string>(&it->second)) {
+      if (*m == "bilinear") *m = "linear";
+      if (*m == "bicubic") *m = "cubic";
+    }
+  }
+  return generic(n);
+}
+
 // EyeLike: `dtype` is an ONNX element type number.
 Result eye_like(NodeContext& n) {
   if (auto t = n.take_attr("dtype")) {
@@ -42,6 +53,7 @@ constexpr Entry kConversions[] = {
     {"ScatterND", {generic, 11, true}},
     {"Scatter", {scatter, 9, false}},
     {"EyeLike", {eye_like, 9, true}},
+    {"GridSample", {grid_sample, 16, true}},
 };
 
 }  // namespace
