@@ -15,5 +15,6 @@ void register_norm_extra_ops(OpRegistry& r);   // Hardmax, LpNormalization, RMSN
 void register_loss_ops(OpRegistry& r);         // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void register_attention_op(OpRegistry& r);     // Attention (ONNX 23-25)
 void register_grid_sample_op(OpRegistry& r);   // GridSample
+void register_rotary_embedding_op(OpRegistry& r);  // RotaryEmbedding
 
 }  // namespace collage::ops

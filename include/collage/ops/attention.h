@@ -1,5 +1,6 @@
-// Attribute struct of Attention (ONNX 23-25): scaled dot-product attention with masks, causal
-// and sliding-window masking, grouped-query heads, a key/value cache and soft-capping.
+// Attribute structs of Attention (ONNX 23-25: scaled dot-product attention with masks, causal
+// and sliding-window masking, grouped-query heads, a key/value cache and soft-capping) and
+// RotaryEmbedding.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +37,23 @@ struct AttentionAttrs : AttrsOf<AttentionAttrs> {
     v.field("softmax_precision", softmax_precision);
     v.field("left_window_size", left_window_size);
     v.field("right_window_size", right_window_size);
+  }
+};
+
+// RotaryEmbedding(X, cos_cache, sin_cache, [position_ids]): rotates the first
+// rotary_embedding_dim (0: all) entries of each head of X ([batch, heads, seq, head] or
+// [batch, seq, num_heads * head]) by the angles whose cosines and sines the caches hold (rows
+// picked by position_ids, or one per batch and position); the pairs rotated are adjacent
+// (interleaved) or the two halves.
+struct RotaryEmbeddingAttrs : AttrsOf<RotaryEmbeddingAttrs> {
+  int64_t interleaved = 0;
+  int64_t rotary_embedding_dim = 0;
+  int64_t num_heads = 0;
+  template <class V>
+  void fields(V& v) {
+    v.field("interleaved", interleaved);
+    v.field("rotary_embedding_dim", rotary_embedding_dim);
+    v.field("num_heads", num_heads);
   }
 };
 

@@ -124,6 +124,7 @@ constexpr Entry kConversions[] = {
     {"LRN", {generic, 1, true}},
     {"GlobalMaxPool", {generic, 1, true}},
     {"Attention", {generic, 23, true}},
+    {"RotaryEmbedding", {generic, 23, true}},
     // losses
     {"NegativeLogLikelihoodLoss", {generic, 12, true}},
     {"SoftmaxCrossEntropyLoss", {generic, 12, true}},
