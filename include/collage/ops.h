@@ -8,6 +8,7 @@
 #include "collage/ops/math.h"
 #include "collage/ops/nn.h"
 #include "collage/ops/normalization.h"
+#include "collage/ops/pooling.h"
 #include "collage/ops/sampling.h"
 #include "collage/ops/tensor.h"
 #include "collage/ops/trees.h"

@@ -16,5 +16,6 @@ void register_loss_ops(OpRegistry& r);         // NegativeLogLikelihoodLoss, Sof
 void register_attention_op(OpRegistry& r);     // Attention (ONNX 23-25)
 void register_grid_sample_op(OpRegistry& r);   // GridSample
 void register_rotary_embedding_op(OpRegistry& r);  // RotaryEmbedding
+void register_lp_pool_op(OpRegistry& r);       // LpPool
 
 }  // namespace collage::ops

@@ -54,6 +54,7 @@ constexpr Entry kConversions[] = {
     {"Scatter", {scatter, 9, false}},
     {"EyeLike", {eye_like, 9, true}},
     {"GridSample", {grid_sample, 16, true}},
+    {"LpPool", {generic, 2, true}},
 };
 
 }  // namespace
