@@ -12,30 +12,32 @@ namespace collage::ops {
 
 namespace {
 
-bool widened(DType t) { return t == DType::f16 || t == DType::bf16 || t == DType::f64; }
+bool widened(DType t, bool with_16_bit) {
+  return t == DType::f64 || (with_16_bit && (t == DType::f16 || t == DType::bf16));
+}
 
-// The dtype an operator's float inputs share when it is f16, bf16 or f64, else nullopt.
-std::optional<DType> wide_type(const std::vector<const TensorType*>& types) {
+// The dtype an operator's float inputs share when it is widened, else nullopt.
+std::optional<DType> wide_type(const std::vector<const TensorType*>& types, bool with_16_bit) {
   for (const TensorType* t : types)
-    if (t && widened(t->dtype)) return t->dtype;
+    if (t && widened(t->dtype, with_16_bit)) return t->dtype;
   return std::nullopt;
 }
 
-// The nn reference kernels compute in f32. For f16, bf16 and f64 inputs the operator is inferred
+// The nn reference kernels compute in f32. For f64 (and f16, bf16) inputs the operator is inferred
 // and run on f32 copies of its float inputs, and its f32 outputs are converted back: the meaning
 // is the f32 one, rounded to the type (f64 keeps f32 precision).
-OpDef widen_to_f32(OpDef def) {
+OpDef widen_to_f32(OpDef def, bool with_16_bit) {
   InferFn infer = def.infer;
   KernelFn reference = def.reference;
   std::string name = def.name;
-  def.infer = [infer, name](InferContext& ctx) -> absl::Status {
+  def.infer = [infer, name, with_16_bit](InferContext& ctx) -> absl::Status {
     std::vector<const TensorType*> types;
     std::vector<const Tensor*> consts;
     for (int i = 0; i < ctx.num_inputs(); ++i) {
       types.push_back(ctx.has_input(i) ? &ctx.input(i) : nullptr);
       consts.push_back(ctx.constant(i));
     }
-    const std::optional<DType> wide = wide_type(types);
+    const std::optional<DType> wide = wide_type(types, with_16_bit);
     if (!wide) return infer(ctx);
     std::vector<TensorType> f32(types.size());
     std::vector<Tensor> f32_consts(types.size());
@@ -65,10 +67,10 @@ OpDef widen_to_f32(OpDef def) {
     }
     return absl::OkStatus();
   };
-  def.reference = [reference](const KernelArgs& args) -> absl::Status {
+  def.reference = [reference, with_16_bit](const KernelArgs& args) -> absl::Status {
     std::optional<DType> wide;
     for (const Tensor& t : args.inputs)
-      if (!t.empty() && widened(t.dtype())) wide = t.dtype();
+      if (!t.empty() && widened(t.dtype(), with_16_bit)) wide = t.dtype();
     if (!wide) return reference(args);
     std::vector<Tensor> ins;
     for (const Tensor& t : args.inputs)
@@ -90,11 +92,11 @@ OpDef widen_to_f32(OpDef def) {
 }  // namespace
 
 void add_builtin(OpRegistry& r, OpDef def) {
-  // Softmax and the normalisations stay f32-only: ONNX defines their 16-bit forms with every
+  // Softmax and the normalisations widen f64 only: ONNX defines their 16-bit forms with every
   // step rounded to the type, which an f32 computation rounded once does not reproduce.
   const bool stepwise = def.name == "Softmax" || def.name == "LogSoftmax" ||
                         def.name.find("Normalization") != std::string::npos;
-  [[maybe_unused]] absl::Status s = r.add(stepwise ? std::move(def) : widen_to_f32(std::move(def)));
+  [[maybe_unused]] absl::Status s = r.add(widen_to_f32(std::move(def), !stepwise));
   assert(s.ok());
 }
 
