@@ -16,6 +16,7 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_grid_sample_op(registry);
   ops::register_rotary_embedding_op(registry);
   ops::register_lp_pool_op(registry);
+  ops::register_quantize_ops(registry);
 }
 
 }  // namespace collage

@@ -17,5 +17,6 @@ void register_attention_op(OpRegistry& r);     // Attention (ONNX 23-25)
 void register_grid_sample_op(OpRegistry& r);   // GridSample
 void register_rotary_embedding_op(OpRegistry& r);  // RotaryEmbedding
 void register_lp_pool_op(OpRegistry& r);       // LpPool
+void register_quantize_ops(OpRegistry& r);     // Quantize/DequantizeLinear, QLinearMatMul, ...
 
 }  // namespace collage::ops

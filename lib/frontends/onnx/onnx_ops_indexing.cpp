@@ -15,6 +15,23 @@ Result generic(NodeContext& n) { return n.emit(n.op_type(), n.inputs(), -1); }
 // Scatter (versions 9 and 10) is ScatterElements under its old name.
 Result scatter(NodeContext& n) { return n.emit("ScatterElements", n.inputs(), -1); }
 
+// QuantizeLinear / DequantizeLinear: output_dtype is an ONNX element type number (0: none);
+// precision (23) only matters for float8 and 4-bit targets.
+Result quantize(NodeContext& n) {
+  n.take_attr("precision");
+  if (auto t = n.take_attr("output_dtype")) {
+    const auto* v = std::get_if<int64_t>(&*t);
+    if (!v) return n.error("'output_dtype' must be an integer");
+    if (*v != 0) {
+      auto dtype = dtype_from_onnx(static_cast<int32_t>(*v),
+                                   str_cat(n.op_type(), " '", n.name(), "': output_dtype"));
+      if (!dtype.ok()) return dtype.status();
+      n.attrs()["output_dtype"] = std::string(dtype_name(*dtype));
+    }
+  }
+  return generic(n);
+}
+
 // GridSample 16 names its modes bilinear and bicubic.
 Result grid_sample(NodeContext& n) {
   if (auto it = n.attrs().find("mode"); it != n.attrs().end()) {
@@ -55,6 +72,11 @@ constexpr Entry kConversions[] = {
     {"EyeLike", {eye_like, 9, true}},
     {"GridSample", {grid_sample, 16, true}},
     {"LpPool", {generic, 2, true}},
+    {"QuantizeLinear", {quantize, 10, true}},
+    {"DequantizeLinear", {quantize, 10, true}},
+    {"DynamicQuantizeLinear", {generic, 11, true}},
+    {"MatMulInteger", {generic, 10, true}},
+    {"QLinearMatMul", {generic, 10, true}},
 };
 
 }  // namespace
