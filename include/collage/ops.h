@@ -10,6 +10,7 @@
 #include "collage/ops/normalization.h"
 #include "collage/ops/pooling.h"
 #include "collage/ops/quantize.h"
+#include "collage/ops/recurrent.h"
 #include "collage/ops/sampling.h"
 #include "collage/ops/tensor.h"
 #include "collage/ops/trees.h"

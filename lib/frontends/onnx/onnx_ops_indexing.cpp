@@ -10,7 +10,9 @@ namespace {
 
 using Result = absl::StatusOr<std::vector<Ref>>;
 
-Result generic(NodeContext& n) { return n.emit(n.op_type(), n.inputs(), -1); }
+Result generic(NodeContext& n) {
+  return n.emit(n.op_type(), n.inputs(), n.num_outputs() > 0 ? n.num_outputs() : -1);
+}
 
 // Scatter (versions 9 and 10) is ScatterElements under its old name.
 Result scatter(NodeContext& n) { return n.emit("ScatterElements", n.inputs(), -1); }
@@ -77,6 +79,9 @@ constexpr Entry kConversions[] = {
     {"DynamicQuantizeLinear", {generic, 11, true}},
     {"MatMulInteger", {generic, 10, true}},
     {"QLinearMatMul", {generic, 10, true}},
+    {"RNN", {generic, 7, true}},
+    {"GRU", {generic, 7, true}},
+    {"LSTM", {generic, 7, true}},
 };
 
 }  // namespace
