@@ -1,5 +1,6 @@
 // Normalisations added for ONNX coverage: Hardmax, LpNormalization, RMSNormalization,
-// MeanVarianceNormalization, LRN and GlobalMaxPool, on float dtypes (computed in double).
+// MeanVarianceNormalization, GroupNormalization, LRN, GlobalMaxPool and Det, on float dtypes
+// (computed in double).
 #include <cmath>
 #include <limits>
 
@@ -158,6 +159,86 @@ absl::Status mvn_kernel(const KernelArgs& args) {
   });
 }
 
+absl::Status infer_group_norm(InferContext& ctx) {
+  if (absl::Status s = infer_float_axis(ctx, 1); !s.ok()) return s;
+  const Shape& x = ctx.input(0).shape;
+  const int64_t g = ctx.attrs<GroupNormalizationAttrs>().num_groups;
+  if (x.size() < 2 || g < 1 || x[1] % g)
+    return ctx.error(str_cat("num_groups ", g, " does not divide the channels of ",
+                             shape_to_string(x)));
+  for (int i : {1, 2})
+    if (ctx.input(i).shape != Shape{x[1]})
+      return ctx.error(str_cat(i == 1 ? "scale" : "bias", " must have shape [", x[1], "]"));
+  return absl::OkStatus();
+}
+
+absl::Status group_norm_kernel(const KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  const auto& a = args.get<GroupNormalizationAttrs>();
+  const int64_t n = x.shape()[0], c = x.shape()[1], g = a.num_groups;
+  const int64_t spatial = n * c != 0 ? x.numel() / (n * c) : 0, size = c / g * spatial;
+  return with_doubles(x, args.outputs[0], [&](auto load, auto store) {
+    for (int64_t grp = 0; grp < n * g; ++grp) {
+      const int64_t base = grp * size;
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < size; ++i) mean += load(base + i);
+      mean /= static_cast<double>(size);
+      for (int64_t i = 0; i < size; ++i) var += (load(base + i) - mean) * (load(base + i) - mean);
+      const double inv = 1.0 / std::sqrt(var / static_cast<double>(size) + a.epsilon);
+      for (int64_t i = 0; i < size; ++i) {
+        const int64_t ch = (grp % g) * (c / g) + i / spatial;
+        store(base + i, (load(base + i) - mean) * inv * args.inputs[1].get_as_double(ch) +
+                            args.inputs[2].get_as_double(ch));
+      }
+    }
+  });
+}
+
+absl::Status infer_det(InferContext& ctx) {
+  if (absl::Status s = check_output_count(ctx, 1); !s.ok()) return s;
+  if (absl::Status s = check_dtype(ctx, 0, kFloatTypes); !s.ok()) return s;
+  const Shape& x = ctx.input(0).shape;
+  if (x.size() < 2 || x[x.size() - 1] != x[x.size() - 2])
+    return ctx.error(str_cat("input has shape ", shape_to_string(x), "; expected [..., M, M]"));
+  ctx.set_output(0, {ctx.input(0).dtype, Shape(x.begin(), x.end() - 2)});
+  return absl::OkStatus();
+}
+
+// Determinants by Gaussian elimination with partial pivoting.
+absl::Status det_kernel(const KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  const int64_t m = x.shape().back(), count = m ? x.numel() / (m * m) : 0;
+  std::vector<double> out(static_cast<size_t>(args.outputs[0].numel()), 1.0), a(m * m);
+  for (int64_t k = 0; k < count; ++k) {
+    for (int64_t i = 0; i < m * m; ++i) a[i] = x.get_as_double(k * m * m + i);
+    double det = 1;
+    for (int64_t col = 0; col < m; ++col) {
+      int64_t piv = col;
+      for (int64_t r = col + 1; r < m; ++r)
+        if (std::fabs(a[r * m + col]) > std::fabs(a[piv * m + col])) piv = r;
+      if (a[piv * m + col] == 0) {
+        det = 0;
+        break;
+      }
+      if (piv != col) {
+        for (int64_t j = 0; j < m; ++j) std::swap(a[col * m + j], a[piv * m + j]);
+        det = -det;
+      }
+      det *= a[col * m + col];
+      for (int64_t r = col + 1; r < m; ++r) {
+        const double f = a[r * m + col] / a[col * m + col];
+        for (int64_t j = col; j < m; ++j) a[r * m + j] -= f * a[col * m + j];
+      }
+    }
+    out[k] = det;
+  }
+  return dispatch_codec<kFloatTypes>(args.outputs[0].dtype(), [&](auto codec) {
+    using C = decltype(codec);
+    auto* y = args.outputs[0].data<typename C::Storage>();
+    for (size_t i = 0; i < out.size(); ++i) y[i] = C::store(static_cast<typename C::Compute>(out[i]));
+  });
+}
+
 absl::Status infer_lrn(InferContext& ctx) {
   if (ctx.attrs<LRNAttrs>().size < 1) return ctx.error("size must be at least 1");
   if (ctx.input(0).shape.size() < 2) return ctx.error("input must be N x C x ...");
@@ -223,6 +304,9 @@ void register_norm_extra_ops(OpRegistry& r) {
                                                             FusionKind::opaque, 1, 1, infer_mvn,
                                                             mvn_kernel));
   add_builtin_op(r, make_op<LRNAttrs>("LRN", FusionKind::opaque, 1, 1, infer_lrn, lrn_kernel));
+  add_builtin_op(r, make_op<GroupNormalizationAttrs>("GroupNormalization", FusionKind::opaque, 3,
+                                                     3, infer_group_norm, group_norm_kernel));
+  add_builtin_op(r, make_op<NoAttrs>("Det", FusionKind::opaque, 1, 1, infer_det, det_kernel));
   add_builtin_op(r, make_op<NoAttrs>("GlobalMaxPool", FusionKind::reduction, 1, 1,
                                      infer_global_max_pool, global_max_pool_kernel));
 }

@@ -1,5 +1,5 @@
 // Attribute structs of the normalisation operators added for ONNX coverage (LpNormalization,
-// RMSNormalization, MeanVarianceNormalization, LRN). Field names are the ONNX attribute names.
+// RMSNormalization, MeanVarianceNormalization, GroupNormalization, LRN). Field names are the ONNX attribute names.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +40,20 @@ struct MeanVarianceNormalizationAttrs : AttrsOf<MeanVarianceNormalizationAttrs> 
   template <class V>
   void fields(V& v) {
     v.field("axes", axes);
+  }
+};
+
+// GroupNormalization(X, scale, bias) (version 21): X [N, C, ...] normalised over each of
+// num_groups groups of channels, then scale[c] * x + bias[c].
+struct GroupNormalizationAttrs : AttrsOf<GroupNormalizationAttrs> {
+  float epsilon = 1e-5f;
+  int64_t num_groups = 0;  // required
+  int64_t stash_type = 1;
+  template <class V>
+  void fields(V& v) {
+    v.field("epsilon", epsilon);
+    v.field("num_groups", num_groups);
+    v.field("stash_type", stash_type);
   }
 };
 

@@ -122,6 +122,8 @@ constexpr Entry kConversions[] = {
     {"RMSNormalization", {generic, 23, true}},
     {"MeanVarianceNormalization", {generic, 9, true}},
     {"LRN", {generic, 1, true}},
+    {"GroupNormalization", {generic, 21, true}},
+    {"Det", {generic, 11, true}},
     {"GlobalMaxPool", {generic, 1, true}},
     {"Attention", {generic, 23, true}},
     {"RotaryEmbedding", {generic, 23, true}},
