@@ -13,4 +13,5 @@
 #include "collage/ops/recurrent.h"
 #include "collage/ops/sampling.h"
 #include "collage/ops/tensor.h"
+#include "collage/ops/text.h"
 #include "collage/ops/trees.h"

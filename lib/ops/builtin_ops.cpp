@@ -18,6 +18,7 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_lp_pool_op(registry);
   ops::register_quantize_ops(registry);
   ops::register_recurrent_ops(registry);
+  ops::register_text_ops(registry);
 }
 
 }  // namespace collage

@@ -19,5 +19,6 @@ void register_rotary_embedding_op(OpRegistry& r);  // RotaryEmbedding
 void register_lp_pool_op(OpRegistry& r);       // LpPool
 void register_quantize_ops(OpRegistry& r);     // Quantize/DequantizeLinear, QLinearMatMul, ...
 void register_recurrent_ops(OpRegistry& r);    // RNN, GRU, LSTM
+void register_text_ops(OpRegistry& r);         // TfIdfVectorizer
 
 }  // namespace collage::ops

@@ -82,6 +82,7 @@ constexpr Entry kConversions[] = {
     {"RNN", {generic, 7, true}},
     {"GRU", {generic, 7, true}},
     {"LSTM", {generic, 7, true}},
+    {"TfIdfVectorizer", {generic, 9, true}},
 };
 
 }  // namespace
