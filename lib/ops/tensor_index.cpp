@@ -1,4 +1,5 @@
-// Indexing operators: Trilu, CumSum, CumProd, GatherND, ScatterElements, ScatterND, EyeLike.
+// Indexing operators: Trilu, CumSum, CumProd, GatherND, ScatterElements, ScatterND,
+// TensorScatter, EyeLike.
 #include <cstring>
 
 #include "collage/ops/indexing.h"
@@ -281,6 +282,61 @@ absl::Status scatter_nd_kernel(const KernelArgs& args) {
   });
 }
 
+// ---- TensorScatter ----
+
+absl::Status infer_tensor_scatter(InferContext& ctx) {
+  if (absl::Status s = check_output_count(ctx, 1); !s.ok()) return s;
+  if (absl::Status s = check_same_dtype(ctx, 0, 1); !s.ok()) return s;
+  const auto& a = ctx.attrs<TensorScatterAttrs>();
+  if (a.mode != "linear" && a.mode != "circular")
+    return ctx.error(str_cat("mode '", a.mode, "' is not linear or circular"));
+  const Shape& cache = ctx.input(0).shape;
+  const Shape& upd = ctx.input(1).shape;
+  const auto rank = static_cast<int64_t>(cache.size());
+  auto axis = normalize_axis(a.axis, rank);
+  if (!axis || *axis == 0 || upd.size() != cache.size())
+    return ctx.error("axis must name a non-batch axis of caches and updates of one rank");
+  for (int64_t d = 0; d < rank; ++d)
+    if (d == *axis ? upd[d] > cache[d] : upd[d] != cache[d])
+      return ctx.error(str_cat("update ", shape_to_string(upd), " does not fit the cache ",
+                               shape_to_string(cache)));
+  if (ctx.has_input(2) && (ctx.input(2).shape != Shape{cache[0]} ||
+                           !in_set(kIndexTypes, ctx.input(2).dtype)))
+    return ctx.error("write_indices must be one integer per batch");
+  ctx.set_output(0, ctx.input(0));
+  return absl::OkStatus();
+}
+
+absl::Status tensor_scatter_kernel(const KernelArgs& args) {
+  const Tensor& cache = args.inputs[0];
+  const Tensor& upd = args.inputs[1];
+  Tensor& out = args.outputs[0];
+  const auto& a = args.get<TensorScatterAttrs>();
+  const int64_t axis = *normalize_axis(a.axis, cache.rank());
+  std::memcpy(out.raw(), cache.raw(), cache.bytes());
+  const int64_t max_len = cache.shape()[axis], len = upd.shape()[axis];
+  int64_t inner = 1, prefix = 1;
+  for (int64_t d = axis + 1; d < cache.rank(); ++d) inner *= cache.shape()[d];
+  for (int64_t d = 0; d < axis; ++d) prefix *= cache.shape()[d];
+  const int64_t per_batch = cache.shape()[0] ? prefix / cache.shape()[0] : 0;
+  const size_t es = dtype_size(cache.dtype());
+  for (int64_t p = 0; p < prefix; ++p) {
+    const int64_t batch = per_batch ? p / per_batch : 0;
+    const bool given = args.inputs.size() > 2 && !args.inputs[2].empty();
+    const int64_t start = given ? args.inputs[2].get_as_int64(batch) : 0;
+    for (int64_t s = 0; s < len; ++s) {
+      int64_t at = start + s;
+      if (a.mode == "circular") at = ((at % max_len) + max_len) % max_len;
+      if (at < 0 || at >= max_len)
+        return absl::InvalidArgumentError(str_cat("write index ", at, " is outside the cache (",
+                                                  max_len, " positions)"));
+      std::memcpy(static_cast<char*>(out.raw()) + ((p * max_len + at) * inner) * es,
+                  static_cast<const char*>(upd.raw()) + ((p * len + s) * inner) * es, inner * es);
+    }
+  }
+  return absl::OkStatus();
+}
+
 // ---- EyeLike ----
 
 absl::Status infer_eye_like(InferContext& ctx) {
@@ -324,6 +380,8 @@ void register_indexing_ops(OpRegistry& r) {
                                           infer_scatter_elements, scatter_elements_kernel));
   add_builtin_op(r, make_op<ScatterAttrs>("ScatterND", FusionKind::opaque, 3, 3,
                                           infer_scatter_nd, scatter_nd_kernel));
+  add_builtin_op(r, make_op<TensorScatterAttrs>("TensorScatter", FusionKind::opaque, 2, 3,
+                                                infer_tensor_scatter, tensor_scatter_kernel));
   add_builtin_op(r, make_op<EyeLikeAttrs>("EyeLike", FusionKind::injective, 1, 1, infer_eye_like,
                                           eye_like_kernel));
 }

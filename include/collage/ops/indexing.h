@@ -1,5 +1,5 @@
 // Attribute structs of the indexing operators added for ONNX coverage (Trilu, CumSum, GatherND,
-// ScatterElements, ScatterND, EyeLike). Field names are the ONNX attribute names.
+// ScatterElements, ScatterND, TensorScatter, EyeLike). Field names are the ONNX attribute names.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +52,19 @@ struct ScatterAttrs : AttrsOf<ScatterAttrs> {
   void fields(V& v) {
     v.field("axis", axis);
     v.field("reduction", reduction);
+  }
+};
+
+// TensorScatter(past_cache, update, [write_indices]) (version 24): a copy of the cache with the
+// update written along `axis` from each batch's write index (0 when absent); mode "circular"
+// wraps the positions around the axis, "linear" requires them to fit.
+struct TensorScatterAttrs : AttrsOf<TensorScatterAttrs> {
+  int64_t axis = -2;
+  std::string mode = "linear";
+  template <class V>
+  void fields(V& v) {
+    v.field("axis", axis);
+    v.field("mode", mode);
   }
 };
 

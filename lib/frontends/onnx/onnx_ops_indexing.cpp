@@ -72,6 +72,7 @@ constexpr Entry kConversions[] = {
     {"ScatterND", {generic, 11, true}},
     {"Scatter", {scatter, 9, false}},
     {"EyeLike", {eye_like, 9, true}},
+    {"TensorScatter", {generic, 24, true}},
     {"GridSample", {grid_sample, 16, true}},
     {"LpPool", {generic, 2, true}},
     {"QuantizeLinear", {quantize, 10, true}},
