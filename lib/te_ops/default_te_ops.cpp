@@ -9,6 +9,8 @@ TeOpRegistry default_te_ops() {
   register_injective_ops(r);
   register_reduction_ops(r);
   register_nn_misc_ops(r);
+  register_math_ops(r);
+  register_indexing_ops(r);
   register_resize_op(r);
   register_conv_ops(r);
   register_dense_ops(r);

@@ -1,9 +1,11 @@
-// TE computes of the reductions and of the operators built on them: ReduceSum/Mean/Max, ArgMax,
-// Softmax, LogSoftmax, LayerNormalization and InstanceNormalization. Statistics accumulate in f32.
+// TE computes of the reductions and of the operators built on them: ReduceSum/Mean/Max/Min,
+// ArgMax, ArgMin, Softmax, LogSoftmax, LayerNormalization, RMSNormalization and
+// InstanceNormalization. Statistics accumulate in f32.
 #include <functional>
 
 #include "collage/ops/elementwise.h"
 #include "collage/ops/nn.h"
+#include "collage/ops/normalization.h"
 #include "collage/ops/trees.h"
 #include "core/str_cat.h"
 #include "te_ops/te_op_registry.h"
@@ -155,7 +157,7 @@ Expr load_f32(const te::Tensor& t, const std::vector<Expr>& idx) {
   return is_float_like(t.dtype()) ? cast_to(DType::f32, v) : v;
 }
 
-// ReduceSum, ReduceMean, ReduceMax.
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin.
 TeOpDef reduce_op(te::ReduceOp op, bool mean) {
   return {[op, mean](const Graph& g, const Node& node, std::span<const te::Tensor> in) -> Outputs {
     const auto& a = node.get<ReduceAttrs>();
@@ -191,7 +193,8 @@ TeOpDef reduce_op(te::ReduceOp op, bool mean) {
   }, nullptr};
 }
 
-Outputs argmax(const Graph& g, const Node& node, std::span<const te::Tensor> in) {
+// ArgMax (`min` false) and ArgMin.
+Outputs arg_extreme(const Graph& g, const Node& node, std::span<const te::Tensor> in, bool min) {
   const auto& a = node.get<ArgMaxAttrs>();
   te::Tensor x = in[0];
   if (x.dtype() == DType::boolean) return node_error(node, "bool inputs are not supported");
@@ -202,9 +205,9 @@ Outputs argmax(const Graph& g, const Node& node, std::span<const te::Tensor> in)
   const int64_t n = x.shape()[*axis];
   const std::string name = tensor_name(node);
   te::Tensor m = reduce_over(
-      x.shape(), reduced, true, te::ReduceOp::max,
-      [&](const std::vector<Expr>& idx) { return load_f32(x, idx); }, name + ".max");
-  // The first (or last) position holding the maximum.
+      x.shape(), reduced, true, min ? te::ReduceOp::min : te::ReduceOp::max,
+      [&](const std::vector<Expr>& idx) { return load_f32(x, idx); }, name + ".extreme");
+  // The first (or last) position holding the extreme.
   const bool last = a.select_last_index != 0;
   te::Tensor pos = reduce_over(
       x.shape(), reduced, a.keepdims != 0, last ? te::ReduceOp::max : te::ReduceOp::min,
@@ -216,7 +219,7 @@ Outputs argmax(const Graph& g, const Node& node, std::span<const te::Tensor> in)
   return std::vector<te::Tensor>{te::compute(
       output_type(g, node).shape,
       [&](const std::vector<te::Var>& i) {
-        // A row whose maximum is NaN matches nowhere: NaN is picked only as the first element.
+        // A row whose extreme is NaN matches nowhere: NaN is picked only as the first element.
         Expr p = pos(as_exprs(i));
         return te::select(p == Expr(last ? int64_t{-1} : n), Expr(last ? n - 1 : int64_t{0}), p);
       },
@@ -321,6 +324,45 @@ Outputs layer_norm(const Graph& g, const Node& node, std::span<const te::Tensor>
       tensor_name(node))};
 }
 
+// X / sqrt(mean(X^2 over axes [axis, rank)) + epsilon) * scale, scale broadcast onto those axes.
+Outputs rms_norm(const Graph& g, const Node& node, std::span<const te::Tensor> in) {
+  const auto& a = node.get<RMSNormalizationAttrs>();
+  te::Tensor x = in[0], scale = in[1];
+  if (!is_float_like(x.dtype())) return node_error(node, "only float inputs are supported");
+  auto axis = normalize_axis(node, a.axis, x.ndim());
+  if (!axis.ok()) return axis.status();
+  std::vector<bool> reduced(x.ndim(), false);
+  int64_t count = 1;
+  for (int64_t k = *axis; k < x.ndim(); ++k) {
+    reduced[k] = true;
+    count *= x.shape()[k];
+  }
+  const std::string name = tensor_name(node);
+  te::Tensor sq = reduce_over(
+      x.shape(), reduced, true, te::ReduceOp::sum,
+      [&](const std::vector<Expr>& idx) {
+        Expr v = load_f32(x, idx);
+        return v * v;
+      },
+      name + ".sq");
+  const TensorType& out = output_type(g, node);
+  const Expr inv_n = te::make_const(DType::f32, 1.0 / static_cast<double>(count));
+  return std::vector<te::Tensor>{te::compute(
+      out.shape,
+      [&](const std::vector<te::Var>& i) {
+        std::vector<Expr> idx = as_exprs(i);
+        std::vector<Expr> si;
+        const size_t lead = idx.size() - scale.shape().size();
+        for (size_t k = 0; k < scale.shape().size(); ++k)
+          si.push_back(scale.shape()[k] == 1 ? Expr(int64_t{0}) : idx[lead + k]);
+        Expr y = load_f32(x, idx) *
+                 te::rsqrt(sq(stat_index(idx, reduced)) * inv_n +
+                           te::make_const(DType::f32, a.epsilon));
+        return cast_to(out.dtype, y * load_f32(scale, si));
+      },
+      name)};
+}
+
 Outputs instance_norm(const Graph& g, const Node& node, std::span<const te::Tensor> in) {
   te::Tensor x = in[0], scale = in[1], bias = in[2];
   if (x.ndim() < 3) return node_error(node, "input rank must be at least 3");
@@ -339,10 +381,17 @@ void register_reduction_ops(TeOpRegistry& r) {
   r.add("ReduceSum", reduce_op(te::ReduceOp::sum, false));
   r.add("ReduceMean", reduce_op(te::ReduceOp::sum, true));
   r.add("ReduceMax", reduce_op(te::ReduceOp::max, false));
-  r.add("ArgMax", {argmax, nullptr});
+  r.add("ReduceMin", reduce_op(te::ReduceOp::min, false));
+  r.add("ArgMax", {[](const Graph& g, const Node& n, std::span<const te::Tensor> in) {
+                     return arg_extreme(g, n, in, false);
+                   }, nullptr});
+  r.add("ArgMin", {[](const Graph& g, const Node& n, std::span<const te::Tensor> in) {
+                     return arg_extreme(g, n, in, true);
+                   }, nullptr});
   r.add("Softmax", softmax_op(false));
   r.add("LogSoftmax", softmax_op(true));
   r.add("LayerNormalization", {layer_norm, nullptr});
+  r.add("RMSNormalization", {rms_norm, nullptr});
   r.add("InstanceNormalization", {instance_norm, nullptr});
 }
 
