@@ -11,6 +11,7 @@ TeOpRegistry default_te_ops() {
   register_nn_misc_ops(r);
   register_math_ops(r);
   register_indexing_ops(r);
+  register_loss_ops(r);
   register_resize_op(r);
   register_conv_ops(r);
   register_dense_ops(r);
