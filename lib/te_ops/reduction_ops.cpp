@@ -179,10 +179,46 @@ Outputs layer_norm(const Graph& g, const Node& node, std::span<const te::Tensor>
       ti.push_back(t.shape()[k] == 1 ? Expr(int64_t{0}) : idx[lead + k]);
     return load_f32(t, ti);
   };
-  return std::vector<te::Tensor>{normalize(
+  std::vector<te::Tensor> outs = {normalize(
       x, reduced, a.epsilon, [&](const std::vector<Expr>& i) { return affine(scale, i); },
       [&](const std::vector<Expr>& i) { return affine(bias, i); }, output_type(g, node).dtype,
       tensor_name(node))};
+  if (node.outputs.size() > 1) {
+    // Mean and InvStdDev (f32, size 1 on the normalised axes), from statistics of their own.
+    for (size_t o = 1; o < node.outputs.size(); ++o)
+      if (node.outputs[o] == kNoValue)
+        return node_error(node, str_cat("output ", o, " is absent while a later one is used"));
+    const Shape& stats = output_type(g, node, 1).shape;
+    int64_t count = 1;
+    for (int64_t k = *axis; k < x.ndim(); ++k) count *= x.shape()[k];
+    const Expr inv_n = te::make_const(DType::f32, 1.0 / static_cast<double>(count));
+    auto total = [&](const std::string& n) {
+      return reduce_over(
+          x.shape(), reduced, true, te::ReduceOp::sum,
+          [&](const std::vector<Expr>& idx) { return load_f32(x, idx); }, n);
+    };
+    te::Tensor sum = total(tensor_name(node, 1) + ".sum");
+    outs.push_back(te::compute(
+        stats, [&](const std::vector<te::Var>& i) { return sum(as_exprs(i)) * inv_n; },
+        tensor_name(node, 1)));
+    if (node.outputs.size() > 2) {
+      te::Tensor centre = total(tensor_name(node, 2) + ".sum");
+      te::Tensor sq = reduce_over(
+          x.shape(), reduced, true, te::ReduceOp::sum,
+          [&](const std::vector<Expr>& idx) {
+            Expr d = load_f32(x, idx) - centre(stat_index(idx, reduced)) * inv_n;
+            return d * d;
+          },
+          tensor_name(node, 2) + ".sq");
+      outs.push_back(te::compute(
+          stats,
+          [&](const std::vector<te::Var>& i) {
+            return te::rsqrt(sq(as_exprs(i)) * inv_n + te::make_const(DType::f32, a.epsilon));
+          },
+          tensor_name(node, 2)));
+    }
+  }
+  return outs;
 }
 
 // X / sqrt(mean(X^2 over axes [axis, rank)) + epsilon) * scale, scale broadcast onto those axes.

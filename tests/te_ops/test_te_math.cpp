@@ -1,11 +1,12 @@
 // Conformance of the TE computes added for ONNX coverage (lib/te_ops/math_ops.cpp,
 // indexing_ops.cpp, and ReduceMin, ArgMin, RMSNormalization in reduction_ops.cpp) against the
-// reference kernels.
+// reference kernels, and the extra outputs of LayerNormalization.
 #include <catch2/catch.hpp>
 
 #include "collage/ops/elementwise.h"
 #include "collage/ops/indexing.h"
 #include "collage/ops/math.h"
+#include "collage/ops/nn.h"
 #include "collage/ops/normalization.h"
 #include "collage/ops/trees.h"
 #include "te_ops_test_util.h"
@@ -145,6 +146,20 @@ TEST_CASE("te_ops: ReduceMin, ArgMin and RMSNormalization", "[te_ops]") {
       check_native(single_op_graph(ctx, "RMSNormalization",
                                    {{DType::f32, {5, 67, 13}}, {DType::f32, scale}},
                                    make_attrs<RMSNormalizationAttrs>([&](auto& a) { a.axis = axis; })),
+                   {1e-4});
+    }
+}
+
+TEST_CASE("te_ops: LayerNormalization's Mean and InvStdDev outputs", "[te_ops]") {
+  Context ctx;
+  for (int64_t axis : {1, -1})
+    for (int outputs : {2, 3}) {
+      INFO("axis " << axis << ", " << outputs << " outputs");
+      auto attrs = make_attrs<LayerNormalizationAttrs>([&](auto& a) { a.axis = axis; });
+      const Shape scale = axis == 1 ? Shape{67, 13} : Shape{13};
+      check_native(single_op_graph(ctx, "LayerNormalization",
+                                   {{DType::f32, {5, 67, 13}}, {DType::f32, scale}}, attrs, {},
+                                   outputs),
                    {1e-4});
     }
 }
