@@ -12,6 +12,7 @@ TeOpRegistry default_te_ops() {
   register_math_ops(r);
   register_indexing_ops(r);
   register_loss_ops(r);
+  register_attention_op(r);
   register_resize_op(r);
   register_conv_ops(r);
   register_dense_ops(r);

@@ -100,7 +100,8 @@ void register_nn_misc_ops(TeOpRegistry& r);
 // other index-computed operators (lib/te_ops/indexing_ops.cpp).
 void register_math_ops(TeOpRegistry& r);
 void register_indexing_ops(TeOpRegistry& r);
-void register_loss_ops(TeOpRegistry& r);  // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+void register_loss_ops(TeOpRegistry& r);
+void register_attention_op(TeOpRegistry& r);  // Attention on f32  // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 
 // A registry with every family registered.
 TeOpRegistry default_te_ops();
