@@ -13,6 +13,7 @@ TeOpRegistry default_te_ops() {
   register_indexing_ops(r);
   register_loss_ops(r);
   register_attention_op(r);
+  register_norm_extra_ops(r);
   register_resize_op(r);
   register_conv_ops(r);
   register_dense_ops(r);

@@ -101,7 +101,8 @@ void register_nn_misc_ops(TeOpRegistry& r);
 void register_math_ops(TeOpRegistry& r);
 void register_indexing_ops(TeOpRegistry& r);
 void register_loss_ops(TeOpRegistry& r);
-void register_attention_op(TeOpRegistry& r);  // Attention on f32  // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+void register_attention_op(TeOpRegistry& r);  // Attention on f32
+void register_norm_extra_ops(TeOpRegistry& r);  // Hardmax, LpNormalization  // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 
 // A registry with every family registered.
 TeOpRegistry default_te_ops();

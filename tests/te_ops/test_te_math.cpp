@@ -1,5 +1,5 @@
 // Conformance of the TE computes added for ONNX coverage (lib/te_ops/math_ops.cpp,
-// indexing_ops.cpp, and ReduceMin, ArgMin, RMSNormalization in reduction_ops.cpp) against the
+// indexing_ops.cpp, norm_extra_ops.cpp, and ReduceMin, ArgMin, RMSNormalization in reduction_ops.cpp) against the
 // reference kernels, and the extra outputs of LayerNormalization.
 #include <catch2/catch.hpp>
 
@@ -162,4 +162,26 @@ TEST_CASE("te_ops: LayerNormalization's Mean and InvStdDev outputs", "[te_ops]")
                                    outputs),
                    {1e-4});
     }
+}
+
+TEST_CASE("te_ops: Hardmax and LpNormalization along an axis", "[te_ops]") {
+  Context ctx;
+  for (int64_t axis : {0, 1, -1}) {
+    INFO("axis " << axis);
+    check_native(single_op_graph(ctx, "Hardmax", {{DType::f32, {5, 67, 13}}},
+                                 make_attrs<SoftmaxAttrs>([&](auto& a) { a.axis = axis; })));
+    for (int64_t p : {1, 2})
+      check_native(single_op_graph(ctx, "LpNormalization", {{DType::f32, {5, 67, 13}}},
+                                   make_attrs<LpNormalizationAttrs>([&](auto& a) {
+                                     a.axis = axis;
+                                     a.p = p;
+                                   })),
+                   {1e-5});
+  }
+  // Ties: the first maximum wins.
+  Tensor ties = Tensor::from_f32({2, 4}, std::vector<float>{1, 3, 3, 0, 2, 2, 2, 2});
+  check_native(single_op_graph(ctx, "Hardmax", {{DType::f32, {2, 4}}}, nullptr, {ties}));
+  // A zero row normalises to zeros.
+  check_native(single_op_graph(ctx, "LpNormalization", {{DType::f32, {2, 3}}}, nullptr,
+                               {Tensor::from_f32({2, 3}, std::vector<float>{0, 0, 0, 1, -2, 2})}));
 }
