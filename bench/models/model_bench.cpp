@@ -86,13 +86,14 @@ std::optional<CompiledModel> prepare(const Context& ctx, const BackendRegistry& 
   return std::move(*model);
 }
 
-void bench_model(const std::string& name, const Args& args, double budget_s,
+// False when the model could not be loaded (load_cached_model said why).
+bool bench_model(const std::string& name, const Args& args, double budget_s,
                  const BackendRegistry& backends) {
   const fs::path cache = model_cache();
   const fs::path model = cache / (name + ".onnx");
   Context ctx;
   std::optional<CachedModel> loaded = load_cached_model(ctx, name);
-  if (!loaded) return;
+  if (!loaded) return false;
   const Graph& g = loaded->graph;
   const std::vector<Tensor>& inputs = loaded->inputs;
   const std::vector<Tensor>& expected = loaded->expected;
@@ -175,6 +176,7 @@ void bench_model(const std::string& name, const Args& args, double budget_s,
                            best_single->name, median(best_single->ms) / median(two_level->ms));
   std::printf("%s\n", out.c_str());
   std::fflush(stdout);
+  return true;
 }
 
 int run(int argc, char** argv) {
@@ -212,8 +214,11 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "model_bench: %s\n", std::string(s.message()).c_str());
     return 1;
   }
-  for (const std::string& m : models) bench_model(m, args, *budget_s, backends);
-  return 0;
+  int missing = 0;
+  for (const std::string& m : models) {
+    if (!bench_model(m, args, *budget_s, backends)) ++missing;
+  }
+  return missing ? 1 : 0;
 }
 
 }  // namespace
