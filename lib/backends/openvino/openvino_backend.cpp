@@ -9,6 +9,7 @@
 #include "backends/openvino/openvino_rules.h"
 #include "backends/openvino/region_onnx.h"
 #include "core/str_cat.h"
+#include "openvino/op/parameter.hpp"
 
 namespace collage {
 namespace {
@@ -43,6 +44,12 @@ class OpenvinoBackend : public Backend {
       return absl::InvalidArgumentError(str_cat("OpenVINO cannot read the group as ONNX: ",
                                                 rt_openvino::exception_text(e)));
     }
+    for (const auto& result : model->get_results())
+      if (ov::as_type_ptr<const ov::op::v0::Parameter>(
+              result->input_value(0).get_node_shared_ptr()))
+        return absl::InvalidArgumentError(
+            "openvino: an output of the group is one of its inputs unchanged (OpenVINO would "
+            "not write it)");
     try {
       auto region = rt_openvino::compile_region(model, threads, std::move(args),
                                                 group.inputs().size());

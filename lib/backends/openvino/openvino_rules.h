@@ -8,11 +8,13 @@
 
 namespace collage::openvino_backend {
 
-// Per node of `g`: whether the backend can run it (an operator with an ONNX form, every value a
-// type OpenVINO holds).
+// Per node of `g`: whether the backend can run it: an operator with an ONNX form, no empty or i8
+// value, and none of the attribute variants OpenVINO computes differently (ceil-mode pooling
+// windows ONNX drops, some Resize modes).
 std::vector<bool> supported_nodes(const Graph& g);
 
-// Every supported node alone.
+// Every supported node alone, but for Identity and Dropout (a group of nothing else would return
+// its input unchanged, which OpenVINO does not copy).
 std::vector<NodeSet> single_nodes(const Graph& g, const std::vector<bool>& supported);
 
 // Each supported node followed along its single-use chain by elementwise / broadcast operators,
