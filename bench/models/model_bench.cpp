@@ -127,7 +127,7 @@ void bench_model(const std::string& name, const Args& args, double budget_s,
   std::vector<Peer> peers(2);
   const char* peer_names[] = {"onnxruntime", "openvino"};
   const char* peer_notes[] = {"2 threads, all graph optimisations",
-                              "CPU plugin, 2 threads, latency hint, f32"};
+                              "CPU plugin, 2 threads, latency hint, f32, unpinned"};
   const fs::path peer_outputs = fs::temp_directory_path() / ("model_bench_" + name + "_ov.npz");
   for (size_t p = 0; p < peers.size(); ++p) {
     std::string error;

@@ -6,8 +6,8 @@ answers one line with the N wall times in milliseconds.
                    [--outputs OUT.npz]
 
 ONNX Runtime runs on the CPU with all graph optimisations, --threads intra-op threads and one
-inter-op thread; OpenVINO on its CPU plugin with --threads inference threads, the latency hint
-and f32 precision. --outputs writes the model's outputs (by output name) once, after the
+inter-op thread; OpenVINO on its CPU plugin with --threads inference threads, the latency hint,
+f32 precision and its threads not pinned to cores (as collage's openvino backend compiles). --outputs writes the model's outputs (by output name) once, after the
 warm-up. It prints "ready" once the model is compiled and warmed up; an empty line or end of
 input ends it. Runs in the project's .venv (numpy, onnxruntime, openvino).
 """
@@ -33,7 +33,7 @@ def openvino_runner(model, feed, threads):
     import openvino as ov
     compiled = ov.Core().compile_model(model, "CPU", {
         "INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY",
-        "INFERENCE_PRECISION_HINT": "f32"})
+        "INFERENCE_PRECISION_HINT": "f32", "ENABLE_CPU_PINNING": False})
     request = compiled.create_infer_request()
     names = [o.get_any_name() for o in compiled.outputs]
 

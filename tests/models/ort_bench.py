@@ -10,8 +10,10 @@ so drift on a shared machine affects them alike; a pause of 0.1 s after each let
 teams that spin after their work (ONNX Runtime's, OpenVINO's TBB workers) go to sleep first. The
 first round shows the command's whole output, later rounds only its median. Without a collage
 command, only the peers are timed. ONNX Runtime runs with all graph optimisations and --threads
-intra-op threads; OpenVINO on its CPU plugin with --threads threads, the latency hint and f32
-(--no-openvino leaves it out). The last line is collage's ratio to ONNX Runtime. Exit status 1
+intra-op threads; OpenVINO on its CPU plugin with --threads threads, the latency hint, f32 and
+its threads not pinned to cores, as collage's openvino backend compiles (pinned, OpenVINO's
+default, it ran 1.5x slower on the loaded 2-core machine: bench/RESULTS.md); --no-openvino
+leaves it out. The last line is collage's ratio to ONNX Runtime. Exit status 1
 when the collage command fails or prints no median.
 """
 import argparse
@@ -48,7 +50,7 @@ def openvino_request(model: str, threads: int):
     import openvino as ov
     compiled = ov.Core().compile_model(model, "CPU", {
         "INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY",
-        "INFERENCE_PRECISION_HINT": "f32"})
+        "INFERENCE_PRECISION_HINT": "f32", "ENABLE_CPU_PINNING": False})
     return compiled.create_infer_request(), ov.get_version()
 
 
