@@ -91,7 +91,9 @@ std::optional<PeerProcess> PeerProcess::start(const std::string& python,
                                               const fs::path& inputs, int threads,
                                               const fs::path& outputs, std::string* error) {
   int to_child[2], from_child[2];
-  if (pipe(to_child) != 0 || pipe(from_child) != 0) {
+  // Close-on-exec: a later peer must not inherit this one's pipe ends (this one would then never
+  // see the end of its input). The child's own copies, dup'ed onto 0 and 1, stay open.
+  if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0) {
     *error = "pipe failed";
     return std::nullopt;
   }

@@ -29,6 +29,9 @@
 #include "collage/thread_pool.h"
 #include "dnnl_openmp.h"
 #include "placement_cli.h"
+#ifdef COLLAGE_HAVE_OPENVINO
+#include "ov_region.h"
+#endif
 
 namespace collage::bench {
 namespace {
@@ -42,8 +45,33 @@ struct Args {
   int64_t rounds = 5, repeat = 3;
   std::string budget = "60";
   std::string cost_db;
+  std::string strategies;  // empty: all
   std::string python = std::string(COLLAGE_SOURCE_DIR) + "/.venv/bin/python";
 };
+
+#ifdef COLLAGE_HAVE_OPENVINO
+// OpenVINO's C++ API on the model file itself, in this process, compiled with the properties the
+// openvino backend uses (rt_openvino::compile_properties): single:openvino against it is the
+// integration's overhead, with no process or language between them.
+class DirectOpenvino {
+ public:
+  DirectOpenvino(const fs::path& model, const std::vector<Tensor>& inputs) {
+    ov::CompiledModel compiled =
+        rt_openvino::core().compile_model(model.string(), "CPU", rt_openvino::compile_properties(2));
+    request_ = compiled.create_infer_request();
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Tensor& t = inputs[i];
+      request_.set_input_tensor(
+          i, ov::Tensor(rt_openvino::element_type(static_cast<int32_t>(t.dtype())),
+                        ov::Shape(t.shape().begin(), t.shape().end()), const_cast<void*>(t.raw())));
+    }
+  }
+  void run() { request_.infer(); }
+
+ private:
+  ov::InferRequest request_;
+};
+#endif
 
 // A contender's timings and accuracy.
 struct Row {
@@ -106,6 +134,7 @@ void bench_model(const std::string& name, const Args& args, double budget_s,
   if (backends.find("native")) strategies.push_back("single:native");
   if (backends.find("openvino")) strategies.push_back("single:openvino");
   strategies.insert(strategies.end(), {"greedy", "two-level"});
+  if (!args.strategies.empty()) strategies = split_list(args.strategies);
   // One pool for every contender, as an application has: idle pools of the others would take
   // threads from the one running.
   ThreadPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
@@ -119,6 +148,21 @@ void bench_model(const std::string& name, const Args& args, double budget_s,
     models.push_back(prepare(ctx, backends, g, args, budget_s, pool, inputs, expected, row));
     rows.push_back(std::move(row));
   }
+#ifdef COLLAGE_HAVE_OPENVINO
+  std::optional<DirectOpenvino> direct;
+  {
+    Row row;
+    row.name = "openvino (C++, in process)";
+    try {
+      direct.emplace(model, inputs);
+      row.note = "the model file, compiled as the openvino backend compiles";
+    } catch (const std::exception& e) {
+      row.note = rt_openvino::exception_text(e);
+    }
+    rows.push_back(std::move(row));
+    models.emplace_back();  // no collage model: timed through `direct`
+  }
+#endif
   // The peers, ONNX Runtime first (the reference of every ratio and error).
   struct Peer {
     std::optional<PeerProcess> process;
@@ -167,6 +211,17 @@ void bench_model(const std::string& name, const Args& args, double budget_s,
         std::vector<double> ms = p.process->time(args.repeat);
         p.row.ms.insert(p.row.ms.end(), ms.begin(), ms.end());
       } else {
+#ifdef COLLAGE_HAVE_OPENVINO
+        if (c + 1 == rows.size() && direct) {
+          for (int64_t i = 0; i < args.repeat; ++i) {
+            const double t0 = now_ms();
+            direct->run();
+            rows[c].ms.push_back(now_ms() - t0);
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          continue;
+        }
+#endif
         if (!models[c]) continue;
         for (int64_t i = 0; i < args.repeat; ++i) {
           const double t0 = now_ms();
@@ -233,6 +288,10 @@ int run(int argc, char** argv) {
   parser.option("--budget", "SECONDS", "two-level search budget per model (default 60)",
                 &args.budget);
   parser.option("--cost-db", "PATH", "cost database (default: the CLI's)", &args.cost_db);
+  parser.option("--strategies", "LIST",
+                "comma-separated placement strategies (default: every single backend,\n"
+                "greedy and two-level)",
+                &args.strategies);
   parser.option("--python", "PATH",
                 "the Python with onnxruntime and openvino (default: the checkout's .venv)",
                 &args.python);
