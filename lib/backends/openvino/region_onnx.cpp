@@ -131,6 +131,7 @@ class Writer {
     if (!has_onnx_form(op))
       return absl::UnimplementedError(
           str_cat("openvino: ", op, " '", n.name, "' has no ONNX form"));
+    // visit() is not const; the collector only reads (copies) the fields.
     FieldCollector c;
     const_cast<OpAttrs&>(*n.attrs).visit(c);
     std::map<std::string, AttrValue> attrs(c.fields.begin(), c.fields.end());

@@ -1,7 +1,6 @@
 // Region: port checks, infer requests bound to the caller's buffers, thread-count variants.
 #include "ov_region.h"
 
-#include <cstring>
 #include <sstream>
 
 #include "collage/runtime_module.h"
@@ -124,13 +123,6 @@ void Region::run_on(Variant& v, void* const* args) {
       request.set_output_tensor(i - num_inputs_, t);
   }
   request.infer();
-  // An output OpenVINO computes in place of another tensor (a Result fed straight by a Parameter,
-  // e.g. a region that is a Dropout) is not written into the bound buffer: copy it there.
-  for (size_t o = 0; o + num_inputs_ < args_.size(); ++o) {
-    const ov::Tensor t = request.get_output_tensor(o);
-    void* want = args[num_inputs_ + o];
-    if (t.data() != want) std::memcpy(want, t.data(), t.get_byte_size());
-  }
   std::lock_guard<std::mutex> lock(v.mu);
   v.idle.push_back(std::move(request));
 }
