@@ -226,10 +226,11 @@ bool bench_model(const std::string& name, const Args& args, double budget_s) {
     return false;
   }
 
-  std::optional<OrtProcess> ort;
+  std::optional<PeerProcess> ort;
   std::string ort_note = "not run (--no-ort)";
   if (!args.no_ort) {
-    ort = OrtProcess::start(args.python, model, cache / (name + ".inputs.npz"), threads, &ort_note);
+    ort = PeerProcess::start(args.python, "onnxruntime", model, cache / (name + ".inputs.npz"),
+                             threads, {}, &ort_note);
     if (ort) ort_note = absl::StrFormat("%d threads, all graph optimisations", threads);
   }
 

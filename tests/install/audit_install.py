@@ -45,6 +45,13 @@ INCIDENTAL = [
     ("/etc/ld.so.conf", None, "linkers and ldconfig read the library paths configured"),
     (".pc", "pkg-config", "pkgconf scans every .pc file for a package it does not find by name"),
 ]
+# Shared libraries a program probes for by name and does without (file name prefix, why).
+PROBED = [
+    ("libiomp5.so", "oneTBB (OpenVINO's) dlopens Intel's OpenMP runtime, or LLVM's libomp that "
+                    "stands in for it, to share the cores with it when present"),
+    ("libomp.so", "oneTBB (OpenVINO's) dlopens Intel's OpenMP runtime, or LLVM's libomp that "
+                  "stands in for it, to share the cores with it when present"),
+]
 # Optional dependencies that are not Debian packages, found at configure time when present; the
 # CPU build and its tests need none of them (docs/gpu.md).
 # ("/usr/local/cuda" is a link to "/usr/local/cuda-13.0" and the like.)
@@ -56,6 +63,9 @@ def incidental(path, reader):
     for pattern, program, why in INCIDENTAL:
         matches = path.endswith(pattern) if pattern.startswith(".") else path.startswith(pattern)
         if matches and (program is None or reader.endswith("/" + program)):
+            return why
+    for prefix, why in PROBED:
+        if os.path.basename(path).startswith(prefix):
             return why
     if elf_class(path) == 1:
         return "a 32-bit ELF file: a linker or ldd probed it and skipped it (this build is 64-bit)"
