@@ -58,6 +58,29 @@ PROBED = [
 OPTIONAL = {"/usr/local/cuda": "the CUDA toolkit (optional: COLLAGE_CUDA=AUTO finds it)"}
 
 
+def optional_reason(path):
+    """Why PATH belongs to an optional dependency (OPTIONAL), or None."""
+    for prefix, reason in OPTIONAL.items():
+        if path and path.startswith((prefix + "/", prefix + "-")):
+            return reason
+    return None
+
+
+def launcher_target(path):
+    """The program a small launcher script execs ("exec /usr/local/cuda-13.0/bin/nvcc "$@""), or
+    None. Some images put such launchers for the CUDA toolkit in /usr/local/bin, so a PATH without
+    /usr/local/cuda/bin still finds nvcc; they belong to the toolkit they start."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    match = re.search(rb"^\s*exec\s+(/\S+)", head, re.MULTILINE)
+    return os.fsdecode(match.group(1)) if match else None
+
+
 def incidental(path, reader):
     """Why reading PATH is not a dependency, or None."""
     for pattern, program, why in INCIDENTAL:
@@ -189,8 +212,9 @@ class Audit:
             return
         if path.startswith(SYSTEM_STATE) or path in GENERATED:
             return
-        for prefix, reason in OPTIONAL.items():
-            if path.startswith((prefix + "/", prefix + "-")):
+        for candidate in (path, launcher_target(path)):
+            reason = optional_reason(candidate)
+            if reason:
                 self.optional[reason].add(path)
                 return
         # An alternatives link or another unowned symlink: its target is checked on its own.

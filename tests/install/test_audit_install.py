@@ -6,8 +6,10 @@ import os
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import audit_install  # noqa: E402
 import debian_packages  # noqa: E402
 import python_packages  # noqa: E402
 import trace_paths  # noqa: E402
@@ -170,6 +172,24 @@ class IncidentalTest(unittest.TestCase):
             self.assertFalse(audit.failed(), audit.unowned)
             audit.check("/opt/made-up/pkgconfig/gl.pc", "/opt/made-up/pkgconfig/gl.pc", "/usr/bin/cc")
             self.assertEqual(list(audit.unowned), ["/opt/made-up/pkgconfig/gl.pc"])
+
+    # The launchers are written under /tmp, which the audit otherwise takes for scratch space.
+    @mock.patch.object(audit_install, "SYSTEM_STATE", ("/proc/",))
+    def test_launchers_of_the_optional_cuda_toolkit(self):
+        with tempfile.TemporaryDirectory() as folder:
+            folder = os.path.realpath(folder)
+            audit = make_audit(os.path.join(folder, "checkout"))
+            nvcc = os.path.join(folder, "nvcc")
+            with open(nvcc, "w") as f:
+                f.write('#!/bin/sh\nexec /usr/local/cuda-13.0/bin/nvcc "$@"\n')
+            other = os.path.join(folder, "made-up-tool")
+            with open(other, "w") as f:
+                f.write('#!/bin/sh\nexec /opt/made-up/bin/tool "$@"\n')
+            audit.check(nvcc, nvcc, "cmake")
+            self.assertFalse(audit.failed(), audit.unowned)
+            self.assertEqual(len(audit.optional), 1)
+            audit.check(other, other, "cmake")
+            self.assertEqual(list(audit.unowned), [other])
 
 
 if __name__ == "__main__":
