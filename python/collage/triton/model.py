@@ -4,8 +4,10 @@ build-repo puts this file in NAME/1/model.py beside the artifact (NAME/1/model.c
 file the config's "artifact" parameter names). config.pbtxt declares the artifact's inputs and
 outputs; with max_batch_size > 0 (the artifact was compiled for that batch), Triton's dynamic
 batcher gathers requests, which are padded to the batch, run once and split. An artifact that is
-missing or fails its checks makes the model UNAVAILABLE, the reason (collage's message, naming
-the file) in the repository index, while the server's other models serve on.
+missing or fails its checks makes the model UNAVAILABLE, as Triton reports a model that fails to
+load: clients read the reason (collage's message, naming the file and the fault) in the
+repository index (HTTP POST /v2/repository/index, gRPC RepositoryIndex), requests to it are
+refused, and the server's other models serve on.
 """
 import json
 import os
@@ -28,7 +30,8 @@ class TritonPythonModel:
         try:
             self.module = collage.load(path, num_threads=int(_parameter(config, "num_threads", 0)))
         except collage.Error as e:
-            raise pb_utils.TritonModelException(f"collage artifact {path}: {e}") from None
+            # The message names the artifact's path and what is wrong with it.
+            raise pb_utils.TritonModelException(f"collage: {e}") from None
         self.batch = int(config.get("max_batch_size", 0))
         declared = [t["name"] for t in config["input"]], [t["name"] for t in config["output"]]
         actual = [t.name for t in self.module.inputs], [t.name for t in self.module.outputs]
