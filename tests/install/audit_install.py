@@ -44,6 +44,10 @@ INCIDENTAL = [
     ("/etc/locale.alias", None, "glibc reads the locale aliases when they are there"),
     ("/etc/ld.so.conf", None, "linkers and ldconfig read the library paths configured"),
     (".pc", "pkg-config", "pkgconf scans every .pc file for a package it does not find by name"),
+    # tests/python install the wheel with pip, whose User-Agent names the distribution (its
+    # distro module runs lsb_release when installed) and the rustc on PATH, if any.
+    ("/", "lsb_release", "pip's User-Agent runs lsb_release when it is installed"),
+    ("/", "rustc", "pip's User-Agent runs `rustc --version` when rustc is on PATH"),
 ]
 # Optional dependencies that are not Debian packages, found at configure time when present; the
 # CPU build and its tests need none of them (docs/gpu.md).

@@ -11,15 +11,10 @@ The wheel (BUILD_DIR/wheel, scripts/build-wheel) is installed into a venv of the
 .venv-serve's packages through a .pth file, so that .venv-serve stays as scripts/install-deps
 made it; the server's models run in that venv's Python (the first python3 on PATH).
 """
-import glob
 import json
 import os
 import shutil
-import socket
-import subprocess
 import sys
-import sysconfig
-import time
 
 import numpy as np
 import onnxruntime as ort
@@ -27,22 +22,7 @@ import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 
-START_SECONDS = 180
-
-
-def run(cmd, **kw):
-    print("$", " ".join(cmd), flush=True)
-    subprocess.run(cmd, check=True, **kw)
-
-
-def free_ports(n):
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
+from triton_server import Server, clean_env, run, serve_venv, the_wheel
 
 
 def scaled_error(actual, expected):
@@ -80,21 +60,11 @@ def check(label, got, expected, rtol):
 def main():
     build, capi = (os.path.abspath(a) for a in sys.argv[1:3])
     cache = os.environ.get("COLLAGE_MODEL_CACHE", os.path.expanduser("~/.cache/collage/models"))
-    wheels = glob.glob(os.path.join(build, "wheel", "collage-*.whl"))
-    if len(wheels) != 1:
-        sys.exit(f"expected one wheel in {build}/wheel, found {wheels}: run scripts/build-wheel")
     work = os.path.join(build, "python-test", "triton")
     shutil.rmtree(work, ignore_errors=True)
-    venv, repo = os.path.join(work, "venv"), os.path.join(work, "repo")
-    run(["/usr/bin/python3", "-m", "venv", "--without-pip", venv])
-    python = os.path.join(venv, "bin", "python")
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                          check=True, capture_output=True, text=True).stdout.strip()
-    with open(os.path.join(site, "serve-venv.pth"), "w") as f:
-        f.write(sysconfig.get_path("purelib") + "\n")
-    run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-         "--no-index", "--no-deps", "--target", site, wheels[0]])
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "COLLAGE_LIB_DIR")}
+    repo = os.path.join(work, "repo")
+    python = serve_venv(os.path.join(work, "venv"), the_wheel(build))
+    env = clean_env()
 
     # The repository: a transformer encoder with dynamic batching (its artifact's batch, 2), a
     # small MLP without, a damaged artifact and a missing one.
@@ -117,34 +87,14 @@ def main():
     open(artifact, "wb").write(data)
     os.unlink(os.path.join(repo, "missing", "1", "model.collage"))
 
-    http_port, grpc_port, metrics_port = free_ports(3)
-    log_path = os.path.join(work, "tritonserver.log")
-    command = [python, "-m", "collage.triton", "serve", repo,
-               "--http-port", str(http_port), "--grpc-port", str(grpc_port),
-               "--metrics-port", str(metrics_port)]
-    print("$", " ".join(command), ">", log_path, flush=True)
-    with open(log_path, "w") as log:
-        server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = Server(python, repo, os.path.join(work, "tritonserver.log"))
     http = grpc = None
     try:
-        http = httpclient.InferenceServerClient(f"127.0.0.1:{http_port}", concurrency=8)
-        grpc = grpcclient.InferenceServerClient(f"127.0.0.1:{grpc_port}")
-        deadline = time.monotonic() + START_SECONDS
-        while True:
-            assert server.poll() is None, f"tritonserver exited ({server.returncode}), see {log_path}"
-            try:
-                index = {m["name"]: m for m in http.get_model_repository_index()}
-            except (InferenceServerException, OSError):  # not listening yet
-                index = {}
-            states = [index.get(name, {}).get("state") for name in ("bert", "mlp")]
-            if states == ["READY", "READY"]:
-                break
-            for name in ("bert", "mlp"):
-                assert index.get(name, {}).get("state") != "UNAVAILABLE", \
-                    f"{name} failed to load: {index[name].get('reason')}"
-            assert time.monotonic() < deadline, f"models not ready in {START_SECONDS} s, see {log_path}"
-            time.sleep(0.5)
-        print(f"tritonserver ready on 127.0.0.1:{http_port} (HTTP), {grpc_port} (gRPC)")
+        server.wait_ready(["bert", "mlp"])
+        http = httpclient.InferenceServerClient(f"127.0.0.1:{server.http_port}", concurrency=8)
+        grpc = grpcclient.InferenceServerClient(f"127.0.0.1:{server.grpc_port}")
+        print(f"tritonserver ready on 127.0.0.1:{server.http_port} (HTTP), {server.grpc_port} "
+              f"(gRPC)")
 
         # bert: the batch the artifact was compiled for, one row (padded), and concurrent rows
         # that the dynamic batcher may gather.
@@ -196,13 +146,8 @@ def main():
         for client in (http, grpc):
             if client is not None:
                 client.close()
-        server.terminate()
-        try:
-            server.wait(60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-    assert server.returncode == 0, f"tritonserver exited with {server.returncode}, see {log_path}"
+        code = server.stop()
+    assert code == 0, f"tritonserver exited with {code}, see {server.log_path}"
     print("triton checks passed")
 
 
