@@ -11,6 +11,19 @@ def _shape(text):
     return name, [int(d) for d in dims.split("x")]
 
 
+class _PhaseLog:
+    """Prints each phase of the compile once, on stderr."""
+
+    def __init__(self):
+        self.phase = None
+
+    def __call__(self, p):
+        if p["phase"] != self.phase:
+            self.phase = p["phase"]
+            total = f" ({p['total']} candidates)" if p["total"] else ""
+            print(f"compile: {self.phase}{total}", file=sys.stderr, flush=True)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="collage-triton", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -47,7 +60,7 @@ def main(argv=None):
     artifact = repository.build_from_onnx(
         args.model, args.repository, name, max_batch, args.instances, args.threads,
         placement=args.placement, budget=args.budget, cost_db=args.cost_db,
-        input_shapes=dict(args.input_shape))
+        input_shapes=dict(args.input_shape), progress=_PhaseLog())
     print(f"{args.repository}/{name}: artifact {len(artifact)} bytes")
     with open(os.path.join(args.repository, name, "config.pbtxt")) as f:
         sys.stdout.write(f.read())
