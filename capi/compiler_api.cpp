@@ -122,7 +122,7 @@ absl::Status options_of(const collage_compile_options_t* in, Options* out_option
     out.placement.progress = [progress = out.progress](const collage::PlacementProgress& p) {
       // PlacementProgress::phase is one of a fixed set of literals; the callback gets static
       // storage, as collage.h promises.
-      static constexpr const char* kPhases[] = {"candidates", "measure",  "op-level",
+      static constexpr const char* kPhases[] = {"candidates", "measure",   "op-level",
                                                 "evolve",     "finalists", "done"};
       const char* phase = "placement";
       for (const char* name : kPhases)

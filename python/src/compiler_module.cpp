@@ -80,14 +80,12 @@ class Compiler {
   }
 
   // Compiles ONNX bytes; returns (artifact bytes, report JSON).
-  std::pair<nb::bytes, std::string> compile_memory(nb::bytes model,
-                                                   const CompileOptions& options) {
+  std::pair<nb::bytes, std::string> compile_memory(nb::bytes model, const CompileOptions& options) {
     void* artifact = nullptr;
     size_t size = 0;
     char* report = nullptr;
     call(options, [&](const collage_compile_options_t* o) {
-      return collage_compile_memory(c_, model.c_str(), model.size(), o, &artifact, &size,
-                                    &report);
+      return collage_compile_memory(c_, model.c_str(), model.size(), o, &artifact, &size, &report);
     });
     nb::bytes bytes(artifact, size);
     collage_free(artifact);

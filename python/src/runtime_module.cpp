@@ -23,7 +23,8 @@ using collage_python::check;
 namespace {
 
 // (name, collage_dtype_t, DLPack (code, bits, lanes), shape) of an input or output.
-using TensorInfo = std::tuple<std::string, int32_t, std::tuple<int, int, int>, std::vector<int64_t>>;
+using TensorInfo =
+    std::tuple<std::string, int32_t, std::tuple<int, int, int>, std::vector<int64_t>>;
 
 // Any contiguous CPU array; read-only ones are accepted as inputs. A non-contiguous one is made
 // contiguous by its own framework (nanobind's implicit conversion), the only case with a copy.
@@ -71,7 +72,7 @@ class Module {
     check(collage_module_write_profile(live(), path.c_str()));
   }
 
-  // (executor, runs, wall_ns, task_ns, wait_ns, overhead_ns, fallback_runs, wake_ns)
+  // collage_executor_stats_t as a dict of its fields.
   nb::dict executor_stats() const {
     collage_executor_stats_t s{};
     s.struct_size = sizeof s;
@@ -110,10 +111,10 @@ class Module {
       collage_tensor_info_t info{};
       info.struct_size = sizeof info;
       check(fn(m_, i, &info));
-      out.emplace_back(info.name, info.dtype,
-                       std::tuple<int, int, int>(info.dl_dtype.code, info.dl_dtype.bits,
-                                                 info.dl_dtype.lanes),
-                       std::vector<int64_t>(info.shape, info.shape + info.ndim));
+      out.emplace_back(
+          info.name, info.dtype,
+          std::tuple<int, int, int>(info.dl_dtype.code, info.dl_dtype.bits, info.dl_dtype.lanes),
+          std::vector<int64_t>(info.shape, info.shape + info.ndim));
     }
     return out;
   }
