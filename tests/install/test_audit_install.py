@@ -121,6 +121,29 @@ def make_audit(checkout):
 
 
 class AuditTest(unittest.TestCase):
+    def test_each_venv_against_its_requirements(self):
+        with tempfile.TemporaryDirectory() as checkout:
+            checkout = os.path.realpath(checkout)
+            audit = make_audit(checkout)
+            serve_site = os.path.join(checkout, ".venv-serve", "lib", "python3.11", "site-packages")
+            serve = python_packages.Environment.__new__(python_packages.Environment)
+            serve.site_packages = serve_site
+            serve.reached = {"tritonclient": "tritonclient"}
+            serve.file_owner = {os.path.join(serve_site, "tritonclient", "__init__.py"): "tritonclient",
+                                os.path.join(serve_site, "torch", "__init__.py"): "torch"}
+            audit = Audit(checkout, audit.closure, audit.owners,
+                          {".venv": audit.venvs[os.path.join(checkout, ".venv")][1], ".venv-serve": serve})
+            path = os.path.join(serve_site, "tritonclient", "__init__.py")
+            audit.check(path, path, "python")
+            self.assertFalse(audit.failed())
+            path = os.path.join(serve_site, "torch", "__init__.py")
+            audit.check(path, path, "python")
+            self.assertEqual(list(audit.missing_python), [(".venv-serve", "torch")])
+            report = io.StringIO()
+            audit.report(report)
+            self.assertIn("torch in .venv-serve is not reached from scripts/requirements-serve.txt",
+                          report.getvalue())
+
     def test_what_passes_and_what_fails(self):
         with tempfile.TemporaryDirectory() as checkout:
             checkout = os.path.realpath(checkout)
@@ -141,7 +164,7 @@ class AuditTest(unittest.TestCase):
                         "/opt/made-up-pyenv/lib/python3.11/json/__init__.py", "python3")
             self.assertTrue(audit.failed())
             self.assertEqual(list(audit.missing_debian), ["ocl-icd-opencl-dev"])
-            self.assertEqual(list(audit.missing_python), ["torch"])
+            self.assertEqual(list(audit.missing_python), [(".venv", "torch")])
             self.assertEqual(list(audit.unowned), ["/opt/made-up-pyenv/lib/python3.11/json/__init__.py"])
 
             report = io.StringIO()
