@@ -62,6 +62,27 @@ TEST_CASE("native fusion: chains follow single-use values as fusion kinds allow"
   CHECK(!capped.count({1, 2, 3}));
 }
 
+TEST_CASE("native fusion: a chain after a reduction stops where a broadcast grows the result",
+          "[native]") {
+  // Squeeze-and-excitation: the pooled scale multiplies the feature map it came from.
+  Context ctx;
+  GraphBuilder b(ctx);
+  ValueId x = b.add_input("x", {DType::f32, {1, 8, 5, 5}});
+  ValueId p = add(b, "GlobalAveragePool", {x});  // 0: [1, 8, 1, 1]
+  ValueId s = add(b, "Sigmoid", {p});            // 1
+  ValueId m = add(b, "Mul", {x, s});             // 2: [1, 8, 5, 5]
+  ValueId r = add(b, "Relu", {m});               // 3
+  b.add_output(r);
+  auto g = b.finish();
+  REQUIRE(g.ok());
+  auto backend = make_native_backend();
+  auto sets = candidate_sets(*backend, *g, 8);
+  CHECK(sets.count({0, 1}));
+  CHECK(!sets.count({0, 1, 2}));  // the pool would run once per tile of the product
+  CHECK(sets.count({1, 2, 3}));   // an elementwise anchor may broadcast
+  CHECK(sets.count({2, 3}));
+}
+
 TEST_CASE("native fusion: nodes the library cannot compute get no candidate", "[native]") {
   Context ctx;
   GraphBuilder b(ctx);

@@ -45,6 +45,12 @@ std::vector<NodeSet> fusion_candidates(const Graph& g, const GraphReachability& 
     for (NodeId cur = a; static_cast<int>(size) < options.max_depth;) {
       const NodeId u = single_user(g, cur);
       if (u < 0 || !supported[u] || !may_follow(kind, g.node(u).op->fusion)) break;
+      // After a convolution, matmul, reduction or opaque anchor, a successor that broadcasts the
+      // chain's value to a larger result (squeeze-and-excitation's scale times the feature map)
+      // would have the anchor recomputed inside every tile of that result: the chain ends there.
+      if (!is_injective_kind(kind) && g.value(g.node(u).outputs[0]).type.shape !=
+                                          g.value(g.node(cur).outputs[0]).type.shape)
+        break;
       set.insert(u);
       ++size;
       if (!reach.is_convex(set)) break;

@@ -17,7 +17,8 @@ bool may_follow(FusionKind anchor, FusionKind next);
 
 // Candidates in g: {n} for every node with supported[n], then for each such node the chains
 // n -> u1 -> u2 ... (each value read by exactly one node and not a graph output, each u
-// supported and allowed by may_follow) of 2..max_depth nodes. Deterministic order.
+// supported and allowed by may_follow, and, after an anchor that is not injective, each of the
+// chain's shape) of 2..max_depth nodes. Deterministic order.
 std::vector<NodeSet> fusion_candidates(const Graph& g, const GraphReachability& reach,
                                        const RuleOptions& options,
                                        const std::vector<bool>& supported);
