@@ -36,10 +36,11 @@ struct Geometry {
   // blocks: group 1 with enough output channels; grouped convolutions whose groups hold whole
   // blocks (ResNeXt's wider stages); grouped convolutions whose groups are smaller than a block,
   // with as many outputs as inputs per group, as block-diagonal 16 x 16 weights (the narrow
-  // stages: 16 / cg times the FLOPs, in the dense micro-kernel).
+  // stages: 16 / cg times the FLOPs, in the dense micro-kernel; a last partial block when the
+  // channels are not a multiple of 16, as RegNet's 104 and 440).
   bool whole_block_groups() const { return group > 1 && cg() % kBlock == 0 && mg() % kBlock == 0; }
   bool block_diagonal() const {
-    return group > 1 && !depthwise() && cg() == mg() && kBlock % cg() == 0 && c % kBlock == 0;
+    return group > 1 && !depthwise() && cg() == mg() && kBlock % cg() == 0;
   }
   bool blocked() const {
     return (group == 1 && m >= 8) || whole_block_groups() || block_diagonal();

@@ -110,6 +110,9 @@ TEST_CASE("grouped conv2d in the blocked schedule: block-diagonal and whole-bloc
   check_case({{1, 32, 9, 10}, {32, 4, 3, 3}, {}, {}, {1, 1, 1, 1}, 8, true, true,
               Chain::add_relu},
              4, 13);
+  // 3 groups of 8 channels: one whole block and a partial one.
+  check_case({{1, 24, 8, 9}, {24, 8, 3, 3}, {2, 2}, {}, {1, 1, 1, 1}, 3, true, true, Chain::relu},
+             3, 16);
   // 2 groups of 32 channels: each output block reduces over its group's two input blocks.
   check_case({{1, 64, 7, 9}, {64, 32, 3, 3}, {2, 2}, {}, {1, 1, 1, 1}, 2, true, true,
               Chain::relu},
