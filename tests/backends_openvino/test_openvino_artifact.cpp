@@ -252,6 +252,41 @@ TEST_CASE("openvino artifact: a record without a blob is compiled from its IR",
   f.check_runs(m.get());
 }
 
+TEST_CASE("openvino artifact: a record of format version 1 (all the weights in the IR) loads",
+          "[openvino][artifact]") {
+  Fixture f;
+  auto ks = f.kernels;
+  KernelRecord& r = ks[0].record;
+  rt_openvino::RecordHeader h = rt_openvino::decode_header(r.params.data(), r.params.size());
+  const Tensor& residue = r.constants[rt_openvino::kWeights];
+  const Tensor& blob = r.constants[rt_openvino::kBlob];
+  r.constants[rt_openvino::kWeights] = bytes_tensor(rt_openvino::assemble_weights(
+      h, static_cast<const uint8_t*>(residue.raw()), residue.type().bytes(),
+      static_cast<const uint8_t*>(blob.raw()), blob.type().bytes()));
+  // Version 1's header: this one with version 1 and without the weight pieces (a count, then 20
+  // bytes each).
+  r.params.resize(r.params.size() - 4 - 20 * h.weights.size());
+  r.params[4] = 1;
+  for (const char* build : {"", "2020.1.0-fake-build"}) {
+    KernelRecord& edited = ks[0].record;
+    if (*build) {  // the blob of another build: the IR is compiled again, its weights in place
+      h.built_with = build;
+      h.weights.clear();
+      std::vector<uint8_t> p = rt_openvino::encode_header(h);
+      p.resize(p.size() - 4);
+      p[4] = 1;
+      edited.params = std::move(p);
+    }
+    int32_t code = 0;
+    std::string message;
+    ModulePtr m = f.load(ks, 0, &code, &message);
+    INFO(message);
+    REQUIRE(m);
+    CHECK(std::string(collage_module_load_notes(m.get())).empty() == (*build == '\0'));
+    f.check_runs(m.get());
+  }
+}
+
 TEST_CASE("openvino artifact: a malformed header is an error naming the record",
           "[openvino][artifact]") {
   Fixture f;

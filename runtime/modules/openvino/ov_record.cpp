@@ -11,6 +11,9 @@ namespace {
 
 constexpr char kMagic[4] = {'C', 'L', 'O', 'V'};
 constexpr uint32_t kFormatVersion = 2;
+// Version 1 (artifacts written before the weights were shared with the blob): no weight pieces,
+// the kWeights constant is all of the IR's weights.
+constexpr uint32_t kWholeWeightsVersion = 1;
 constexpr uint32_t kHasBlob = 1;
 constexpr uint32_t kMaxBuildNumber = 4096;
 
@@ -86,9 +89,11 @@ RecordHeader decode_header(const uint8_t* params, size_t size) {
   Reader r(params, size);
   if (r.bytes(4, "magic") != std::string(kMagic, 4))
     throw RecordError("openvino record: parameters do not start with \"CLOV\"");
-  if (const uint32_t v = r.u32("format version"); v != kFormatVersion)
-    throw RecordError("openvino record format version " + std::to_string(v) +
-                      "; this module reads version " + std::to_string(kFormatVersion));
+  const uint32_t version = r.u32("format version");
+  if (version != kFormatVersion && version != kWholeWeightsVersion)
+    throw RecordError("openvino record format version " + std::to_string(version) +
+                      "; this module reads versions " + std::to_string(kWholeWeightsVersion) +
+                      " and " + std::to_string(kFormatVersion));
   RecordHeader h;
   const uint32_t threads = r.u32("thread count");
   if (threads < 1 || threads > 4096)
@@ -100,6 +105,11 @@ RecordHeader decode_header(const uint8_t* params, size_t size) {
   const uint32_t len = r.u32("build number length");
   if (len > kMaxBuildNumber) throw RecordError("openvino record: build number too long");
   h.built_with = r.bytes(len, "build number");
+  if (version == kWholeWeightsVersion) {
+    h.whole_weights = true;
+    if (r.left()) throw RecordError("openvino record: trailing bytes after the header");
+    return h;
+  }
   const uint32_t pieces = r.u32("weight piece count");
   if (pieces > r.left() / 20) throw RecordError("openvino record: weight piece count too large");
   for (uint32_t i = 0; i < pieces; ++i) {
@@ -118,6 +128,7 @@ RecordHeader decode_header(const uint8_t* params, size_t size) {
 }
 
 void check_weights(const RecordHeader& header, size_t residue_size, size_t blob_size) {
+  if (header.whole_weights) return;
   for (size_t i = 0; i < header.weights.size(); ++i) {
     const WeightSegment& w = header.weights[i];
     const size_t limit = w.source == kBlob ? (header.has_blob ? blob_size : 0) : residue_size;
@@ -129,6 +140,7 @@ void check_weights(const RecordHeader& header, size_t residue_size, size_t blob_
 }
 
 bool weights_in_place(const RecordHeader& header, size_t residue_size) {
+  if (header.whole_weights) return true;
   if (header.weights.empty()) return residue_size == 0;
   const WeightSegment& w = header.weights[0];
   return header.weights.size() == 1 && w.source == kWeights && w.offset == 0 &&
@@ -138,6 +150,7 @@ bool weights_in_place(const RecordHeader& header, size_t residue_size) {
 std::vector<uint8_t> assemble_weights(const RecordHeader& header, const uint8_t* residue,
                                       size_t residue_size, const uint8_t* blob, size_t blob_size) {
   check_weights(header, residue_size, blob_size);
+  if (header.whole_weights) return std::vector<uint8_t>(residue, residue + residue_size);
   uint64_t total = 0;
   for (const WeightSegment& w : header.weights) total += w.size;
   std::vector<uint8_t> out;

@@ -46,6 +46,9 @@ struct RecordHeader {
   std::string built_with;
   // The IR's weights, in order: the concatenation of these pieces.
   std::vector<WeightSegment> weights;
+  // A record of format version 1 (no pieces): the kWeights constant is all of the IR's weights.
+  // Read, never written.
+  bool whole_weights = false;
 };
 
 std::vector<uint8_t> encode_header(const RecordHeader& header);
