@@ -14,6 +14,8 @@ TeOpRegistry default_te_ops() {
   register_loss_ops(r);
   register_attention_op(r);
   register_norm_extra_ops(r);
+  register_rotary_op(r);
+  register_grid_sample_op(r);
   register_resize_op(r);
   register_conv_ops(r);
   register_dense_ops(r);

@@ -102,7 +102,9 @@ void register_math_ops(TeOpRegistry& r);
 void register_indexing_ops(TeOpRegistry& r);
 void register_loss_ops(TeOpRegistry& r);
 void register_attention_op(TeOpRegistry& r);  // Attention on f32
-void register_norm_extra_ops(TeOpRegistry& r);  // Hardmax, LpNormalization  // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+void register_norm_extra_ops(TeOpRegistry& r);  // Hardmax, LpNormalization
+void register_rotary_op(TeOpRegistry& r);       // RotaryEmbedding
+void register_grid_sample_op(TeOpRegistry& r);  // GridSample  // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 
 // A registry with every family registered.
 TeOpRegistry default_te_ops();

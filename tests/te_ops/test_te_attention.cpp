@@ -1,6 +1,7 @@
 // Conformance of the Attention TE compute against the reference kernel: 3-D and 4-D inputs,
 // grouped key/value heads, masks of every rank (float and bool), causal and sliding windows,
-// soft-capping, the key/value cache with present outputs, padding lengths, the qk output modes.
+// soft-capping, the key/value cache with present outputs, padding lengths, the qk output modes;
+// and RotaryEmbedding.
 #include <optional>
 
 #include <catch2/catch.hpp>
@@ -111,4 +112,26 @@ TEST_CASE("te_ops: Attention matches the reference", "[te_ops]") {
                                  {Tensor(), Tensor(), Tensor(), Tensor(), Tensor(), Tensor(), lengths}),
                  check);
   }
+}
+
+TEST_CASE("te_ops: RotaryEmbedding matches the reference", "[te_ops]") {
+  Context ctx;
+  for (int64_t interleaved : {0, 1})
+    for (int64_t rot : {0, 4}) {
+      INFO("interleaved " << interleaved << " rotary_embedding_dim " << rot);
+      auto attrs = make_attrs<RotaryEmbeddingAttrs>([&](auto& a) {
+        a.interleaved = interleaved;
+        a.rotary_embedding_dim = rot;
+        a.num_heads = 3;
+      });
+      const int64_t half = (rot ? rot : 8) / 2;
+      // 4-D with caches per (batch, seq); 3-D with position ids into longer caches.
+      check_native(single_op_graph(ctx, "RotaryEmbedding",
+                                   {f32({2, 3, 5, 8}), f32({2, 5, half}), f32({2, 5, half})}, attrs));
+      Tensor pos = Tensor::from_i64({2, 5}, std::vector<int64_t>{0, 1, 2, 3, 4, 6, 5, 9, 8, 7});
+      check_native(single_op_graph(ctx, "RotaryEmbedding",
+                                   {f32({2, 5, 24}), f32({10, half}), f32({10, half}),
+                                    TensorType{DType::i64, {2, 5}}},
+                                   attrs, {Tensor(), Tensor(), Tensor(), pos}));
+    }
 }
