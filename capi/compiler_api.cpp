@@ -97,6 +97,14 @@ absl::Status options_of(const collage_compile_options_t* in, Options* out_option
   out.placement.fallback = (o.fallback && *o.fallback) ? o.fallback : "native";
   out.placement.num_threads = o.num_threads;
   out.artifact.build.num_threads = o.num_threads;
+  if (o.target && *o.target) {
+    absl::StatusOr<std::string> cpu = collage::resolve_native_target(o.target);
+    if (!cpu.ok())
+      return absl::InvalidArgumentError(std::string("target: ") +
+                                        std::string(cpu.status().message()));
+    out.placement.target = *cpu;
+    out.artifact.build.target = *cpu;
+  }
   if (o.tree_strategy && *o.tree_strategy) {
     auto mode = collage::parse_tree_strategy_mode(o.tree_strategy);
     if (!mode.ok()) return mode.status();

@@ -59,14 +59,18 @@ class Evolution {
   }
 
  private:
-  // Seeds first, always measured: the result is compared with them.
+  // Seeds first: the result is compared with them. They are measured in order while the budget
+  // lasts, and until one could be measured whatever the budget says.
   absl::Status measure_seeds(const std::vector<EvolutionSeed>& seeds, EvolutionResult& result) {
     num_seeds_ = static_cast<int>(seeds.size());
     for (const EvolutionSeed& s : seeds) {
       Genes genes = canonical(s.genes);
-      const double f = evaluate(genes, /*force=*/true);
-      result.seeds.push_back(
-          {s.name, std::isfinite(f) ? f : -1, std::isfinite(f) ? "" : failure_of(genes)});
+      const double f = evaluate(genes, /*force=*/best_seed_ < 0);
+      const bool skipped = !fitness_.count(genes);
+      result.seeds.push_back({s.name, std::isfinite(f) ? f : -1,
+                              std::isfinite(f) ? ""
+                              : skipped        ? "not measured: the time budget was spent"
+                                               : failure_of(genes)});
       seed_genes_.push_back(genes);
       if (std::isfinite(f) && (best_seed_ < 0 || f < fitness_.at(seed_genes_[best_seed_])))
         best_seed_ = static_cast<int>(seed_genes_.size() - 1);
@@ -143,7 +147,7 @@ class Evolution {
     std::vector<Genes> finalists;
     std::vector<std::string> names;
     for (size_t i = 0; i < seed_genes_.size(); ++i) {
-      if (!std::isfinite(fitness_.at(seed_genes_[i])) ||
+      if (!fitness_.count(seed_genes_[i]) || !std::isfinite(fitness_.at(seed_genes_[i])) ||
           std::find(finalists.begin(), finalists.end(), seed_genes_[i]) != finalists.end())
         continue;
       finalists.push_back(seed_genes_[i]);

@@ -78,6 +78,7 @@ void Measurer::record(const Backend& backend, uint64_t hash, const std::string& 
 void Measurer::prefetch(
     std::span<const std::pair<const Candidate*, const ExtractedSubgraph*>> batch) {
   std::vector<Job> jobs;
+  const bool quick = now_ms() >= options_.quick_after_ms;
   for (const auto& [candidate, group] : batch) {
     const Backend& backend = *candidate->backend;
     std::string signature = canonical_signature(group->graph);
@@ -99,13 +100,14 @@ void Measurer::prefetch(
       }
     }
     Job job{candidate, group, std::move(key), std::move(signature), hash, measurements};
-    job.sampler = Sampler(options_.sampling);
+    job.sampler = Sampler(quick ? options_.quick : options_.sampling);
     jobs.push_back(std::move(job));
   }
 
   // Build every kernel of the batch and warm it up.
   BuildOptions build;
   build.num_threads = pool_->num_threads();
+  build.target = options_.target;
   for (Job& job : jobs) {
     const Backend& backend = *job.candidate->backend;
     auto kernel = backend.build(job.group->graph, build);
@@ -126,7 +128,7 @@ void Measurer::prefetch(
     for (Tensor& t : job.buffers) job.args.push_back(t.raw());
     double last = 0;
     absl::Status s;
-    for (int i = 0; i < std::max(1, options_.warmup_runs) && s.ok(); ++i) {
+    for (int i = 0; i < (quick ? 1 : std::max(1, options_.warmup_runs)) && s.ok(); ++i) {
       const double t0 = now_ms();
       s = run_kernel(*job.kernel, job.args.data(), *pool_);
       last = now_ms() - t0;

@@ -3,6 +3,7 @@
 // keeps the results in the cost database.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -25,6 +26,12 @@ struct MeasureOptions {
   // A database record whose spread is wider than this is shaky (measured on a busy machine) and
   // is measured once more; the new record replaces it and is trusted whatever its spread.
   double trusted_spread = 0.5;
+  std::string target;  // BuildOptions::target of every kernel built
+  // From this time on (now_ms()) kernels are sampled as `quick` says, with one warm-up run: the
+  // placement's time budget is half spent. Infinite: never.
+  double quick_after_ms = HUGE_VAL;
+  SamplingOptions quick{/*min_samples=*/3, /*max_samples=*/5, /*settle_within=*/0.05,
+                        /*max_ms=*/30};
 };
 
 // What is measured, exactly:

@@ -26,6 +26,10 @@ namespace collage {
 namespace {
 
 constexpr size_t kMaxAlternatives = 6;
+// Shares of the placement's time budget: candidates are sampled briefly once this much of it is
+// spent, and this much of it is kept for the comparison with the single-backend placements.
+constexpr double kMeasureShare = 0.5;
+constexpr double kCompareShare = 0.15;
 
 // The backends taking part: the named ones (all when none are named) plus the fallback, in
 // registry order.
@@ -139,6 +143,7 @@ class Optimizer {
                             ? options_.num_threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     pool_ = std::make_unique<ThreadPool>(threads);
+    start_ms_ = now_ms();
 
     OptimizeResult result;
     if (options_.strategy == "greedy" || options_.strategy.starts_with("single:")) {
@@ -183,6 +188,14 @@ class Optimizer {
                        [&](const PlacedGroup& g) { return g.backend == b.name(); });
   }
 
+  // What the graph-level search may spend: the placement's budget less what was spent and a
+  // reserve for the comparison.
+  double search_budget_s() const {
+    const double left = options_.time_budget_s - (now_ms() - start_ms_) / 1000;
+    const double reserve = options_.compare_baselines ? kCompareShare * options_.time_budget_s : 0;
+    return std::max(0.0, left - reserve);
+  }
+
   BaselineOptions baseline_options() const {
     BaselineOptions b;
     b.fallback = options_.fallback;
@@ -195,8 +208,8 @@ class Optimizer {
     if (options_.evaluator) return *options_.evaluator;
     if (!end_to_end_)
       end_to_end_ = std::make_unique<EndToEndMeasurer>(
-          ctx_, registry_, g_, pool_.get(), EndToEndOptions{.executor = options_.executor},
-          options_.seed);
+          ctx_, registry_, g_, pool_.get(),
+          EndToEndOptions{.executor = options_.executor, .target = options_.target}, options_.seed);
     return *end_to_end_;
   }
 
@@ -211,6 +224,8 @@ class Optimizer {
       if (!d.ok()) return d.status();
       device = *d;
     }
+    if (!options_.target.empty() && options_.target != "host")
+      device = str_cat(device, "|target=", options_.target);
     device_ = device;
     if (!options_.cost_db_path.empty()) {
       auto db = CostDatabase::open(options_.cost_db_path);
@@ -220,6 +235,8 @@ class Optimizer {
     }
     MeasureOptions measure;
     measure.trusted_spread = options_.trusted_spread;
+    measure.quick_after_ms = start_ms_ + options_.time_budget_s * 1000 * kMeasureShare;
+    measure.target = options_.target;
     measurer_ = std::make_unique<Measurer>(measure, db_.get(), device, pool_.get());
     model_ = measurer_.get();
     return absl::OkStatus();
@@ -355,7 +372,7 @@ class Optimizer {
     EvolutionOptions evo;
     evo.population = options_.population;
     evo.max_generations = options_.max_generations;
-    evo.time_budget_s = options_.time_budget_s;
+    evo.time_budget_s = search_budget_s();
     evo.seed = options_.seed;
     evo.repair.max_states = options_.max_states;
     auto found = evolutionary_search(g_, registry_, cands_, edge_costs(costs_), seeds, evaluator(),
@@ -408,12 +425,14 @@ class Optimizer {
       rows.push_back({name, -1, ""});
     }
     report("compare");
-    std::vector<double> ms = remeasure_alternately(placements, evaluator(), 3);
+    // Three alternating rounds, one when the budget is spent.
+    const int rounds = now_ms() < start_ms_ + options_.time_budget_s * 1000 ? 3 : 1;
+    std::vector<double> ms = remeasure_alternately(placements, evaluator(), rounds);
     for (size_t i = 0; i < rows.size(); ++i) {
       rows[i].ms = ms[measured_as[i]];
       if (rows[i].ms < 0) rows[i].note = "failed to build or run";
     }
-    result.evaluations += 3 * placements.size();
+    result.evaluations += static_cast<size_t>(rounds) * placements.size();
     rows.insert(rows.end(), failed.begin(), failed.end());
     result.compared = std::move(rows);
   }
@@ -424,6 +443,7 @@ class Optimizer {
   const PlacementOptions& options_;
   std::vector<const Backend*> selected_;
   std::unique_ptr<ThreadPool> pool_;
+  double start_ms_ = 0;
   std::string device_;
   std::unique_ptr<CostDatabase> db_;
   std::unique_ptr<Measurer> measurer_;

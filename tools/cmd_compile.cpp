@@ -89,7 +89,8 @@ std::string artifact_summary(const std::string& path, const ArtifactSummary& s) 
 absl::StatusOr<ArtifactSummary> write_artifact(const Context& ctx, const PlacedModel& placed,
                                                const Graph& g, const std::string& path,
                                                const std::vector<std::string>& selected,
-                                               PlacementExecutor executor) {
+                                               PlacementExecutor executor,
+                                               const std::string& target) {
   const Placement& p = placed.result.placement;
   for (size_t i = 0; i < p.groups.size(); ++i) {
     if (p.groups[i].backend != kReferenceBackend) continue;
@@ -109,6 +110,7 @@ absl::StatusOr<ArtifactSummary> write_artifact(const Context& ctx, const PlacedM
   }
   ArtifactOptions options;
   options.waves.executor = wave_choice(executor);
+  options.build.target = target;
   return write_artifact_for(ctx, *placed.backends, g, p, path, options);
 }
 
@@ -243,7 +245,7 @@ int run_compile(std::span<const std::string> raw_args) {
   }
   if (!args.output.empty()) {
     auto summary = write_artifact(ctx, **placed, *g, args.output, options.backends,
-                                  options.executor);
+                                  options.executor, options.target);
     if (!summary.ok()) return report_failure("compile", summary.status());
     std::fputs(artifact_summary(args.output, *summary).c_str(), stdout);
   }

@@ -109,8 +109,10 @@ struct PlacementOptions {
   // "op-level" (dynamic programming over measured candidate costs), "two-level" (op-level, then
   // the evolutionary search over measured end-to-end latencies), "single:NAME" or "greedy".
   std::string strategy = "two-level";
-  // Wall-clock budget of the graph-level search in seconds (the op-level measurements come
-  // before it and are not counted).
+  // Wall-clock budget of the whole placement in seconds: candidate measurement (sampled briefly
+  // once half of it is spent; every candidate is still built and timed), the graph-level search
+  // (what is left, less a reserve for the comparison), and compare_baselines. At least one seed
+  // of the graph-level search is measured however little is left.
   double time_budget_s = 60;
   uint64_t seed = 0;
   // Persistent cost database (JSON lines); empty: costs live only as long as the call.
@@ -133,6 +135,9 @@ struct PlacementOptions {
   int max_generations = 0;
   // Threads a kernel may use while measured and run (0: one per core).
   int num_threads = 0;
+  // The CPU generated code is compiled for (BuildOptions::target; "" or "host": this machine).
+  // A named target also keys the cost database: `device` gets "|target=CPU" appended.
+  std::string target;
   PlacementExecutor executor = PlacementExecutor::sequential;
   // Measure the chosen placement and every single-backend baseline end to end, interleaved, and
   // report the figures (OptimizeResult::compared).

@@ -3,7 +3,7 @@
 
 namespace collage::te_ops {
 
-TeOpRegistry default_te_ops() {
+TeOpRegistry default_te_ops(const codegen::TargetSpec& target) {
   TeOpRegistry r;
   register_elementwise_ops(r);
   register_injective_ops(r);
@@ -11,7 +11,7 @@ TeOpRegistry default_te_ops() {
   register_nn_misc_ops(r);
   register_resize_op(r);
   register_conv_ops(r);
-  register_dense_ops(r);
+  register_dense_ops(r, target);
   return r;
 }
 

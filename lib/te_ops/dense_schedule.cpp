@@ -21,6 +21,11 @@ struct Parts {
   bool a_vector = false, b_vector = false;
 };
 
+// The default rows of a register tile when at most `rows_max` fit.
+int64_t default_rows(int64_t rows_max) {
+  return rows_max;
+}
+
 std::string signature(const Node& node, const Graph& graph, bool b_const) {
   std::string s = node.op_name();
   const char* names[] = {"a", "b", "c"};
@@ -147,16 +152,26 @@ absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp)
   const int lanes = detail::f32_lanes(grp.target);
 
   tune::ScheduleTemplate t;
-  t.signature = signature(node, *grp.graph, p.bp.defined() && detail::is_constant_input(grp, p.b));
+  t.signature = signature(node, *grp.graph, p.bp.defined() && detail::is_constant_input(grp, p.b)) +
+                detail::target_signature(grp.target);
   t.flops = 2.0 * static_cast<double>(outputs) * static_cast<double>(p.k);
   if (!p.a_vector && !p.b_vector) {
-    std::vector<int64_t> mr = detail::at_most({1, 2, 4, 6, 8, 12}, p.m);
+    // The register tile: mr rows of nr / lanes vectors, at most the accumulators the target's
+    // registers hold beside one vector of B per column vector and A's broadcast (AVX-512: 14 x 2
+    // or 30 x 1 vectors; AVX2: 6 x 2 or 14 x 1).
+    const int64_t vectors = std::max<int64_t>(p.nr / lanes, 1);
+    const int64_t rows_max =
+        std::max<int64_t>((grp.target.vector_registers() - vectors - 1) / vectors, 1);
+    std::vector<int64_t> mr_values;
+    for (int64_t v : {1, 2, 3, 4, 6, 8, 12, 14, 16, 24, 30})
+      if (v <= rows_max) mr_values.push_back(v);
+    std::vector<int64_t> mr = detail::at_most(mr_values, p.m);
     std::vector<int64_t> mb = detail::at_most({8, 16, 32, 64, 128, 256}, std::max<int64_t>(p.m, 8));
     t.space.add("mr", mr);
     t.space.add("mb", mb);
     t.space.add("ku", {1, 2, 4});
     t.space.add("par_j", {0, 1});
-    const int64_t mrd = detail::pick_at_most(mr, p.nr > lanes ? 8 : 12);
+    const int64_t mrd = detail::pick_at_most(mr, default_rows(rows_max));
     const int64_t want = 4 * std::max(grp.num_threads, 1);
     int64_t mbd = mb.front();
     for (int64_t v : mb)

@@ -13,22 +13,25 @@ namespace collage::testing {
 namespace {
 
 void check(const GroupCase& c, int configs, uint64_t seed) {
-  BuiltGroup b = build_group(c);
-  absl::StatusOr<te_ops::ScheduledGroup> def = b.def->schedule(b.group);
-  INFO(def.status().ToString());
-  REQUIRE(def.ok());
-  CHECK(run_and_compare(b, *def) < 1e-5);
-  absl::StatusOr<tune::ScheduleTemplate> t = te_ops::anchor_schedule_template(b.group);
-  REQUIRE(t.ok());
-  std::mt19937_64 rng(seed);
-  for (int i = 0; i < configs && !t->space.knobs.empty(); ++i) {
-    tune::Knobs k;
-    for (const auto& [name, values] : t->space.knobs) k[name] = values[rng() % values.size()];
-    INFO("knobs " << tune::to_string(k));
-    absl::StatusOr<te_ops::ScheduledGroup> s = t->apply(k);
-    INFO(s.status().ToString());
-    REQUIRE(s.ok());
-    CHECK(run_and_compare(b, *s) < 1e-5);
+  for (const codegen::TargetSpec& target : runnable_targets()) {
+    INFO("target " << target.to_string());
+    BuiltGroup b = build_group(c, 2, target);
+    absl::StatusOr<te_ops::ScheduledGroup> def = b.def->schedule(b.group);
+    INFO(def.status().ToString());
+    REQUIRE(def.ok());
+    CHECK(run_and_compare(b, *def) < 1e-5);
+    absl::StatusOr<tune::ScheduleTemplate> t = te_ops::anchor_schedule_template(b.group);
+    REQUIRE(t.ok());
+    std::mt19937_64 rng(seed);
+    for (int i = 0; i < configs && !t->space.knobs.empty(); ++i) {
+      tune::Knobs k;
+      for (const auto& [name, values] : t->space.knobs) k[name] = values[rng() % values.size()];
+      INFO("knobs " << tune::to_string(k));
+      absl::StatusOr<te_ops::ScheduledGroup> s = t->apply(k);
+      INFO(s.status().ToString());
+      REQUIRE(s.ok());
+      CHECK(run_and_compare(b, *s) < 1e-5);
+    }
   }
 }
 
