@@ -7,6 +7,7 @@
 //
 //   te_matmul_bench [--threads=2] [--tasks=0] [--shapes=1024x1024x1024,...] [--reps=30]
 //                   [--budget=10] [--target=host|avx2|avx512|CPU] [--knobs=mr=6,mb=32,...]
+//                   [--cpu-time]
 //
 // --shapes lists MxNxK (default 1024x1024x1024; --m= --n= --k= set a single one); --target the
 // CPU the kernel is compiled for (an AVX2 target runs on an AVX-512 machine: oneDNN is then
@@ -14,7 +15,9 @@
 // seconds (0: default schedule only); --knobs a configuration measured beside the default
 // instead of tuning; --tasks the tasks per kernel call (0: 4 per thread, which the pool hands
 // out as threads become free, so that a thread slowed down by another process on a shared
-// machine takes fewer of them). Per shape the report gives the median GFLOP/s of each side over
+// machine takes fewer of them); --cpu-time runs everything on one thread and times the runs by
+// that thread's CPU time (on a loaded machine, what the kernel itself costs). Per shape the
+// report gives the median GFLOP/s of each side over
 // the repetitions (taken in alternating blocks) and their ratio.
 #include <omp.h>
 
@@ -51,6 +54,7 @@ struct Options {
   double budget = 10;
   std::string target = "host";
   std::string knobs;
+  bool cpu_clock = false;
 };
 
 // "MxNxK,MxNxK"; empty on a malformed list.
@@ -107,6 +111,8 @@ Options parse(int argc, char** argv) {
       o.target = v;
     else if (const char* v = value("--knobs="))
       o.knobs = v;
+    else if (std::strcmp(a, "--cpu-time") == 0)
+      o.cpu_clock = true;
     else if (const char* v = value("--reps="))
       o.reps = std::atoi(v);
     else if (const char* v = value("--tasks="))
@@ -120,6 +126,7 @@ Options parse(int argc, char** argv) {
   o.reps = std::max(o.reps, 3);
   if (o.tasks <= 0) o.tasks = o.threads == 1 ? 1 : 4 * o.threads;
   if (o.shapes.empty()) o.shapes = {o.single};
+  if (o.cpu_clock) o.threads = o.tasks = 1;
   return o;
 }
 
@@ -156,7 +163,9 @@ absl::StatusOr<ShapeResult> bench_shape(const Options& o, const Shape3& sh,
   te_ops::TuningTask& task = tasks[0];
   tune::Knobs tuned = task.schedule.defaults;
   if (!o.knobs.empty()) {
-    for (const auto& [name, value] : *parse_knobs(o.knobs)) tuned[name] = value;
+    const std::optional<tune::Knobs> given = parse_knobs(o.knobs);
+    if (!given) return absl::InvalidArgumentError("--knobs: expected NAME=VALUE,...");
+    for (const auto& [name, value] : *given) tuned[name] = value;
   } else if (o.budget > 0) {
     tune::SearchOptions so;
     so.budget_s = o.budget;
@@ -208,9 +217,10 @@ absl::StatusOr<ShapeResult> bench_shape(const Options& o, const Shape3& sh,
   std::vector<double> t_def, t_te, t_dnnl;
   for (int done = 0; done < o.reps; done += 5) {
     const int n = std::min(5, o.reps - done);
-    measure_block([&] { kd->run(o.tasks, &pool); }, n, t_def);
-    measure_block([&] { kt->run(o.tasks, &pool); }, n, t_te);
-    measure_block(run_dnnl, n, t_dnnl);
+    double (*clock)() = o.cpu_clock ? thread_cpu_ms : now_ms;
+    measure_block([&] { kd->run(o.tasks, &pool); }, n, t_def, clock);
+    measure_block([&] { kt->run(o.tasks, &pool); }, n, t_te, clock);
+    measure_block(run_dnnl, n, t_dnnl, clock);
   }
   ShapeResult r;
   const float* c_te = kt->outputs()[0].data<float>();
@@ -236,8 +246,9 @@ int main(int argc, char** argv) {
   // oneDNN capped at the target's ISA (before it creates any primitive).
   if (!target->has_feature("avx512f")) dnnl::set_max_cpu_isa(dnnl::cpu_isa::avx2);
   omp_set_num_threads(o.threads);
-  std::printf("te_matmul_bench: f32, %d threads, %d tasks per call, target %s, %d reps\n",
-              o.threads, o.tasks, target->to_string().c_str(), o.reps);
+  std::printf("te_matmul_bench: f32, %d threads, %d tasks per call, target %s, %d reps, %s\n",
+              o.threads, o.tasks, target->to_string().c_str(), o.reps,
+              o.cpu_clock ? "thread CPU time" : "wall time");
   ThreadPool pool(o.threads);
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);

@@ -3,6 +3,7 @@
 // chain applied as each tile is stored. Matrix-vector products get a vectorized panel loop (A 1-D)
 // or a plain parallel loop (B 1-D).
 #include <algorithm>
+#include <cmath>
 
 #include "collage/ops/nn.h"
 #include "core/str_cat.h"
@@ -21,9 +22,12 @@ struct Parts {
   bool a_vector = false, b_vector = false;
 };
 
-// The default rows of a register tile when at most `rows_max` fit.
-int64_t default_rows(int64_t rows_max) {
-  return rows_max;
+// Rows the tiles of mr rows in blocks of mb compute for m rows: a partial tile is computed
+// whole (its rows clamped), so a tile that does not divide the rows wastes work.
+int64_t rows_computed(int64_t m, int64_t mr, int64_t mb) {
+  const int64_t block = std::max<int64_t>(mb / mr, 1) * mr;
+  const int64_t rest = m % block;
+  return m / block * block + (rest + mr - 1) / mr * mr;
 }
 
 std::string signature(const Node& node, const Graph& graph, bool b_const) {
@@ -171,11 +175,22 @@ absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp)
     t.space.add("mb", mb);
     t.space.add("ku", {1, 2, 4});
     t.space.add("par_j", {0, 1});
-    const int64_t mrd = detail::pick_at_most(mr, default_rows(rows_max));
     const int64_t want = 4 * std::max(grp.num_threads, 1);
     int64_t mbd = mb.front();
     for (int64_t v : mb)
       if (v <= 64 && p.batch * ((p.m + v - 1) / v) >= want) mbd = v;
+    // The tallest tile of at least half the rows that fit which wastes at most 2 % of the work
+    // on clamped rows, else the least wasteful (measured on AVX-512 at 512 x 1024 x 1024: 14
+    // rows, computing 560, ran at 0.90x oneDNN, 8 rows at 0.98x).
+    int64_t mrd = mr.front();
+    double least = HUGE_VAL;
+    for (auto it = mr.rbegin(); it != mr.rend(); ++it) {
+      if (2 * *it < std::min(rows_max, p.m)) break;
+      const double waste =
+          static_cast<double>(rows_computed(p.m, *it, std::max(mbd, *it))) / p.m - 1;
+      if (waste < least - 1e-9) least = waste, mrd = *it;
+      if (waste <= 0.02) break;
+    }
     const int64_t row_chunks = p.batch * ((p.m + mbd - 1) / mbd);
     const int64_t panels = (p.n + p.nr - 1) / p.nr;
     const bool par_j = row_chunks < want && panels > row_chunks;
