@@ -48,6 +48,9 @@ struct BuildOptions {
   // "x86-64-v4", "haswell", ...) whose code this machine runs, so that an AVX-512 machine builds,
   // runs and measures AVX2 code. Library backends run what their library picks.
   std::string target;
+  // A directory where backends that generate code keep it between compiles (the native
+  // backend's objects, named by what their code depends on); "": none.
+  std::string code_cache;
 };
 
 class Backend {

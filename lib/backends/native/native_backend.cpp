@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "backends/native/native_code_cache.h"
 #include "backends/native/native_fusion.h"
 #include "backends/native/native_kernel.h"
 #include "backends/native/native_lower.h"
@@ -57,7 +58,7 @@ class NativeBackend : public Backend {
     native::LowerOptions lo{target->spec, threads, tuning_};
     auto lowered = native::lower_group(group, *target->ops, lo, symbol);
     if (!lowered.ok()) return lowered.status();
-    auto jit = compile(symbol, *lowered, target->spec);
+    auto jit = compile(symbol, *lowered, target->spec, options.code_cache);
     if (!jit.ok()) return jit.status();
     auto fn = (*jit)->lookup(symbol);
     if (!fn.ok()) return fn.status();
@@ -108,21 +109,36 @@ class NativeBackend : public Backend {
     return targets_.emplace(name, std::move(t)).first->second;
   }
 
-  // The compiled code of `symbol`: from the cache when an identical group was built before (the
-  // placement search builds the same block many times), else JIT-compiled and cached.
+  // The compiled code of `symbol`: from memory when an identical group was built before (the
+  // placement search builds the same block many times), else loaded from the code cache on disk
+  // (`cache_dir`, when given) or compiled into an object (which an artifact links as it is) and
+  // stored there.
   absl::StatusOr<std::shared_ptr<const codegen::JitModule>> compile(
       const std::string& symbol, const native::LoweredGroup& lowered,
-      const codegen::TargetSpec& target) const {
+      const codegen::TargetSpec& target, const std::string& cache_dir) const {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (auto it = compiled_.find(symbol); it != compiled_.end()) return it->second;
     }
     std::vector<te::PrimFunc> funcs = {lowered.kernel};
     funcs.insert(funcs.end(), lowered.packs.begin(), lowered.packs.end());
-    codegen::JitOptions jo;
-    jo.target = target;
-    auto jit = codegen::JitModule::compile(funcs, jo);
-    if (!jit.ok()) return jit.status();
+    absl::StatusOr<std::unique_ptr<codegen::JitModule>> jit = absl::NotFoundError("");
+    const uint64_t key = native::code_key(funcs, target, version());
+    if (!cache_dir.empty())
+      if (std::optional<std::string> object = native::read_cached_code(cache_dir, key)) {
+        std::vector<std::string> names;
+        for (const te::PrimFunc& f : funcs) names.push_back(f.name);
+        jit = codegen::JitModule::load_object(std::move(*object), names, target);
+      }
+    if (!jit.ok()) {
+      codegen::JitOptions jo;
+      jo.target = target;
+      jo.keep_object = true;
+      jit = codegen::JitModule::compile(funcs, jo);
+      if (!jit.ok()) return jit.status();
+      // A cache that cannot be written costs the next compile time, not this one correctness.
+      if (!cache_dir.empty()) (void)native::write_cached_code(cache_dir, key, (*jit)->object());
+    }
     std::shared_ptr<const codegen::JitModule> shared = std::move(*jit);
     std::lock_guard<std::mutex> lock(mu_);
     return compiled_.emplace(symbol, std::move(shared)).first->second;
