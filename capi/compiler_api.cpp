@@ -86,6 +86,8 @@ absl::Status options_of(const collage_compile_options_t* in, Options* out_option
   if (o.budget_seconds > 0) out.placement.time_budget_s = o.budget_seconds;
   out.placement.seed = o.seed;
   if (o.cost_db_path) out.placement.cost_db_path = o.cost_db_path;
+  out.placement.code_cache = collage::code_cache_dir(out.placement.cost_db_path);
+  out.artifact.build.code_cache = out.placement.code_cache;
   for (const char* p = o.backends; p && *p;) {
     const char* comma = std::strchr(p, ',');
     std::string name(p, comma ? comma : p + std::strlen(p));

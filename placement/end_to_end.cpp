@@ -73,6 +73,7 @@ std::optional<double> EndToEndMeasurer::wave_latency_ms(const Placement& p) {
   BuildOptions build;
   build.num_threads = pool_->num_threads();
   build.target = options_.target;
+  build.code_cache = options_.code_cache;
   auto kernels = build_artifact_kernels(ctx_, cached_, g_, p, build);
   if (!kernels.ok()) return std::nullopt;
   ArtifactOptions options;
@@ -109,6 +110,7 @@ absl::StatusOr<double> EndToEndMeasurer::latency_ms(const Placement& p) {
   BuildOptions build;
   build.num_threads = pool_->num_threads();
   build.target = options_.target;
+  build.code_cache = options_.code_cache;
   auto model = compile_placement(ctx_, cached_, g_, p, build, pool_);
   if (!model.ok()) return model.status();
   for (int i = 0; i < options_.warmup_runs; ++i)

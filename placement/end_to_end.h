@@ -26,6 +26,7 @@ struct EndToEndOptions {
   int wave_runs = 7;          // whole runs per executor when scoring with waves (median), at most
   double wave_max_ms = 1000;  // wall-clock bound of those runs (after 5 of each)
   std::string target;         // BuildOptions::target of every kernel built
+  std::string code_cache;     // BuildOptions::code_cache of every kernel built
 };
 
 // Compiles the placement (every group built by its backend, kernels run on `pool`), runs it on

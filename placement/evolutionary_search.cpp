@@ -69,7 +69,7 @@ class Evolution {
       const bool skipped = !fitness_.count(genes);
       result.seeds.push_back({s.name, std::isfinite(f) ? f : -1,
                               std::isfinite(f) ? ""
-                              : skipped        ? "not measured: the time budget was spent"
+                              : skipped        ? "the time budget was spent"
                                                : failure_of(genes)});
       seed_genes_.push_back(genes);
       if (std::isfinite(f) && (best_seed_ < 0 || f < fitness_.at(seed_genes_[best_seed_])))

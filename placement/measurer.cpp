@@ -91,13 +91,17 @@ void Measurer::prefetch(
     if (db_) {
       auto r = db_->lookup({device_, backend.name(), backend.version(), hash});
       if (r && r->signature == signature) {
-        if (r->spread <= options_.trusted_spread || r->measurements > 1) {
+        if (r->spread <= options_.trusted_spread || r->measurements > 1 || cached_only_) {
           memo_[key] = {Cost{r->ms, r->samples, r->spread, true}, false};
           continue;
         }
         ++remeasured_;
         measurements = r->measurements + 1;
       }
+    }
+    if (cached_only_) {
+      memo_[key] = {absl::UnavailableError("not measured: the placement is known"), false};
+      continue;
     }
     Job job{candidate, group, std::move(key), std::move(signature), hash, measurements};
     job.sampler = Sampler(quick ? options_.quick : options_.sampling);
@@ -108,6 +112,7 @@ void Measurer::prefetch(
   BuildOptions build;
   build.num_threads = pool_->num_threads();
   build.target = options_.target;
+  build.code_cache = options_.code_cache;
   for (Job& job : jobs) {
     const Backend& backend = *job.candidate->backend;
     auto kernel = backend.build(job.group->graph, build);

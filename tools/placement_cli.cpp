@@ -99,6 +99,7 @@ PlacementOptions PlacementArgs::options() const {
   o.time_budget_s = budget_s;
   o.seed = static_cast<uint64_t>(seed);
   o.cost_db_path = cost_db_path();
+  o.code_cache = code_cache_dir(o.cost_db_path);
   o.max_depth = static_cast<int>(max_depth);
   o.target = target_cpu;
   size_t start = 0;
@@ -178,6 +179,7 @@ absl::StatusOr<std::unique_ptr<PlacedModel>> place_model(const Context& ctx, con
   if (!compile) return placed;
   BuildOptions build;
   build.target = options.target;
+  build.code_cache = options.code_cache;
   auto model = compile_placement(ctx, *placed->backends, g, placed->result.placement, build);
   if (!model.ok()) return model.status();
   placed->model.emplace(*std::move(model));

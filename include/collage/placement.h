@@ -138,6 +138,9 @@ struct PlacementOptions {
   // The CPU generated code is compiled for (BuildOptions::target; "" or "host": this machine).
   // A named target also keys the cost database: `device` gets "|target=CPU" appended.
   std::string target;
+  // BuildOptions::code_cache of every kernel built ("": none): compiled code kept between
+  // compiles, beside the cost database (code_cache_dir).
+  std::string code_cache;
   PlacementExecutor executor = PlacementExecutor::sequential;
   // Measure the chosen placement and every single-backend baseline end to end, interleaved, and
   // report the figures (OptimizeResult::compared).
@@ -173,6 +176,10 @@ absl::StatusOr<OptimizeResult> optimize_detailed(const Context& ctx,
                                                  const PlacementOptions& options);
 absl::StatusOr<Placement> optimize(const Context& ctx, const BackendRegistry& backends,
                                    const Graph& g, const PlacementOptions& options);
+
+// The code cache that goes with cost database `cost_db_path`: the folder "kernels" beside it;
+// "" for no database.
+std::string code_cache_dir(const std::string& cost_db_path);
 
 // "<cpu model name>|<cores> cores|<ISA flags>" of this machine from /proc/cpuinfo (the part of
 // every cost-database key that names the device). Errors when /proc/cpuinfo cannot be read.
