@@ -51,7 +51,7 @@ void PlacementArgs::declare(ArgParser& parser, bool with_strategy, std::string_v
                   "two-level (default), op-level, greedy or single:NAME (e.g. single:dnnl)",
                   &strategy);
   parser.option("--budget", "SECONDS",
-                str_cat("time budget of the graph-level search (default ", budget, ")"), &budget);
+                str_cat("time budget of the whole placement: candidate measurement, the graph-level search and the comparison (default ", budget, ")"), &budget);
   parser.option(seed_option, "N", "seed of the graph-level search (default 0)", &seed, 0);
   parser.option("--cost-db", "PATH",
                 "cost database (default $XDG_CACHE_HOME/collage/cost-db.jsonl or\n"

@@ -13,8 +13,8 @@
 namespace collage::te_ops::dense {
 namespace {
 
-using tune::Knobs;
 using tune::knob_or;
+using tune::Knobs;
 
 struct Parts {
   te::Tensor acc, bp, b;
@@ -179,22 +179,29 @@ absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp)
     int64_t mbd = mb.front();
     for (int64_t v : mb)
       if (v <= 64 && p.batch * ((p.m + v - 1) / v) >= want) mbd = v;
-    // The tallest tile of at least half the rows that fit which wastes at most 2 % of the work
-    // on clamped rows, else the least wasteful (measured on AVX-512 at 512 x 1024 x 1024: 14
-    // rows, computing 560, ran at 0.90x oneDNN, 8 rows at 0.98x).
+    // Column panels outermost (par_j) when there are enough of them for the threads, or more
+    // than row blocks: a panel of B stays in cache while every row of A passes, and a row block is
+    // one tile. Measured on this Xeon (AVX-512 and the AVX2 target, one thread) over the GEMMs of
+    // ResNet-50 and BERT-base and 1024^3: 0.91-1.06x oneDNN, against 0.58-0.93x with row blocks
+    // outermost for the shapes of few rows and large k (bench/RESULTS.md).
+    const int64_t row_chunks = p.batch * ((p.m + mbd - 1) / mbd);
+    const int64_t panels = (p.n + p.nr - 1) / p.nr;
+    const bool par_j = panels >= want || (row_chunks < want && panels > row_chunks);
+    // The tile of least estimated work: the rows it computes (a partial tile computed whole)
+    // times (mr + vectors) / mr, each k step loading `vectors` B vectors beside mr broadcasts for
+    // mr x vectors FMAs (AVX2 at 128 rows: 6 rows, 132 computed, not 4; at 49 rows: 6, not 3).
     int64_t mrd = mr.front();
     double least = HUGE_VAL;
     for (auto it = mr.rbegin(); it != mr.rend(); ++it) {
-      if (2 * *it < std::min(rows_max, p.m)) break;
-      const double waste =
-          static_cast<double>(rows_computed(p.m, *it, std::max(mbd, *it))) / p.m - 1;
-      if (waste < least - 1e-9) least = waste, mrd = *it;
-      if (waste <= 0.02) break;
+      const double work =
+          static_cast<double>(rows_computed(p.m, *it, par_j ? *it : std::max(mbd, *it))) *
+          static_cast<double>(*it + vectors) / static_cast<double>(*it);
+      if (work < least - 1e-9) least = work, mrd = *it;
     }
-    const int64_t row_chunks = p.batch * ((p.m + mbd - 1) / mbd);
-    const int64_t panels = (p.n + p.nr - 1) / p.nr;
-    const bool par_j = row_chunks < want && panels > row_chunks;
-    t.defaults = {{"mr", mrd}, {"mb", std::max(mbd, mrd)}, {"ku", 1}, {"par_j", par_j}};
+    // k unrolled by 4 (2) where it divides k: the loop's own overhead off the FMA ports.
+    const int64_t kud = p.k % 4 == 0 ? 4 : p.k % 2 == 0 ? 2 : 1;
+    t.defaults = {
+        {"mr", mrd}, {"mb", par_j ? mrd : std::max(mbd, mrd)}, {"ku", kud}, {"par_j", par_j}};
   }
   t.apply = [grp, p, lanes](const Knobs& k) { return apply(grp, p, lanes, k); };
   return t;
