@@ -172,9 +172,8 @@ class Evolution {
       for (const Genes& f : finalists)
         placements.push_back(*placement_of(g_, backends_, cands_, costs_, f));
       report("finalists");
-      std::vector<double> again =
-          remeasure_alternately(placements, evaluator_, options_.final_rounds);
-      evaluations_ += finalists.size() * static_cast<size_t>(std::max(options_.final_rounds, 1));
+      std::vector<double> again = remeasure_alternately(
+          placements, evaluator_, options_.final_rounds, deadline_ms_, &evaluations_);
       std::string line = "finalists re-measured:";
       int best = -1;
       for (size_t i = 0; i < finalists.size(); ++i) {
@@ -456,13 +455,15 @@ absl::StatusOr<Placement> placement_of(const Graph& g, const BackendRegistry& ba
 }
 
 std::vector<double> remeasure_alternately(const std::vector<Placement>& placements,
-                                          PlacementEvaluator& evaluator, int rounds) {
+                                          PlacementEvaluator& evaluator, int rounds,
+                                          double deadline_ms, size_t* evaluations) {
   std::vector<std::vector<double>> samples(placements.size());
   std::vector<bool> failed(placements.size(), false);
-  for (int r = 0; r < std::max(rounds, 1); ++r) {
+  for (int r = 0; r < std::max(rounds, 1) && (r == 0 || now_ms() < deadline_ms); ++r) {
     for (size_t k = 0; k < placements.size(); ++k) {
       const size_t i = r % 2 == 0 ? k : placements.size() - 1 - k;
       if (failed[i]) continue;
+      if (evaluations) ++*evaluations;
       auto ms = evaluator.latency_ms(placements[i]);
       if (ms.ok())
         samples[i].push_back(*ms);

@@ -470,14 +470,16 @@ class Optimizer {
       rows.push_back({name, -1, ""});
     }
     report("compare");
-    // Three alternating rounds, one when the budget is spent.
-    const int rounds = now_ms() < start_ms_ + options_.time_budget_s * 1000 ? 3 : 1;
-    std::vector<double> ms = remeasure_alternately(placements, evaluator(), rounds);
+    // Up to three alternating rounds: the first whatever the time, the others only while the
+    // placement's budget lasts.
+    size_t evaluations = 0;
+    std::vector<double> ms = remeasure_alternately(
+        placements, evaluator(), 3, start_ms_ + options_.time_budget_s * 1000, &evaluations);
     for (size_t i = 0; i < rows.size(); ++i) {
       rows[i].ms = ms[measured_as[i]];
       if (rows[i].ms < 0) rows[i].note = "failed to build or run";
     }
-    result.evaluations += static_cast<size_t>(rounds) * placements.size();
+    result.evaluations += evaluations;
     rows.insert(rows.end(), failed.begin(), failed.end());
     result.compared = std::move(rows);
   }
