@@ -9,6 +9,7 @@
 #include "collage/backends/dnnl.h"
 #include "collage/backends/eigen.h"
 #include "collage/backends/native.h"
+#include "collage/backends/openvino.h"
 #include "collage/backends/trees.h"
 #include "collage/collage.h"
 #include "collage/executor.h"
@@ -70,11 +71,26 @@ void* copy_out(std::string_view bytes) {
   return p;
 }
 
+// The caller's progress callback (collage_compile_options_t.progress); tell() is a no-op
+// without one.
+struct Progress {
+  collage_compile_progress_fn fn = nullptr;
+  void* user_data = nullptr;
+
+  void tell(const char* phase, uint64_t done = 0, uint64_t total = 0, int32_t generation = 0,
+            double best_ms = -1, const char* detail = "") const {
+    if (!fn) return;
+    collage_compile_progress_t p{sizeof p, phase, done, total, generation, best_ms, detail};
+    fn(user_data, &p);
+  }
+};
+
 struct Options {
   collage::PlacementOptions placement;
   collage::ModelImportOptions import;
   collage::ArtifactOptions artifact;
   collage::TreeStrategyMode tree_strategy;  // measured by default
+  Progress progress;
 };
 
 absl::Status options_of(const collage_compile_options_t* in, Options* out_options) {
@@ -112,6 +128,18 @@ absl::Status options_of(const collage_compile_options_t* in, Options* out_option
     if (!mode.ok()) return mode.status();
     out.tree_strategy = *mode;
   }
+  out.progress = Progress{o.progress, o.progress_user_data};
+  if (o.progress)
+    out.placement.progress = [progress = out.progress](const collage::PlacementProgress& p) {
+      // PlacementProgress::phase is one of a fixed set of literals; the callback gets static
+      // storage, as collage.h promises.
+      static constexpr const char* kPhases[] = {"candidates", "measure",   "op-level",
+                                                "evolve",     "finalists", "done"};
+      const char* phase = "placement";
+      for (const char* name : kPhases)
+        if (p.phase == name) phase = name;
+      progress.tell(phase, p.measured, p.total, p.generation, p.best_ms);
+    };
   for (int32_t i = 0; i < o.num_input_shapes && o.input_shapes; ++i) {
     const collage_input_shape_t& s = o.input_shapes[i];
     if (!s.name || s.ndim < 0 || (s.ndim > 0 && !s.shape))
@@ -131,6 +159,7 @@ absl::StatusOr<std::string> compile_graph(
   if (!g.ok()) return g.status();
   auto placement = collage::optimize(c->ctx, c->backends, *g, o.placement);
   if (!placement.ok()) return placement.status();
+  o.progress.tell("build");
   auto bytes = collage::compile_artifact(c->ctx, c->backends, *g, *placement, o.artifact);
   if (!bytes.ok()) return bytes.status();
   if (report && trees.empty()) *report = placement->to_json(*g);
@@ -148,6 +177,10 @@ collage::TreeCompileOptions tree_compile_options(const Options& o) {
   trees.mode = o.tree_strategy;
   trees.placement = o.placement;
   trees.artifact = true;
+  if (o.progress.fn)
+    trees.progress = [progress = o.progress](const std::string& label) {
+      progress.tell("tree-strategy", 0, 0, 0, -1, label.c_str());
+    };
   return trees;
 }
 
@@ -170,6 +203,12 @@ COLLAGE_API collage_status_t* collage_compiler_create(collage_compiler_t** compi
     if (absl::Status s = collage::register_dnnl_backend(c->backends); !s.ok()) return to_c(s);
     if (absl::Status s = collage::register_trees_backend(c->backends); !s.ok()) return to_c(s);
     if (absl::Status s = collage::register_native_backend(c->backends); !s.ok()) return to_c(s);
+#ifdef COLLAGE_HAVE_OPENVINO
+    if (absl::Status s = collage::register_openvino_backend(c->backends); !s.ok()) return to_c(s);
+#else
+    c->backends.add_unavailable(std::string(collage::kOpenvinoBackend),
+                                std::string(collage::kOpenvinoNotBuilt));
+#endif
     *compiler = c.release();
     return nullptr;
   });
@@ -206,6 +245,7 @@ COLLAGE_API collage_status_t* collage_compile_file(collage_compiler_t* compiler,
     Options o;
     if (absl::Status s = options_of(options, &o); !s.ok()) return to_c(s);
     const collage::TreeCompileOptions trees = tree_compile_options(o);
+    o.progress.tell("import");
     auto m = collage::import_compile_model(compiler->ctx, compiler->backends, model_path, o.import,
                                            trees);
     if (!m.ok()) return to_c(m.status());
@@ -238,6 +278,7 @@ COLLAGE_API collage_status_t* collage_compile_memory(collage_compiler_t* compile
     std::vector<collage::TreeStrategyReport> reports;
     o.import.onnx.tree_strategy =
         collage::compile_tree_strategy_chooser(compiler->ctx, compiler->backends, trees, reports);
+    o.progress.tell("import");
     auto g = collage::import_onnx_buffer(
         compiler->ctx, {static_cast<const uint8_t*>(model), model_size}, o.import.onnx);
     if (!g.ok()) return to_c(g.status());

@@ -52,6 +52,24 @@ typedef struct {
   const int64_t* shape;
 } collage_input_shape_t;
 
+/* What a compile is doing, as told to a progress callback (collage_compile_options_t.progress). */
+typedef struct {
+  uint32_t struct_size; /* sizeof(collage_compile_progress_t) of the library: later fields are
+                           read only where it covers them */
+  /* "import", "tree-strategy" (a tree ensemble's strategy is being costed; `detail` names it),
+   * the placement's phases "candidates", "measure", "op-level", "evolve", "finalists", "done",
+   * then "build" (the placed groups are compiled into the artifact). Static storage. */
+  const char* phase;
+  uint64_t done;        /* measure: candidates costed; evolve, finalists: placements measured */
+  uint64_t total;       /* measure: candidates to cost; 0 otherwise */
+  int32_t generation;   /* evolve: the graph-level search's generation */
+  double best_ms;       /* evolve, finalists: best end-to-end latency so far; -1: none yet */
+  const char* detail;   /* tree-strategy: "NODE: STRATEGY" being costed; "" otherwise */
+} collage_compile_progress_t;
+
+typedef void (*collage_compile_progress_fn)(void* user_data,
+                                            const collage_compile_progress_t* progress);
+
 typedef struct {
   uint32_t struct_size; /* set by collage_compile_options_init */
   /* "two-level" (default), "op-level", "single:NAME" or "greedy". */
@@ -81,6 +99,11 @@ typedef struct {
    * does; a candidate the artifact cannot hold (a group left to the reference fallback) is
    * skipped. "auto": the fixed depth rule; "fused", "ptt", "tt" or "gemm": that strategy. */
   const char* tree_strategy;
+  /* Appended (as above; bindings mirror it): told what the compile is doing (NULL: nothing is
+   * told). Called on the thread that called collage_compile_*, never concurrently, with
+   * `progress_user_data`; the progress struct is valid only during the call. */
+  collage_compile_progress_fn progress;
+  void* progress_user_data;
   /* Appended last (as above; bindings mirror it): the x86-64 CPU that generated code is compiled
    * for. NULL, "" or "host": this machine; "avx2" (= "x86-64-v3"), "avx512" (= "x86-64-v4") or
    * a CPU name LLVM knows ("haswell", "znver3", ...). This machine must run the target's code
