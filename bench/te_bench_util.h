@@ -1,9 +1,10 @@
-// Helpers shared by the generated-code benchmarks: clocks, medians, alternating measurement
-// blocks and the machine's load.
+// Helpers shared by the generated-code benchmarks: clocks (wall and thread CPU time), medians,
+// alternating measurement blocks and the machine's load.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <vector>
 
@@ -13,6 +14,14 @@ inline double now_ms() {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// CPU time of the calling thread: with one thread (and a library kept to it), a run's CPU time
+// is its own work, whatever other processes take of the core in between.
+inline double thread_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
 inline double median(std::vector<double> v) {
@@ -27,16 +36,17 @@ inline double best(const std::vector<double>& v) {
 // Runs `run` back to back: first for at least 20 ms unmeasured (so that the other runtime's idle
 // threads, which spin for several milliseconds after their last parallel region, have gone to
 // sleep and this one's are awake), then `count` measured times, appended to `times`.
+// `clock` times the measured runs (now_ms: wall time; thread_cpu_ms for single-threaded runs).
 template <typename F>
-void measure_block(F&& run, int count, std::vector<double>& times) {
+void measure_block(F&& run, int count, std::vector<double>& times, double (*clock)() = now_ms) {
   const double start = now_ms();
   do {
     run();
   } while (now_ms() - start < 20.0);
   for (int i = 0; i < count; ++i) {
-    double t0 = now_ms();
+    double t0 = clock();
     run();
-    times.push_back(now_ms() - t0);
+    times.push_back(clock() - t0);
   }
 }
 

@@ -102,6 +102,8 @@ absl::Status options_of(const collage_compile_options_t* in, Options* out_option
   if (o.budget_seconds > 0) out.placement.time_budget_s = o.budget_seconds;
   out.placement.seed = o.seed;
   if (o.cost_db_path) out.placement.cost_db_path = o.cost_db_path;
+  out.placement.code_cache = collage::code_cache_dir(out.placement.cost_db_path);
+  out.artifact.build.code_cache = out.placement.code_cache;
   for (const char* p = o.backends; p && *p;) {
     const char* comma = std::strchr(p, ',');
     std::string name(p, comma ? comma : p + std::strlen(p));
@@ -113,6 +115,14 @@ absl::Status options_of(const collage_compile_options_t* in, Options* out_option
   out.placement.fallback = (o.fallback && *o.fallback) ? o.fallback : "native";
   out.placement.num_threads = o.num_threads;
   out.artifact.build.num_threads = o.num_threads;
+  if (o.target && *o.target) {
+    absl::StatusOr<std::string> cpu = collage::resolve_native_target(o.target);
+    if (!cpu.ok())
+      return absl::InvalidArgumentError(std::string("target: ") +
+                                        std::string(cpu.status().message()));
+    out.placement.target = *cpu;
+    out.artifact.build.target = *cpu;
+  }
   if (o.tree_strategy && *o.tree_strategy) {
     auto mode = collage::parse_tree_strategy_mode(o.tree_strategy);
     if (!mode.ok()) return mode.status();

@@ -2,6 +2,7 @@
 #include "placement/device.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -58,6 +59,11 @@ std::string device_fingerprint_from_cpuinfo(std::string_view cpuinfo, int cores)
     s.append(flags[i]);
   }
   return s;
+}
+
+std::string code_cache_dir(const std::string& cost_db_path) {
+  if (cost_db_path.empty()) return "";
+  return (std::filesystem::path(cost_db_path).parent_path() / "kernels").string();
 }
 
 absl::StatusOr<std::string> device_fingerprint() {

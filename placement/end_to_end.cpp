@@ -72,6 +72,8 @@ std::optional<double> EndToEndMeasurer::wave_latency_ms(const Placement& p) {
     if (group.backend == kReferenceBackend) return std::nullopt;
   BuildOptions build;
   build.num_threads = pool_->num_threads();
+  build.target = options_.target;
+  build.code_cache = options_.code_cache;
   auto kernels = build_artifact_kernels(ctx_, cached_, g_, p, build);
   if (!kernels.ok()) return std::nullopt;
   ArtifactOptions options;
@@ -82,6 +84,7 @@ std::optional<double> EndToEndMeasurer::wave_latency_ms(const Placement& p) {
   options.waves.workers = static_cast<uint32_t>(pool_->num_threads());
   options.waves.profile_repeats = 2;
   options.waves.measure_runs = options_.wave_runs;
+  options.waves.measure_max_ms = options_.wave_max_ms;
   // The artifact's bytes are thrown away: only its wave schedule, profiled and measured on the
   // live kernels in process (native ones run their JIT-compiled code), is wanted. So native code
   // is not linked (a linker run per placement scored): kUnlinkedNativeCode, a marker string,
@@ -106,6 +109,8 @@ absl::StatusOr<double> EndToEndMeasurer::latency_ms(const Placement& p) {
   ++sequential_scored_;
   BuildOptions build;
   build.num_threads = pool_->num_threads();
+  build.target = options_.target;
+  build.code_cache = options_.code_cache;
   auto model = compile_placement(ctx_, cached_, g_, p, build, pool_);
   if (!model.ok()) return model.status();
   for (int i = 0; i < options_.warmup_runs; ++i)

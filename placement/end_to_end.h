@@ -23,7 +23,10 @@ struct EndToEndOptions {
   // side by side can beat one faster kernel. Other placements, and sequential, are measured
   // running in process one kernel after another.
   PlacementExecutor executor = PlacementExecutor::sequential;
-  int wave_runs = 7;  // whole runs per executor when scoring with waves (median)
+  int wave_runs = 7;          // whole runs per executor when scoring with waves (median), at most
+  double wave_max_ms = 1000;  // wall-clock bound of those runs (after 5 of each)
+  std::string target;         // BuildOptions::target of every kernel built
+  std::string code_cache;     // BuildOptions::code_cache of every kernel built
 };
 
 // Compiles the placement (every group built by its backend, kernels run on `pool`), runs it on

@@ -59,14 +59,18 @@ class Evolution {
   }
 
  private:
-  // Seeds first, always measured: the result is compared with them.
+  // Seeds first: the result is compared with them. They are measured in order while the budget
+  // lasts, and until one could be measured whatever the budget says.
   absl::Status measure_seeds(const std::vector<EvolutionSeed>& seeds, EvolutionResult& result) {
     num_seeds_ = static_cast<int>(seeds.size());
     for (const EvolutionSeed& s : seeds) {
       Genes genes = canonical(s.genes);
-      const double f = evaluate(genes, /*force=*/true);
-      result.seeds.push_back(
-          {s.name, std::isfinite(f) ? f : -1, std::isfinite(f) ? "" : failure_of(genes)});
+      const double f = evaluate(genes, /*force=*/best_seed_ < 0);
+      const bool skipped = !fitness_.count(genes);
+      result.seeds.push_back({s.name, std::isfinite(f) ? f : -1,
+                              std::isfinite(f) ? ""
+                              : skipped        ? "the time budget was spent"
+                                               : failure_of(genes)});
       seed_genes_.push_back(genes);
       if (std::isfinite(f) && (best_seed_ < 0 || f < fitness_.at(seed_genes_[best_seed_])))
         best_seed_ = static_cast<int>(seed_genes_.size() - 1);
@@ -143,7 +147,7 @@ class Evolution {
     std::vector<Genes> finalists;
     std::vector<std::string> names;
     for (size_t i = 0; i < seed_genes_.size(); ++i) {
-      if (!std::isfinite(fitness_.at(seed_genes_[i])) ||
+      if (!fitness_.count(seed_genes_[i]) || !std::isfinite(fitness_.at(seed_genes_[i])) ||
           std::find(finalists.begin(), finalists.end(), seed_genes_[i]) != finalists.end())
         continue;
       finalists.push_back(seed_genes_[i]);
@@ -168,9 +172,8 @@ class Evolution {
       for (const Genes& f : finalists)
         placements.push_back(*placement_of(g_, backends_, cands_, costs_, f));
       report("finalists");
-      std::vector<double> again =
-          remeasure_alternately(placements, evaluator_, options_.final_rounds);
-      evaluations_ += finalists.size() * static_cast<size_t>(std::max(options_.final_rounds, 1));
+      std::vector<double> again = remeasure_alternately(
+          placements, evaluator_, options_.final_rounds, deadline_ms_, &evaluations_);
       std::string line = "finalists re-measured:";
       int best = -1;
       for (size_t i = 0; i < finalists.size(); ++i) {
@@ -452,13 +455,15 @@ absl::StatusOr<Placement> placement_of(const Graph& g, const BackendRegistry& ba
 }
 
 std::vector<double> remeasure_alternately(const std::vector<Placement>& placements,
-                                          PlacementEvaluator& evaluator, int rounds) {
+                                          PlacementEvaluator& evaluator, int rounds,
+                                          double deadline_ms, size_t* evaluations) {
   std::vector<std::vector<double>> samples(placements.size());
   std::vector<bool> failed(placements.size(), false);
-  for (int r = 0; r < std::max(rounds, 1); ++r) {
+  for (int r = 0; r < std::max(rounds, 1) && (r == 0 || now_ms() < deadline_ms); ++r) {
     for (size_t k = 0; k < placements.size(); ++k) {
       const size_t i = r % 2 == 0 ? k : placements.size() - 1 - k;
       if (failed[i]) continue;
+      if (evaluations) ++*evaluations;
       auto ms = evaluator.latency_ms(placements[i]);
       if (ms.ok())
         samples[i].push_back(*ms);

@@ -2,6 +2,7 @@
 // fitness is the measured end-to-end latency of the whole model.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -74,8 +75,12 @@ absl::StatusOr<Placement> placement_of(const Graph& g, const BackendRegistry& ba
                                        const std::vector<size_t>& genes);
 
 // Measures each placement `rounds` times, alternating the order every round (forward, then
-// backward), and returns each one's median; -1 for a placement that failed.
+// backward), and returns each one's median; -1 for a placement that failed. Every placement is
+// measured once; a later round starts only before `deadline_ms` (now_ms()). `evaluations`, when
+// given, grows by the measurements made.
 std::vector<double> remeasure_alternately(const std::vector<Placement>& placements,
-                                          PlacementEvaluator& evaluator, int rounds);
+                                          PlacementEvaluator& evaluator, int rounds,
+                                          double deadline_ms = HUGE_VAL,
+                                          size_t* evaluations = nullptr);
 
 }  // namespace collage

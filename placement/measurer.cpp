@@ -78,6 +78,7 @@ void Measurer::record(const Backend& backend, uint64_t hash, const std::string& 
 void Measurer::prefetch(
     std::span<const std::pair<const Candidate*, const ExtractedSubgraph*>> batch) {
   std::vector<Job> jobs;
+  const bool quick = now_ms() >= options_.quick_after_ms;
   for (const auto& [candidate, group] : batch) {
     const Backend& backend = *candidate->backend;
     std::string signature = canonical_signature(group->graph);
@@ -90,7 +91,7 @@ void Measurer::prefetch(
     if (db_) {
       auto r = db_->lookup({device_, backend.name(), backend.version(), hash});
       if (r && r->signature == signature) {
-        if (r->spread <= options_.trusted_spread || r->measurements > 1) {
+        if (r->spread <= options_.trusted_spread || r->measurements > 1 || cached_only_) {
           memo_[key] = {Cost{r->ms, r->samples, r->spread, true}, false};
           continue;
         }
@@ -98,14 +99,20 @@ void Measurer::prefetch(
         measurements = r->measurements + 1;
       }
     }
+    if (cached_only_) {
+      memo_[key] = {absl::UnavailableError("not measured: the placement is known"), false};
+      continue;
+    }
     Job job{candidate, group, std::move(key), std::move(signature), hash, measurements};
-    job.sampler = Sampler(options_.sampling);
+    job.sampler = Sampler(quick ? options_.quick : options_.sampling);
     jobs.push_back(std::move(job));
   }
 
   // Build every kernel of the batch and warm it up.
   BuildOptions build;
   build.num_threads = pool_->num_threads();
+  build.target = options_.target;
+  build.code_cache = options_.code_cache;
   for (Job& job : jobs) {
     const Backend& backend = *job.candidate->backend;
     auto kernel = backend.build(job.group->graph, build);
@@ -126,7 +133,7 @@ void Measurer::prefetch(
     for (Tensor& t : job.buffers) job.args.push_back(t.raw());
     double last = 0;
     absl::Status s;
-    for (int i = 0; i < std::max(1, options_.warmup_runs) && s.ok(); ++i) {
+    for (int i = 0; i < (quick ? 1 : std::max(1, options_.warmup_runs)) && s.ok(); ++i) {
       const double t0 = now_ms();
       s = run_kernel(*job.kernel, job.args.data(), *pool_);
       last = now_ms() - t0;

@@ -3,6 +3,7 @@
 // keeps the results in the cost database.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -25,6 +26,13 @@ struct MeasureOptions {
   // A database record whose spread is wider than this is shaky (measured on a busy machine) and
   // is measured once more; the new record replaces it and is trusted whatever its spread.
   double trusted_spread = 0.5;
+  std::string target;      // BuildOptions::target of every kernel built
+  std::string code_cache;  // BuildOptions::code_cache of every kernel built
+  // From this time on (now_ms()) kernels are sampled as `quick` says, with one warm-up run: the
+  // placement's time budget is half spent. Infinite: never.
+  double quick_after_ms = HUGE_VAL;
+  SamplingOptions quick{/*min_samples=*/3, /*max_samples=*/5, /*settle_within=*/0.05,
+                        /*max_ms=*/30};
 };
 
 // What is measured, exactly:
@@ -56,6 +64,10 @@ class Measurer : public CostModel {
   void prefetch(
       std::span<const std::pair<const Candidate*, const ExtractedSubgraph*>> batch) override;
 
+  // From now on costs come from the database only (shaky records included): a kernel it lacks is
+  // not built nor timed, its cost is an error. For a compile whose placement is already known.
+  void set_cached_only(bool cached_only) { cached_only_ = cached_only; }
+
   size_t measured() const { return measured_; }      // kernels timed by this measurer
   size_t cached() const { return cached_; }          // costs answered without timing anything
   size_t remeasured() const { return remeasured_; }  // shaky database records measured again
@@ -80,6 +92,7 @@ class Measurer : public CostModel {
   std::map<std::string, Entry> memo_;
   std::map<size_t, double> boundary_;
   size_t measured_ = 0, cached_ = 0, remeasured_ = 0;
+  bool cached_only_ = false;
   std::vector<std::string> warnings_;
 };
 

@@ -26,6 +26,10 @@ namespace collage {
 namespace {
 
 constexpr size_t kMaxAlternatives = 6;
+// Shares of the placement's time budget: candidates are sampled briefly once this much of it is
+// spent, and this much of it is kept for the comparison with the single-backend placements.
+constexpr double kMeasureShare = 0.5;
+constexpr double kCompareShare = 0.15;
 
 // The backends taking part: the named ones (all when none are named) plus the fallback, in
 // registry order.
@@ -139,6 +143,7 @@ class Optimizer {
                             ? options_.num_threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     pool_ = std::make_unique<ThreadPool>(threads);
+    start_ms_ = now_ms();
 
     OptimizeResult result;
     if (options_.strategy == "greedy" || options_.strategy.starts_with("single:")) {
@@ -147,12 +152,22 @@ class Optimizer {
       result.placement = *std::move(p);
     } else {
       if (absl::Status s = setup_cost_model(); !s.ok()) return s;
-      if (absl::Status s = cost_all(result); !s.ok()) return s;
-      auto op = op_level(result);
-      if (!op.ok()) return op.status();
-      result.placement = *std::move(op);
-      if (options_.strategy == "two-level") {
-        if (absl::Status s = two_level(result); !s.ok()) return s;
+      collect(result);
+      // A placement an earlier search chose needs no kernel measured: the database's costs
+      // (for the report) are enough.
+      std::optional<std::pair<std::vector<size_t>, CostRecord>> remembered;
+      if (options_.strategy == "two-level") remembered = remembered_search(memo_key());
+      if (remembered && measurer_) measurer_->set_cached_only(true);
+      cost_all();
+      if (remembered) {
+        result.placement = reuse(*remembered);
+      } else {
+        auto op = op_level(result);
+        if (!op.ok()) return op.status();
+        result.placement = *std::move(op);
+        if (options_.strategy == "two-level") {
+          if (absl::Status s = two_level(result); !s.ok()) return s;
+        }
       }
     }
     if (options_.compare_baselines) compare(result);
@@ -183,6 +198,14 @@ class Optimizer {
                        [&](const PlacedGroup& g) { return g.backend == b.name(); });
   }
 
+  // What the graph-level search may spend: the placement's budget less what was spent and a
+  // reserve for the comparison.
+  double search_budget_s() const {
+    const double left = options_.time_budget_s - (now_ms() - start_ms_) / 1000;
+    const double reserve = options_.compare_baselines ? kCompareShare * options_.time_budget_s : 0;
+    return std::max(0.0, left - reserve);
+  }
+
   BaselineOptions baseline_options() const {
     BaselineOptions b;
     b.fallback = options_.fallback;
@@ -195,8 +218,10 @@ class Optimizer {
     if (options_.evaluator) return *options_.evaluator;
     if (!end_to_end_)
       end_to_end_ = std::make_unique<EndToEndMeasurer>(
-          ctx_, registry_, g_, pool_.get(), EndToEndOptions{.executor = options_.executor},
-          options_.seed);
+          ctx_, registry_, g_, pool_.get(),
+          EndToEndOptions{.executor = options_.executor,
+                          .target = options_.target,
+                          .code_cache = options_.code_cache}, options_.seed);
     return *end_to_end_;
   }
 
@@ -211,6 +236,8 @@ class Optimizer {
       if (!d.ok()) return d.status();
       device = *d;
     }
+    if (!options_.target.empty() && options_.target != "host")
+      device = str_cat(device, "|target=", options_.target);
     device_ = device;
     if (!options_.cost_db_path.empty()) {
       auto db = CostDatabase::open(options_.cost_db_path);
@@ -220,6 +247,9 @@ class Optimizer {
     }
     MeasureOptions measure;
     measure.trusted_spread = options_.trusted_spread;
+    measure.quick_after_ms = start_ms_ + options_.time_budget_s * 1000 * kMeasureShare;
+    measure.target = options_.target;
+    measure.code_cache = options_.code_cache;
     measurer_ = std::make_unique<Measurer>(measure, db_.get(), device, pool_.get());
     model_ = measurer_.get();
     return absl::OkStatus();
@@ -234,22 +264,27 @@ class Optimizer {
     options_.progress(p);
   }
 
-  absl::Status cost_all(OptimizeResult& result) {
+  void collect(OptimizeResult& result) {
     report("candidates");
     GraphReachability reach(g_);
     cands_ =
         collect_candidates(g_, reach, selected_, {options_.max_depth, options_.max_candidates});
     for (const std::string& n : cands_.notes()) notes_.push_back(n);
+    result.candidates = cands_.size();
+  }
+
+  void cost_all() {
     cost_candidates(ctx_, g_, cands_, 0, *model_, {options_.charge_boundaries}, costs_,
                     [&](size_t done, size_t total) { report("measure", done, total); });
     size_t unusable = 0;
     for (const CandidateCost& c : costs_) unusable += c.kernel_ms < 0;
     notes_.push_back(str_cat(
         cands_.size(), " candidates from ", selected_.size(), " backends",
-        unusable ? str_cat(", ", unusable, " unusable (build or run failed)") : std::string()));
-    result.candidates = cands_.size();
-    return absl::OkStatus();
+        unusable ? str_cat(", ", unusable, " unusable (build or run failed, or not measured)")
+                 : std::string()));
   }
+
+  CostKey memo_key() const { return search_memo_key(device_, g_, options_, selected_); }
 
   // Seeds of the graph-level search may bring candidates the caps dropped: cost them too.
   void cost_new_candidates() {
@@ -325,20 +360,20 @@ class Optimizer {
     return std::make_pair(std::move(genes), *std::move(r));
   }
 
+  Placement reuse(const std::pair<std::vector<size_t>, CostRecord>& remembered) {
+    Placement p = make_placement(remembered.first, "two-level");
+    p.estimated_ms = remembered.second.ms;
+    notes_.push_back(absl::StrFormat(
+        "graph-level search: the placement an earlier search with the same model, options and "
+        "backends chose (%.3f ms end to end then), reused from the cost database",
+        remembered.second.ms));
+    p.notes = notes_;
+    reused_ = true;
+    return p;
+  }
+
   absl::Status two_level(OptimizeResult& result) {
-    const CostKey memo_key = search_memo_key(device_, g_, options_, selected_);
-    if (auto remembered = remembered_search(memo_key)) {
-      cost_new_candidates();
-      Placement p = make_placement(remembered->first, "two-level");
-      p.estimated_ms = remembered->second.ms;
-      notes_.push_back(absl::StrFormat(
-          "graph-level search: the placement an earlier search with the same model, options and "
-          "backends chose (%.3f ms end to end then), reused from the cost database",
-          remembered->second.ms));
-      p.notes = notes_;
-      result.placement = std::move(p);
-      return absl::OkStatus();
-    }
+    const CostKey memo_key = this->memo_key();
     std::vector<EvolutionSeed> seeds = {{"op-level", op_genes_}};
     for (const Backend* b : selected_) {
       if (!is_single_baseline(*b)) continue;
@@ -355,7 +390,7 @@ class Optimizer {
     EvolutionOptions evo;
     evo.population = options_.population;
     evo.max_generations = options_.max_generations;
-    evo.time_budget_s = options_.time_budget_s;
+    evo.time_budget_s = search_budget_s();
     evo.seed = options_.seed;
     evo.repair.max_states = options_.max_states;
     auto found = evolutionary_search(g_, registry_, cands_, edge_costs(costs_), seeds, evaluator(),
@@ -381,9 +416,36 @@ class Optimizer {
     return absl::OkStatus();
   }
 
+  // The comparison's rows are kept in the database under the search's key, so that a compile
+  // that reuses the search's placement shows them without measuring anything.
+  CostKey compare_key() const {
+    const CostKey search = memo_key();
+    return CostKey{search.device, "compare:two-level", "1", search.hash};
+  }
+
+  void compare(OptimizeResult& result) {
+    if (reused_ && db_)
+      if (std::optional<CostRecord> r = db_->lookup(compare_key()))
+        if (auto rows = decode_compared(r->signature)) {
+          result.compared = *std::move(rows);
+          result.placement.notes.push_back(
+              "comparison: measured by the compile that chose the placement, reused from the "
+              "cost database");
+          return;
+        }
+    compare_measured(result);
+    if (db_ && options_.strategy == "two-level") {
+      CostRecord r{compare_key(), encode_compared(result.compared), result.compared[0].ms};
+      r.timestamp = static_cast<int64_t>(std::time(nullptr));
+      if (absl::Status s = db_->append(r); !s.ok())
+        result.placement.notes.push_back(
+            str_cat("cost database: the comparison was not kept: ", s.message()));
+    }
+  }
+
   // The chosen placement and every single-backend baseline, measured alternately; a baseline
   // identical to the chosen placement is measured once, as the chosen one.
-  void compare(OptimizeResult& result) {
+  void compare_measured(OptimizeResult& result) {
     std::vector<Placement> placements = {result.placement};
     std::vector<MeasuredPlacement> rows = {{result.placement.strategy, -1, ""}};
     std::vector<size_t> measured_as = {0};
@@ -408,12 +470,16 @@ class Optimizer {
       rows.push_back({name, -1, ""});
     }
     report("compare");
-    std::vector<double> ms = remeasure_alternately(placements, evaluator(), 3);
+    // Up to three alternating rounds: the first whatever the time, the others only while the
+    // placement's budget lasts.
+    size_t evaluations = 0;
+    std::vector<double> ms = remeasure_alternately(
+        placements, evaluator(), 3, start_ms_ + options_.time_budget_s * 1000, &evaluations);
     for (size_t i = 0; i < rows.size(); ++i) {
       rows[i].ms = ms[measured_as[i]];
       if (rows[i].ms < 0) rows[i].note = "failed to build or run";
     }
-    result.evaluations += 3 * placements.size();
+    result.evaluations += evaluations;
     rows.insert(rows.end(), failed.begin(), failed.end());
     result.compared = std::move(rows);
   }
@@ -424,6 +490,7 @@ class Optimizer {
   const PlacementOptions& options_;
   std::vector<const Backend*> selected_;
   std::unique_ptr<ThreadPool> pool_;
+  double start_ms_ = 0;
   std::string device_;
   std::unique_ptr<CostDatabase> db_;
   std::unique_ptr<Measurer> measurer_;
@@ -433,6 +500,7 @@ class Optimizer {
   std::vector<CandidateCost> costs_;
   std::vector<size_t> op_genes_;
   std::vector<std::string> notes_;
+  bool reused_ = false;  // the placement is one an earlier search chose
 };
 
 }  // namespace

@@ -2,6 +2,9 @@
 #include "placement/search_memo.h"
 
 #include <charconv>
+#include <cstdlib>
+
+#include "absl/strings/str_format.h"
 
 #include "collage/subgraph.h"
 #include "core/str_cat.h"
@@ -66,6 +69,34 @@ absl::StatusOr<std::vector<std::pair<NodeSet, std::string>>> decode_groups(std::
     groups.emplace_back(std::move(nodes), std::string(part.substr(0, colon)));
   }
   return groups;
+}
+
+std::string encode_compared(const std::vector<MeasuredPlacement>& rows) {
+  std::string out;
+  for (const MeasuredPlacement& r : rows) {
+    std::string note = r.note;
+    for (char& c : note)
+      if (c == '\t' || c == '\n') c = ' ';
+    out += absl::StrFormat("%s\t%.17g\t%s\n", r.strategy, r.ms, note);
+  }
+  return out;
+}
+
+std::optional<std::vector<MeasuredPlacement>> decode_compared(std::string_view text) {
+  std::vector<MeasuredPlacement> rows;
+  for (std::string_view line : split(text, '\n')) {
+    if (line.empty()) continue;
+    const size_t tab1 = line.find('\t');
+    const size_t tab2 = tab1 == line.npos ? line.npos : line.find('\t', tab1 + 1);
+    if (tab2 == line.npos || tab1 == 0) return std::nullopt;
+    const std::string ms_text(line.substr(tab1 + 1, tab2 - tab1 - 1));
+    char* end = nullptr;
+    const double ms = std::strtod(ms_text.c_str(), &end);
+    if (ms_text.empty() || end != ms_text.c_str() + ms_text.size()) return std::nullopt;
+    rows.push_back({std::string(line.substr(0, tab1)), ms, std::string(line.substr(tab2 + 1))});
+  }
+  if (rows.empty()) return std::nullopt;
+  return rows;
 }
 
 }  // namespace collage

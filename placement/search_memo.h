@@ -3,7 +3,9 @@
 // again (same seed and database: the identical placement, in seconds).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -27,5 +29,11 @@ CostKey search_memo_key(const std::string& device, const Graph& g,
 std::string encode_groups(const Placement& p);
 absl::StatusOr<std::vector<std::pair<NodeSet, std::string>>> decode_groups(std::string_view text,
                                                                           size_t num_nodes);
+
+// The rows of a comparison of the chosen placement with the baselines (OptimizeResult::compared)
+// as text, one "strategy<TAB>ms<TAB>note" line each (tabs and newlines in a note become spaces),
+// and back; nullopt for text that does not parse or has no row.
+std::string encode_compared(const std::vector<MeasuredPlacement>& rows);
+std::optional<std::vector<MeasuredPlacement>> decode_compared(std::string_view text);
 
 }  // namespace collage

@@ -89,7 +89,7 @@ std::string artifact_summary(const std::string& path, const ArtifactSummary& s) 
 absl::StatusOr<ArtifactSummary> write_artifact(const Context& ctx, const PlacedModel& placed,
                                                const Graph& g, const std::string& path,
                                                const std::vector<std::string>& selected,
-                                               PlacementExecutor executor) {
+                                               const PlacementOptions& placement) {
   const Placement& p = placed.result.placement;
   for (size_t i = 0; i < p.groups.size(); ++i) {
     if (p.groups[i].backend != kReferenceBackend) continue;
@@ -108,7 +108,9 @@ absl::StatusOr<ArtifactSummary> write_artifact(const Context& ctx, const PlacedM
         "(collage run MODEL --placement ...)"));
   }
   ArtifactOptions options;
-  options.waves.executor = wave_choice(executor);
+  options.waves.executor = wave_choice(placement.executor);
+  options.build.target = placement.target;
+  options.build.code_cache = placement.code_cache;
   return write_artifact_for(ctx, *placed.backends, g, p, path, options);
 }
 
@@ -242,8 +244,7 @@ int run_compile(std::span<const std::string> raw_args) {
     std::printf("wrote %s\n", args.report.c_str());
   }
   if (!args.output.empty()) {
-    auto summary = write_artifact(ctx, **placed, *g, args.output, options.backends,
-                                  options.executor);
+    auto summary = write_artifact(ctx, **placed, *g, args.output, options.backends, options);
     if (!summary.ok()) return report_failure("compile", summary.status());
     std::fputs(artifact_summary(args.output, *summary).c_str(), stdout);
   }

@@ -34,7 +34,7 @@ int run_tune(std::span<const std::string> args) {
                    "operator signature in a tuning log.");
   ModelArgs model;
   model.declare(parser);
-  std::string budget_text = "60", log_path;
+  std::string budget_text = "60", log_path, target_name;
   int64_t threads = 2, seed = 1;
   bool retune = false;
   parser.option("--budget", "SECONDS", "total tuning time (default 60), shared by the tasks",
@@ -46,8 +46,20 @@ int run_tune(std::span<const std::string> args) {
   parser.option("--threads", "N", "threads the kernels run on (default 2)", &threads, 1);
   parser.option("--seed", "N", "seed of the search (default 1)", &seed, 0);
   parser.flag("--retune", "tune signatures the log already has as well", &retune);
+  parser.option("--target", "CPU",
+                "the x86-64 CPU the kernels are compiled for: host (default), avx2,\n"
+                "avx512 or a CPU LLVM knows (as for compile); records are kept per target",
+                &target_name);
   double budget = 0;
+  codegen::TargetSpec target = codegen::TargetSpec::host();
   parser.check([&]() -> std::optional<std::string> {
+    if (!target_name.empty() && target_name != "host") {
+      absl::StatusOr<codegen::TargetSpec> t = codegen::TargetSpec::named(target_name);
+      if (t.ok())
+        if (absl::Status s = t->runs_on(target); !s.ok()) t = s;
+      if (!t.ok()) return "--target: " + std::string(t.status().message());
+      target = *t;
+    }
     char* end = nullptr;
     budget = std::strtod(budget_text.c_str(), &end);
     if (end == budget_text.c_str() || *end != '\0' || !(budget > 0))
@@ -57,8 +69,8 @@ int run_tune(std::span<const std::string> args) {
   parser.epilog(
       "Progress goes to stderr: tasks done/total and the best GFLOP/s of the current task.\n"
       "Records are keyed by this machine's fingerprint and the operator signature (op,\n"
-      "attributes, shapes, dtypes); torn or corrupt lines of an existing log are skipped with a\n"
-      "warning.");
+      "attributes, shapes, dtypes, target CPU); torn or corrupt lines of an existing log are\n"
+      "skipped with a warning.");
   if (std::optional<int> exit = parser.parse(args)) return *exit;
   if (log_path.empty()) log_path = default_log_path();
 
@@ -73,14 +85,15 @@ int run_tune(std::span<const std::string> args) {
   for (const std::string& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
 
   std::vector<std::string> skipped;
-  std::vector<te_ops::TuningTask> tasks = te_ops::conv_dense_tuning_tasks(
-      *g, codegen::TargetSpec::host(), static_cast<int>(threads), &skipped);
+  std::vector<te_ops::TuningTask> tasks =
+      te_ops::conv_dense_tuning_tasks(*g, target, static_cast<int>(threads), &skipped);
   for (const std::string& s : skipped) std::fprintf(stderr, "skipped %s\n", s.c_str());
   std::vector<te_ops::TuningTask*> todo;
   for (te_ops::TuningTask& t : tasks)
     if (retune || !log->best(t.schedule.signature)) todo.push_back(&t);
-  std::printf("%s: %zu conv/dense signatures, %zu to tune, budget %.1f s, log %s\n",
-              model.model.c_str(), tasks.size(), todo.size(), budget, log_path.c_str());
+  std::printf("%s: %zu conv/dense signatures, %zu to tune for %s, budget %.1f s, log %s\n",
+              model.model.c_str(), tasks.size(), todo.size(), target.to_string().c_str(), budget,
+              log_path.c_str());
 
   ThreadPool pool(static_cast<int>(threads));
   double spent = 0, default_total = 0, tuned_total = 0;

@@ -57,7 +57,7 @@ void PlacementArgs::declare(ArgParser& parser, bool with_strategy, std::string_v
                   "two-level (default), op-level, greedy or single:NAME (e.g. single:dnnl)",
                   &strategy);
   parser.option("--budget", "SECONDS",
-                str_cat("time budget of the graph-level search (default ", budget, ")"), &budget);
+                str_cat("time budget of the whole placement: candidate measurement, the graph-level search and the comparison (default ", budget, ")"), &budget);
   parser.option(seed_option, "N", "seed of the graph-level search (default 0)", &seed, 0);
   parser.option("--cost-db", "PATH",
                 "cost database (default $XDG_CACHE_HOME/collage/cost-db.jsonl or\n"
@@ -75,11 +75,19 @@ void PlacementArgs::declare(ArgParser& parser, bool with_strategy, std::string_v
   parser.option("--max-depth", "N", "largest number of nodes in one candidate (default 8; a candidate of the\n"
                 "whole model is kept whatever its size)",
                 &max_depth, 1);
+  parser.option("--target", "CPU",
+                "the x86-64 CPU generated code is compiled for: host (default), avx2\n"
+                "(= x86-64-v3), avx512 (= x86-64-v4) or a CPU LLVM knows (haswell,\n"
+                "znver3, ...); this machine must run its code. Costs are kept per target",
+                &target);
   parser.check([this]() -> std::optional<std::string> {
     char* end = nullptr;
     budget_s = std::strtod(budget.c_str(), &end);
     if (budget.empty() || *end != '\0' || !(budget_s >= 0))
       return str_cat("--budget '", budget, "' is not a number of seconds >= 0");
+    absl::StatusOr<std::string> cpu = resolve_native_target(target);
+    if (!cpu.ok()) return str_cat("--target: ", cpu.status().message());
+    target_cpu = *cpu;
     return std::nullopt;
   });
 }
@@ -98,7 +106,9 @@ PlacementOptions PlacementArgs::options() const {
   o.time_budget_s = budget_s;
   o.seed = static_cast<uint64_t>(seed);
   o.cost_db_path = cost_db_path();
+  o.code_cache = code_cache_dir(o.cost_db_path);
   o.max_depth = static_cast<int>(max_depth);
+  o.target = target_cpu;
   size_t start = 0;
   while (start < backends.size()) {
     size_t comma = backends.find(',', start);
@@ -174,7 +184,10 @@ absl::StatusOr<std::unique_ptr<PlacedModel>> place_model(const Context& ctx, con
   if (!result.ok()) return result.status();
   placed->result = *std::move(result);
   if (!compile) return placed;
-  auto model = compile_placement(ctx, *placed->backends, g, placed->result.placement);
+  BuildOptions build;
+  build.target = options.target;
+  build.code_cache = options.code_cache;
+  auto model = compile_placement(ctx, *placed->backends, g, placed->result.placement, build);
   if (!model.ok()) return model.status();
   placed->model.emplace(*std::move(model));
   return placed;

@@ -38,7 +38,9 @@ struct PlacementArgs {
   std::string backends;
   int64_t max_depth = 8;
   std::vector<std::string> plugins;  // --plugin LIB.so, any number of times
+  std::string target;                // --target CPU as given
   double budget_s = 60;              // parsed --budget
+  std::string target_cpu;            // --target resolved (resolve_native_target): "" for the host
 
   // `seed_option` names the seed's option (`run` has --seed for its random inputs).
   void declare(ArgParser& parser, bool with_strategy, std::string_view seed_option = "--seed");
@@ -75,7 +77,8 @@ struct PlacedModel {
 };
 
 // Optimizes `g` with the built-in backends and `plugins` (progress on stderr when `progress`,
-// besides any options.progress) and, when `compile`, compiles the placement for in-process runs.
+// besides any options.progress) and, when `compile`, compiles the placement for in-process runs
+// (generated code for options.target).
 absl::StatusOr<std::unique_ptr<PlacedModel>> place_model(const Context& ctx, const Graph& g,
                                                          PlacementOptions options, bool progress,
                                                          bool compile,

@@ -1,6 +1,7 @@
 """Tree-ensemble benchmark: collage against XGBoost, LightGBM, ONNX Runtime and treelite/tl2cgen.
 
     .venv/bin/python bench/trees/trees_bench.py [--build build] [--rounds 7] [--batches 1,10000,100000]
+                                                [--target avx2]
 
 Trains (or loads from --workdir) 500 trees of depth 8 on 28 features for three tasks: regression,
 binary and 10-class (50 rounds x 10 classes), with XGBoost and LightGBM. Each model is compiled
@@ -86,17 +87,20 @@ def train(workdir, task):
     return xgb_path, booster, lgb_path, lgb.Booster(model_file=lgb_path)
 
 
+TARGET = None  # --target: the CPU the artifacts are compiled for (None: this machine)
+
+
 def compile_collage(collage, model, batch, workdir, tag, features=FEATURES, show=False):
-    """Compiles `model` (a file, or ONNX bytes) at `batch`; with `show`, prints the tree
-    strategy measured for each tree-ensemble node."""
-    path = os.path.join(workdir, f"{tag}_b{batch}.collage")
+    """Compiles `model` (a file, or ONNX bytes) at `batch` for TARGET; with `show`, prints the
+    tree strategy measured for each tree-ensemble node."""
+    path = os.path.join(workdir, f"{tag}_b{batch}{'_' + TARGET if TARGET else ''}.collage")
     # Greedy placement on the trees and Eigen backends: the TreeEnsemble goes to the trees
     # backend, the sigmoid/softmax to Eigen. (The measured strategies would also time the
     # reference kernel at every batch; dnnl's Sigmoid on [batch, 1] measured 6 ms at batch
     # 1,000, against 0.1 ms for Eigen's, so greedy over all backends would time dnnl.)
     _, report = collage.compile_model(model, path, strategy="greedy", backends=["trees", "eigen"],
                                       input_shapes={"input": [batch, features]},
-                                      num_threads=THREADS)
+                                      num_threads=THREADS, target=TARGET)
     for t in report.get("tree_strategies", []) if show else []:
         timings = ", ".join(f"{c['strategy']} {c['ms']:.3f}" if c["ms"] >= 0
                             else f"{c['strategy']} skipped" for c in t["candidates"])
@@ -217,14 +221,20 @@ def main():
     ap.add_argument("--batches", default="1,10000,100000")
     ap.add_argument("--tasks", default="reg,bin,multi", help="timed tasks ('' for none)")
     ap.add_argument("--no-accuracy", action="store_true", help="skip the synthetic datasets")
+    ap.add_argument("--target", default=None,
+                    help="compile collage's artifacts for this CPU (avx2: they run the AVX2 "
+                         "loops, even on an AVX-512 machine); the other libraries are unchanged")
     args = ap.parse_args()
+    global TARGET
+    TARGET = args.target
     os.environ.setdefault("COLLAGE_LIB_DIR", os.path.join(args.build, "lib"))
     import collage
     os.makedirs(args.workdir, exist_ok=True)
     batches = [int(b) for b in args.batches.split(",")]
     x_all, _ = make_data(max(batches), 99)
     print(f"{TREES} trees of depth {DEPTH}, {FEATURES} features, {THREADS} threads; medians of "
-          f"{args.rounds} alternating rounds; xgboost {xgb.__version__}, lightgbm {lgb.__version__}")
+          f"{args.rounds} alternating rounds; xgboost {xgb.__version__}, lightgbm {lgb.__version__}"
+          f"; collage target {TARGET or 'host'}")
     for task in filter(None, args.tasks.split(",")):
         xgb_path, booster, lgb_path, lbooster = train(args.workdir, task)
         print(f"\n[{task}] xgboost {xgb_path}, lightgbm {lgb_path}")

@@ -44,6 +44,8 @@ TreesKernelVariant variant_of(const std::string& name) {
   if (name == "scalar") return TreesKernelVariant::scalar;
   if (name == "avx512") return TreesKernelVariant::avx512;
   if (name == "avx512_ranks") return TreesKernelVariant::avx512_ranks;
+  if (name == "avx2") return TreesKernelVariant::avx2;
+  if (name == "avx2_ranks") return TreesKernelVariant::avx2_ranks;
   return TreesKernelVariant::automatic;
 }
 
@@ -103,12 +105,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   Context ctx;
-  std::vector<TreeStrategyCandidate> candidates = {{TreeStrategy::fused, "avx512_ranks"},
-                                                   {TreeStrategy::fused, "avx512"},
-                                                   {TreeStrategy::fused, "scalar"},
-                                                   {TreeStrategy::perfect_tree_traversal, ""},
-                                                   {TreeStrategy::tree_traversal, ""},
-                                                   {TreeStrategy::gemm, ""}};
+  std::vector<TreeStrategyCandidate> candidates = {
+      {TreeStrategy::fused, "avx512_ranks"}, {TreeStrategy::fused, "avx512"},
+      {TreeStrategy::fused, "avx2_ranks"},   {TreeStrategy::fused, "avx2"},
+      {TreeStrategy::fused, "scalar"},       {TreeStrategy::perfect_tree_traversal, ""},
+      {TreeStrategy::tree_traversal, ""},    {TreeStrategy::gemm, ""}};
   std::printf("%s: %zu trees, depth %d, %lld features; %d threads, median of %d runs\n",
               args[0].c_str(), model->trees.size(), tree_ensemble_depth(*model),
               static_cast<long long>(model->num_features), kThreads, runs);

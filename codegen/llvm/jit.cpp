@@ -5,9 +5,11 @@
 #include "codegen/llvm/kernel_module.h"
 #include "codegen/llvm/llvm_target.h"
 #include "core/str_cat.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
 
@@ -16,12 +18,37 @@ namespace collage::codegen {
 struct JitModule::Impl {
   TargetSpec target;
   std::unique_ptr<llvm::orc::LLJIT> jit;
-  std::string ir, assembly;
+  std::string ir, assembly, object;
 };
 
 namespace {
 absl::Status llvm_error(const std::string& what, llvm::Error err) {
   return absl::InternalError(str_cat(what, ": ", llvm::toString(std::move(err))));
+}
+
+absl::Status check_triple(const TargetSpec& target) {
+  if (target.triple == llvm::sys::getProcessTriple()) return absl::OkStatus();
+  return absl::InvalidArgumentError(str_cat("JIT target triple '", target.triple,
+                                            "' is not the host's '", llvm::sys::getProcessTriple(),
+                                            "'"));
+}
+
+// An LLJIT for `target` that resolves libc/libm symbols from the process.
+absl::StatusOr<std::unique_ptr<llvm::orc::LLJIT>> make_jit(const TargetSpec& target) {
+  llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(target.triple)};
+  jtmb.setCPU(target.cpu);
+  jtmb.addFeatures(std::vector<std::string>{target.features});
+  jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
+  llvm::TargetOptions topts;
+  topts.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  jtmb.setOptions(topts);
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
+  if (!jit) return llvm_error("cannot create the JIT", jit.takeError());
+  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!gen) return llvm_error("cannot expose process symbols to the JIT", gen.takeError());
+  (*jit)->getMainJITDylib().addGenerator(std::move(*gen));
+  return std::move(*jit);
 }
 }  // namespace
 
@@ -33,11 +60,7 @@ absl::StatusOr<std::unique_ptr<JitModule>> JitModule::compile(
   detail::initialize_llvm();
   auto impl = std::make_unique<Impl>();
   impl->target = options.target ? *options.target : TargetSpec::host();
-  if (impl->target.triple != llvm::sys::getProcessTriple()) {
-    return absl::InvalidArgumentError(str_cat("JIT target triple '", impl->target.triple,
-                                              "' is not the host's '",
-                                              llvm::sys::getProcessTriple(), "'"));
-  }
+  if (absl::Status s = check_triple(impl->target); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm =
       detail::make_target_machine(impl->target);
   if (!tm.ok()) return tm.status();
@@ -56,30 +79,52 @@ absl::StatusOr<std::unique_ptr<JitModule>> JitModule::compile(
     impl->assembly = std::move(*a);
   }
 
-  llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(impl->target.triple)};
-  jtmb.setCPU(impl->target.cpu);
-  jtmb.addFeatures(std::vector<std::string>{impl->target.features});
-  jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
-  llvm::TargetOptions topts;
-  topts.AllowFPOpFusion = llvm::FPOpFusion::Fast;
-  jtmb.setOptions(topts);
-  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
-  if (!jit) return llvm_error("cannot create the JIT", jit.takeError());
+  auto jit = make_jit(impl->target);
+  if (!jit.ok()) return jit.status();
   impl->jit = std::move(*jit);
-  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-      impl->jit->getDataLayout().getGlobalPrefix());
-  if (!gen) return llvm_error("cannot expose process symbols to the JIT", gen.takeError());
-  impl->jit->getMainJITDylib().addGenerator(std::move(*gen));
-  (*m)->setDataLayout(impl->jit->getDataLayout());
-  if (llvm::Error e =
-          impl->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(*m), std::move(ctx)))) {
-    return llvm_error("cannot add the kernel module to the JIT", std::move(e));
+  if (options.keep_object) {
+    absl::StatusOr<std::string> object = detail::emit_machine_code(**m, **tm, /*assembly=*/false);
+    if (!object.ok()) return object.status();
+    if (absl::Status s = add_object(*impl, std::move(*object)); !s.ok()) return s;
+  } else {
+    (*m)->setDataLayout(impl->jit->getDataLayout());
+    if (llvm::Error e =
+            impl->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(*m), std::move(ctx)))) {
+      return llvm_error("cannot add the kernel module to the JIT", std::move(e));
+    }
   }
   // Materialise every kernel now so that compile errors surface here, not at first lookup.
   auto result = std::unique_ptr<JitModule>(new JitModule(std::move(impl)));
   for (const te::PrimFunc& f : funcs) {
     absl::StatusOr<KernelFn> fn = result->lookup(f.name);
     if (!fn.ok()) return fn.status();
+  }
+  return result;
+}
+
+absl::Status JitModule::add_object(Impl& impl, std::string object) {
+  impl.object = std::move(object);
+  if (llvm::Error e = impl.jit->addObjectFile(llvm::MemoryBuffer::getMemBuffer(
+          llvm::StringRef(impl.object), "kernels.o", /*RequiresNullTerminator=*/false)))
+    return llvm_error("cannot add the kernel object to the JIT", std::move(e));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<JitModule>> JitModule::load_object(
+    std::string object, const std::vector<std::string>& names, const TargetSpec& target) {
+  detail::initialize_llvm();
+  auto impl = std::make_unique<Impl>();
+  impl->target = target;
+  if (absl::Status s = check_triple(target); !s.ok()) return s;
+  auto jit = make_jit(target);
+  if (!jit.ok()) return jit.status();
+  impl->jit = std::move(*jit);
+  if (absl::Status s = add_object(*impl, std::move(object)); !s.ok()) return s;
+  auto result = std::unique_ptr<JitModule>(new JitModule(std::move(impl)));
+  for (const std::string& name : names) {
+    absl::StatusOr<KernelFn> fn = result->lookup(name);
+    if (!fn.ok())
+      return absl::InternalError(str_cat("the kernel object has no usable '", name, "'"));
   }
   return result;
 }
@@ -101,6 +146,13 @@ const std::string& JitModule::llvm_ir() const {
 }
 const std::string& JitModule::assembly() const {
   return impl_->assembly;
+}
+const std::string& JitModule::object() const {
+  return impl_->object;
+}
+
+const char* llvm_version() {
+  return LLVM_VERSION_STRING;
 }
 
 void run_kernel(KernelFn fn, void* const* args, int task_count, ThreadPool* pool) {

@@ -33,6 +33,9 @@ struct JitOptions {
   std::optional<TargetSpec> target;
   bool keep_llvm_ir = false;   // keep the optimised IR text (llvm_ir())
   bool keep_assembly = false;  // keep the assembly text (assembly())
+  // Compile to a relocatable object (emit_object's bytes: what an artifact links) and load that
+  // into the JIT, keeping its bytes (object()), instead of compiling in the JIT.
+  bool keep_object = false;
 };
 
 // A set of compiled kernels. Owns the code: function pointers stay valid while it lives. Lookup
@@ -44,6 +47,11 @@ class JitModule {
   // Internal for LLVM failures.
   static absl::StatusOr<std::unique_ptr<JitModule>> compile(const std::vector<te::PrimFunc>& funcs,
                                                             const JitOptions& options = {});
+  // Loads an object that emit_object or keep_object made for `target` (the host's triple) and
+  // resolves the kernels `names` in it, keeping its bytes. Errors: InvalidArgument for a target of
+  // another triple, Internal when LLVM cannot load the object or a name is missing.
+  static absl::StatusOr<std::unique_ptr<JitModule>> load_object(
+      std::string object, const std::vector<std::string>& names, const TargetSpec& target);
   ~JitModule();
   JitModule(const JitModule&) = delete;
   JitModule& operator=(const JitModule&) = delete;
@@ -54,12 +62,19 @@ class JitModule {
   // Empty unless requested in the options.
   const std::string& llvm_ir() const;
   const std::string& assembly() const;
+  // The object the module was loaded from (keep_object, load_object); empty otherwise.
+  const std::string& object() const;
 
  private:
   struct Impl;
   explicit JitModule(std::unique_ptr<Impl> impl);
+  // Adds `object` to impl's JIT and keeps its bytes.
+  static absl::Status add_object(Impl& impl, std::string object);
   std::unique_ptr<Impl> impl_;
 };
+
+// The version of LLVM that compiles kernels ("16.0.6"): part of every compiled-code cache key.
+const char* llvm_version();
 
 // Runs every task of a kernel: on `pool` when given (task_count tasks spread over its threads),
 // else one after another on the calling thread.

@@ -2,11 +2,16 @@
 #include "codegen/llvm/target.h"
 
 #include <algorithm>
+#include <set>
 #include <vector>
 
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/TargetParser/X86TargetParser.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -74,6 +79,48 @@ TargetSpec TargetSpec::aarch64_linux(const std::string& cpu) {
   return t;
 }
 
+absl::StatusOr<TargetSpec> TargetSpec::named(const std::string& cpu) {
+  if (cpu.empty() || cpu == "host") return host();
+  const std::string name = cpu == "avx2" ? "x86-64-v3" : cpu == "avx512" ? "x86-64-v4" : cpu;
+  TargetSpec t;
+  t.triple = llvm::sys::getProcessTriple();
+  if (!t.is_x86())
+    return absl::InvalidArgumentError("target '" + cpu + "': the host (" + t.triple +
+                                      ") is no x86-64 machine; only the host's CPU can be named");
+  if (llvm::X86::parseArchX86(name, /*Only64Bit=*/true) == llvm::X86::CK_None)
+    return absl::InvalidArgumentError(
+        "target '" + cpu +
+        "' is no x86-64 CPU LLVM knows (try host, avx2 = x86-64-v3, avx512 = x86-64-v4, "
+        "x86-64-v2, or a CPU name such as haswell, znver3, skylake-avx512)");
+  t.cpu = name;
+  // The CPU's features and everything they imply (getFeaturesForCPU lists avx512bw, not the
+  // avx512f it needs).
+  llvm::SmallVector<llvm::StringRef, 64> listed;
+  llvm::X86::getFeaturesForCPU(name, listed);
+  llvm::StringMap<bool> implied;
+  for (llvm::StringRef f : listed) {
+    implied[f] = true;
+    llvm::X86::updateImpliedFeatures(f, true, implied);
+  }
+  std::set<std::string> names;
+  for (const auto& f : implied)
+    if (f.second) names.insert("+" + f.first().str());
+  // The vector extensions host detection knows and the CPU lacks are named disabled, so that
+  // runs_on can tell them from features detection does not report (x87, 64bit), which code for
+  // the CPU needs and must not be disabled.
+  llvm::StringMap<bool> known;
+  llvm::sys::getHostCPUFeatures(known);
+  for (const auto& f : known) {
+    const llvm::StringRef n = f.first();
+    const bool vector_isa = n.startswith("avx") || n.startswith("amx") || n.startswith("fma") ||
+                            n == "f16c" || n == "xop" || n == "sse4a" || n == "vaes" ||
+                            n == "vpclmulqdq" || n == "gfni";
+    if (vector_isa && !implied.lookup(n)) names.insert("-" + n.str());
+  }
+  t.features = absl::StrJoin(names, ",");
+  return t;
+}
+
 bool TargetSpec::is_x86() const {
   return llvm::Triple(triple).isX86();
 }
@@ -99,6 +146,29 @@ int TargetSpec::vector_bytes() const {
     if (has_feature("avx2") || has_feature("avx")) return 32;
   }
   return 16;
+}
+
+int TargetSpec::vector_registers() const {
+  if (is_aarch64()) return 32;
+  return is_x86() && has_feature("avx512f") ? 32 : 16;
+}
+
+absl::Status TargetSpec::runs_on(const TargetSpec& machine) const {
+  if (llvm::Triple(triple).getArch() != llvm::Triple(machine.triple).getArch())
+    return absl::FailedPreconditionError(
+        "target " + to_string() + " is for another architecture than " + machine.to_string());
+  // A feature is missing when the machine names it disabled; features it does not name at all
+  // (x87, cx8: host detection does not report the baseline) are taken as present.
+  std::set<std::string> disabled;
+  for (const std::string& f : std::vector<std::string>(absl::StrSplit(machine.features, ',')))
+    if (!f.empty() && f[0] == '-') disabled.insert(f.substr(1));
+  std::vector<std::string> missing;
+  for (const std::string& f : std::vector<std::string>(absl::StrSplit(features, ',')))
+    if (!f.empty() && f[0] == '+' && disabled.count(f.substr(1))) missing.push_back(f.substr(1));
+  if (missing.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      "target " + to_string() + " needs " + absl::StrJoin(missing, ", ") + ", which " +
+      machine.to_string() + " lacks: its code cannot run (or be measured) here");
 }
 
 std::string TargetSpec::to_string() const {

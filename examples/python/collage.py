@@ -76,7 +76,7 @@ class _CompileOptions(ctypes.Structure):
                 ("fallback", ctypes.c_char_p), ("num_input_shapes", ctypes.c_int32),
                 ("input_shapes", ctypes.POINTER(_InputShape)), ("num_threads", ctypes.c_int32),
                 ("tree_strategy", ctypes.c_char_p), ("progress", ctypes.c_void_p),
-                ("progress_user_data", ctypes.c_void_p)]
+                ("progress_user_data", ctypes.c_void_p), ("target", ctypes.c_char_p)]
 
 
 def _open(name):
@@ -295,12 +295,14 @@ class Compiler(_Handle):
 
     def compile(self, model, artifact_path=None, strategy=None, budget_seconds=0, seed=0,
                 cost_db=None, backends=None, fallback=None, input_shapes=None, num_threads=0,
-                tree_strategy=None):
+                tree_strategy=None, target=None):
         """Compiles `model` (a path to an ONNX, XGBoost JSON or LightGBM text model, or ONNX
         bytes) into an artifact. With `artifact_path` the artifact is written there and the path
         returned, else its bytes are returned. Returns (artifact, report), the report being the
         placement report as a dict. `tree_strategy` is the strategy of a tree model, or of an ONNX
-        model's tree-ensemble nodes (None: measured, as collage_compile_options_t.tree_strategy)."""
+        model's tree-ensemble nodes (None: measured, as collage_compile_options_t.tree_strategy);
+        `target` the CPU generated code is compiled for (None: this machine; "avx2", "avx512" or
+        an LLVM CPU name, as collage_compile_options_t.target)."""
         lib = _compiler_lib()
         o = _CompileOptions()
         lib.collage_compile_options_init(ctypes.byref(o))
@@ -316,6 +318,7 @@ class Compiler(_Handle):
         o.cost_db_path, o.fallback = text(cost_db), text(fallback)
         o.backends = text(",".join(backends) if backends else None)
         o.num_threads, o.tree_strategy = num_threads, text(tree_strategy)
+        o.target = text(target)
         shapes = list((input_shapes or {}).items())
         if shapes:
             arr = (_InputShape * len(shapes))()

@@ -44,6 +44,14 @@ using PatternRule =
 
 struct BuildOptions {
   int num_threads = 0;  // threads the kernel may use (0: every core)
+  // The CPU that generated code is compiled for (backends that generate code: native); "" or
+  // "host": this machine. Otherwise an x86-64 CPU name ("avx2" = "x86-64-v3", "avx512" =
+  // "x86-64-v4", "haswell", ...) whose code this machine runs, so that an AVX-512 machine builds,
+  // runs and measures AVX2 code. Library backends run what their library picks.
+  std::string target;
+  // A directory where backends that generate code keep it between compiles (the native
+  // backend's objects, named by what their code depends on); "": none.
+  std::string code_cache;
 };
 
 class Backend {

@@ -99,11 +99,18 @@ typedef struct {
    * does; a candidate the artifact cannot hold (a group left to the reference fallback) is
    * skipped. "auto": the fixed depth rule; "fused", "ptt", "tt" or "gemm": that strategy. */
   const char* tree_strategy;
-  /* Appended last: told what the compile is doing (NULL: nothing is told). Called on the thread
-   * that called collage_compile_*, never concurrently, with `progress_user_data`; the progress
-   * struct is valid only during the call. */
+  /* Appended (as above; bindings mirror it): told what the compile is doing (NULL: nothing is
+   * told). Called on the thread that called collage_compile_*, never concurrently, with
+   * `progress_user_data`; the progress struct is valid only during the call. */
   collage_compile_progress_fn progress;
   void* progress_user_data;
+  /* Appended last (as above; bindings mirror it): the x86-64 CPU that generated code is compiled
+   * for. NULL, "" or "host": this machine; "avx2" (= "x86-64-v3"), "avx512" (= "x86-64-v4") or
+   * a CPU name LLVM knows ("haswell", "znver3", ...). This machine must run the target's code
+   * (it measures it), so an AVX-512 machine compiles, measures and writes artifacts for an AVX2
+   * host; costs are kept per target. An unknown or unrunnable target is
+   * COLLAGE_STATUS_INVALID_ARGUMENT naming it. */
+  const char* target;
 } collage_compile_options_t;
 
 /* Fills `options` with the defaults and sets struct_size. */

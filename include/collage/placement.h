@@ -109,8 +109,10 @@ struct PlacementOptions {
   // "op-level" (dynamic programming over measured candidate costs), "two-level" (op-level, then
   // the evolutionary search over measured end-to-end latencies), "single:NAME" or "greedy".
   std::string strategy = "two-level";
-  // Wall-clock budget of the graph-level search in seconds (the op-level measurements come
-  // before it and are not counted).
+  // Wall-clock budget of the whole placement in seconds: candidate measurement (sampled briefly
+  // once half of it is spent; every candidate is still built and timed), the graph-level search
+  // (what is left, less a reserve for the comparison), and compare_baselines. At least one seed
+  // of the graph-level search is measured however little is left.
   double time_budget_s = 60;
   uint64_t seed = 0;
   // Persistent cost database (JSON lines); empty: costs live only as long as the call.
@@ -133,6 +135,12 @@ struct PlacementOptions {
   int max_generations = 0;
   // Threads a kernel may use while measured and run (0: one per core).
   int num_threads = 0;
+  // The CPU generated code is compiled for (BuildOptions::target; "" or "host": this machine).
+  // A named target also keys the cost database: `device` gets "|target=CPU" appended.
+  std::string target;
+  // BuildOptions::code_cache of every kernel built ("": none): compiled code kept between
+  // compiles, beside the cost database (code_cache_dir).
+  std::string code_cache;
   PlacementExecutor executor = PlacementExecutor::sequential;
   // Measure the chosen placement and every single-backend baseline end to end, interleaved, and
   // report the figures (OptimizeResult::compared).
@@ -168,6 +176,10 @@ absl::StatusOr<OptimizeResult> optimize_detailed(const Context& ctx,
                                                  const PlacementOptions& options);
 absl::StatusOr<Placement> optimize(const Context& ctx, const BackendRegistry& backends,
                                    const Graph& g, const PlacementOptions& options);
+
+// The code cache that goes with cost database `cost_db_path`: the folder "kernels" beside it;
+// "" for no database.
+std::string code_cache_dir(const std::string& cost_db_path);
 
 // "<cpu model name>|<cores> cores|<ISA flags>" of this machine from /proc/cpuinfo (the part of
 // every cost-database key that names the device). Errors when /proc/cpuinfo cannot be read.

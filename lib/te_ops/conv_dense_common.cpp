@@ -19,10 +19,18 @@ int f32_lanes(const codegen::TargetSpec& target) {
   return std::max(target.vector_bytes() / 4, 4);
 }
 
+int accumulator_budget(const codegen::TargetSpec& target) {
+  return target.vector_registers() * 3 / 4;
+}
+
 std::string type_signature(DType dtype, const Shape& shape) {
   std::string s = str_cat(dtype_name(dtype), "[");
   for (size_t i = 0; i < shape.size(); ++i) s += str_cat(i ? "," : "", shape[i]);
   return s + "]";
+}
+
+std::string target_signature(const codegen::TargetSpec& target) {
+  return str_cat("|target=", target.cpu);
 }
 
 bool is_constant_input(const AnchorGroup& g, const te::Tensor& t) {

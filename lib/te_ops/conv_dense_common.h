@@ -15,9 +15,17 @@ namespace collage::te_ops::detail {
 // f32 elements in the target's widest vector (16 with AVX-512, 8 with AVX2, 4 otherwise).
 int f32_lanes(const codegen::TargetSpec& target);
 
+// Vector accumulators a register tile may hold: three quarters of the target's vector registers
+// (24 with AVX-512 or NEON, 12 with AVX2), the rest holding one step's weights and broadcasts.
+int accumulator_budget(const codegen::TargetSpec& target);
+
 // "f32[1,64,56,56]".
 std::string type_signature(DType dtype, const Shape& shape);
 inline std::string type_signature(const te::Tensor& t) { return type_signature(t.dtype(), t.shape()); }
+
+// "|target=<cpu>": the part of a template's signature that keys tuning records by the target
+// code is compiled for (knobs tuned for 32 registers do not suit 16).
+std::string target_signature(const codegen::TargetSpec& target);
 
 // Whether `t` is one of the group's inputs holding a constant.
 bool is_constant_input(const AnchorGroup& g, const te::Tensor& t);

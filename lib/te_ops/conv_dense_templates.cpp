@@ -25,7 +25,7 @@ std::vector<TuningTask> conv_dense_tuning_tasks(const Graph& graph,
                                                 std::vector<std::string>* skipped) {
   TeOpRegistry r;
   register_conv_ops(r);
-  register_dense_ops(r);
+  register_dense_ops(r, target);
   std::vector<TuningTask> tasks;
   std::map<std::string, size_t> by_signature;
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {

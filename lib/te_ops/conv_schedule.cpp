@@ -67,7 +67,8 @@ std::vector<int64_t> divisors(int64_t n, int64_t limit) {
 // Tile sizes divide their extents: bounds inference cannot narrow the region of the packed data
 // below a split with a tail (the accumulator's clamped coordinates are not linear), so a tail in
 // the row or column split would pack the whole input in every chunk.
-void blocked_space(const Geometry& g, int threads, tune::ScheduleTemplate& t) {
+void blocked_space(const Geometry& g, int threads, const codegen::TargetSpec& target,
+                   tune::ScheduleTemplate& t) {
   const int64_t mb = (g.m + kBlock - 1) / kBlock;
   std::vector<int64_t> ow_t = divisors(g.ow, 28);
   std::vector<int64_t> oc_t = divisors(mb, 4);
@@ -81,13 +82,17 @@ void blocked_space(const Geometry& g, int threads, tune::ScheduleTemplate& t) {
   t.space.add("ci_unroll", ci_unroll);
   t.space.add("epi_vec", {0, 1});
   t.space.add("par_oc", {0, 1});
-  // Defaults: a register tile of about 24 vector accumulators (more, with the broadcasts and
-  // weights of one step, makes LLVM spill), at least 4 parallel chunks per thread, along the
-  // output rows unless there are too few of them.
+  // Defaults: a register tile of at most detail::accumulator_budget vectors (24 of AVX-512's 32
+  // registers, 12 of AVX2's 16; more, with the broadcasts and weights of one step, makes LLVM
+  // spill), a block of 16 channels being 16 / lanes vectors; at least 4 parallel chunks per
+  // thread, along the output rows unless there are too few of them.
+  const int64_t block_vectors = std::max<int64_t>(kBlock / detail::f32_lanes(target), 1);
+  const int64_t tiles_max =
+      std::max<int64_t>(detail::accumulator_budget(target) / block_vectors, 1);
   int64_t owd = 1, ocd = 1;
   for (int64_t ow : ow_t)
     for (int64_t oc : oc_t)
-      if (ow * oc <= 24 && (ow * oc > owd * ocd || (ow * oc == owd * ocd && oc > ocd))) {
+      if (ow * oc <= tiles_max && (ow * oc > owd * ocd || (ow * oc == owd * ocd && oc > ocd))) {
         owd = ow;
         ocd = oc;
       }
@@ -302,13 +307,14 @@ absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp)
   const int lanes = detail::f32_lanes(grp.target);
   tune::ScheduleTemplate t;
   t.signature =
-      signature(*g, parts->w, detail::is_constant_input(grp, parts->w), parts->acc->tag);
+      signature(*g, parts->w, detail::is_constant_input(grp, parts->w), parts->acc->tag) +
+      detail::target_signature(grp.target);
   t.flops = g->flops();
   if (parts->acc->tag == "conv_dw") {
     depthwise_space(*g, grp.num_threads, t);
     t.apply = [grp, p = *parts, geo = *g](const Knobs& k) { return apply_depthwise(grp, p, geo, k); };
   } else if (parts->acc->tag == "conv_nchwc") {
-    blocked_space(*g, grp.num_threads, t);
+    blocked_space(*g, grp.num_threads, grp.target, t);
     t.apply = [grp, p = *parts, geo = *g](const Knobs& k) { return apply_blocked(grp, p, geo, k); };
   } else {
     direct_space(*g, lanes, t);

@@ -3,7 +3,7 @@
 
 namespace collage::te_ops {
 
-TeOpRegistry default_te_ops() {
+TeOpRegistry default_te_ops(const codegen::TargetSpec& target) {
   TeOpRegistry r;
   register_elementwise_ops(r);
   register_injective_ops(r);
@@ -18,7 +18,7 @@ TeOpRegistry default_te_ops() {
   register_grid_sample_op(r);
   register_resize_op(r);
   register_conv_ops(r);
-  register_dense_ops(r);
+  register_dense_ops(r, target);
   return r;
 }
 

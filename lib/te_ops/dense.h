@@ -14,11 +14,13 @@
 
 namespace collage::te_ops::dense {
 
-// The ComputeFns of MatMul and Gemm.
-absl::StatusOr<std::vector<te::Tensor>> matmul_compute(const Graph& graph, const Node& node,
-                                                       std::span<const te::Tensor> inputs);
-absl::StatusOr<std::vector<te::Tensor>> gemm_compute(const Graph& graph, const Node& node,
-                                                     std::span<const te::Tensor> inputs);
+// Columns of B's panels for an output of `n` columns on `target`: the width of the register
+// tile, two f32 vectors (32 with AVX-512, 16 with AVX2), one vector when n is narrower.
+int64_t panel_columns(const codegen::TargetSpec& target, int64_t n);
+
+// The ComputeFns of MatMul and Gemm, B packed into panel_columns(target, n) column panels.
+ComputeFn matmul_compute(const codegen::TargetSpec& target);
+ComputeFn gemm_compute(const codegen::TargetSpec& target);
 
 // The schedule template of a group anchored at a MatMul or Gemm built by the computes above.
 absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& group);

@@ -5,6 +5,7 @@
 
 #include "collage/ops/nn.h"
 #include "core/str_cat.h"
+#include "te_ops/conv_dense_common.h"
 #include "te_ops/dense.h"
 
 namespace collage::te_ops::dense {
@@ -19,6 +20,7 @@ struct Operands {
   bool a_vector = false, b_vector = false;  // MatMul 1-D operands
   int64_t m = 1, n = 1, k = 1;
   Shape a_batch, b_batch, batch;  // batch dims of A, B and of the output (broadcast)
+  int64_t nr = 16;                // panel columns
 };
 
 absl::Status fail(const Operands& o, const std::string& op, const std::string& what) {
@@ -36,7 +38,7 @@ std::vector<te::Expr> batch_index(const Shape& operand, const Shape& out,
 }
 
 std::vector<te::Tensor> build(const Operands& o, const std::string& tag) {
-  const int64_t nr = o.n >= 32 ? 32 : 16;
+  const int64_t nr = o.nr;
   const int64_t panels = (o.n + nr - 1) / nr;
   const Shape& bb = o.b_batch;
   Shape out_shape = o.batch;
@@ -131,11 +133,8 @@ absl::Status check_f32(const Operands& o, const std::string& op) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<std::vector<te::Tensor>> matmul_compute(const Graph& graph, const Node& node,
-                                                       std::span<const te::Tensor> inputs) {
-  (void)graph;
+absl::StatusOr<std::vector<te::Tensor>> matmul(const codegen::TargetSpec& target, const Node& node,
+                                               std::span<const te::Tensor> inputs) {
   Operands o;
   o.name = node.name;
   if (inputs.size() != 2 || !inputs[0].defined() || !inputs[1].defined())
@@ -166,12 +165,12 @@ absl::StatusOr<std::vector<te::Tensor>> matmul_compute(const Graph& graph, const
                                        shape_to_string(a), "], B [", shape_to_string(b), "]"));
     o.batch[d] = std::max(x, y);
   }
+  o.nr = panel_columns(target, o.n);
   return build(o, "dense");
 }
 
-absl::StatusOr<std::vector<te::Tensor>> gemm_compute(const Graph& graph, const Node& node,
-                                                     std::span<const te::Tensor> inputs) {
-  (void)graph;
+absl::StatusOr<std::vector<te::Tensor>> gemm(const codegen::TargetSpec& target, const Node& node,
+                                             std::span<const te::Tensor> inputs) {
   const auto& attrs = node.get<GemmAttrs>();
   Operands o;
   o.name = node.name;
@@ -205,7 +204,27 @@ absl::StatusOr<std::vector<te::Tensor>> gemm_compute(const Graph& graph, const N
       return fail(o, "Gemm", str_cat("C [", shape_to_string(c), "] does not broadcast to [",
                                      o.m, ", ", o.n, "]"));
   }
+  o.nr = panel_columns(target, o.n);
   return build(o, "dense");
+}
+
+}  // namespace
+
+int64_t panel_columns(const codegen::TargetSpec& target, int64_t n) {
+  const int64_t lanes = detail::f32_lanes(target);
+  return n >= 2 * lanes ? 2 * lanes : lanes;
+}
+
+ComputeFn matmul_compute(const codegen::TargetSpec& target) {
+  return [target](const Graph&, const Node& node, std::span<const te::Tensor> inputs) {
+    return matmul(target, node, inputs);
+  };
+}
+
+ComputeFn gemm_compute(const codegen::TargetSpec& target) {
+  return [target](const Graph&, const Node& node, std::span<const te::Tensor> inputs) {
+    return gemm(target, node, inputs);
+  };
 }
 
 }  // namespace collage::te_ops::dense

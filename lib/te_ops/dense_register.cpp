@@ -4,14 +4,14 @@
 
 namespace collage::te_ops {
 
-void register_dense_ops(TeOpRegistry& r) {
+void register_dense_ops(TeOpRegistry& r, const codegen::TargetSpec& target) {
   ScheduleFn schedule = [](const AnchorGroup& g) -> absl::StatusOr<ScheduledGroup> {
     absl::StatusOr<tune::ScheduleTemplate> t = dense::schedule_template(g);
     if (!t.ok()) return t.status();
     return t->apply(detail::knobs_for(g, *t));
   };
-  r.add("MatMul", {dense::matmul_compute, schedule});
-  r.add("Gemm", {dense::gemm_compute, schedule});
+  r.add("MatMul", {dense::matmul_compute(target), schedule});
+  r.add("Gemm", {dense::gemm_compute(target), schedule});
 }
 
 }  // namespace collage::te_ops

@@ -86,9 +86,10 @@ class TeOpRegistry {
 
 // Registration, one function per family (each in its own file under lib/te_ops/).
 // Convolutions (Conv 1-D/2-D incl. grouped and depthwise; direct and blocked NCHWc schedules)
-// and Dense/MatMul/Gemm/batched MatMul, with tunable schedules.
+// and Dense/MatMul/Gemm/batched MatMul, with tunable schedules. The dense computes pack their
+// weight for the register tiles of `target` (AnchorGroup::target must then be the same).
 void register_conv_ops(TeOpRegistry& r);
-void register_dense_ops(TeOpRegistry& r);
+void register_dense_ops(TeOpRegistry& r, const codegen::TargetSpec& target);
 // Everything else of the foundation's operator set: elementwise, broadcast, reduction,
 // injective/layout, pooling, softmax, layer norm, conv-transpose.
 void register_elementwise_ops(TeOpRegistry& r);  // activations, arithmetic, comparisons, Cast
@@ -106,7 +107,7 @@ void register_norm_extra_ops(TeOpRegistry& r);  // Hardmax, LpNormalization
 void register_rotary_op(TeOpRegistry& r);       // RotaryEmbedding
 void register_grid_sample_op(TeOpRegistry& r);  // GridSample  // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 
-// A registry with every family registered.
-TeOpRegistry default_te_ops();
+// A registry with every family registered, for code compiled for `target`.
+TeOpRegistry default_te_ops(const codegen::TargetSpec& target = codegen::TargetSpec::host());
 
 }  // namespace collage::te_ops

@@ -103,12 +103,17 @@ absl::StatusOr<ScheduleResult> make_artifact_schedule(const std::vector<Schedule
         }
       }
   }
-  auto times = measure_executors(bound, s, options.measure_runs);
+  ExecutorMeasureOptions mo;
+  mo.runs = options.measure_runs;
+  mo.min_runs = std::min(mo.min_runs, std::max(options.measure_runs, 1));
+  mo.max_ms = options.measure_max_ms;
+  auto times = measure_executors(bound, s, mo);
   if (!times.ok()) return times.status();
   s.sequential_ms = times->sequential_ms;
   s.waves_ms = times->waves_ms;
   if (options.executor == ExecutorChoice::automatic)
-    s.preferred = s.waves_ms < s.sequential_ms ? Executor::waves : Executor::sequential;
+    s.preferred =
+        waves_clearly_faster(*times, options.waves_margin) ? Executor::waves : Executor::sequential;
   return r;
 }
 

@@ -22,7 +22,11 @@ struct WaveOptions {
   uint32_t workers = 0;          // virtual execution units; 0: the machine's hardware threads
   SchedulerOptions scheduler;    // its `workers` is replaced by the above
   int profile_repeats = 5;       // timings per task (median)
-  int measure_runs = 15;         // whole runs per executor (median)
+  int measure_runs = 15;         // whole runs per executor (median), at most
+  double measure_max_ms = 3000;  // wall-clock bound of those runs (after 5 of each)
+  // automatic: the wave executor is preferred only when it measured at least this much faster
+  // (waves_clearly_faster), so that the choice holds when the artifact is measured again.
+  double waves_margin = 0.03;
 };
 
 // A kernel of the artifact, in plan order.

@@ -1,4 +1,4 @@
-// measure_executors: alternating whole runs of the sequential and the wave executor.
+// measure_executors: alternating whole runs of the sequential and the wave executor; the choice.
 #include "waves/executor_measure.h"
 
 #include <algorithm>
@@ -30,8 +30,8 @@ struct FirstError {
 }  // namespace
 
 absl::StatusOr<ExecutorTimes> measure_executors(const std::vector<BoundKernel>& kernels,
-                                                const WaveSchedule& schedule, int runs,
-                                                int warmup) {
+                                                const WaveSchedule& schedule,
+                                                const ExecutorMeasureOptions& options) {
   ThreadPool pool(static_cast<int>(schedule.workers.size()));
   WaveRunner runner(&schedule);
   FirstError error;
@@ -64,16 +64,40 @@ absl::StatusOr<ExecutorTimes> measure_executors(const std::vector<BoundKernel>& 
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
         .count();
   };
-  std::vector<double> seq_ms, wave_ms;
-  for (int i = 0; i < warmup + runs; ++i) {
-    const double s = time_ms(sequential);
-    const double w = time_ms(waves);
+  std::vector<double> seq_ms, wave_ms, ratio;
+  const auto start = std::chrono::steady_clock::now();
+  ExecutorTimes out;
+  for (int i = 0; i < options.warmup + std::max(options.runs, 1); ++i) {
+    const bool timed = i >= options.warmup;
+    if (timed && static_cast<int>(seq_ms.size()) >= std::max(options.min_runs, 1) &&
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count() > options.max_ms)
+      break;
+    double s = 0, w = 0;
+    if (i % 2 == 0) {
+      s = time_ms(sequential);
+      w = time_ms(waves);
+    } else {
+      w = time_ms(waves);
+      s = time_ms(sequential);
+    }
     if (!error.status.ok()) return error.status;
-    if (i < warmup) continue;
+    if (!timed) continue;
     seq_ms.push_back(s);
     wave_ms.push_back(w);
+    ratio.push_back(w / std::max(s, 1e-9));
+    out.waves_faster += w < s;
   }
-  return ExecutorTimes{median(seq_ms), median(wave_ms)};
+  out.sequential_ms = median(seq_ms);
+  out.waves_ms = median(wave_ms);
+  out.pairs = static_cast<int>(seq_ms.size());
+  out.waves_ratio = median(ratio);
+  return out;
+}
+
+bool waves_clearly_faster(const ExecutorTimes& times, double margin) {
+  return times.pairs > 0 && times.waves_ratio <= 1 - margin &&
+         3 * times.waves_faster >= 2 * times.pairs;
 }
 
 }  // namespace collage::waves

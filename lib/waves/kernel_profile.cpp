@@ -77,7 +77,12 @@ absl::StatusOr<KernelProfile> profile_kernel(Kernel& kernel, KernelBuffers& buff
   if (!own.ok()) return own.status();
   KernelProfile p;
   p.task_us = std::move(own->us);
-  p.exclusive = own->parallel;
+  // A kernel with its own thread team runs exclusive (every worker to itself) or pinned, never
+  // beside another with its whole team, whatever its profile: on a busy machine the team rarely
+  // has its cores together and looks serial, and beside another worker it then waits at every
+  // fork and join for a core (oneDNN's OpenMP kernels of BERT-base ran hundreds of times slower
+  // so, and one end-to-end evaluation took minutes).
+  p.exclusive = own->parallel || kernel.has_thread_team();
   if (!kernel.has_thread_team()) return p;
   // The pinned variant, its team limited to the calling thread; profiled even when the team did
   // not look parallel: on a loaded machine its threads are rarely on cores together, and every

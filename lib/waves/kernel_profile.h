@@ -26,11 +26,10 @@ inline constexpr double kExclusiveCpuRatio = 1.5;
 
 // Runs every task once untimed, then times each task `repeats` times on the calling thread and
 // keeps its median (microseconds); marks the kernel exclusive when it keeps several cores busy
-// (a library kernel with its own thread team). A kernel with a team it can limit
-// (Kernel::has_thread_team) is then timed the same way pinned, its team limited to the calling
-// thread, for KernelProfile::pinned_us, unless its outputs then differ by a bit. `buffers` are
-// the kernel's arguments (make_kernel_buffers), the first `num_inputs` its inputs. Errors are
-// the kernel's.
+// or has a thread team (Kernel::has_thread_team), whatever its profile. Such a kernel is then
+// timed the same way pinned, its team limited to the calling thread, for
+// KernelProfile::pinned_us, unless its outputs then differ by a bit. `buffers` are the kernel's
+// arguments (make_kernel_buffers), the first `num_inputs` its inputs. Errors are the kernel's.
 absl::StatusOr<KernelProfile> profile_kernel(Kernel& kernel, KernelBuffers& buffers,
                                              size_t num_inputs, int repeats = 5);
 

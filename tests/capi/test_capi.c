@@ -233,6 +233,21 @@ static void test_compiler(const char* dir, npy_array_t* input, npy_array_t* expe
   options.strategy = "single:reference";
   expect_error("reference kernels", collage_compile_file(compiler, model, &options, artifact, NULL),
                COLLAGE_STATUS_INVALID_ARGUMENT, "reference backend, which has no runtime module");
+  /* Generated code forced to an AVX2 target (x86-64-v3), which an AVX-512 machine runs too. */
+  options.strategy = "single:native";
+  options.target = "no-such-cpu";
+  expect_error("bad target", collage_compile_file(compiler, model, &options, artifact, NULL),
+               COLLAGE_STATUS_INVALID_ARGUMENT, "no-such-cpu");
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    options.target = "avx2";
+    expect_ok("compile for avx2", collage_compile_file(compiler, model, &options, artifact, NULL));
+    expect_ok("load avx2", collage_module_load_file(artifact, NULL, &module));
+    if (module) check_outputs(module, input, expected);
+    collage_module_release(module);
+  }
+#endif
+  options.target = NULL;
   expect_error("bad plugin", collage_compiler_load_plugin(compiler, "/no/plugin.so"),
                COLLAGE_STATUS_INVALID_ARGUMENT, "/no/plugin.so");
   free(onnx);

@@ -195,3 +195,26 @@ TEST_CASE("the result is never slower than the best seed", "[evolution]") {
   for (const std::string& n : result->notes) remeasured |= n.starts_with("finalists re-measured");
   CHECK(remeasured);
 }
+
+TEST_CASE("remeasure alternately: every placement once, later rounds only before the deadline",
+          "[evolution]") {
+  struct Counting : PlacementEvaluator {
+    int calls = 0;
+    absl::StatusOr<double> latency_ms(const Placement&) override { return 1.0 + ++calls; }
+  };
+  const std::vector<Placement> placements(3);
+  Counting open;
+  size_t evaluations = 0;
+  std::vector<double> ms = remeasure_alternately(placements, open, 3, HUGE_VAL, &evaluations);
+  CHECK(open.calls == 9);
+  CHECK(evaluations == 9);
+  REQUIRE(ms.size() == 3);
+  // Rounds forward, backward, forward: the first placement's samples are 2, 7, 8.
+  CHECK(ms[0] == 7);
+  Counting late;
+  evaluations = 0;
+  ms = remeasure_alternately(placements, late, 3, /*deadline_ms=*/0, &evaluations);
+  CHECK(late.calls == 3);
+  CHECK(evaluations == 3);
+  CHECK(ms == std::vector<double>{2, 3, 4});
+}

@@ -113,3 +113,47 @@ TEST_CASE("search memo: a second two-level compile reuses the placement", "[plac
   CHECK(third->evaluations > 0);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("search memo: a compile that reuses the placement measures no kernel, even a shaky "
+          "one, and reuses the comparison",
+          "[placement][memo]") {
+  Context ctx;
+  Graph g = chain(ctx);
+  BackendRegistry r;
+  (void)r.add(fake_backend("gemm", {{"mm_relu", "(Relu? (MatMul * const))"}}));
+  (void)r.add(fake_backend("ew", {{"unary", "(Relu|Tanh *)"}}));
+  (void)r.add(make_reference_backend());
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("collage-memo-cmp-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  FakeEvaluator e2e(g, cost, /*per_group=*/1.0, /*per_crossing=*/0.5);
+  PlacementOptions options;
+  options.cost_db_path = (dir / "cost-db.jsonl").string();
+  options.device = "test-device";
+  options.num_threads = 1;
+  options.trusted_spread = 0;  // every record shaky: a plain second compile measures again
+  options.evaluator = &e2e;
+  options.population = 4;
+  options.max_generations = 2;
+  options.time_budget_s = 1000;
+  options.compare_baselines = true;
+  auto first = optimize_detailed(ctx, r, g, options);
+  REQUIRE(first.ok());
+  CHECK(first->measured > 0);
+  REQUIRE(first->compared.size() >= 2);
+  auto second = optimize_detailed(ctx, r, g, options);
+  REQUIRE(second.ok());
+  CHECK(second->measured == 0);
+  CHECK(second->evaluations == 0);
+  CHECK(describe(second->placement) == describe(first->placement));
+  REQUIRE(second->compared.size() == first->compared.size());
+  for (size_t i = 0; i < first->compared.size(); ++i) {
+    CHECK(second->compared[i].strategy == first->compared[i].strategy);
+    CHECK(second->compared[i].ms == first->compared[i].ms);
+  }
+  bool reused = false;
+  for (const std::string& n : second->placement.notes)
+    reused |= n.find("comparison: measured by the compile that chose") != n.npos;
+  CHECK(reused);
+  std::filesystem::remove_all(dir);
+}

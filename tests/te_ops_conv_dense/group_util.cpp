@@ -18,17 +18,30 @@ const Context& ctx() {
 
 }  // namespace
 
-const te_ops::TeOpRegistry& conv_dense_registry() {
-  static const te_ops::TeOpRegistry r = [] {
-    te_ops::TeOpRegistry reg;
-    te_ops::register_conv_ops(reg);
-    te_ops::register_dense_ops(reg);
-    return reg;
-  }();
-  return r;
+std::shared_ptr<const te_ops::TeOpRegistry> conv_dense_registry(const codegen::TargetSpec& target) {
+  auto reg = std::make_shared<te_ops::TeOpRegistry>();
+  te_ops::register_conv_ops(*reg);
+  te_ops::register_dense_ops(*reg, target);
+  return reg;
 }
 
-BuiltGroup build_group(const GroupCase& c, int num_threads) {
+std::vector<codegen::TargetSpec> runnable_targets() {
+  const codegen::TargetSpec host = codegen::TargetSpec::host();
+  std::vector<codegen::TargetSpec> out = {host};
+  if (!host.is_x86()) return out;
+  for (const char* name : {"avx2", "avx512"}) {
+    absl::StatusOr<codegen::TargetSpec> t = codegen::TargetSpec::named(name);
+    REQUIRE(t.ok());
+    if (absl::Status s = t->runs_on(host); !s.ok()) {
+      WARN("not checked on this machine: " << s.message());
+      continue;
+    }
+    out.push_back(*t);
+  }
+  return out;
+}
+
+BuiltGroup build_group(const GroupCase& c, int num_threads, const codegen::TargetSpec& target) {
   BuiltGroup b;
   GraphBuilder gb(ctx(), "group");
   std::vector<ValueId> ins;
@@ -75,7 +88,8 @@ BuiltGroup build_group(const GroupCase& c, int num_threads) {
   b.expected = *expected;
 
   // The TE group.
-  b.def = conv_dense_registry().find(c.op);
+  b.registry = conv_dense_registry(target);
+  b.def = b.registry->find(c.op);
   REQUIRE(b.def);
   std::vector<te::Tensor> te_inputs;
   te_ops::AnchorGroup& grp = b.group;
@@ -123,7 +137,7 @@ BuiltGroup build_group(const GroupCase& c, int num_threads) {
   grp.graph = b.graph.get();
   grp.anchor = 0;
   grp.outputs = {t};
-  grp.target = codegen::TargetSpec::host();
+  grp.target = target;
   grp.num_threads = num_threads;
   return b;
 }

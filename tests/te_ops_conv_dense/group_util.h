@@ -30,13 +30,22 @@ struct BuiltGroup {
   std::vector<Tensor> expected;  // reference outputs
   std::vector<Tensor> values;    // one per group input
   te_ops::AnchorGroup group;
+  std::shared_ptr<const te_ops::TeOpRegistry> registry;  // conv and dense for the group's target
   const te_ops::TeOpDef* def = nullptr;
 };
 
-const te_ops::TeOpRegistry& conv_dense_registry();
+// The conv and dense operators for code compiled for `target`.
+std::shared_ptr<const te_ops::TeOpRegistry> conv_dense_registry(
+    const codegen::TargetSpec& target = codegen::TargetSpec::host());
 
-// Builds the case; FAILs the test (REQUIRE) when anything is refused.
-BuiltGroup build_group(const GroupCase& c, int num_threads = 2);
+// The x86-64 targets the kernels are checked on: the host, and each of "avx2" (x86-64-v3, 16
+// vector registers) and "avx512" (x86-64-v4, 32) whose code this machine runs (an AVX-512 machine
+// runs both); named in test output by TargetSpec::to_string.
+std::vector<codegen::TargetSpec> runnable_targets();
+
+// Builds the case for `target`; FAILs the test (REQUIRE) when anything is refused.
+BuiltGroup build_group(const GroupCase& c, int num_threads = 2,
+                       const codegen::TargetSpec& target = codegen::TargetSpec::host());
 
 // Compiles `scheduled`, runs it as `tasks` tasks on this thread and returns the scaled error
 // (max |a-b| / max |b|) against the reference.

@@ -43,22 +43,25 @@ GroupCase make_case(const ConvCase& c, uint64_t seed) {
 
 // Runs the default schedule and `configs` random knob configurations of the case.
 void check_case(const ConvCase& c, int configs, uint64_t seed) {
-  BuiltGroup b = build_group(make_case(c, seed));
-  absl::StatusOr<te_ops::ScheduledGroup> def = b.def->schedule(b.group);
-  INFO(def.status().ToString());
-  REQUIRE(def.ok());
-  CHECK(run_and_compare(b, *def) < 1e-5);
-  absl::StatusOr<tune::ScheduleTemplate> t = te_ops::anchor_schedule_template(b.group);
-  REQUIRE(t.ok());
-  std::mt19937_64 rng(seed);
-  for (int i = 0; i < configs; ++i) {
-    tune::Knobs k;
-    for (const auto& [name, values] : t->space.knobs) k[name] = values[rng() % values.size()];
-    INFO("knobs " << tune::to_string(k));
-    absl::StatusOr<te_ops::ScheduledGroup> s = t->apply(k);
-    INFO(s.status().ToString());
-    REQUIRE(s.ok());
-    CHECK(run_and_compare(b, *s) < 1e-5);
+  for (const codegen::TargetSpec& target : runnable_targets()) {
+    INFO("target " << target.to_string());
+    BuiltGroup b = build_group(make_case(c, seed), 2, target);
+    absl::StatusOr<te_ops::ScheduledGroup> def = b.def->schedule(b.group);
+    INFO(def.status().ToString());
+    REQUIRE(def.ok());
+    CHECK(run_and_compare(b, *def) < 1e-5);
+    absl::StatusOr<tune::ScheduleTemplate> t = te_ops::anchor_schedule_template(b.group);
+    REQUIRE(t.ok());
+    std::mt19937_64 rng(seed);
+    for (int i = 0; i < configs; ++i) {
+      tune::Knobs k;
+      for (const auto& [name, values] : t->space.knobs) k[name] = values[rng() % values.size()];
+      INFO("knobs " << tune::to_string(k));
+      absl::StatusOr<te_ops::ScheduledGroup> s = t->apply(k);
+      INFO(s.status().ToString());
+      REQUIRE(s.ok());
+      CHECK(run_and_compare(b, *s) < 1e-5);
+    }
   }
 }
 
@@ -130,7 +133,8 @@ TEST_CASE("conv1d blocked and depthwise, SAME_UPPER", "[te_ops][conv]") {
 
 TEST_CASE("conv refuses 3-D and non-f32 inputs with a message naming the node",
           "[te_ops][conv]") {
-  const te_ops::TeOpDef* def = conv_dense_registry().find("Conv");
+  const std::shared_ptr<const te_ops::TeOpRegistry> registry = conv_dense_registry();
+  const te_ops::TeOpDef* def = registry->find("Conv");
   REQUIRE(def);
   // A 3-D conv built by the reference graph, refused by the TE compute.
   ConvCase c{{1, 2, 3, 4, 5}, {2, 2, 1, 1, 1}, {}, {}, {}, 1, false};

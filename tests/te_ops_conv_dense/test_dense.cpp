@@ -13,22 +13,25 @@ namespace collage::testing {
 namespace {
 
 void check(const GroupCase& c, int configs, uint64_t seed) {
-  BuiltGroup b = build_group(c);
-  absl::StatusOr<te_ops::ScheduledGroup> def = b.def->schedule(b.group);
-  INFO(def.status().ToString());
-  REQUIRE(def.ok());
-  CHECK(run_and_compare(b, *def) < 1e-5);
-  absl::StatusOr<tune::ScheduleTemplate> t = te_ops::anchor_schedule_template(b.group);
-  REQUIRE(t.ok());
-  std::mt19937_64 rng(seed);
-  for (int i = 0; i < configs && !t->space.knobs.empty(); ++i) {
-    tune::Knobs k;
-    for (const auto& [name, values] : t->space.knobs) k[name] = values[rng() % values.size()];
-    INFO("knobs " << tune::to_string(k));
-    absl::StatusOr<te_ops::ScheduledGroup> s = t->apply(k);
-    INFO(s.status().ToString());
-    REQUIRE(s.ok());
-    CHECK(run_and_compare(b, *s) < 1e-5);
+  for (const codegen::TargetSpec& target : runnable_targets()) {
+    INFO("target " << target.to_string());
+    BuiltGroup b = build_group(c, 2, target);
+    absl::StatusOr<te_ops::ScheduledGroup> def = b.def->schedule(b.group);
+    INFO(def.status().ToString());
+    REQUIRE(def.ok());
+    CHECK(run_and_compare(b, *def) < 1e-5);
+    absl::StatusOr<tune::ScheduleTemplate> t = te_ops::anchor_schedule_template(b.group);
+    REQUIRE(t.ok());
+    std::mt19937_64 rng(seed);
+    for (int i = 0; i < configs && !t->space.knobs.empty(); ++i) {
+      tune::Knobs k;
+      for (const auto& [name, values] : t->space.knobs) k[name] = values[rng() % values.size()];
+      INFO("knobs " << tune::to_string(k));
+      absl::StatusOr<te_ops::ScheduledGroup> s = t->apply(k);
+      INFO(s.status().ToString());
+      REQUIRE(s.ok());
+      CHECK(run_and_compare(b, *s) < 1e-5);
+    }
   }
 }
 
@@ -86,6 +89,45 @@ TEST_CASE("gemm with alpha, beta, transposes and broadcast C", "[te_ops][dense]"
   check(gemm({30, 21}, {35, 30}, {21, 1}, 0.5f, 2.f, true, true, Chain::add_relu, 11), 4, 11);
   check(gemm({8, 12}, {40, 12}, {}, 1.5f, 0.f, false, true, Chain::none, 12), 2, 12);
   check(gemm({6, 10}, {10, 48}, {6, 48}, 1.f, -1.f, false, false, Chain::none, 13), 2, 13);
+}
+
+}  // namespace collage::testing
+
+namespace collage::testing {
+
+TEST_CASE(
+    "dense default schedule: tiles from the target's registers, panels outermost when "
+    "there are enough, k unrolled",
+    "[te_ops][dense]") {
+  for (const codegen::TargetSpec& target : runnable_targets()) {
+    if (target.cpu != "x86-64-v3" && target.cpu != "x86-64-v4") continue;
+    INFO("target " << target.to_string());
+    // 49 x 256 x 64 (ResNet-50's last stage has 49 rows): 6-row tiles of two AVX2 vectors (54
+    // rows computed, not 3-row tiles computing 51), 14-row tiles of two AVX-512 vectors; 16 or 8
+    // panels for 2 threads: panels outermost, a row block of one tile.
+    BuiltGroup b = build_group(matmul({49, 64}, {64, 256}, true, Chain::relu, 14), 2, target);
+    absl::StatusOr<tune::ScheduleTemplate> t = te_ops::anchor_schedule_template(b.group);
+    REQUIRE(t.ok());
+    const int64_t mr = t->defaults.at("mr");
+    CHECK(mr == (target.vector_registers() == 32 ? 14 : 6));
+    CHECK(mr * 2 + 3 <= target.vector_registers());
+    CHECK(t->defaults.at("mb") == mr);
+    CHECK(t->defaults.at("par_j") == 1);
+    CHECK(t->defaults.at("ku") == 4);
+    absl::StatusOr<te_ops::ScheduledGroup> def = b.def->schedule(b.group);
+    REQUIRE(def.ok());
+    CHECK(run_and_compare(b, *def) < 1e-5);
+    // One panel of 16 columns, 300 rows: row blocks outermost; k = 30 unrolled by 2.
+    BuiltGroup tall = build_group(matmul({300, 30}, {30, 16}, true, Chain::none, 15), 2, target);
+    absl::StatusOr<tune::ScheduleTemplate> tt = te_ops::anchor_schedule_template(tall.group);
+    REQUIRE(tt.ok());
+    CHECK(tt->defaults.at("par_j") == 0);
+    CHECK(tt->defaults.at("ku") == 2);
+    CHECK(tt->defaults.at("mb") >= tt->defaults.at("mr"));
+    absl::StatusOr<te_ops::ScheduledGroup> tall_def = tall.def->schedule(tall.group);
+    REQUIRE(tall_def.ok());
+    CHECK(run_and_compare(tall, *tall_def) < 1e-5);
+  }
 }
 
 }  // namespace collage::testing

@@ -19,13 +19,14 @@ namespace collage::testing {
 namespace {
 
 constexpr double kTolerance = 1e-5;
-constexpr TreesKernelVariant kVariants[] = {TreesKernelVariant::scalar, TreesKernelVariant::avx512,
-                                            TreesKernelVariant::avx512_ranks};
+constexpr TreesKernelVariant kVariants[] = {
+    TreesKernelVariant::scalar, TreesKernelVariant::avx512, TreesKernelVariant::avx512_ranks,
+    TreesKernelVariant::avx2, TreesKernelVariant::avx2_ranks};
 
 // The fused graph placed with its TreeEnsemble on a trees backend pinned to `variant` (the rest
-// on the reference backend), run on x. Empty when this CPU lacks the variant.
+// on the reference backend), built for `target`, run on x. Empty when this CPU lacks the variant.
 std::optional<Tensor> run_on_trees_backend(const Graph& g, TreesKernelVariant variant,
-                                           const Tensor& x) {
+                                           const Tensor& x, const std::string& target = "") {
   BackendRegistry backends;
   REQUIRE(backends.add(make_reference_backend()).ok());
   REQUIRE(backends.add(make_trees_backend({variant})).ok());
@@ -39,6 +40,7 @@ std::optional<Tensor> run_on_trees_backend(const Graph& g, TreesKernelVariant va
   REQUIRE(on_trees);
   BuildOptions build;
   build.num_threads = 2;
+  build.target = target;
   auto model = compile_placement(tree_test_context(), backends, g, *placement, build);
   if (!model.ok() && variant != TreesKernelVariant::scalar &&
       model.status().message().find("lacks") != std::string_view::npos)
@@ -182,6 +184,55 @@ TEST_CASE("fused: random ensembles of every depth, tails, NaN and infinite input
       }
     }
   }
+}
+
+TEST_CASE("trees backend: a target without AVX-512 caps the automatic loop at AVX2", "[trees]") {
+  std::mt19937 rng(11);
+  TreeEnsemble m;
+  m.name = "capped";
+  m.num_features = 5;
+  m.num_outputs = 1;
+  m.base_score = {0.5};
+  for (int t = 0; t < 20; ++t) {
+    Tree tree;
+    random_subtree(tree, rng, 6, m.num_features);
+    m.trees.push_back(std::move(tree));
+  }
+  const int64_t batch = 45;
+  Tensor x(DType::f32, {batch, m.num_features});
+  std::uniform_int_distribution<int> grid(-9, 9);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = grid(rng) / 8.f;
+  const Graph g = fused_graph(m, batch);
+  const Tensor ref = run_reference_graph(g, x);
+  NodeSet nodes(g.nodes().size());
+  for (NodeId n = 0; n < static_cast<NodeId>(g.nodes().size()); ++n)
+    if (g.node(n).op_name() == "TreeEnsemble") nodes.insert(n);
+  auto group = extract_subgraph(tree_test_context(), g, nodes);
+  REQUIRE(group.ok());
+  const std::unique_ptr<Backend> trees = make_trees_backend();
+  // The variant is the sixth little-endian int64 of the kernel parameters.
+  auto variant_of = [&](const std::string& target) -> int64_t {
+    BuildOptions options;
+    options.target = target;
+    auto kernel = trees->build(group->graph, options);
+    INFO(target << ": " << kernel.status().ToString());
+    REQUIRE(kernel.ok());
+    const std::vector<uint8_t>& p = (*kernel)->record().params;
+    REQUIRE(p.size() == 48);
+    int64_t v = 0;
+    for (int b = 7; b >= 0; --b) v = (v << 8) | p[40 + b];
+    return v;
+  };
+  CHECK(variant_of("") == 0);           // automatic: the widest loop of the CPU that runs it
+  CHECK(variant_of("avx512") == 0);     // AVX-512 allowed
+  CHECK(variant_of("x86-64-v3") == 6);  // automatic capped at AVX2
+  CHECK(variant_of("x86-64") == 1);     // no AVX2: the scalar loop
+  BuildOptions bad;
+  bad.target = "no-such-cpu";
+  CHECK(trees->build(group->graph, bad).status().code() == absl::StatusCode::kInvalidArgument);
+  // The capped kernel computes what the others do.
+  if (auto y = run_on_trees_backend(g, TreesKernelVariant::automatic, x, "avx2"))
+    CHECK(differs(*y, ref) == 0.0);
 }
 
 TEST_CASE("trees backend: tables must be constants; the module checks its descriptor", "[trees]") {

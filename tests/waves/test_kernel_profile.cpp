@@ -1,5 +1,6 @@
 // The compile-time profiler on fake kernels: a kernel with a thread team gets a pinned variant
-// (its team limited to one thread) unless that changes its outputs; one without gets none.
+// (its team limited to one thread) unless that changes its outputs, and is exclusive otherwise;
+// one without gets none.
 #include <catch2/catch.hpp>
 
 #include "waves/kernel_profile.h"
@@ -54,6 +55,8 @@ TEST_CASE("waves: a kernel with a thread team is profiled pinned to one thread",
   const KernelProfile p = profile(k);
   CHECK(p.task_us.size() == 2);
   CHECK(p.pinned_us.size() == 2);
+  // Its team never runs beside another kernel, even though this fake keeps one core busy.
+  CHECK(p.exclusive);
   CHECK_FALSE(k.limits.empty());
   for (int32_t limit : k.limits) CHECK(limit == 1);
 }
@@ -64,6 +67,7 @@ TEST_CASE("waves: a pinned variant that changes the outputs is not offered", "[w
   CHECK(p.task_us.size() == 2);
   CHECK_FALSE(k.limits.empty());
   CHECK(p.pinned_us.empty());
+  CHECK(p.exclusive);  // so its team runs alone
 }
 
 TEST_CASE("waves: a kernel without a thread team has no pinned variant", "[waves][profile]") {

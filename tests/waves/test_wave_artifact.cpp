@@ -237,17 +237,17 @@ TEST_CASE("waves: an artifact without a schedule runs sequentially; waves are re
   CHECK(code == COLLAGE_STATUS_INVALID_ARGUMENT);
 }
 
-TEST_CASE("waves: automatic keeps the executor measured faster", "[waves][artifact]") {
+TEST_CASE("waves: automatic keeps the wave executor only when it measured faster",
+          "[waves][artifact]") {
   Context ctx;
   ArtifactSummary summary;
   const std::string bytes =
       artifact_of(branchy_graph(ctx), waves::ExecutorChoice::automatic, &summary);
   REQUIRE(summary.has_schedule);
-  const std::string faster = summary.waves_ms < summary.sequential_ms ? "waves" : "sequential";
-  CHECK(summary.executor == faster);
+  if (summary.executor == "waves") CHECK(summary.waves_ms < summary.sequential_ms);
   ModulePtr m = load_with(bytes, 0);
   REQUIRE(m);
-  CHECK(executor_of(m.get()) == faster);
+  CHECK(executor_of(m.get()) == summary.executor);
 }
 
 TEST_CASE("waves: a schedule whose waits do not order the dependencies is corrupt",

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "collage/backend.h"
 
 namespace collage {
@@ -46,7 +47,16 @@ struct NativeBackendOptions {
 // the sequential executor runs), are as balanced as min(extent, threads) tasks would be.
 int32_t native_task_count(int64_t extent, int threads, int max_tasks_per_thread);
 
-// A new native backend (name "native", device cpu). Building a group fails with InvalidArgument
+// The canonical name of a generated-code target (BuildOptions::target): "" for this machine (""
+// or "host"), else the LLVM CPU name ("avx2" gives "x86-64-v3", "avx512" "x86-64-v4").
+// Errors: InvalidArgument for a name LLVM does not know as an x86-64 CPU (or a host that is no
+// x86-64 machine), FailedPrecondition naming the missing ISA features when this machine cannot
+// run the target's code (it must, to measure it).
+absl::StatusOr<std::string> resolve_native_target(std::string_view target);
+
+// A new native backend (name "native", device cpu). Its kernels are compiled for
+// BuildOptions::target (an unknown or unrunnable target fails the build with the error of
+// resolve_native_target). Building a group fails with InvalidArgument
 // naming the node when an operator, dtype or attribute is not supported.
 std::unique_ptr<Backend> make_native_backend(NativeBackendOptions options = {});
 

@@ -2,7 +2,7 @@
 // tree strategy) as one kernel of the trees runtime module (libcollage_rt_trees, whose code is
 // linked in, so the compiler measures what an artifact runs): rows blocked 16 to a vector
 // register, eight trees walked at once, node tables in level order with the child index computed
-// branch-free; AVX-512 where the CPU has it, a portable loop elsewhere. Pattern:
+// branch-free; AVX-512 or AVX2 where the CPU has it, a portable loop elsewhere. Pattern:
 //   trees.ensemble  TreeEnsemble whose tables (every input but X) are constants
 #pragma once
 
@@ -16,13 +16,21 @@ namespace collage {
 
 inline constexpr std::string_view kTreesBackend = "trees";
 
-// Which traversal loop the kernels use; `automatic` takes the fastest the CPU has. Pinning one
-// lets choose_tree_strategy measure each (build fails for the AVX-512 loops on a CPU without it).
-// avx512 compares x with the node thresholds; avx512_ranks turns each x into its rank among the
-// feature's thresholds first, so the walk reads one node table instead of two (automatic takes
-// it for ensembles whose trees outweigh those binary searches).
-enum class TreesKernelVariant : uint8_t { automatic, scalar, avx512, avx512_ranks };
-// "auto", "scalar", "avx512", "avx512_ranks"
+// Which traversal loop the kernels use; `automatic` takes the fastest the CPU has when the
+// artifact runs (AVX-512, else AVX2, else scalar), capped at AVX2 when BuildOptions::target names
+// a CPU without AVX-512. Pinning one lets a bench measure each (build fails for a loop the CPU
+// lacks). avx512 and avx2 compare x with the node thresholds; their _ranks forms turn each x into
+// its rank among the feature's thresholds first, so the walk reads one node table instead of two
+// (automatic takes them for ensembles whose trees outweigh those binary searches).
+enum class TreesKernelVariant : uint8_t {
+  automatic,
+  scalar,
+  avx512,
+  avx512_ranks,
+  avx2,
+  avx2_ranks
+};
+// "auto", "scalar", "avx512", "avx512_ranks", "avx2", "avx2_ranks"
 std::string_view trees_kernel_variant_name(TreesKernelVariant v);
 
 struct TreesBackendOptions {

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "backends/native/native_code_cache.h"
 #include "backends/native/native_fusion.h"
 #include "backends/native/native_kernel.h"
 #include "backends/native/native_lower.h"
@@ -17,19 +18,24 @@
 namespace collage {
 namespace {
 
-constexpr std::string_view kVersion = "native-te/1";
+// native-te/2: register tiles and B panels derived from the target's vector width and register
+// count; kernels compiled for BuildOptions::target.
+constexpr std::string_view kVersion = "native-te/2";
 
 class NativeBackend : public Backend {
  public:
   explicit NativeBackend(NativeBackendOptions options)
       : Backend(std::string(kNativeBackend), DeviceKind::cpu, std::string(kVersion)),
-        ops_(options.ops ? std::move(options.ops)
-                         : std::make_shared<const te_ops::TeOpRegistry>(te_ops::default_te_ops())),
+        user_ops_(std::move(options.ops)),
         tuning_(options.tuning),
         max_tasks_per_thread_(options.max_tasks_per_thread),
-        target_(codegen::TargetSpec::host()) {
-    add_pattern_rule("native.fuse", [ops = ops_](const Graph& g, const GraphReachability& reach,
-                                                 const RuleOptions& rule_options) {
+        host_(codegen::TargetSpec::host()) {
+    // Which nodes are supported does not depend on the target.
+    std::shared_ptr<const te_ops::TeOpRegistry> ops =
+        user_ops_ ? user_ops_
+                  : std::make_shared<const te_ops::TeOpRegistry>(te_ops::default_te_ops(host_));
+    add_pattern_rule("native.fuse", [ops](const Graph& g, const GraphReachability& reach,
+                                          const RuleOptions& rule_options) {
       std::vector<bool> supported(g.nodes().size());
       for (NodeId n = 0; n < static_cast<NodeId>(g.nodes().size()); ++n)
         supported[n] = native::check_node_supported(g, g.node(n), *ops).ok();
@@ -42,14 +48,17 @@ class NativeBackend : public Backend {
     const int threads = options.num_threads > 0
                             ? options.num_threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    auto target = target_for(options.target);
+    if (!target.ok()) return target.status();
     // Identical groups get identical code, so the symbol may name the code by what determines it.
-    const std::string symbol = str_cat(
-        "collage_native_", stable_hash(str_cat(canonical_signature(group), "|", target_.to_string(),
-                                               "|", threads, "|", version())));
-    native::LowerOptions lo{target_, threads, tuning_};
-    auto lowered = native::lower_group(group, *ops_, lo, symbol);
+    const std::string symbol =
+        str_cat("collage_native_",
+                stable_hash(str_cat(canonical_signature(group), "|", target->spec.to_string(), "|",
+                                    target->spec.features, "|", threads, "|", version())));
+    native::LowerOptions lo{target->spec, threads, tuning_};
+    auto lowered = native::lower_group(group, *target->ops, lo, symbol);
     if (!lowered.ok()) return lowered.status();
-    auto jit = compile(symbol, *lowered);
+    auto jit = compile(symbol, *lowered, target->spec, options.code_cache);
     if (!jit.ok()) return jit.status();
     auto fn = (*jit)->lookup(symbol);
     if (!fn.ok()) return fn.status();
@@ -76,34 +85,71 @@ class NativeBackend : public Backend {
     KernelRecord record{std::string(kNativeBackend), symbol, {}, std::move(constants)};
     const size_t num_args = group.inputs().size() + group.outputs().size();
     return std::unique_ptr<Kernel>(new native::NativeKernel(
-        *jit, *fn, tasks, num_args, std::move(record), std::move(lowered->kernel), target_));
+        *jit, *fn, tasks, num_args, std::move(record), std::move(lowered->kernel), target->spec));
   }
 
  private:
-  // The compiled code of `symbol`: from the cache when an identical group was built before (the
-  // placement search builds the same block many times), else JIT-compiled and cached.
+  // A target the backend compiles for, with the operator library built for it.
+  struct Target {
+    codegen::TargetSpec spec;
+    std::shared_ptr<const te_ops::TeOpRegistry> ops;
+  };
+
+  // The target named by BuildOptions::target ("" or "host": this machine), made once per name.
+  absl::StatusOr<Target> target_for(const std::string& name) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = targets_.find(name); it != targets_.end()) return it->second;
+    absl::StatusOr<codegen::TargetSpec> spec =
+        name.empty() || name == "host" ? host_ : codegen::TargetSpec::named(name);
+    if (!spec.ok()) return spec.status();
+    if (absl::Status s = spec->runs_on(host_); !s.ok()) return s;
+    Target t{*spec, user_ops_ ? user_ops_
+                              : std::make_shared<const te_ops::TeOpRegistry>(
+                                    te_ops::default_te_ops(*spec))};
+    return targets_.emplace(name, std::move(t)).first->second;
+  }
+
+  // The compiled code of `symbol`: from memory when an identical group was built before (the
+  // placement search builds the same block many times), else loaded from the code cache on disk
+  // (`cache_dir`, when given) or compiled into an object (which an artifact links as it is) and
+  // stored there.
   absl::StatusOr<std::shared_ptr<const codegen::JitModule>> compile(
-      const std::string& symbol, const native::LoweredGroup& lowered) const {
+      const std::string& symbol, const native::LoweredGroup& lowered,
+      const codegen::TargetSpec& target, const std::string& cache_dir) const {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (auto it = compiled_.find(symbol); it != compiled_.end()) return it->second;
     }
     std::vector<te::PrimFunc> funcs = {lowered.kernel};
     funcs.insert(funcs.end(), lowered.packs.begin(), lowered.packs.end());
-    codegen::JitOptions jo;
-    jo.target = target_;
-    auto jit = codegen::JitModule::compile(funcs, jo);
-    if (!jit.ok()) return jit.status();
+    absl::StatusOr<std::unique_ptr<codegen::JitModule>> jit = absl::NotFoundError("");
+    const uint64_t key = native::code_key(funcs, target, version());
+    if (!cache_dir.empty())
+      if (std::optional<std::string> object = native::read_cached_code(cache_dir, key)) {
+        std::vector<std::string> names;
+        for (const te::PrimFunc& f : funcs) names.push_back(f.name);
+        jit = codegen::JitModule::load_object(std::move(*object), names, target);
+      }
+    if (!jit.ok()) {
+      codegen::JitOptions jo;
+      jo.target = target;
+      jo.keep_object = true;
+      jit = codegen::JitModule::compile(funcs, jo);
+      if (!jit.ok()) return jit.status();
+      // A cache that cannot be written costs the next compile time, not this one correctness.
+      if (!cache_dir.empty()) (void)native::write_cached_code(cache_dir, key, (*jit)->object());
+    }
     std::shared_ptr<const codegen::JitModule> shared = std::move(*jit);
     std::lock_guard<std::mutex> lock(mu_);
     return compiled_.emplace(symbol, std::move(shared)).first->second;
   }
 
-  std::shared_ptr<const te_ops::TeOpRegistry> ops_;
+  std::shared_ptr<const te_ops::TeOpRegistry> user_ops_;  // null: default_te_ops per target
   const tune::TuningLog* tuning_;
   int max_tasks_per_thread_;
-  codegen::TargetSpec target_;
+  codegen::TargetSpec host_;
   mutable std::mutex mu_;
+  mutable std::map<std::string, Target> targets_;
   mutable std::map<std::string, std::shared_ptr<const codegen::JitModule>> compiled_;
 };
 
@@ -128,6 +174,14 @@ int32_t native_task_count(int64_t extent, int threads, int max_tasks_per_thread)
   }
   // One task per thread, less the tasks the generated split would leave empty.
   return static_cast<int32_t>(ceil_div(extent, balanced));
+}
+
+absl::StatusOr<std::string> resolve_native_target(std::string_view target) {
+  if (target.empty() || target == "host") return std::string();
+  absl::StatusOr<codegen::TargetSpec> spec = codegen::TargetSpec::named(std::string(target));
+  if (!spec.ok()) return spec.status();
+  if (absl::Status s = spec->runs_on(codegen::TargetSpec::host()); !s.ok()) return s;
+  return spec->cpu;
 }
 
 std::unique_ptr<Backend> make_native_backend(NativeBackendOptions options) {

@@ -39,6 +39,12 @@ absl::Status NativeKernel::run_task(void* const* args, int32_t task_id) {
 
 const KernelRecord& NativeKernel::record() const {
   std::call_once(emitted_, [this] {
+    // The JIT ran the object compiled for it (with the pack kernels, which an artifact does not
+    // call) where it has one.
+    if (!jit_->object().empty()) {
+      record_.params.assign(jit_->object().begin(), jit_->object().end());
+      return;
+    }
     absl::StatusOr<std::string> object = codegen::emit_object({kernel_}, target_);
     if (object.ok()) record_.params.assign(object->begin(), object->end());
   });

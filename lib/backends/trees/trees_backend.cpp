@@ -1,6 +1,7 @@
 // The trees backend: the TreeEnsemble pattern and build(), which packs the operator's tables into
 // a kernel record and instantiates it through the trees runtime module.
 #include "backends/common/module_kernel.h"
+#include "codegen/llvm/target.h"
 #include "collage/backends/trees.h"
 #include "core/str_cat.h"
 #include "trees_kernel.h"
@@ -35,7 +36,7 @@ class TreesBackend : public Backend {
   }
 
   absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
-                                                const BuildOptions&) const override {
+                                                const BuildOptions& options) const override {
     const auto& nodes = group.nodes();
     if (nodes.size() != 1 || nodes[0].op_name() != "TreeEnsemble" || group.outputs().size() != 1)
       return absl::InvalidArgumentError(
@@ -59,17 +60,32 @@ class TreesBackend : public Backend {
       word.data<int32_t>()[i] =
           static_cast<int32_t>(static_cast<uint32_t>(feature.data<int32_t>()[i]) |
                                (tables[2]->data<uint8_t>()[i] ? 0x80000000u : 0u));
+    auto variant = kernel_variant(options.target);
+    if (!variant.ok()) return variant.status();
     KernelRecord record;
     record.module = std::string(rt_trees::kModuleName);
     record.entry = rt_trees::kEntryEnsemble;
     for (int64_t v :
-         {x[0], x[1], trees, depth, tables[5]->shape()[0], static_cast<int64_t>(options_.variant)})
+         {x[0], x[1], trees, depth, tables[5]->shape()[0], static_cast<int64_t>(*variant)})
       put_i64(record.params, v);
     record.constants = {std::move(word), *tables[1], *tables[3], *tables[4], *tables[5]};
     return make_module_kernel(rt_trees::module_table(), std::move(record), group);
   }
 
  private:
+  // The kernel parameter: the pinned variant, or automatic, capped at AVX2 for a target without
+  // AVX-512 (the artifact is meant for such a CPU, whatever this one has).
+  absl::StatusOr<rt_trees::Variant> kernel_variant(const std::string& target) const {
+    const auto pinned = static_cast<rt_trees::Variant>(options_.variant);
+    if (options_.variant != TreesKernelVariant::automatic || target.empty() || target == "host")
+      return pinned;
+    absl::StatusOr<codegen::TargetSpec> spec = codegen::TargetSpec::named(target);
+    if (!spec.ok()) return spec.status();
+    if (spec->has_feature("avx512f")) return pinned;
+    return spec->has_feature("avx2") ? rt_trees::Variant::automatic_avx2
+                                     : rt_trees::Variant::scalar;
+  }
+
   TreesBackendOptions options_;
 };
 
@@ -85,6 +101,10 @@ std::string_view trees_kernel_variant_name(TreesKernelVariant v) {
       return "avx512";
     case TreesKernelVariant::avx512_ranks:
       return "avx512_ranks";
+    case TreesKernelVariant::avx2:
+      return "avx2";
+    case TreesKernelVariant::avx2_ranks:
+      return "avx2_ranks";
   }
   return "?";
 }

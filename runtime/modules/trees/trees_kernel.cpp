@@ -22,7 +22,7 @@ std::string check_desc(const collage_kernel_desc_t& d, EnsembleShape& s, Variant
   }
   s = {p[0], p[1], p[2], p[3], p[4]};
   if (s.batch < 0 || s.features < 1 || s.trees < 0 || s.depth < 0 || s.depth > 30 ||
-      s.outputs < 1 || p[5] < 0 || p[5] > 3)
+      s.outputs < 1 || p[5] < 0 || p[5] > static_cast<int64_t>(Variant::automatic_avx2))
     return "tree_ensemble: invalid parameters";
   variant = static_cast<Variant>(p[5]);
   const int64_t n = s.internal();
@@ -57,7 +57,18 @@ std::string EnsembleKernel::create(const collage_kernel_desc_t& desc, EnsembleKe
   if (std::string e = check_desc(desc, s, variant); !e.empty()) return e;
   if ((variant == Variant::avx512 || variant == Variant::avx512_ranks) && !cpu_has_avx512())
     return "tree_ensemble: the avx512 variants need AVX-512 F/BW/DQ/VL, which this CPU lacks";
-  const bool pinned = variant != Variant::automatic;
+  if ((variant == Variant::avx2 || variant == Variant::avx2_ranks) && !cpu_has_avx2())
+    return "tree_ensemble: the avx2 variants need AVX2, which this CPU lacks";
+  const bool automatic = variant == Variant::automatic || variant == Variant::automatic_avx2;
+  if (automatic) {
+    // The widest loop this CPU (and the cap) allows; plain or ranked is decided below.
+    if (variant == Variant::automatic && cpu_has_avx512())
+      variant = Variant::avx512_ranks;
+    else if (cpu_has_avx2())
+      variant = Variant::avx2_ranks;
+    else
+      variant = Variant::scalar;
+  }
   const int64_t n = s.internal();
   const auto* word = static_cast<const int32_t*>(desc.constants[0]);
   const auto* tree_output = static_cast<const int32_t*>(desc.constants[3]);
@@ -72,7 +83,7 @@ std::string EnsembleKernel::create(const collage_kernel_desc_t& desc, EnsembleKe
              std::to_string(tree_output[t]) + " of " + std::to_string(s.outputs);
   auto* k = new EnsembleKernel;
   k->shape_ = s;
-  k->pinned_ = pinned;
+  k->pinned_ = !automatic;
   k->word_.assign(word, word + s.trees * n);
   k->word_.resize(k->word_.size() + kPad, 0);
   const auto* threshold = static_cast<const float*>(desc.constants[1]);
@@ -83,20 +94,19 @@ std::string EnsembleKernel::create(const collage_kernel_desc_t& desc, EnsembleKe
   k->tree_output_.assign(tree_output, tree_output + s.trees);
   const auto* base = static_cast<const float*>(desc.constants[4]);
   k->base_.assign(base, base + s.outputs);
-  const bool ranks = (variant == Variant::automatic || variant == Variant::avx512_ranks) &&
-                     cpu_has_avx512() && k->build_ranks();
-  if (variant == Variant::avx512_ranks && !ranks) {
+  const bool want_ranks = variant == Variant::avx512_ranks || variant == Variant::avx2_ranks;
+  const bool ranks = want_ranks && k->build_ranks();
+  if (want_ranks && !ranks && !automatic) {
     delete k;
     return "tree_ensemble: the threshold ranks of some feature do not fit in a node word";
   }
-  if (variant == Variant::automatic) {
+  if (automatic && want_ranks) {
     // The ranks pay when the binary searches (one gather per step and feature, per block of
     // rows) cost less than the threshold lookups they save (one per tree and level).
     int64_t steps = 0;
     for (int32_t b : k->bin_steps_) steps += b;
-    variant = !cpu_has_avx512()                         ? Variant::scalar
-              : ranks && 2 * steps <= s.trees * s.depth ? Variant::avx512_ranks
-                                                        : Variant::avx512;
+    if (!ranks || 2 * steps > s.trees * s.depth)
+      variant = variant == Variant::avx512_ranks ? Variant::avx512 : Variant::avx2;
   }
   k->variant_ = variant;
   out = k;
@@ -167,8 +177,12 @@ void EnsembleKernel::run(void* const* args, int64_t begin, int64_t end) const {
     run_scalar(t, x, y, row_begin, row_end);
   else if (variant_ == Variant::avx512_ranks)
     run_avx512_ranks(t, x, y, row_begin, row_end);
-  else
+  else if (variant_ == Variant::avx512)
     run_avx512(t, x, y, row_begin, row_end);
+  else if (variant_ == Variant::avx2_ranks)
+    run_avx2_ranks(t, x, y, row_begin, row_end);
+  else
+    run_avx2(t, x, y, row_begin, row_end);
 }
 
 void run_scalar(const EnsembleTables& t, const float* x, float* y, int64_t row_begin,

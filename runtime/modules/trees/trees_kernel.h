@@ -1,5 +1,5 @@
 // The TreeEnsemble kernel of the trees runtime module: the perfect-tree tables packed for the
-// traversal loops, and the row-block loops (portable scalar and AVX-512).
+// traversal loops, and the row-block loops (portable scalar, AVX2 and AVX-512).
 #pragma once
 
 #include <cstdint>
@@ -15,10 +15,20 @@ inline constexpr const char* kEntryEnsemble = "tree_ensemble";
 inline constexpr int64_t kRowsPerUnit = 64;
 
 // Which traversal loop runs; the compiler may pin one (to measure each), the default takes the
-// fastest this CPU has. avx512 compares x with the thresholds; avx512_ranks first turns each x
-// into its rank among the feature's thresholds (a binary search per block of rows), so that the
-// walk reads one table (node words holding the threshold's rank) instead of two.
-enum class Variant : int64_t { automatic = 0, scalar = 1, avx512 = 2, avx512_ranks = 3 };
+// fastest this CPU has. avx512 (16 rows per register) and avx2 (8) compare x with the
+// thresholds; their _ranks forms first turn each x into its rank among the feature's thresholds
+// (a binary search per block of rows), so that the walk reads one table (node words holding the
+// threshold's rank) instead of two. automatic_avx2 is automatic capped at AVX2: what an artifact
+// compiled for an AVX2 target runs, whatever the CPU it runs on.
+enum class Variant : int64_t {
+  automatic = 0,
+  scalar = 1,
+  avx512 = 2,
+  avx512_ranks = 3,
+  avx2 = 4,
+  avx2_ranks = 5,
+  automatic_avx2 = 6,
+};
 
 // params: six little-endian int64 (batch, features, trees, depth, outputs, variant).
 // constants: word i32 [T, N] (feature | nan_left << 31), threshold f32 [T, N], leaf f32 [T, N+1],
@@ -53,8 +63,8 @@ class EnsembleKernel {
   std::vector<int32_t> word_;
   std::vector<float> threshold_, leaf_, base_;
   std::vector<int32_t> tree_output_;
-  // avx512_ranks: each feature's distinct non-NaN thresholds sorted ascending, padded with +inf
-  // to 2^steps - 1 and laid out as the probes of a binary search in level order (feature f's
+  // The _ranks variants: each feature's distinct non-NaN thresholds sorted ascending, padded with
+  // +inf to 2^steps - 1 and laid out as the probes of a binary search in level order (feature f's
   // from bin_offset_[f], bin_steps_[f] levels), and node words
   // nan_left << 31 | rank << feature_bits_ | feature, the rank of a NaN threshold (always left)
   // being the largest that fits.
@@ -73,7 +83,7 @@ struct EnsembleTables {
   const float* leaf;
   const int32_t* tree_output;
   const float* base;
-  // avx512_ranks only (see EnsembleKernel).
+  // The _ranks variants only (see EnsembleKernel).
   const int32_t* rank_word;
   const float* bin_table;
   const int32_t* bin_offset;
@@ -88,7 +98,13 @@ void run_avx512(const EnsembleTables& t, const float* x, float* y, int64_t row_b
                 int64_t row_end);
 void run_avx512_ranks(const EnsembleTables& t, const float* x, float* y, int64_t row_begin,
                       int64_t row_end);
+void run_avx2(const EnsembleTables& t, const float* x, float* y, int64_t row_begin,
+              int64_t row_end);
+void run_avx2_ranks(const EnsembleTables& t, const float* x, float* y, int64_t row_begin,
+                    int64_t row_end);
 // True when this CPU runs run_avx512 (AVX-512 F, BW, DQ, VL).
 bool cpu_has_avx512();
+// True when this CPU runs run_avx2.
+bool cpu_has_avx2();
 
 }  // namespace collage::rt_trees
