@@ -10,5 +10,7 @@ void register_elementwise_ops(OpRegistry& r);  // unary, binary, comparison, cas
 void register_reduction_ops(OpRegistry& r);    // ReduceMean, ReduceSum, ReduceMax
 void register_tensor_ops(OpRegistry& r);       // shape manipulation and data movement
 void register_tree_ops(OpRegistry& r);         // GatherElements, ArgMax, TreeEnsemble (tree programs)
+void register_data_dependent_ops(OpRegistry& r);  // NonZero, Unique, NonMaxSuppression
+void register_control_flow_ops(OpRegistry& r);    // If, Loop, Scan (bodies are graphs)
 
 }  // namespace collage::ops
