@@ -30,8 +30,8 @@ COLLAGE_API const char* collage_compiler_version(void);
 
 typedef struct collage_compiler collage_compiler_t;
 
-/* A compiler with the built-in backends registered: eigen, dnnl, trees, native (generated code)
- * and reference. On
+/* A compiler with the built-in backends registered: eigen, dnnl, trees, native (generated code),
+ * dynamic (nodes whose shapes depend on data) and reference. On
  * success *compiler receives a compiler the caller owns. */
 COLLAGE_API collage_status_t* collage_compiler_create(collage_compiler_t** compiler);
 /* Releases a compiler (and the plugins it loaded); accepts NULL. */
@@ -81,6 +81,19 @@ typedef struct {
    * does; a candidate the artifact cannot hold (a group left to the reference fallback) is
    * skipped. "auto": the fixed depth rule; "fused", "ptt", "tt" or "gemm": that strategy. */
   const char* tree_strategy;
+  /* Appended: a batch range (dynamic batch). With batch_min >= 1 and batch_max > batch_min, each
+   * dimension given as -1 in `input_shapes` is the batch, and the artifact runs any batch from
+   * batch_min to batch_max (collage_tensor_info_t::batch_axis, collage_module_run): a plan is
+   * placed and built for each of the num_batch_sizes ascending `batch_sizes` ending with
+   * batch_max (0 and NULL: batch_min, the powers of two between and batch_max), and a batch
+   * without a plan runs on the next larger one, padded with zero rows, which the compiler allows
+   * only when it proves that the model keeps batch rows apart (otherwise every batch of the
+   * range gets a plan, at most 64; a batch_sizes list is then an error naming the node that
+   * mixes rows). The time budget is shared among the plans. batch_max 0: no range. */
+  int64_t batch_min;
+  int64_t batch_max;
+  int32_t num_batch_sizes;
+  const int64_t* batch_sizes;
 } collage_compile_options_t;
 
 /* Fills `options` with the defaults and sets struct_size. */
