@@ -74,12 +74,27 @@ void* copy_out(std::string_view bytes) {
   return p;
 }
 
+// The caller's progress callback (collage_compile_options_t.progress); tell() is a no-op
+// without one.
+struct Progress {
+  collage_compile_progress_fn fn = nullptr;
+  void* user_data = nullptr;
+
+  void tell(const char* phase, uint64_t done = 0, uint64_t total = 0, int32_t generation = 0,
+            double best_ms = -1, const char* detail = "") const {
+    if (!fn) return;
+    collage_compile_progress_t p{sizeof p, phase, done, total, generation, best_ms, detail};
+    fn(user_data, &p);
+  }
+};
+
 struct Options {
   collage::PlacementOptions placement;
   collage::ModelImportOptions import;
   collage::ArtifactOptions artifact;
   collage::TreeStrategyMode tree_strategy;  // measured by default
   collage::BatchRange batch;                // batch.max 0: no batch range
+  Progress progress;
 };
 
 absl::Status options_of(const collage_compile_options_t* in, Options* out_options) {
@@ -116,6 +131,18 @@ absl::Status options_of(const collage_compile_options_t* in, Options* out_option
   out.batch.max = o.batch_max;
   if (o.num_batch_sizes > 0 && o.batch_sizes)
     out.batch.sizes.assign(o.batch_sizes, o.batch_sizes + o.num_batch_sizes);
+  out.progress = Progress{o.progress, o.progress_user_data};
+  if (o.progress)
+    out.placement.progress = [progress = out.progress](const collage::PlacementProgress& p) {
+      // PlacementProgress::phase is one of a fixed set of literals; the callback gets static
+      // storage, as collage.h promises.
+      static constexpr const char* kPhases[] = {"candidates", "measure",   "op-level",
+                                                "evolve",     "finalists", "done"};
+      const char* phase = "placement";
+      for (const char* name : kPhases)
+        if (p.phase == name) phase = name;
+      progress.tell(phase, p.measured, p.total, p.generation, p.best_ms);
+    };
   for (int32_t i = 0; i < o.num_input_shapes && o.input_shapes; ++i) {
     const collage_input_shape_t& s = o.input_shapes[i];
     if (!s.name || s.ndim < 0 || (s.ndim > 0 && !s.shape))
@@ -154,8 +181,9 @@ absl::StatusOr<std::string> compile_batch_range(
     if (!g.ok()) return g.status();
     return collage::run_passes(c->ctx, *g);
   };
-  auto result = collage::compile_batch_variants(c->ctx, c->backends, import, o.batch,
-                                                o.placement, o.artifact);
+  auto result = collage::compile_batch_variants(
+      c->ctx, c->backends, import, o.batch, o.placement, o.artifact,
+      [&](int64_t, size_t index, size_t count) { o.progress.tell("batch", index, count); });
   if (!result.ok()) return result.status();
   if (report) {
     nlohmann::ordered_json batches = nlohmann::ordered_json::array();
@@ -180,6 +208,7 @@ absl::StatusOr<std::string> compile_graph(
   if (!g.ok()) return g.status();
   auto placement = collage::optimize(c->ctx, c->backends, *g, o.placement);
   if (!placement.ok()) return placement.status();
+  o.progress.tell("build");
   auto bytes = collage::compile_artifact(c->ctx, c->backends, *g, *placement, o.artifact);
   if (!bytes.ok()) return bytes.status();
   if (report && trees.empty()) *report = placement->to_json(*g);
@@ -197,6 +226,10 @@ collage::TreeCompileOptions tree_compile_options(const Options& o) {
   trees.mode = o.tree_strategy;
   trees.placement = o.placement;
   trees.artifact = true;
+  if (o.progress.fn)
+    trees.progress = [progress = o.progress](const std::string& label) {
+      progress.tell("tree-strategy", 0, 0, 0, -1, label.c_str());
+    };
   return trees;
 }
 
@@ -256,6 +289,7 @@ COLLAGE_API collage_status_t* collage_compile_file(collage_compiler_t* compiler,
     Options o;
     if (absl::Status s = options_of(options, &o); !s.ok()) return to_c(s);
     const collage::TreeCompileOptions trees = tree_compile_options(o);
+    o.progress.tell("import");
     std::string report;
     absl::StatusOr<std::string> bytes;
     if (o.batch.max) {
@@ -302,6 +336,7 @@ COLLAGE_API collage_status_t* collage_compile_memory(collage_compiler_t* compile
     o.import.onnx.tree_strategy =
         collage::compile_tree_strategy_chooser(compiler->ctx, compiler->backends, trees, reports);
     const std::span<const uint8_t> bytes_in(static_cast<const uint8_t*>(model), model_size);
+    o.progress.tell("import");
     std::string report;
     absl::StatusOr<std::string> bytes;
     if (o.batch.max) {

@@ -30,6 +30,7 @@ struct RunArgs {
   bool no_passes = false;
   PlacementArgs placement;  // strategy "reference": the reference executor, no placement
   std::string executor;   // --executor KIND (artifacts): waves or sequential
+  bool no_recompile = false;  // --no-recompile (artifacts): COLLAGE_LOAD_NO_RECOMPILE
   std::string profile;    // --profile FILE (artifacts): Chrome trace of the timed runs
 };
 
@@ -184,6 +185,11 @@ int run_run(std::span<const std::string> raw_args) {
                 "artifacts: run with the wave executor (inter-operator parallelism) or\n"
                 "the sequential one; default: the one the compiler measured faster",
                 &args.executor);
+  parser.flag("--no-recompile",
+              "artifacts: fail when a kernel's precompiled form does not fit this machine's\n"
+              "library (an OpenVINO blob of another OpenVINO build) instead of compiling it\n"
+              "again from the model the artifact carries",
+              &args.no_recompile);
   parser.option("--profile", "FILE",
                 "artifacts: write each kernel's time in the timed runs as a Chrome trace\n"
                 "(chrome://tracing, Perfetto)",
@@ -198,9 +204,12 @@ int run_run(std::span<const std::string> raw_args) {
   absl::StatusOr<Graph> g;
   std::optional<ArtifactRunner> artifact;
   if (is_artifact_file(args.model.model)) {
-    auto loaded = ArtifactRunner::load(args.model.model, args.executor);
+    auto loaded = ArtifactRunner::load(args.model.model, args.executor, /*num_threads=*/0,
+                                       args.no_recompile);
     if (!loaded.ok()) return report_failure("run", loaded.status());
     artifact = std::move(*loaded);
+    if (const std::string notes = artifact->load_notes(); !notes.empty())
+      std::fprintf(stderr, "collage run: %s\n", notes.c_str());
     runnable = {artifact->input_names(), artifact->output_names(), artifact->input_types(),
                 artifact->input_batch_axes(),
                 "artifact, arena " + human_bytes(static_cast<int64_t>(artifact->arena_bytes())),

@@ -13,6 +13,7 @@
 #include "collage/backends/dynamic.h"
 #include "collage/backends/eigen.h"
 #include "collage/backends/native.h"
+#include "collage/backends/openvino.h"
 #include "collage/backends/trees.h"
 #include "core/str_cat.h"
 #include "placement/timing.h"
@@ -25,6 +26,9 @@ absl::Status register_builtin_backends(BackendRegistry& registry) {
   if (absl::Status s = register_trees_backend(registry); !s.ok()) return s;
   if (absl::Status s = register_native_backend(registry); !s.ok()) return s;
   if (absl::Status s = register_dynamic_backend(registry); !s.ok()) return s;
+#ifdef COLLAGE_HAVE_OPENVINO
+  if (absl::Status s = register_openvino_backend(registry); !s.ok()) return s;
+#endif
   return registry.add(make_reference_backend());
 }
 

@@ -171,12 +171,13 @@ void print_kernel_table(const std::vector<ArtifactKernel>& kernels,
               t.render(4).c_str());
 }
 
-void bench_model(const std::string& name, const Args& args, double budget_s) {
+// False when the model could not be loaded, placed or compiled (printed with the reason).
+bool bench_model(const std::string& name, const Args& args, double budget_s) {
   const fs::path cache = model_cache();
   const fs::path model = cache / (name + ".onnx");
   Context ctx;
   std::optional<CachedModel> loaded = load_cached_model(ctx, name);
-  if (!loaded) return;
+  if (!loaded) return false;
   const Graph& g = loaded->graph;
   const std::vector<Tensor>& inputs = loaded->inputs;
   const std::vector<Tensor>& expected = loaded->expected;
@@ -187,7 +188,7 @@ void bench_model(const std::string& name, const Args& args, double budget_s) {
   BackendRegistry backends;
   if (absl::Status s = cli::register_builtin_backends(backends); !s.ok()) {
     std::printf("%s: %s\n\n", name.c_str(), std::string(s.message()).c_str());
-    return;
+    return false;
   }
   cli::PlacementArgs placement_args;
   placement_args.budget_s = budget_s;
@@ -199,7 +200,7 @@ void bench_model(const std::string& name, const Args& args, double budget_s) {
   auto placement = optimize(ctx, backends, g, o);
   if (!placement.ok()) {
     std::printf("%s: %s\n\n", name.c_str(), std::string(placement.status().message()).c_str());
-    return;
+    return false;
   }
   const int threads = args.threads > 0
                           ? static_cast<int>(args.threads)
@@ -222,13 +223,14 @@ void bench_model(const std::string& name, const Args& args, double budget_s) {
         "%s: %s\n\n", name.c_str(),
         std::string((in_process.ok() ? artifact.status() : in_process.status()).message()).c_str());
     fs::remove(file);
-    return;
+    return false;
   }
 
-  std::optional<OrtProcess> ort;
+  std::optional<PeerProcess> ort;
   std::string ort_note = "not run (--no-ort)";
   if (!args.no_ort) {
-    ort = OrtProcess::start(args.python, model, cache / (name + ".inputs.npz"), threads, &ort_note);
+    ort = PeerProcess::start(args.python, "onnxruntime", model, cache / (name + ".inputs.npz"),
+                             threads, {}, &ort_note);
     if (ort) ort_note = absl::StrFormat("%d threads, all graph optimisations", threads);
   }
 
@@ -305,6 +307,7 @@ void bench_model(const std::string& name, const Args& args, double budget_s) {
   std::printf("\n");
   std::fflush(stdout);
   fs::remove(file);
+  return true;
 }
 
 int run(int argc, char** argv) {
@@ -337,8 +340,11 @@ int run(int argc, char** argv) {
   if (std::optional<int> exit = parser.parse(raw)) return *exit;
   const std::optional<double> budget_s = parse_seconds(args.budget);
   if (!budget_s) return parser.usage_error("--budget expects a number of seconds");
-  for (const std::string& m : split_list(args.models)) bench_model(m, args, *budget_s);
-  return 0;
+  int failed = 0;
+  for (const std::string& m : split_list(args.models)) {
+    if (!bench_model(m, args, *budget_s)) ++failed;
+  }
+  return failed ? 1 : 0;
 }
 
 }  // namespace

@@ -77,7 +77,8 @@ class _CompileOptions(ctypes.Structure):
                 ("cost_db_path", ctypes.c_char_p), ("backends", ctypes.c_char_p),
                 ("fallback", ctypes.c_char_p), ("num_input_shapes", ctypes.c_int32),
                 ("input_shapes", ctypes.POINTER(_InputShape)), ("num_threads", ctypes.c_int32),
-                ("tree_strategy", ctypes.c_char_p), ("batch_min", ctypes.c_int64),
+                ("tree_strategy", ctypes.c_char_p), ("progress", ctypes.c_void_p),
+                ("progress_user_data", ctypes.c_void_p), ("batch_min", ctypes.c_int64),
                 ("batch_max", ctypes.c_int64), ("num_batch_sizes", ctypes.c_int32),
                 ("batch_sizes", ctypes.POINTER(ctypes.c_int64))]
 

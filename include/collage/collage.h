@@ -52,6 +52,26 @@ typedef struct {
   const int64_t* shape;
 } collage_input_shape_t;
 
+/* What a compile is doing, as told to a progress callback (collage_compile_options_t.progress). */
+typedef struct {
+  uint32_t struct_size; /* sizeof(collage_compile_progress_t) of the library: later fields are
+                           read only where it covers them */
+  /* "import", "tree-strategy" (a tree ensemble's strategy is being costed; `detail` names it),
+   * the placement's phases "candidates", "measure", "op-level", "evolve", "finalists", "done",
+   * then "build" (the placed groups are compiled into the artifact); with a batch range, "batch"
+   * before each batch's placement (done: the batches placed, total: how many). Static storage. */
+  const char* phase;
+  uint64_t done;        /* measure: candidates costed; evolve, finalists: placements measured;
+                           batch: batches placed */
+  uint64_t total;       /* measure: candidates to cost; batch: batches; 0 otherwise */
+  int32_t generation;   /* evolve: the graph-level search's generation */
+  double best_ms;       /* evolve, finalists: best end-to-end latency so far; -1: none yet */
+  const char* detail;   /* tree-strategy: "NODE: STRATEGY" being costed; "" otherwise */
+} collage_compile_progress_t;
+
+typedef void (*collage_compile_progress_fn)(void* user_data,
+                                            const collage_compile_progress_t* progress);
+
 typedef struct {
   uint32_t struct_size; /* set by collage_compile_options_init */
   /* "two-level" (default), "op-level", "single:NAME" or "greedy". */
@@ -81,11 +101,16 @@ typedef struct {
    * does; a candidate the artifact cannot hold (a group left to the reference fallback) is
    * skipped. "auto": the fixed depth rule; "fused", "ptt", "tt" or "gemm": that strategy. */
   const char* tree_strategy;
-  /* Appended: a batch range (dynamic batch). With batch_min >= 1 and batch_max > batch_min, each
-   * dimension given as -1 in `input_shapes` is the batch, and the artifact runs any batch from
-   * batch_min to batch_max (collage_tensor_info_t::batch_axis, collage_module_run): a plan is
-   * placed and built for each of the num_batch_sizes ascending `batch_sizes` ending with
-   * batch_max (0 and NULL: batch_min, the powers of two between and batch_max), and a batch
+  /* Appended: told what the compile is doing (NULL: nothing is told). Called on the thread
+   * that called collage_compile_*, never concurrently, with `progress_user_data`; the progress
+   * struct is valid only during the call. */
+  collage_compile_progress_fn progress;
+  void* progress_user_data;
+  /* Appended after progress: a batch range (dynamic batch). With batch_min >= 1 and
+   * batch_max > batch_min, each dimension given as -1 in `input_shapes` is the batch, and the
+   * artifact runs any batch from batch_min to batch_max (collage_tensor_info_t::batch_axis,
+   * collage_module_run): a plan is placed and built for each of the num_batch_sizes ascending
+   * `batch_sizes` ending with batch_max (0 and NULL: batch_min, the powers of two between and batch_max), and a batch
    * without a plan runs on the next larger one, padded with zero rows, which the compiler allows
    * only when it proves that the model keeps batch rows apart (otherwise every batch of the
    * range gets a plan, at most 64; a batch_sizes list is then an error naming the node that

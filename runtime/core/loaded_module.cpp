@@ -60,10 +60,18 @@ Status LoadedModule::build_run(const Program& p, const LoadOptions& options, Pla
       it = modules_.find(name);
     }
     std::unique_ptr<KernelInstance> kernel;
-    if (it->second.table)
-      COLLAGE_RT_RETURN_IF_ERROR(create_module_kernel(p, k, it->second.table, &kernel));
-    else
+    if (it->second.table) {
+      std::string notice;
+      COLLAGE_RT_RETURN_IF_ERROR(create_module_kernel(
+          p, k, it->second.table, options.no_recompile ? COLLAGE_KERNEL_CREATE_NO_RECOMPILE : 0,
+          &kernel, &notice));
+      if (!notice.empty())
+        load_notes_ += cat(load_notes_.empty() ? "" : "\n", "kernel ", k,
+                           p.batch ? cat(" of the batch-", p.batch, " plan") : std::string(),
+                           " (", p.kernels[k].backend, "): ", notice);
+    } else {
       COLLAGE_RT_RETURN_IF_ERROR(create_native_kernel(p, k, *native_, &kernel));
+    }
     r->kernels.push_back(std::move(kernel));
   }
   r->scheduler = make_sequential_scheduler(pool_.get());

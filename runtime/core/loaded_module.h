@@ -32,6 +32,8 @@ struct LoadOptions {
   int32_t num_threads = 0;  // threads for a kernel's tasks, the caller included; 0: every core
   ExecutorChoice executor = ExecutorChoice::automatic;
   std::string module_dir;   // searched first for libcollage_rt_<name>.so; empty: not used
+  // Kernels whose precompiled form does not fit the library are refused, not compiled again.
+  bool no_recompile = false;
 };
 
 class LoadedModule {
@@ -67,6 +69,9 @@ class LoadedModule {
   };
   Status run_outputs(const DLTensor* inputs, int32_t num_inputs,
                      std::vector<Output>* outputs) const;
+
+  // The modules' notices about the kernels they created, one per line ("" for none).
+  const std::string& load_notes() const { return load_notes_; }
 
   // The scheduler of the root plan (its name and costs).
   const Scheduler& scheduler() const;
@@ -129,6 +134,7 @@ class LoadedModule {
   std::unique_ptr<TaskPool> pool_;
   std::vector<std::unique_ptr<PlanRun>> runs_;  // variants by ascending batch, then the root
   mutable Profiler profiler_;
+  std::string load_notes_;
 };
 
 }  // namespace collage::rt
