@@ -18,6 +18,9 @@ class ReferenceKernel : public Kernel {
   int32_t task_count() const override { return 1; }
 
   absl::Status run_task(void* const* args, int32_t) override {
+    if (dynamic_shapes())
+      return absl::FailedPreconditionError(
+          "a group with sizes known only at run time runs through run_dynamic, not by task");
     std::vector<Tensor> inputs;
     const size_t num_inputs = group_.inputs().size();
     for (size_t i = 0; i < num_inputs; ++i) {
