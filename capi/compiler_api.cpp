@@ -12,6 +12,7 @@
 #include "collage/backends/dynamic.h"
 #include "collage/backends/eigen.h"
 #include "collage/backends/native.h"
+#include "collage/backends/openvino.h"
 #include "collage/backends/trees.h"
 #include "collage/collage.h"
 #include "collage/executor.h"
@@ -253,6 +254,12 @@ COLLAGE_API collage_status_t* collage_compiler_create(collage_compiler_t** compi
     if (absl::Status s = collage::register_trees_backend(c->backends); !s.ok()) return to_c(s);
     if (absl::Status s = collage::register_native_backend(c->backends); !s.ok()) return to_c(s);
     if (absl::Status s = collage::register_dynamic_backend(c->backends); !s.ok()) return to_c(s);
+#ifdef COLLAGE_HAVE_OPENVINO
+    if (absl::Status s = collage::register_openvino_backend(c->backends); !s.ok()) return to_c(s);
+#else
+    c->backends.add_unavailable(std::string(collage::kOpenvinoBackend),
+                                std::string(collage::kOpenvinoNotBuilt));
+#endif
     *compiler = c.release();
     return nullptr;
   });

@@ -15,11 +15,14 @@ install(TARGETS collage_runtime collage_compiler EXPORT collageTargets
 # The runtime looks for its modules in its own directory.
 install(TARGETS collage_rt_eigen collage_rt_dnnl collage_rt_trees collage_rt_dynamic LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 if(TARGET collage_rt_openvino)
-  # OpenVINO is not installed with collage: the module and the CLI find it where CMake found it
+  # OpenVINO is not installed with collage: the module, the CLI and libcollage_compiler find it
+  # where CMake found it
   # (a machine without it there gets an error naming the module and libopenvino).
   set_target_properties(collage_rt_openvino PROPERTIES INSTALL_RPATH "${COLLAGE_OPENVINO_LIB_DIR}")
   set_target_properties(collage PROPERTIES
     INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};${COLLAGE_OPENVINO_LIB_DIR}")
+  set_target_properties(collage_compiler PROPERTIES
+    INSTALL_RPATH "$ORIGIN;${COLLAGE_OPENVINO_LIB_DIR}")
   install(TARGETS collage_rt_openvino LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
 install(TARGETS collage RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -28,6 +28,8 @@ absl::Status register_builtin_backends(BackendRegistry& registry) {
   if (absl::Status s = register_dynamic_backend(registry); !s.ok()) return s;
 #ifdef COLLAGE_HAVE_OPENVINO
   if (absl::Status s = register_openvino_backend(registry); !s.ok()) return s;
+#else
+  registry.add_unavailable(std::string(kOpenvinoBackend), std::string(kOpenvinoNotBuilt));
 #endif
   return registry.add(make_reference_backend());
 }
@@ -72,7 +74,8 @@ void PlacementArgs::declare(ArgParser& parser, bool with_strategy, std::string_v
                   "load a backend plugin (the C ABI of include/collage/backend_plugin.h);\n"
                   "it takes part like a built-in backend (may be given several times)",
                   &plugins);
-  parser.option("--max-depth", "N", "largest number of nodes in one candidate (default 8)",
+  parser.option("--max-depth", "N", "largest number of nodes in one candidate (default 8; a candidate of the\n"
+                "whole model is kept whatever its size)",
                 &max_depth, 1);
   parser.check([this]() -> std::optional<std::string> {
     char* end = nullptr;

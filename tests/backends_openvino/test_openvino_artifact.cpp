@@ -11,6 +11,7 @@
 #include "collage/reference.h"
 #include "common/runtime_c_util.h"
 #include "common/test_util.h"
+#include "ov_module.h"
 #include "ov_record.h"
 #include "placement/baselines.h"
 
@@ -93,6 +94,12 @@ struct Fixture {
   }
 };
 
+// `bytes` as a 1-D i8 tensor that owns them.
+Tensor bytes_tensor(std::vector<uint8_t> bytes) {
+  auto owner = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
+  return Tensor::wrap(DType::i8, {static_cast<int64_t>(owner->size())}, owner->data(), owner);
+}
+
 // kernels with the region's header edited by `edit`.
 std::vector<ArtifactKernel> with_header(std::vector<ArtifactKernel> ks,
                                         const std::function<void(rt_openvino::RecordHeader&,
@@ -122,6 +129,69 @@ TEST_CASE("openvino artifact: the exported blob is imported and runs as in proce
   REQUIRE(m);
   CHECK(std::string(collage_module_load_notes(m.get())).empty());
   f.check_runs(m.get());
+}
+
+TEST_CASE("openvino artifact: the weights the blob holds are not carried twice",
+          "[openvino][artifact]") {
+  Fixture f;
+  const KernelRecord& r = f.kernels[0].record;
+  const auto h = rt_openvino::decode_header(r.params.data(), r.params.size());
+  const size_t residue = r.constants[rt_openvino::kWeights].type().bytes();
+  size_t shared = 0, total = 0;
+  for (const rt_openvino::WeightSegment& w : h.weights) {
+    total += w.size;
+    if (w.source == rt_openvino::kBlob) shared += w.size;
+  }
+  // The convolution's 16x8x3x3 f32 weights (4608 bytes) are found in the blob.
+  CHECK(shared >= 16 * 8 * 3 * 3 * 4);
+  CHECK(residue + shared == total);
+  CHECK(residue < 1024);
+}
+
+TEST_CASE("openvino artifact: weight pieces outside their constant are an error",
+          "[openvino][artifact]") {
+  Fixture f;
+  auto ks = with_header(f.kernels, [](auto& h, auto&) {
+    h.weights.push_back({rt_openvino::kBlob, uint64_t{1} << 40, 16});
+  });
+  int32_t code = 0;
+  std::string message;
+  ModulePtr m = f.load(ks, 0, &code, &message);
+  CHECK_FALSE(m);
+  CHECK_THAT(message, Catch::Contains("module 'openvino'") &&
+                          Catch::Contains("lies outside its constant"));
+}
+
+TEST_CASE("openvino records: weights shared with the blob",
+          "[openvino][artifact]") {
+  // bin: constants A (8 bytes at 0), B (4 at 8, too small to share), C (8 at 12); the blob holds
+  // C and A, in that order, and not B.
+  const std::string bin = "AAAAAAAABBBBCCCCCCCC";
+  const std::string blob = "xxCCCCCCCCyyAAAAAAAAzz";
+  std::string residue;
+  auto pieces = rt_openvino::share_weights(bin, {{0, 8}, {8, 4}, {12, 8}}, blob, 8, &residue);
+  REQUIRE(pieces.size() == 3);
+  CHECK(residue == "BBBB");
+  CHECK((pieces[0].source == rt_openvino::kBlob && pieces[0].offset == 12 && pieces[0].size == 8));
+  CHECK((pieces[1].source == rt_openvino::kWeights && pieces[1].offset == 0 &&
+         pieces[1].size == 4));
+  CHECK((pieces[2].source == rt_openvino::kBlob && pieces[2].offset == 2 && pieces[2].size == 8));
+  rt_openvino::RecordHeader h;
+  h.has_blob = true;
+  h.weights = pieces;
+  auto back = rt_openvino::assemble_weights(
+      h, reinterpret_cast<const uint8_t*>(residue.data()), residue.size(),
+      reinterpret_cast<const uint8_t*>(blob.data()), blob.size());
+  CHECK(std::string(back.begin(), back.end()) == bin);
+  // Through the header's encoding.
+  auto decoded = rt_openvino::decode_header(rt_openvino::encode_header(h).data(),
+                                            rt_openvino::encode_header(h).size());
+  REQUIRE(decoded.weights.size() == 3);
+  CHECK(decoded.weights[2].offset == 2);
+  CHECK(rt_openvino::constant_ranges(
+            "<layer><data element_type=\"f32\" shape=\"2\" offset=\"12\" size=\"8\"/>"
+            "<data axis=\"1\"/></layer>") ==
+        std::vector<std::pair<uint64_t, uint64_t>>{{12, 8}});
 }
 
 TEST_CASE("openvino artifact: a blob of another OpenVINO build is compiled again, saying so",
@@ -161,6 +231,13 @@ TEST_CASE("openvino artifact: a record without a blob is compiled from its IR",
           "[openvino][artifact]") {
   Fixture f;
   auto ks = with_header(f.kernels, [](auto& h, KernelRecord& r) {
+    // All the weights in the record's own constant, as a record exported without a blob has.
+    const Tensor& residue = r.constants[rt_openvino::kWeights];
+    const Tensor& blob = r.constants[rt_openvino::kBlob];
+    r.constants[rt_openvino::kWeights] = bytes_tensor(rt_openvino::assemble_weights(
+        h, static_cast<const uint8_t*>(residue.raw()), residue.type().bytes(),
+        static_cast<const uint8_t*>(blob.raw()), blob.type().bytes()));
+    h.weights = {{rt_openvino::kWeights, 0, r.constants[rt_openvino::kWeights].type().bytes()}};
     h.has_blob = false;
     h.built_with.clear();
     r.constants.pop_back();
@@ -173,6 +250,41 @@ TEST_CASE("openvino artifact: a record without a blob is compiled from its IR",
   CHECK_THAT(std::string(collage_module_load_notes(m.get())),
              Catch::Contains("carries no compiled blob"));
   f.check_runs(m.get());
+}
+
+TEST_CASE("openvino artifact: a record of format version 1 (all the weights in the IR) loads",
+          "[openvino][artifact]") {
+  Fixture f;
+  auto ks = f.kernels;
+  KernelRecord& r = ks[0].record;
+  rt_openvino::RecordHeader h = rt_openvino::decode_header(r.params.data(), r.params.size());
+  const Tensor& residue = r.constants[rt_openvino::kWeights];
+  const Tensor& blob = r.constants[rt_openvino::kBlob];
+  r.constants[rt_openvino::kWeights] = bytes_tensor(rt_openvino::assemble_weights(
+      h, static_cast<const uint8_t*>(residue.raw()), residue.type().bytes(),
+      static_cast<const uint8_t*>(blob.raw()), blob.type().bytes()));
+  // Version 1's header: this one with version 1 and without the weight pieces (a count, then 20
+  // bytes each).
+  r.params.resize(r.params.size() - 4 - 20 * h.weights.size());
+  r.params[4] = 1;
+  for (const char* build : {"", "2020.1.0-fake-build"}) {
+    KernelRecord& edited = ks[0].record;
+    if (*build) {  // the blob of another build: the IR is compiled again, its weights in place
+      h.built_with = build;
+      h.weights.clear();
+      std::vector<uint8_t> p = rt_openvino::encode_header(h);
+      p.resize(p.size() - 4);
+      p[4] = 1;
+      edited.params = std::move(p);
+    }
+    int32_t code = 0;
+    std::string message;
+    ModulePtr m = f.load(ks, 0, &code, &message);
+    INFO(message);
+    REQUIRE(m);
+    CHECK(std::string(collage_module_load_notes(m.get())).empty() == (*build == '\0'));
+    f.check_runs(m.get());
+  }
 }
 
 TEST_CASE("openvino artifact: a malformed header is an error naming the record",

@@ -11,7 +11,8 @@
 // header, constants the region as OpenVINO IR (XML and weights) and the compiled model that
 // OpenVINO exported; the runtime imports the latter when its OpenVINO is the same build and
 // compiles the IR again otherwise. Built only where CMake found OpenVINO
-// (COLLAGE_HAVE_OPENVINO is then defined for the code that links it).
+// (COLLAGE_HAVE_OPENVINO is then defined for the code that links it); the CLI and the compiler's
+// C API register it then, and record kOpenvinoNotBuilt otherwise.
 #pragma once
 
 #include <memory>
@@ -23,6 +24,11 @@
 namespace collage {
 
 inline constexpr std::string_view kOpenvinoBackend = "openvino";
+
+// Why a library built without OpenVINO has no openvino backend (BackendRegistry::add_unavailable).
+inline constexpr std::string_view kOpenvinoNotBuilt =
+    "this build has no OpenVINO (CMake did not find the openvino wheel in the project's .venv, "
+    "which scripts/install-deps installs; rebuild after installing it)";
 
 // A new openvino backend (device cpu, version "openvino-<build number>/1").
 std::unique_ptr<Backend> make_openvino_backend();

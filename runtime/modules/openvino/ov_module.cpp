@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <sstream>
 
 #include "openvino/core/version.hpp"
@@ -62,6 +64,39 @@ double ms_since(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+// A record's IR weights: its kWeights bytes in place when they are all of them, else a copy put
+// together from the blob and those bytes on the first call (kept for the kernel's life: the
+// models read from it use it in place).
+class RecordWeights {
+ public:
+  RecordWeights(RecordHeader header, const void* residue, size_t residue_size, const void* blob,
+                size_t blob_size)
+      : header_(std::move(header)),
+        residue_(static_cast<const uint8_t*>(residue)),
+        residue_size_(residue_size),
+        blob_(static_cast<const uint8_t*>(blob)),
+        blob_size_(blob_size) {}
+
+  ov::Tensor tensor() {
+    if (weights_in_place(header_, residue_size_))
+      return ov::Tensor(ov::element::u8, ov::Shape{residue_size_}, const_cast<uint8_t*>(residue_));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!assembled_)
+      assembled_ = std::make_unique<std::vector<uint8_t>>(
+          assemble_weights(header_, residue_, residue_size_, blob_, blob_size_));
+    return ov::Tensor(ov::element::u8, ov::Shape{assembled_->size()}, assembled_->data());
+  }
+
+ private:
+  RecordHeader header_;
+  const uint8_t* residue_;
+  size_t residue_size_;
+  const uint8_t* blob_;
+  size_t blob_size_;
+  std::mutex mu_;
+  std::unique_ptr<std::vector<uint8_t>> assembled_;
+};
+
 Region* create(const collage_kernel_desc_t& desc) {
   if (desc.struct_size < COLLAGE_KERNEL_DESC_V1_BASE_SIZE)
     throw RecordError("kernel descriptor of " + std::to_string(desc.struct_size) +
@@ -75,16 +110,22 @@ Region* create(const collage_kernel_desc_t& desc) {
     throw RecordError("openvino record: " + std::to_string(desc.num_constants) +
                       " constants, expected " + std::to_string(expected));
   const auto [xml, xml_size] = constant_bytes(desc, kModelXml, "model");
-  const auto [weights, weights_size] = constant_bytes(desc, kWeights, "weights");
+  const auto [residue, residue_size] = constant_bytes(desc, kWeights, "weights");
+  std::pair<const void*, size_t> blob_bytes{nullptr, 0};
+  if (header.has_blob) blob_bytes = constant_bytes(desc, kBlob, "compiled blob");
+  const auto [blob, blob_size] = blob_bytes;
+  // The IR's weights: the residue itself, used in place, when the record holds them all there;
+  // else put together from the blob's bytes and the residue the first time a model is read.
+  // Checked now, so that a record whose pieces lie outside its constants does not load.
+  check_weights(header, residue_size, blob_size);
   std::vector<ArgType> args = argument_types(desc);
   const size_t num_inputs = static_cast<size_t>(desc.num_inputs);
-  // The IR, read when a variant or the region itself must be compiled; the weights are the
-  // artifact's bytes, used in place (they stay valid until the kernel is destroyed).
-  Region::ModelSource source = [xml = xml, xml_size = xml_size, weights = weights,
-                                weights_size = weights_size] {
-    ov::Tensor w(ov::element::u8, ov::Shape{weights_size}, const_cast<void*>(weights));
-    return std::shared_ptr<const ov::Model>(
-        core().read_model(std::string(static_cast<const char*>(xml), xml_size), w));
+  // The IR, read when a variant or the region itself must be compiled. The artifact's bytes stay
+  // valid until the kernel is destroyed, and so does a put-together copy of the weights.
+  auto weights = std::make_shared<RecordWeights>(header, residue, residue_size, blob, blob_size);
+  Region::ModelSource source = [xml = xml, xml_size = xml_size, weights] {
+    return std::shared_ptr<const ov::Model>(core().read_model(
+        std::string(static_cast<const char*>(xml), xml_size), weights->tensor()));
   };
 
   const bool has_notice = COLLAGE_KERNEL_DESC_HAS(&desc, notice_size) && desc.notice &&
@@ -94,7 +135,6 @@ Region* create(const collage_kernel_desc_t& desc) {
   const std::string here = library_build();
   std::string why;
   if (header.has_blob && header.built_with == here) {
-    const auto [blob, blob_size] = constant_bytes(desc, kBlob, "compiled blob");
     try {
       ov::Tensor b(ov::element::u8, ov::Shape{blob_size}, const_cast<void*>(blob));
       ov::CompiledModel compiled =
@@ -229,7 +269,7 @@ RegionBytes region_bytes(const ov::Model& model, const Region& region, bool expo
   std::shared_ptr<ov::Model> copy = model.clone();
   ov::pass::Serialize(xml, bin).run_on_model(copy);
   out.model_xml = std::move(xml).str();
-  out.weights = std::move(bin).str();
+  std::string weights = std::move(bin).str();
   RecordHeader header;
   header.num_threads = region.threads();
   if (export_blob) {
@@ -238,8 +278,36 @@ RegionBytes region_bytes(const ov::Model& model, const Region& region, bool expo
     out.blob = std::move(blob).str();
     header.has_blob = true;
     header.built_with = library_build();
+    header.weights = share_weights(weights, constant_ranges(out.model_xml), out.blob,
+                                   kMinSharedBytes, &out.weights);
+  } else {
+    if (!weights.empty()) header.weights.push_back({kWeights, 0, weights.size()});
+    out.weights = std::move(weights);
   }
   out.params = encode_header(header);
+  return out;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> constant_ranges(std::string_view xml) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  // The number in attribute `name` of `tag`, or false when it has none.
+  const auto attribute = [](std::string_view tag, std::string_view name, uint64_t* value) {
+    const size_t at = tag.find(name);
+    if (at == std::string_view::npos) return false;
+    const char* p = tag.data() + at + name.size();
+    char* end = nullptr;
+    *value = std::strtoull(p, &end, 10);
+    return end != p && *end == '"';
+  };
+  for (size_t at = xml.find("<data "); at != std::string_view::npos;
+       at = xml.find("<data ", at + 1)) {
+    const size_t end = xml.find('>', at);
+    if (end == std::string_view::npos) break;
+    const std::string_view tag = xml.substr(at, end - at);
+    uint64_t offset = 0, size = 0;
+    if (attribute(tag, " offset=\"", &offset) && attribute(tag, " size=\"", &size))
+      out.emplace_back(offset, size);
+  }
   return out;
 }
 

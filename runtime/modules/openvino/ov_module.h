@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "collage/runtime_module.h"
@@ -26,8 +28,15 @@ std::vector<ArgType> argument_types(const collage_kernel_desc_t& desc);
 std::unique_ptr<Region> compile_region(std::shared_ptr<const ov::Model> model, int32_t threads,
                                        std::vector<ArgType> args, size_t num_inputs);
 
+// The weights pieces of the IR that are at least this large are looked for in the blob.
+inline constexpr size_t kMinSharedBytes = 1024;
+
+// The (offset, size) in the IR's weights of each constant of IR `xml` (its <data> elements).
+std::vector<std::pair<uint64_t, uint64_t>> constant_ranges(std::string_view xml);
+
 // What an artifact carries for a region: the header (the record's params) and its constants'
-// bytes (ConstantIndex order; the blob empty when not exported).
+// bytes (ConstantIndex order; the blob empty when not exported). With a blob, the constants of
+// the IR that the blob holds byte for byte are not in `weights` again (RecordHeader::weights).
 struct RegionBytes {
   std::vector<uint8_t> params;
   std::string model_xml, weights, blob;
