@@ -2,11 +2,14 @@
 // (optimize) and the artifact writer.
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <span>
 #include <nlohmann/json.hpp>
 
 #include "artifact/artifact.h"
 #include "collage/backend_loader.h"
 #include "collage/backends/dnnl.h"
+#include "collage/backends/dynamic.h"
 #include "collage/backends/eigen.h"
 #include "collage/backends/native.h"
 #include "collage/backends/openvino.h"
@@ -18,6 +21,7 @@
 #include "collage/placement.h"
 #include "collage/trees.h"
 #include "io/file_io.h"
+#include "placement/batch_variants.h"
 #include "placement/tree_strategy.h"
 #include "status.h"
 
@@ -90,6 +94,7 @@ struct Options {
   collage::ModelImportOptions import;
   collage::ArtifactOptions artifact;
   collage::TreeStrategyMode tree_strategy;  // measured by default
+  collage::BatchRange batch;                // batch.max 0: no batch range
   Progress progress;
 };
 
@@ -128,6 +133,15 @@ absl::Status options_of(const collage_compile_options_t* in, Options* out_option
     if (!mode.ok()) return mode.status();
     out.tree_strategy = *mode;
   }
+  const bool range = o.batch_max > 0;
+  if (range && (o.batch_min < 1 || o.batch_max <= o.batch_min))
+    return absl::InvalidArgumentError("batch range " + std::to_string(o.batch_min) + ".." +
+                                      std::to_string(o.batch_max) +
+                                      ": expected 1 <= batch_min < batch_max");
+  out.batch.min = o.batch_min;
+  out.batch.max = o.batch_max;
+  if (o.num_batch_sizes > 0 && o.batch_sizes)
+    out.batch.sizes.assign(o.batch_sizes, o.batch_sizes + o.num_batch_sizes);
   out.progress = Progress{o.progress, o.progress_user_data};
   if (o.progress)
     out.placement.progress = [progress = out.progress](const collage::PlacementProgress& p) {
@@ -145,9 +159,55 @@ absl::Status options_of(const collage_compile_options_t* in, Options* out_option
     if (!s.name || s.ndim < 0 || (s.ndim > 0 && !s.shape))
       return absl::InvalidArgumentError("input shape " + std::to_string(i) +
                                         ": NULL name or shape, or a negative rank");
-    out.import.onnx.input_shapes[s.name] = collage::Shape(s.shape, s.shape + s.ndim);
+    collage::Shape shape(s.shape, s.shape + s.ndim);
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] != -1) continue;
+      if (!range || out.batch.axes.count(s.name))
+        return absl::InvalidArgumentError(
+            std::string("input shape '") + s.name + "': " +
+            (range ? "more than one dimension is -1, the batch"
+                   : "-1 marks the batch of a batch range: set batch_min and batch_max"));
+      out.batch.axes[s.name] = static_cast<int>(d);
+      shape[d] = o.batch_max;
+    }
+    out.import.onnx.input_shapes[s.name] = std::move(shape);
   }
+  if (range && out.batch.axes.empty())
+    return absl::InvalidArgumentError(
+        "a batch range needs an input shape whose batch dimension is given as -1");
   return absl::OkStatus();
+}
+
+// The model compiled for the batch range of `o` (collage_compile_options_t::batch_min..max),
+// each batch imported by `import_at` with its shapes; the report lists each batch's placement.
+absl::StatusOr<std::string> compile_batch_range(
+    collage_compiler_t* c, const Options& o,
+    const std::function<absl::StatusOr<collage::Graph>(const collage::ModelImportOptions&)>&
+        import_at,
+    std::string* report) {
+  const collage::ImportAtBatch import = [&](int64_t batch) -> absl::StatusOr<collage::Graph> {
+    collage::ModelImportOptions at = o.import;
+    for (const auto& [name, axis] : o.batch.axes) at.onnx.input_shapes[name][axis] = batch;
+    auto g = import_at(at);
+    if (!g.ok()) return g.status();
+    return collage::run_passes(c->ctx, *g);
+  };
+  auto result = collage::compile_batch_variants(
+      c->ctx, c->backends, import, o.batch, o.placement, o.artifact,
+      [&](int64_t, size_t index, size_t count) { o.progress.tell("batch", index, count); });
+  if (!result.ok()) return result.status();
+  if (report) {
+    nlohmann::ordered_json batches = nlohmann::ordered_json::array();
+    for (const collage::BatchVariant& v : result->variants)
+      batches.push_back({{"batch", v.batch},
+                         {"placement", nlohmann::ordered_json::parse(
+                                           v.result.placement.to_json(v.graph))}});
+    nlohmann::ordered_json j = {{"batch_min", o.batch.min}, {"batch_max", o.batch.max},
+                                {"padded", result->padded}, {"note", result->note},
+                                {"batches", std::move(batches)}};
+    *report = j.dump();
+  }
+  return std::move(result->artifact);
 }
 
 // Passes, placement and artifact bytes for an imported graph; the placement report (with the
@@ -203,6 +263,7 @@ COLLAGE_API collage_status_t* collage_compiler_create(collage_compiler_t** compi
     if (absl::Status s = collage::register_dnnl_backend(c->backends); !s.ok()) return to_c(s);
     if (absl::Status s = collage::register_trees_backend(c->backends); !s.ok()) return to_c(s);
     if (absl::Status s = collage::register_native_backend(c->backends); !s.ok()) return to_c(s);
+    if (absl::Status s = collage::register_dynamic_backend(c->backends); !s.ok()) return to_c(s);
 #ifdef COLLAGE_HAVE_OPENVINO
     if (absl::Status s = collage::register_openvino_backend(c->backends); !s.ok()) return to_c(s);
 #else
@@ -246,11 +307,24 @@ COLLAGE_API collage_status_t* collage_compile_file(collage_compiler_t* compiler,
     if (absl::Status s = options_of(options, &o); !s.ok()) return to_c(s);
     const collage::TreeCompileOptions trees = tree_compile_options(o);
     o.progress.tell("import");
-    auto m = collage::import_compile_model(compiler->ctx, compiler->backends, model_path, o.import,
-                                           trees);
-    if (!m.ok()) return to_c(m.status());
     std::string report;
-    auto bytes = compile_graph(compiler, m->graph, o, report_json ? &report : nullptr, m->trees);
+    absl::StatusOr<std::string> bytes;
+    if (o.batch.max) {
+      bytes = compile_batch_range(
+          compiler, o,
+          [&](const collage::ModelImportOptions& at) -> absl::StatusOr<collage::Graph> {
+            auto m = collage::import_compile_model(compiler->ctx, compiler->backends, model_path,
+                                                   at, trees);
+            if (!m.ok()) return m.status();
+            return std::move(m->graph);
+          },
+          report_json ? &report : nullptr);
+    } else {
+      auto m = collage::import_compile_model(compiler->ctx, compiler->backends, model_path,
+                                             o.import, trees);
+      if (!m.ok()) return to_c(m.status());
+      bytes = compile_graph(compiler, m->graph, o, report_json ? &report : nullptr, m->trees);
+    }
     if (!bytes.ok()) return to_c(bytes.status());
     auto writer = collage::io::AtomicFileWriter::create(artifact_path);
     absl::Status s = writer.ok() ? (*writer)->write(*bytes) : writer.status();
@@ -278,12 +352,22 @@ COLLAGE_API collage_status_t* collage_compile_memory(collage_compiler_t* compile
     std::vector<collage::TreeStrategyReport> reports;
     o.import.onnx.tree_strategy =
         collage::compile_tree_strategy_chooser(compiler->ctx, compiler->backends, trees, reports);
+    const std::span<const uint8_t> bytes_in(static_cast<const uint8_t*>(model), model_size);
     o.progress.tell("import");
-    auto g = collage::import_onnx_buffer(
-        compiler->ctx, {static_cast<const uint8_t*>(model), model_size}, o.import.onnx);
-    if (!g.ok()) return to_c(g.status());
     std::string report;
-    auto bytes = compile_graph(compiler, *g, o, report_json ? &report : nullptr, reports);
+    absl::StatusOr<std::string> bytes;
+    if (o.batch.max) {
+      bytes = compile_batch_range(
+          compiler, o,
+          [&](const collage::ModelImportOptions& at) {
+            return collage::import_onnx_buffer(compiler->ctx, bytes_in, at.onnx);
+          },
+          report_json ? &report : nullptr);
+    } else {
+      auto g = collage::import_onnx_buffer(compiler->ctx, bytes_in, o.import.onnx);
+      if (!g.ok()) return to_c(g.status());
+      bytes = compile_graph(compiler, *g, o, report_json ? &report : nullptr, reports);
+    }
     if (!bytes.ok()) return to_c(bytes.status());
     std::unique_ptr<void, decltype(&std::free)> out(copy_out(*bytes), &std::free);
     if (report_json) *report_json = static_cast<char*>(copy_out(report));

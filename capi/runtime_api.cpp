@@ -12,6 +12,10 @@ struct collage_module {
   std::unique_ptr<collage::rt::LoadedModule> module;
 };
 
+struct collage_outputs {
+  std::vector<collage::rt::LoadedModule::Output> values;
+};
+
 namespace {
 
 using collage::capi::guarded;
@@ -72,6 +76,12 @@ collage_status_t* tensor_info(const collage_module_t* module, int32_t index, boo
   full.ndim = static_cast<int32_t>(t.shape.size());
   full.shape = t.shape.data();
   full.bytes = t.bytes;
+  full.batch_axis = -1;
+  if (p.dynamic_batch.max) {
+    full.batch_axis = (input ? p.dynamic_batch.input_axes : p.dynamic_batch.output_axes)[index];
+    full.batch_min = p.dynamic_batch.min;
+    full.batch_max = p.dynamic_batch.max;
+  }
   std::memcpy(info, &full, std::min<size_t>(info->struct_size, sizeof full));
   return nullptr;
 }
@@ -177,6 +187,48 @@ COLLAGE_API collage_status_t* collage_module_run(const collage_module_t* module,
     if (!module) return invalid("collage_module_run: NULL module");
     return to_c(module->module->run(inputs, num_inputs, outputs, num_outputs));
   });
+}
+
+COLLAGE_API collage_status_t* collage_module_run_outputs(const collage_module_t* module,
+                                                         const DLTensor* inputs,
+                                                         int32_t num_inputs,
+                                                         collage_outputs_t** outputs) {
+  return guarded("collage_module_run_outputs", [&]() -> collage_status_t* {
+    if (outputs) *outputs = nullptr;
+    if (!module || !outputs) return invalid("collage_module_run_outputs: NULL module or outputs");
+    auto result = std::make_unique<collage_outputs>();
+    if (rt::Status s = module->module->run_outputs(inputs, num_inputs, &result->values); !s.ok())
+      return to_c(s);
+    *outputs = result.release();
+    return nullptr;
+  });
+}
+
+COLLAGE_API int32_t collage_outputs_count(const collage_outputs_t* outputs) {
+  return outputs ? static_cast<int32_t>(outputs->values.size()) : 0;
+}
+
+COLLAGE_API collage_status_t* collage_outputs_get(const collage_outputs_t* outputs,
+                                                  int32_t index, DLTensor* tensor) {
+  return guarded("collage_outputs_get", [&]() -> collage_status_t* {
+    if (!outputs || !tensor) return invalid("collage_outputs_get: NULL outputs or tensor");
+    if (index < 0 || static_cast<size_t>(index) >= outputs->values.size())
+      return make_status(COLLAGE_STATUS_INVALID_ARGUMENT,
+                         rt::cat("output ", index, " out of range: there are ",
+                                 outputs->values.size()));
+    const auto& o = outputs->values[index];
+    *tensor = DLTensor{};
+    tensor->data = o.data.get();
+    tensor->device = {kDLCPU, 0};
+    tensor->ndim = static_cast<int32_t>(o.shape.size());
+    tensor->dtype = rt::dlpack_dtype(o.dtype);
+    tensor->shape = const_cast<int64_t*>(o.shape.data());
+    return nullptr;
+  });
+}
+
+COLLAGE_API void collage_outputs_release(collage_outputs_t* outputs) {
+  delete outputs;
 }
 
 COLLAGE_API collage_status_t* collage_module_executor_stats(const collage_module_t* module,

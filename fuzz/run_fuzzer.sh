@@ -3,7 +3,7 @@
 # then fuzzes for a bounded time. Exits non-zero when an input crashes or trips a sanitizer (the
 # reproducer is left in OUT_DIR as crash-*).
 #
-#   [FUZZ_TARGET=artifact|wave_check] fuzz/run_fuzzer.sh [SECONDS] [BUILD_DIR] [OUT_DIR]
+#   [FUZZ_TARGET=artifact|wave_check|onnx] fuzz/run_fuzzer.sh [SECONDS] [BUILD_DIR] [OUT_DIR]
 #
 # Targets:
 #   artifact (default): fuzz/artifact_fuzzer.cpp, the artifact loader and the runtime's C API,
@@ -15,6 +15,12 @@
 #     holds the runtime modules (libcollage_rt_*.so) that loaded artifacts need.
 #   wave_check: fuzz/wave_check_fuzzer.cpp, the wave schedule check against an oracle; needs no
 #     build tree (past findings in fuzz/regressions-wave-check/).
+#   onnx: fuzz/onnx_fuzzer.cpp, the ONNX importer, the graph passes and the reference executor on
+#     ONNX model bytes, with a structure-aware mutator. It links the compiler's libraries, so it
+#     is built by CMake with clang (COLLAGE_FUZZ=ON, COLLAGE_SANITIZE=ON) in OUT_DIR/cmake-onnx.
+#     Its corpus is seeded with BUILD_DIR's operator cases (test-data/op_cases/*.onnx, made by
+#     scripts/test) and the test models of the model cache with their large initializers replaced
+#     (BUILD_DIR/bin/onnx_fuzz_replay --make-seeds); past findings in fuzz/regressions-onnx/.
 # SECONDS (default 60; 0: only the regressions) bounds the run. BUILD_DIR defaults to build,
 # OUT_DIR to BUILD_DIR/fuzz: it keeps the fuzzers, their corpora (corpus/, corpus-wave_check/) and
 # any crash files. A fuzzer is built again only when a source or header it is made of is newer.
@@ -26,6 +32,7 @@ build=$(realpath "${2:-build}")
 out=$(mkdir -p "${3:-$build/fuzz}" && realpath "${3:-$build/fuzz}")
 cxx=${CXX_FUZZ:-clang++}
 target=${FUZZ_TARGET:-artifact}
+max_len=65536
 sanitizers=fuzzer,address,undefined
 flags=(-std=c++20 -g -O1 "-fsanitize=$sanitizers" -fno-sanitize-recover=undefined -Iinclude
   -Iruntime/core)
@@ -37,13 +44,32 @@ case $target in
   wave_check)
     sources=(fuzz/wave_check_fuzzer.cpp runtime/core/wave_check.cpp)
     corpus=corpus-wave_check regressions=fuzz/regressions-wave-check ;;
-  *) echo "run_fuzzer: FUZZ_TARGET must be artifact or wave_check, not '$target'" >&2; exit 2 ;;
+  onnx)  # shrunk real models are tens of kilobytes
+    corpus=corpus-onnx regressions=fuzz/regressions-onnx max_len=262144 ;;
+  *) echo "run_fuzzer: FUZZ_TARGET must be artifact, wave_check or onnx, not '$target'" >&2
+     exit 2 ;;
 esac
 fuzzer=$out/${target}_fuzzer
 obj=$out/obj-$target
 mkdir -p "$out/$corpus" "$obj"
 
-if [[ ! -x $fuzzer ]] || [[ -n $(find "fuzz/${target}_fuzzer.cpp" runtime/core capi include \
+if [[ $target == onnx ]]; then
+  # Ninja rebuilds only what changed; -j2 as everywhere on the shared machines.
+  cmake -S . -B "$out/cmake-onnx" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER="${CC_FUZZ:-clang}" -DCMAKE_CXX_COMPILER="$cxx" -DCOLLAGE_FUZZ=ON \
+    -DCOLLAGE_SANITIZE=ON -DCOLLAGE_BUILD_TESTS=OFF -DCOLLAGE_BUILD_BENCH=OFF >/dev/null
+  ninja -C "$out/cmake-onnx" -j2 onnx_fuzzer
+  ln -sf "$out/cmake-onnx/bin/onnx_fuzzer" "$fuzzer"
+  if [[ -x $build/bin/onnx_fuzz_replay ]]; then
+    "$build/bin/onnx_fuzz_replay" --make-seeds "$out/$corpus" \
+      "${COLLAGE_MODEL_CACHE:-$HOME/.cache/collage/models}"
+  else
+    echo "run_fuzzer: $build/bin/onnx_fuzz_replay is not built; the corpus has no model seeds" >&2
+  fi
+  for f in "$build"/test-data/op_cases/*.onnx; do
+    [[ -e $f ]] && cp "$f" "$out/$corpus/"
+  done
+elif [[ ! -x $fuzzer ]] || [[ -n $(find "fuzz/${target}_fuzzer.cpp" runtime/core capi include \
   -newer "$fuzzer" -print -quit) ]]; then
   rm -f "$obj"/*.o
   if [[ $target == artifact ]]; then
@@ -84,6 +110,6 @@ cd "$out"  # crash-* files land here
 if ((${#past[@]})); then "$fuzzer" "${past[@]}"; fi
 if ((seconds > 0)); then
   read -ra extra <<<"${FUZZER_FLAGS:-}"
-  "$fuzzer" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=4096 \
+  "$fuzzer" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=4096 \
     -print_final_stats=1 "${extra[@]}" "$corpus"
 fi

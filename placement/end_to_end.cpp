@@ -22,6 +22,10 @@ class SharedKernel : public Kernel {
     return k_->run_task(args, task_id);
   }
   const KernelRecord& record() const override { return k_->record(); }
+  bool dynamic_shapes() const override { return k_->dynamic_shapes(); }
+  absl::StatusOr<std::vector<Tensor>> run_dynamic(const std::vector<Tensor>& inputs) override {
+    return k_->run_dynamic(inputs);
+  }
 
  private:
   std::shared_ptr<Kernel> k_;
@@ -34,6 +38,8 @@ class CachingBackend : public Backend {
  public:
   explicit CachingBackend(const Backend& inner)
       : Backend(inner.name(), inner.device(), inner.version()), inner_(inner) {}
+
+  bool supports_dynamic_shapes() const override { return inner_.supports_dynamic_shapes(); }
 
   absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
                                                 const BuildOptions& options) const override {

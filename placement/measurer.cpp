@@ -30,6 +30,12 @@ absl::Status run_kernel(Kernel& k, void* const* args, ThreadPool& pool) {
   return first;
 }
 
+bool has_dynamic_values(const Graph& g) {
+  for (const Value& v : g.values())
+    if (v.type.is_dynamic()) return true;
+  return false;
+}
+
 int repetitions(double one_run_ms, double min_sample_ms) {
   if (one_run_ms <= 0) return 1000;
   return static_cast<int>(std::clamp(std::ceil(min_sample_ms / one_run_ms), 1.0, 1000.0));
@@ -87,6 +93,13 @@ void Measurer::prefetch(
     if (memo_.count(key) ||
         std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.key == key; }))
       continue;
+    // A group with sizes known only at run time (NonZero's count, ...) cannot be run on made-up
+    // inputs: it is not measured, and costs nothing, as node_flops counts it (the backends that
+    // run such groups are few, and they cost about the same).
+    if (has_dynamic_values(group->graph)) {
+      memo_[key] = {Cost{0, 0, 0, false}, false};
+      continue;
+    }
     int measurements = 1;
     if (db_) {
       auto r = db_->lookup({device_, backend.name(), backend.version(), hash});

@@ -68,7 +68,9 @@ absl::StatusOr<ArtifactRunner> ArtifactRunner::load(const std::string& path,
       if (!s.ok()) return s;
       TensorType type{static_cast<DType>(info.dtype), Shape(info.shape, info.shape + info.ndim)};
       (input ? r.input_names_ : r.output_names_).push_back(info.name);
-      (input ? r.input_types_ : r.output_types_).push_back(std::move(type));
+      (input ? r.input_types_ : r.output_types_).push_back(type);
+      (input ? r.input_batch_axes_ : r.output_batch_axes_).push_back(info.batch_axis);
+      if (!input && type.is_dynamic()) r.dynamic_outputs_ = true;
     }
   }
   return r;
@@ -90,13 +92,42 @@ absl::StatusOr<std::vector<Tensor>> ArtifactRunner::run(const std::vector<Tensor
   std::vector<Tensor> outputs;
   std::vector<DLTensor> in, out;
   for (const Tensor& t : inputs) in.push_back(view(t));
+  if (dynamic_outputs_) return run_outputs(in);
+  // A dynamic-batch artifact's outputs have the inputs' batch (the runtime checks its range).
+  int64_t batch = -1;
+  for (size_t i = 0; i < inputs.size() && i < input_batch_axes_.size(); ++i) {
+    const int axis = input_batch_axes_[i];
+    if (axis >= 0 && axis < inputs[i].rank()) batch = inputs[i].shape()[axis];
+  }
   outputs.reserve(output_types_.size());
-  for (const TensorType& t : output_types_)
-    out.push_back(view(outputs.emplace_back(t.dtype, t.shape)));
+  for (size_t i = 0; i < output_types_.size(); ++i) {
+    Shape shape = output_types_[i].shape;
+    if (batch >= 0 && output_batch_axes_[i] >= 0) shape[output_batch_axes_[i]] = batch;
+    out.push_back(view(outputs.emplace_back(output_types_[i].dtype, shape)));
+  }
   absl::Status s =
       take(collage_module_run(module_.get(), in.data(), static_cast<int32_t>(in.size()), out.data(),
                               static_cast<int32_t>(out.size())));
   if (!s.ok()) return s;
+  return outputs;
+}
+
+absl::StatusOr<std::vector<Tensor>> ArtifactRunner::run_outputs(
+    const std::vector<DLTensor>& in) const {
+  collage_outputs_t* raw = nullptr;
+  absl::Status s = take(collage_module_run_outputs(module_.get(), in.data(),
+                                                   static_cast<int32_t>(in.size()), &raw));
+  std::unique_ptr<collage_outputs_t, void (*)(collage_outputs_t*)> outs(raw,
+                                                                        collage_outputs_release);
+  if (!s.ok()) return s;
+  std::vector<Tensor> outputs;
+  for (int32_t i = 0; i < collage_outputs_count(outs.get()); ++i) {
+    DLTensor t{};
+    if (absl::Status g = take(collage_outputs_get(outs.get(), i, &t)); !g.ok()) return g;
+    Tensor copy(output_types_[i].dtype, Shape(t.shape, t.shape + t.ndim));
+    if (copy.bytes()) std::memcpy(copy.raw(), t.data, copy.bytes());
+    outputs.push_back(std::move(copy));
+  }
   return outputs;
 }
 

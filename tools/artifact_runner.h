@@ -29,10 +29,15 @@ class ArtifactRunner {
   const std::vector<std::string>& input_names() const { return input_names_; }
   const std::vector<TensorType>& input_types() const { return input_types_; }
   const std::vector<std::string>& output_names() const { return output_names_; }
+  // Per input: its batch axis in an artifact compiled for a batch range (input_types() holds
+  // the largest batch), else -1.
+  const std::vector<int>& input_batch_axes() const { return input_batch_axes_; }
   uint64_t arena_bytes() const;
   // The executor's name and its costs over the runs so far.
   collage_executor_stats_t executor_stats() const;
-  // Runs once on `inputs` (one per graph input, of the input types); new output tensors.
+  // Runs once on `inputs` (one per graph input, of the input types but for the batch of a
+  // dynamic-batch artifact); new output tensors, of the inputs' batch, or of the size the run
+  // gives an output whose shape depends on data.
   absl::StatusOr<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const;
   // Per-kernel timing of the runs from now on (on: a new trace), written as a Chrome trace.
   absl::Status set_profiling(bool on) const;
@@ -45,6 +50,10 @@ class ArtifactRunner {
   std::unique_ptr<collage_module_t, Release> module_;
   std::vector<std::string> input_names_, output_names_;
   std::vector<TensorType> input_types_, output_types_;
+  std::vector<int> input_batch_axes_, output_batch_axes_;
+  bool dynamic_outputs_ = false;  // some output's shape depends on data
+  // The run when the runtime allocates the outputs (collage_module_run_outputs).
+  absl::StatusOr<std::vector<Tensor>> run_outputs(const std::vector<DLTensor>& in) const;
 };
 
 }  // namespace collage::cli

@@ -175,7 +175,8 @@ std::string ArgParser::help() const {
   return s;
 }
 
-absl::StatusOr<std::pair<std::string, Shape>> parse_input_shape(std::string_view spec) {
+absl::StatusOr<std::pair<std::string, Shape>> parse_input_shape(std::string_view spec,
+                                                                ShapeRange* range) {
   const size_t eq = spec.rfind('=');
   auto bad = [&](std::string_view why) {
     return absl::InvalidArgumentError(str_cat("bad --input-shape '", spec, "': ", why,
@@ -185,14 +186,28 @@ absl::StatusOr<std::pair<std::string, Shape>> parse_input_shape(std::string_view
   if (eq == 0) return bad("empty input name");
   std::string_view dims = spec.substr(eq + 1);
   Shape shape;
+  if (range) *range = ShapeRange{};
   if (!dims.empty() && dims != "scalar") {
     size_t start = 0;
     for (;;) {
       const size_t x = dims.find('x', start);
-      std::optional<int64_t> d = parse_int(dims.substr(start, x - start));
-      if (!d || *d < 0)
-        return bad(str_cat("'", dims.substr(start, x - start), "' is not a dimension >= 0"));
-      shape.push_back(*d);
+      const std::string_view dim = dims.substr(start, x - start);
+      if (const size_t dots = dim.find(".."); dots != std::string_view::npos) {
+        if (!range)
+          return bad(str_cat("a range of sizes ('", dim, "') is only for `collage compile`, "
+                             "which compiles the batch range into one artifact"));
+        std::optional<int64_t> lo = parse_int(dim.substr(0, dots));
+        std::optional<int64_t> hi = parse_int(dim.substr(dots + 2));
+        if (!lo || !hi || *lo < 1 || *hi <= *lo)
+          return bad(str_cat("'", dim, "' is not a range MIN..MAX with 1 <= MIN < MAX"));
+        if (range->axis >= 0) return bad("more than one dimension is a range");
+        *range = ShapeRange{static_cast<int>(shape.size()), *lo, *hi};
+        shape.push_back(*hi);
+      } else {
+        std::optional<int64_t> d = parse_int(dim);
+        if (!d || *d < 0) return bad(str_cat("'", dim, "' is not a dimension >= 0"));
+        shape.push_back(*d);
+      }
       if (x == std::string_view::npos) break;
       start = x + 1;
     }
@@ -201,11 +216,13 @@ absl::StatusOr<std::pair<std::string, Shape>> parse_input_shape(std::string_view
 }
 
 absl::StatusOr<std::map<std::string, Shape>> parse_input_shapes(
-    const std::vector<std::string>& specs) {
+    const std::vector<std::string>& specs, std::map<std::string, ShapeRange>* ranges) {
   std::map<std::string, Shape> shapes;
   for (const std::string& spec : specs) {
-    auto parsed = parse_input_shape(spec);
+    ShapeRange range;
+    auto parsed = parse_input_shape(spec, ranges ? &range : nullptr);
     if (!parsed.ok()) return parsed.status();
+    if (range.axis >= 0) (*ranges)[parsed->first] = range;
     if (!shapes.insert(*std::move(parsed)).second)
       return absl::InvalidArgumentError(
           str_cat("--input-shape given twice for input '", spec.substr(0, spec.rfind('=')), "'"));

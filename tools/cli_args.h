@@ -91,12 +91,22 @@ class ArgParser {
   std::vector<std::function<std::optional<std::string>()>> checks_;
 };
 
+// A dimension of an --input-shape given as a range of sizes, "1..32": the batch of a
+// dynamic-batch artifact (`collage compile`).
+struct ShapeRange {
+  int axis = -1;
+  int64_t min = 0, max = 0;
+};
+
 // Parses "NAME=DIMS" where DIMS is "1x3x224x224" (dimensions >= 0 separated by 'x'); "NAME=" or
-// "NAME=scalar" is a rank-0 shape. The last '=' splits, so names may contain '='. Errors are
-// InvalidArgument naming the spec.
-absl::StatusOr<std::pair<std::string, Shape>> parse_input_shape(std::string_view spec);
-// Parses every spec; a name given twice is an error.
+// "NAME=scalar" is a rank-0 shape. The last '=' splits, so names may contain '='. With `range`,
+// one dimension may be "MIN..MAX" (1 <= MIN < MAX): the shape gets MAX there and `range` the
+// axis and bounds (axis -1 when there is none). Errors are InvalidArgument naming the spec.
+absl::StatusOr<std::pair<std::string, Shape>> parse_input_shape(std::string_view spec,
+                                                                ShapeRange* range = nullptr);
+// Parses every spec; a name given twice is an error. With `ranges`, dimension ranges are
+// allowed and stored by input name.
 absl::StatusOr<std::map<std::string, Shape>> parse_input_shapes(
-    const std::vector<std::string>& specs);
+    const std::vector<std::string>& specs, std::map<std::string, ShapeRange>* ranges = nullptr);
 
 }  // namespace collage::cli

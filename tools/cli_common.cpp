@@ -18,17 +18,29 @@ void ModelArgs::declare(ArgParser& parser) {
                 &format);
   parser.repeated("--input-shape", "NAME=DIMS",
                   "shape of graph input NAME, e.g. input=1x3x224x224 (NAME= for a scalar);\n"
-                  "needed for inputs with symbolic dimensions; repeat for several inputs",
+                  "needed for inputs with symbolic dimensions; repeat for several inputs.\n"
+                  "compile: a batch range, input=1..32x3x224x224, makes an artifact that\n"
+                  "runs any batch from 1 to 32",
                   &input_shape_specs);
   parser.check([this]() -> std::optional<std::string> {
-    auto parsed = parse_input_shapes(input_shape_specs);
+    auto parsed = parse_input_shapes(input_shape_specs, &ranges);
     if (!parsed.ok()) return std::string(parsed.status().message());
     shapes = *std::move(parsed);
     return std::nullopt;
   });
 }
 
+absl::Status refuse_ranges(const ModelArgs& args, std::string_view command) {
+  if (args.ranges.empty()) return absl::OkStatus();
+  const auto& [name, r] = *args.ranges.begin();
+  return absl::InvalidArgumentError(
+      str_cat("--input-shape ", name, ": a range of sizes (", r.min, "..", r.max, ") is for "
+              "`collage compile -o`, which compiles the batch range into one artifact; `collage ",
+              command, "` takes one size"));
+}
+
 absl::StatusOr<Graph> load_model(const Context& ctx, const ModelArgs& args) {
+  if (absl::Status s = refuse_ranges(args, "this command"); !s.ok()) return s;
   ModelImportOptions options;
   options.onnx.input_shapes = args.shapes;
   auto format = parse_model_format(args.format);

@@ -21,12 +21,16 @@ namespace collage::cli {
 struct ModelArgs {
   std::string model;
   std::vector<std::string> input_shape_specs;
-  std::map<std::string, Shape> shapes;
+  std::map<std::string, Shape> shapes;  // a range's dimension holds its largest size
+  std::map<std::string, ShapeRange> ranges;  // dimensions given as MIN..MAX (compile only)
   std::string format = "auto";  // auto|onnx|xgboost|lightgbm
   void declare(ArgParser& parser);
 };
 
-// Imports args.model with args.shapes. Errors are the importer's.
+// InvalidArgument when args.ranges is not empty: `command` takes one size per dimension.
+absl::Status refuse_ranges(const ModelArgs& args, std::string_view command);
+
+// Imports args.model with args.shapes (refusing ranges). Errors are the importer's.
 absl::StatusOr<Graph> load_model(const Context& ctx, const ModelArgs& args);
 
 // Prints "collage <command>: error: <message>" to stderr and returns kExitFailure.

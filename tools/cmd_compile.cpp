@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "artifact/artifact.h"
 #include "cli_common.h"
+#include "compile_batch.h"
 #include "collage/passes.h"
 #include "core/str_cat.h"
 #include "placement/timing.h"
@@ -26,6 +27,7 @@ struct CompileArgs {
   bool no_compare = false;
   std::string executor = "auto";
   std::string tree_strategy = "measured";
+  std::string batch_sizes;
 };
 
 std::string group_nodes(const Graph& g, const PlacedGroup& group) {
@@ -170,6 +172,12 @@ int run_compile(std::span<const std::string> raw_args) {
                 "node's input, the cheapest kept), auto (fixed depth rule), fused,\n"
                 "ptt, tt or gemm",
                 &args.tree_strategy);
+  parser.option("--batch-sizes", "LIST",
+                "with a batch range (--input-shape x=1..32x...): the batches that get\n"
+                "a plan of their own, e.g. 1,8,32 (default: the range's ends and the\n"
+                "powers of two between them); a batch without one runs on the next\n"
+                "larger plan, padded",
+                &args.batch_sizes);
   parser.epilog(
       "Costs are kept in the cost database, keyed by this machine's CPU, the backend and its\n"
       "version, and the group's canonical signature: a second compile of the same model\n"
@@ -194,6 +202,14 @@ int run_compile(std::span<const std::string> raw_args) {
   tree_options.progress = [&](const std::string& label) {
     std::fprintf(stderr, "tree strategy: placing and costing %s\n", label.c_str());
   };
+  if (!args.model.ranges.empty()) {
+    auto executor = parse_executor(args.executor);
+    if (!executor.ok()) return report_failure("compile", executor.status());
+    BatchCompileArgs batch{&args.model, options, args.placement.plugins, tree_options,
+                           !args.no_passes, args.output, args.batch_sizes};
+    batch.placement.executor = *executor;
+    return run_batch_compile(batch);
+  }
   auto imported = load_compile_model(ctx, args.model, tree_options, args.placement.plugins);
   if (!imported.ok()) return report_failure("compile", imported.status());
   absl::StatusOr<Graph> g = std::move(imported->graph);

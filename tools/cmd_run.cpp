@@ -45,7 +45,8 @@ constexpr std::string_view kRandomInputs =
 // runtime.
 struct Runnable {
   std::vector<std::string> input_names, output_names;
-  std::vector<TensorType> input_types;
+  std::vector<TensorType> input_types;  // a dynamic-batch artifact's at its largest batch
+  std::vector<int> batch_axes;          // per input; empty or -1: the size must be as above
   std::string description;  // "12 nodes", "artifact, arena 1.2 MiB"
   std::function<absl::StatusOr<std::vector<Tensor>>(const std::vector<Tensor>&)> run;
 };
@@ -125,7 +126,11 @@ absl::StatusOr<std::vector<Tensor>> make_inputs(const Runnable& r, const RunArgs
     if (it == arrays->end())
       return absl::InvalidArgumentError(str_cat(args.inputs, ": no array for graph input '", name,
                                                 "' (", type_to_string(type), ")"));
-    if (it->second.type() != type)
+    TensorType want = type;
+    const int axis = r.batch_axes.empty() ? -1 : r.batch_axes[i];
+    if (axis >= 0 && it->second.rank() == static_cast<int64_t>(want.shape.size()))
+      want.shape[axis] = it->second.shape()[axis];  // the runtime checks the batch's range
+    if (it->second.type() != want)
       return absl::InvalidArgumentError(
           str_cat(args.inputs, ": array '", name, "' is ", type_to_string(it->second.type()),
                   ", but graph input '", name, "' is ", type_to_string(type)));
@@ -224,6 +229,7 @@ int run_run(std::span<const std::string> raw_args) {
     if (const std::string notes = artifact->load_notes(); !notes.empty())
       std::fprintf(stderr, "collage run: %s\n", notes.c_str());
     runnable = {artifact->input_names(), artifact->output_names(), artifact->input_types(),
+                artifact->input_batch_axes(),
                 "artifact, arena " + human_bytes(static_cast<int64_t>(artifact->arena_bytes())),
                 [&](const std::vector<Tensor>& in) { return artifact->run(in); }};
   } else {

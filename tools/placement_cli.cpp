@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "collage/backend_loader.h"
 #include "collage/backends/dnnl.h"
+#include "collage/backends/dynamic.h"
 #include "collage/backends/eigen.h"
 #include "collage/backends/native.h"
 #include "collage/backends/openvino.h"
@@ -24,6 +25,7 @@ absl::Status register_builtin_backends(BackendRegistry& registry) {
   if (absl::Status s = register_eigen_backend(registry); !s.ok()) return s;
   if (absl::Status s = register_trees_backend(registry); !s.ok()) return s;
   if (absl::Status s = register_native_backend(registry); !s.ok()) return s;
+  if (absl::Status s = register_dynamic_backend(registry); !s.ok()) return s;
 #ifdef COLLAGE_HAVE_OPENVINO
   if (absl::Status s = register_openvino_backend(registry); !s.ok()) return s;
 #else

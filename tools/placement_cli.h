@@ -16,7 +16,7 @@
 
 namespace collage::cli {
 
-// Registers the built-in backends in priority order: dnnl, eigen, trees, native, then the
+// Registers the built-in backends in priority order: dnnl, eigen, trees, native, dynamic, then the
 // reference backend.
 absl::Status register_builtin_backends(BackendRegistry& registry);
 // register_builtin_backends, then each plugin library of `plugins` (load_backend_plugin), in order.

@@ -56,7 +56,9 @@ class _DLTensor(ctypes.Structure):
 class _TensorInfo(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("name", ctypes.c_char_p),
                 ("dtype", ctypes.c_int32), ("dl_dtype", _DLDataType), ("ndim", ctypes.c_int32),
-                ("shape", ctypes.POINTER(ctypes.c_int64)), ("bytes", ctypes.c_uint64)]
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("bytes", ctypes.c_uint64),
+                ("batch_axis", ctypes.c_int32), ("batch_min", ctypes.c_int64),
+                ("batch_max", ctypes.c_int64)]
 
 
 class _LoadOptions(ctypes.Structure):
@@ -76,7 +78,9 @@ class _CompileOptions(ctypes.Structure):
                 ("fallback", ctypes.c_char_p), ("num_input_shapes", ctypes.c_int32),
                 ("input_shapes", ctypes.POINTER(_InputShape)), ("num_threads", ctypes.c_int32),
                 ("tree_strategy", ctypes.c_char_p), ("progress", ctypes.c_void_p),
-                ("progress_user_data", ctypes.c_void_p), ("target", ctypes.c_char_p)]
+                ("progress_user_data", ctypes.c_void_p), ("target", ctypes.c_char_p),
+                ("batch_min", ctypes.c_int64), ("batch_max", ctypes.c_int64),
+                ("num_batch_sizes", ctypes.c_int32), ("batch_sizes", ctypes.POINTER(ctypes.c_int64))]
 
 
 def _open(name):
@@ -109,6 +113,11 @@ def _runtime():
             "collage_module_arena_bytes": (c.c_uint64, [c.c_void_p]),
             "collage_module_run": (status, [c.c_void_p, P(_DLTensor), c.c_int32, P(_DLTensor),
                                             c.c_int32]),
+            "collage_module_run_outputs": (status, [c.c_void_p, P(_DLTensor), c.c_int32,
+                                                    P(c.c_void_p)]),
+            "collage_outputs_count": (c.c_int32, [c.c_void_p]),
+            "collage_outputs_get": (status, [c.c_void_p, c.c_int32, P(_DLTensor)]),
+            "collage_outputs_release": (None, [c.c_void_p]),
             "collage_module_set_profiling": (status, [c.c_void_p, c.c_int32]),
             "collage_module_write_profile": (status, [c.c_void_p, c.c_char_p]),
         }
@@ -177,12 +186,16 @@ def _dl_tensor(array, keep):
 
 
 class TensorInfo:
-    """A graph input or output: name, numpy dtype, shape."""
+    """A graph input or output: name, numpy dtype, shape. An artifact compiled for a batch range
+    has `batch_axis` (else None) taking any size from batch_min to batch_max; `shape` is then the
+    largest batch's."""
 
     def __init__(self, info):
         self.name = info.name.decode()
         self.dtype = np.dtype(_NUMPY_DTYPES[info.dtype])
         self.shape = tuple(info.shape[i] for i in range(info.ndim))
+        self.batch_axis = info.batch_axis if info.batch_axis >= 0 else None
+        self.batch_range = (info.batch_min, info.batch_max) if info.batch_axis >= 0 else None
 
     def __repr__(self):
         return f"TensorInfo({self.name!r}, {self.dtype}, {self.shape})"
@@ -244,13 +257,51 @@ class Module(_Handle):
     def run(self, *inputs):
         """Runs the model on one array per graph input; returns one new array per output. The
         arrays are passed as they are (made C-contiguous): a wrong dtype or shape raises Error
-        naming the input."""
+        naming the input. An artifact compiled for a batch range takes any batch of it, and its
+        outputs have the inputs' batch; an output whose shape depends on the data (NonZero,
+        NonMaxSuppression) comes out with its size of this run."""
         arrays = [np.ascontiguousarray(a) for a in inputs]
-        outputs = [np.empty(o.shape, o.dtype) for o in self.outputs]
+        if any(d < 0 for o in self.outputs for d in o.shape):
+            return self._run_outputs(arrays)
+        batch = next((a.shape[i.batch_axis] for a, i in zip(arrays, self.inputs)
+                      if i.batch_axis is not None and a.ndim > i.batch_axis), None)
+        outputs = [np.empty(self._output_shape(o, batch), o.dtype) for o in self.outputs]
         dl_in, dl_out = self._dl_views(arrays, outputs)
         _check(_runtime().collage_module_run(self._handle, dl_in, len(arrays), dl_out,
                                              len(outputs)))
         return outputs
+
+    def _run_outputs(self, arrays):
+        """A run whose outputs the library allocates: for outputs whose shapes depend on the
+        data (a -1 in their shape). Copies them into new arrays."""
+        rt = _runtime()
+        keep = []
+        dl_in = (_DLTensor * max(len(arrays), 1))(*[_dl_tensor(a, keep) for a in arrays])
+        outs = ctypes.c_void_p()
+        _check(rt.collage_module_run_outputs(self._handle, dl_in, len(arrays),
+                                             ctypes.byref(outs)))
+        try:
+            result = []
+            for i, info in enumerate(self.outputs):
+                t = _DLTensor()
+                _check(rt.collage_outputs_get(outs, i, ctypes.byref(t)))
+                shape = tuple(t.shape[d] for d in range(t.ndim))
+                count = int(np.prod(shape)) if shape else 1
+                buf = (ctypes.c_uint8 * (count * info.dtype.itemsize)).from_address(t.data) \
+                    if count else b""
+                result.append(np.frombuffer(buf, dtype=info.dtype, count=count)
+                              .reshape(shape).copy())
+            return result
+        finally:
+            rt.collage_outputs_release(outs)
+
+    @staticmethod
+    def _output_shape(info, batch):
+        if batch is None or info.batch_axis is None:
+            return info.shape
+        shape = list(info.shape)
+        shape[info.batch_axis] = batch
+        return tuple(shape)
 
     def _dl_views(self, arrays, outputs):
         """The DLTensor arrays of one call. Building them costs about 5 us, a third of a small
@@ -295,14 +346,17 @@ class Compiler(_Handle):
 
     def compile(self, model, artifact_path=None, strategy=None, budget_seconds=0, seed=0,
                 cost_db=None, backends=None, fallback=None, input_shapes=None, num_threads=0,
-                tree_strategy=None, target=None):
+                tree_strategy=None, target=None, batch_range=None, batch_sizes=None):
         """Compiles `model` (a path to an ONNX, XGBoost JSON or LightGBM text model, or ONNX
         bytes) into an artifact. With `artifact_path` the artifact is written there and the path
         returned, else its bytes are returned. Returns (artifact, report), the report being the
         placement report as a dict. `tree_strategy` is the strategy of a tree model, or of an ONNX
         model's tree-ensemble nodes (None: measured, as collage_compile_options_t.tree_strategy);
         `target` the CPU generated code is compiled for (None: this machine; "avx2", "avx512" or
-        an LLVM CPU name, as collage_compile_options_t.target)."""
+        an LLVM CPU name, as collage_compile_options_t.target).
+        `batch_range` (min, max) makes an artifact that runs any batch of the range: a dimension
+        of `input_shapes` given as -1 is the batch; `batch_sizes` lists the batches that get a
+        plan (None: the range's ends and the powers of two between)."""
         lib = _compiler_lib()
         o = _CompileOptions()
         lib.collage_compile_options_init(ctypes.byref(o))
@@ -319,6 +373,12 @@ class Compiler(_Handle):
         o.backends = text(",".join(backends) if backends else None)
         o.num_threads, o.tree_strategy = num_threads, text(tree_strategy)
         o.target = text(target)
+        if batch_range:
+            o.batch_min, o.batch_max = batch_range
+            if batch_sizes:
+                sizes = (ctypes.c_int64 * len(batch_sizes))(*batch_sizes)
+                keep.append(sizes)
+                o.num_batch_sizes, o.batch_sizes = len(batch_sizes), sizes
         shapes = list((input_shapes or {}).items())
         if shapes:
             arr = (_InputShape * len(shapes))()

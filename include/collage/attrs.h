@@ -14,6 +14,10 @@
 
 namespace collage {
 
+class Graph;  // collage/graph.h
+// A subgraph attribute (the branches of If, the bodies of Loop and Scan): shared and immutable.
+using GraphAttr = std::shared_ptr<const Graph>;
+
 // Receives each field of an attribute struct by name. Implementations read (print, hash) or
 // write (parse) the fields.
 class AttrVisitor {
@@ -25,6 +29,11 @@ class AttrVisitor {
   virtual void field(const char* name, std::vector<int64_t>& v) = 0;
   virtual void field(const char* name, std::vector<float>& v) = 0;
   virtual void field(const char* name, Tensor& v) = 0;
+  // A subgraph. Visitors that have nothing to do with one need not override this.
+  virtual void field(const char* name, GraphAttr& v) {
+    (void)name;
+    (void)v;
+  }
 };
 
 // Base of every attribute struct. Instances are immutable once attached to a node.

@@ -69,9 +69,14 @@ class Backend {
   void add_pattern_rule(std::string name, PatternRule rule);
 
   // Every convex candidate of this backend in g: matches of its patterns that pass their checks,
-  // and the node sets its rules generate. Deterministic order.
+  // and the node sets its rules generate, less those with a node that has a dynamic dimension
+  // when the backend does not support them. Deterministic order.
   std::vector<Candidate> candidates(const Graph& g, const GraphReachability& reach,
                                     const RuleOptions& options = {}) const;
+
+  // Whether the backend runs groups with data-dependent shapes (Kernel::run_dynamic). A backend
+  // that does not is offered no candidate holding a node with a dynamic dimension.
+  virtual bool supports_dynamic_shapes() const { return false; }
 
   // Builds one group, given as a standalone graph (extract_subgraph). Errors say why the backend
   // cannot run it.

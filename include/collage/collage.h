@@ -30,8 +30,8 @@ COLLAGE_API const char* collage_compiler_version(void);
 
 typedef struct collage_compiler collage_compiler_t;
 
-/* A compiler with the built-in backends registered: eigen, dnnl, trees, native (generated code)
- * and reference. On
+/* A compiler with the built-in backends registered: eigen, dnnl, trees, native (generated code),
+ * dynamic (nodes whose shapes depend on data) and reference. On
  * success *compiler receives a compiler the caller owns. */
 COLLAGE_API collage_status_t* collage_compiler_create(collage_compiler_t** compiler);
 /* Releases a compiler (and the plugins it loaded); accepts NULL. */
@@ -58,10 +58,12 @@ typedef struct {
                            read only where it covers them */
   /* "import", "tree-strategy" (a tree ensemble's strategy is being costed; `detail` names it),
    * the placement's phases "candidates", "measure", "op-level", "evolve", "finalists", "done",
-   * then "build" (the placed groups are compiled into the artifact). Static storage. */
+   * then "build" (the placed groups are compiled into the artifact); with a batch range, "batch"
+   * before each batch's placement (done: the batches placed, total: how many). Static storage. */
   const char* phase;
-  uint64_t done;        /* measure: candidates costed; evolve, finalists: placements measured */
-  uint64_t total;       /* measure: candidates to cost; 0 otherwise */
+  uint64_t done;        /* measure: candidates costed; evolve, finalists: placements measured;
+                           batch: batches placed */
+  uint64_t total;       /* measure: candidates to cost; batch: batches; 0 otherwise */
   int32_t generation;   /* evolve: the graph-level search's generation */
   double best_ms;       /* evolve, finalists: best end-to-end latency so far; -1: none yet */
   const char* detail;   /* tree-strategy: "NODE: STRATEGY" being costed; "" otherwise */
@@ -104,13 +106,26 @@ typedef struct {
    * `progress_user_data`; the progress struct is valid only during the call. */
   collage_compile_progress_fn progress;
   void* progress_user_data;
-  /* Appended last (as above; bindings mirror it): the x86-64 CPU that generated code is compiled
+  /* Appended after progress (as above; bindings mirror it): the x86-64 CPU that generated code is compiled
    * for. NULL, "" or "host": this machine; "avx2" (= "x86-64-v3"), "avx512" (= "x86-64-v4") or
    * a CPU name LLVM knows ("haswell", "znver3", ...). This machine must run the target's code
    * (it measures it), so an AVX-512 machine compiles, measures and writes artifacts for an AVX2
    * host; costs are kept per target. An unknown or unrunnable target is
    * COLLAGE_STATUS_INVALID_ARGUMENT naming it. */
   const char* target;
+  /* Appended after target: a batch range (dynamic batch). With batch_min >= 1 and
+   * batch_max > batch_min, each dimension given as -1 in `input_shapes` is the batch, and the
+   * artifact runs any batch from batch_min to batch_max (collage_tensor_info_t::batch_axis,
+   * collage_module_run): a plan is placed and built for each of the num_batch_sizes ascending
+   * `batch_sizes` ending with batch_max (0 and NULL: batch_min, the powers of two between and batch_max), and a batch
+   * without a plan runs on the next larger one, padded with zero rows, which the compiler allows
+   * only when it proves that the model keeps batch rows apart (otherwise every batch of the
+   * range gets a plan, at most 64; a batch_sizes list is then an error naming the node that
+   * mixes rows). The time budget is shared among the plans. batch_max 0: no range. */
+  int64_t batch_min;
+  int64_t batch_max;
+  int32_t num_batch_sizes;
+  const int64_t* batch_sizes;
 } collage_compile_options_t;
 
 /* Fills `options` with the defaults and sets struct_size. */

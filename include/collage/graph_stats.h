@@ -37,7 +37,8 @@ struct GraphStats {
 //     change size) per output element;
 //   data movement (reshapes, transposes, slicing, gathers, padding, ...): 0.
 // Operators not listed fall back on their fusion kind: elementwise and broadcast 1 per output
-// element, reduction 1 per input element, anything else 0. Results saturate at INT64_MAX.
+// element, reduction 1 per input element, anything else 0. Results saturate at INT64_MAX. A node
+// with a dynamic dimension (kDynamicDim) counts 0: its size is known only at run time.
 int64_t node_flops(const Graph& g, const Node& n);
 
 // Operator counts, parameter totals and FLOPs of `g`.

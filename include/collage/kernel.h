@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "collage/tensor.h"
 
 namespace collage {
@@ -43,6 +44,15 @@ class Kernel {
     return run_task(args, task_id);
   }
   virtual const KernelRecord& record() const = 0;
+  // Whether the kernel runs a group whose shapes depend on data (values with a kDynamicDim
+  // dimension): it runs through run_dynamic, never run_task.
+  virtual bool dynamic_shapes() const { return false; }
+  // Runs such a group on its inputs, whose shapes are known only now, and returns its outputs,
+  // sized as they come out. Unimplemented for other kernels.
+  virtual absl::StatusOr<std::vector<Tensor>> run_dynamic(const std::vector<Tensor>& inputs) {
+    (void)inputs;
+    return absl::UnimplementedError("this kernel has static shapes; run it task by task");
+  }
 };
 
 }  // namespace collage

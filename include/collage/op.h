@@ -91,7 +91,23 @@ struct OpDef {
   bool commutative = false;
   // An operator whose output depends on its input values only through shapes (Shape).
   bool shape_only = false;
+  // Shape inference handles inputs with dynamic dimensions (kDynamicDim) itself. Otherwise
+  // infer_output_types probes the operator's inference with sizes standing in for them.
+  bool dynamic_shapes = false;
 };
+
+// The output types of a node of operator `op` (named `node` in errors) on inputs of types
+// `inputs` (null: an absent optional input) whose compile-time values are `constants` (null when
+// unknown), as GraphBuilder and the verifier infer them. When an input has a dynamic dimension
+// and the operator does not handle those itself, its inference runs with each dynamic dimension
+// replaced by a large size, by twice that size and by 1: an output dimension that comes out the
+// same every time is static, any other is dynamic (a 1 that fails is ignored: it only reveals
+// clamped sizes, as Slice's). Errors are the operator's, saying which sizes stood in.
+absl::StatusOr<std::vector<TensorType>> infer_output_types(const OpDef& op, std::string_view node,
+                                                           const OpAttrs& attrs,
+                                                           std::vector<const TensorType*> inputs,
+                                                           std::vector<const Tensor*> constants,
+                                                           int num_outputs);
 
 // Operator set; lives on a Context. Lookup is by name.
 class OpRegistry {

@@ -2,6 +2,8 @@
 #pragma once
 
 #include "collage/ops/attention.h"
+#include "collage/ops/control_flow.h"
+#include "collage/ops/data_dependent.h"
 #include "collage/ops/elementwise.h"
 #include "collage/ops/indexing.h"
 #include "collage/ops/loss.h"

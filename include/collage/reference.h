@@ -9,8 +9,9 @@
 
 namespace collage {
 
-// Runs `g` on `inputs` (one per graph input, in order; types must match exactly) and returns the
-// graph outputs in order. Errors name the input or node at fault. Intermediate tensors are freed
+// Runs `g` on `inputs` (one per graph input, in order; types must match exactly, except that an
+// input's dynamic dimensions take any size) and returns the graph outputs in order. Nodes with
+// data-dependent shapes are sized as they run (see kDynamicDim). Errors name the input or node at fault. Intermediate tensors are freed
 // as soon as their last reader has run.
 absl::StatusOr<std::vector<Tensor>> run_reference(const Graph& g, const std::vector<Tensor>& inputs);
 

@@ -42,7 +42,8 @@ extern "C" {
 COLLAGE_API const char* collage_runtime_version(void);
 /* COLLAGE_RUNTIME_ABI_VERSION of the library. */
 COLLAGE_API uint32_t collage_runtime_abi_version(void);
-/* The artifact format version this library reads (docs/artifact-format.md). */
+/* The newest artifact format version this library reads; it reads every version from 1 on
+ * (docs/artifact-format.md). */
 COLLAGE_API uint32_t collage_artifact_format_version(void);
 
 /* The DLPack type of a collage_dtype_t (bool is {kDLUInt, 8, 1}); {0, 0, 0} for an unknown one. */
@@ -132,8 +133,16 @@ typedef struct {
   int32_t dtype;        /* collage_dtype_t */
   DLDataType dl_dtype;  /* the same as DLPack: bool is {kDLUInt, 8, 1} */
   int32_t ndim;
-  const int64_t* shape; /* ndim extents; owned by the module */
-  uint64_t bytes;       /* dense size in bytes */
+  const int64_t* shape; /* ndim extents, -1 where the size depends on data; owned by the module */
+  uint64_t bytes;       /* dense size in bytes; 0 when a dimension is -1 */
+  /* Appended: present where struct_size covers them. An artifact compiled for a range of batch
+   * sizes (`collage compile --input-shape x=1..32x...`) takes any batch from batch_min to
+   * batch_max on this axis, the same for every batched input and output; `shape` and `bytes`
+   * above describe the largest. batch_axis is -1 for a tensor (or an artifact) without a batch
+   * range, and batch_min/batch_max are then 0. */
+  int32_t batch_axis;
+  int64_t batch_min;
+  int64_t batch_max;
 } collage_tensor_info_t;
 
 /* Describes input / output `index`. The caller sets info->struct_size; only fields that fit in
@@ -150,13 +159,40 @@ COLLAGE_API uint64_t collage_module_arena_bytes(const collage_module_t* module);
 
 /* Runs the model. `inputs` and `outputs` hold one DLTensor per graph input / output, in order:
  * CPU memory (kDLCPU or kDLCUDAHost), dense row-major (strides NULL or compact), byte_offset
- * honoured, with exactly the dtype and shape of collage_module_input_info / _output_info. The
+ * honoured, with exactly the dtype and shape of collage_module_input_info / _output_info, except
+ * on the batch axis of an artifact with a batch range (collage_tensor_info_t::batch_axis), where
+ * every batched input and output has the same batch, from batch_min to batch_max: the plan
+ * compiled for that batch runs, or, for a batch without a plan of its own, the next larger one
+ * on the inputs padded with zero rows (the compiler proved that rows never mix). The
  * outputs are written into the caller's buffers, which must not overlap the inputs. All tensors
  * are borrowed for the call. Errors name the tensor (COLLAGE_STATUS_INVALID_ARGUMENT, e.g.
  * "input 0 'x': expected f32[1x4], got f32[1x5]") or the kernel that failed. */
 COLLAGE_API collage_status_t* collage_module_run(const collage_module_t* module,
                                                  const DLTensor* inputs, int32_t num_inputs,
                                                  const DLTensor* outputs, int32_t num_outputs);
+
+/* ---- Outputs the library allocates ---------------------------------------------------- */
+
+typedef struct collage_outputs collage_outputs_t;
+
+/* Runs the model like collage_module_run, except that the library allocates the outputs, each
+ * with the shape it comes out with: a dynamic-batch artifact's have the inputs' batch, and an
+ * output whose shape depends on data (collage_module_output_info gives -1 for such a dimension:
+ * NonZero's count, the boxes NonMaxSuppression keeps, ...) has its size of this run;
+ * collage_module_run refuses a model with such an output. On success *outputs receives them, the
+ * caller's to release with collage_outputs_release; on failure it is set to NULL. */
+COLLAGE_API collage_status_t* collage_module_run_outputs(const collage_module_t* module,
+                                                         const DLTensor* inputs,
+                                                         int32_t num_inputs,
+                                                         collage_outputs_t** outputs);
+/* The number of outputs; 0 for NULL. */
+COLLAGE_API int32_t collage_outputs_count(const collage_outputs_t* outputs);
+/* Fills `tensor` with a view of output `index`: CPU memory, dense, the library's buffer and shape,
+ * valid until the outputs are released. Errors: NULL arguments, index out of range. */
+COLLAGE_API collage_status_t* collage_outputs_get(const collage_outputs_t* outputs, int32_t index,
+                                                  DLTensor* tensor);
+/* Frees the outputs; accepts NULL. */
+COLLAGE_API void collage_outputs_release(collage_outputs_t* outputs);
 
 /* What the module's executor has spent on its runs so far (wall time, time in kernels, time
  * waiting on dependencies, scheduling overhead: time its running workers spent on neither, and

@@ -34,6 +34,18 @@ typedef struct {
   const int64_t* shape;
 } collage_tensor_desc_t;
 
+/* A tensor a kernel with data-dependent shapes reads (kernel_run_dynamic): its buffer and its
+ * shape at run time, of the rank its descriptor has. Borrowed for the call. */
+typedef struct {
+  const void* data;
+  const int64_t* shape;
+} collage_rt_tensor_t;
+
+/* The buffer of output `index` of such a kernel, asked once its shape is known (`shape`: the rank
+ * of its descriptor). NULL when the runtime cannot give one: out of memory, or a shape that
+ * contradicts a dimension the plan states. The buffer is the runtime's. */
+typedef void* (*collage_rt_alloc_fn)(void* ctx, int32_t index, const int64_t* shape);
+
 /* Everything a module needs to create one kernel instance. All pointers are borrowed for the
  * duration of the create call, except `constants[i]`, which stay valid until the kernel is
  * destroyed (they point into the loaded artifact). */
@@ -105,6 +117,14 @@ typedef struct {
    * that the first kernel_run_threads with that limit does no extra work. Thread-safe. */
   int32_t (*kernel_prepare_threads)(void* kernel, int32_t max_threads, char* err,
                                     size_t err_size);
+  /* Optional (may be NULL): runs, as a single task, a kernel whose output shapes depend on its
+   * input values (NonZero, NonMaxSuppression, ... and what follows them): its descriptor's
+   * dimensions are -1 where the plan does not know them. `inputs` come with their run-time
+   * shapes; the kernel computes each output's shape, asks `alloc` (with `alloc_ctx`) for its
+   * buffer and fills it. Thread-safe like kernel_run. */
+  int32_t (*kernel_run_dynamic)(void* kernel, const collage_rt_tensor_t* inputs,
+                                int32_t num_inputs, collage_rt_alloc_fn alloc, void* alloc_ctx,
+                                char* err, size_t err_size);
 } collage_rt_module_v1_t;
 
 /* The struct_size of a table with the first version's fields only: the least a module gives. */

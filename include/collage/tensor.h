@@ -14,26 +14,40 @@ namespace collage {
 
 using Shape = std::vector<int64_t>;
 
-// Number of elements of a shape (1 for a scalar, rank 0).
+// A dimension known only at run time: the size of a data-dependent output (NonZero's count, the
+// boxes NonMaxSuppression keeps) and of what is computed from it. A value's rank is always known.
+// Tensors never have such a dimension; only the TensorType of a graph value does.
+inline constexpr int64_t kDynamicDim = -1;
+// True when some dimension of `shape` is kDynamicDim.
+bool has_dynamic_dims(const Shape& shape);
+
+// Number of elements of a shape (1 for a scalar, rank 0); -1 when it has a dynamic dimension.
 int64_t shape_numel(const Shape& shape);
 // Element count, or nullopt when a dimension is negative or the count overflows (shapes from
 // untrusted models must be checked with this before anything is allocated).
 std::optional<int64_t> checked_shape_numel(const Shape& shape);
 // Row-major strides in elements.
 std::vector<int64_t> shape_strides(const Shape& shape);
-// "1x3x224x224"; "scalar" for rank 0.
+// "1x3x224x224"; "scalar" for rank 0; a dynamic dimension is "?" ("?x4").
 std::string shape_to_string(const Shape& shape);
 
 // The static type of a value: element type and shape.
 struct TensorType {
   DType dtype = DType::f32;
   Shape shape;
+  // -1 and 0 for a type with a dynamic dimension (its size is known only at run time).
   int64_t numel() const { return shape_numel(shape); }
-  size_t bytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
+  size_t bytes() const {
+    return is_dynamic() ? 0 : static_cast<size_t>(numel()) * dtype_size(dtype);
+  }
+  bool is_dynamic() const { return has_dynamic_dims(shape); }
   bool operator==(const TensorType&) const = default;
 };
 // "f32[1x3x224x224]"
 std::string type_to_string(const TensorType& t);
+// Whether a value of type `actual` can stand for one of type `declared`: the same element type
+// and rank, and the same size in every dimension that `declared` knows (is not kDynamicDim).
+bool type_fits(const TensorType& actual, const TensorType& declared);
 
 // A dense row-major host tensor. Copies share the buffer (like a shared_ptr); use clone() for a
 // deep copy. The buffer is 64-byte aligned. A default-constructed Tensor is empty (no buffer).

@@ -75,6 +75,33 @@ struct ArtifactSummary {
   double predicted_us = 0;                 // the scheduler's simulated makespan
   double waves_ms = 0, sequential_ms = 0;  // measured (0: not measured)
   std::string executor;                    // the default: "waves" or "sequential"
+  // A dynamic-batch artifact: the batch of each plan, ascending (the figures above are the
+  // largest one's, the root plan's). Empty otherwise.
+  std::vector<int64_t> batches;
+  // 2 when some value's shape depends on data (Dynamic storage), else 1 (docs/artifact-format.md).
+  uint32_t format_version = 1;
+};
+
+// How the batch of a dynamic-batch artifact varies (docs/artifact-format.md#dynamic-batch).
+struct DynamicBatchInfo {
+  int64_t min = 0, max = 0;
+  std::vector<int32_t> input_axes;   // per graph input: its batch axis, -1 when not batched
+  std::vector<int32_t> output_axes;  // per graph output: likewise
+  bool padded = false;  // a batch without its own plan runs on the next larger one, padded
+};
+
+// One plan of a dynamic-batch artifact: the model compiled for `batch` and its kernels.
+struct BatchPlan {
+  int64_t batch = 0;
+  const Graph* graph = nullptr;
+  std::vector<ArtifactKernel> kernels;
+};
+
+// A placed model compiled for one batch size.
+struct PlacedBatch {
+  int64_t batch = 0;
+  const Graph* graph = nullptr;
+  const Placement* placement = nullptr;
 };
 
 // Builds every group of `placement` (in its order, as validate_placement leaves it) with its
@@ -92,6 +119,24 @@ absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
                                                const std::vector<ArtifactKernel>& kernels,
                                                const ArtifactOptions& options = {},
                                                ArtifactSummary* summary = nullptr);
+
+// The bytes of a dynamic-batch artifact: one plan per entry of `plans` (batches ascending, the
+// last one info.max, every graph with the same inputs and outputs), sharing one constants section
+// (constants equal in content stored once) and one native library. The largest plan is the root,
+// which a runtime without dynamic-batch support runs at that batch; the others are its variants.
+absl::StatusOr<std::string> serialize_batch_artifact(const std::vector<BatchPlan>& plans,
+                                                     const DynamicBatchInfo& info,
+                                                     const ArtifactOptions& options = {},
+                                                     ArtifactSummary* summary = nullptr);
+
+// build_artifact_kernels for every batch, then serialize_batch_artifact, with the native kernels
+// of every plan linked into the one library the artifact embeds (as compile_artifact does).
+absl::StatusOr<std::string> compile_batch_artifact(const Context& ctx,
+                                                   const BackendRegistry& backends,
+                                                   const std::vector<PlacedBatch>& batches,
+                                                   const DynamicBatchInfo& info,
+                                                   const ArtifactOptions& options = {},
+                                                   ArtifactSummary* summary = nullptr);
 
 // build_artifact_kernels + serialize_artifact; when options.native_library is empty and some
 // kernels are native, their object files are linked with the system linker (codegen/llvm/object.h)

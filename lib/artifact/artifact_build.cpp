@@ -163,6 +163,31 @@ absl::StatusOr<std::string> compile_artifact(const Context& ctx, const BackendRe
   return serialize_artifact(graph, *kernels, with_code, summary);
 }
 
+absl::StatusOr<std::string> compile_batch_artifact(const Context& ctx,
+                                                   const BackendRegistry& backends,
+                                                   const std::vector<PlacedBatch>& batches,
+                                                   const DynamicBatchInfo& info,
+                                                   const ArtifactOptions& options,
+                                                   ArtifactSummary* summary) {
+  std::vector<BatchPlan> plans;
+  std::vector<ArtifactKernel> all;  // every plan's kernels, for the native library
+  for (const PlacedBatch& b : batches) {
+    auto kernels = build_artifact_kernels(ctx, backends, *b.graph, *b.placement, options.build);
+    if (!kernels.ok())
+      return absl::Status(kernels.status().code(),
+                          str_cat("batch ", b.batch, ": ", kernels.status().message()));
+    all.insert(all.end(), kernels->begin(), kernels->end());
+    plans.push_back({b.batch, b.graph, std::move(*kernels)});
+  }
+  ArtifactOptions with_code = options;
+  if (with_code.native_library.empty()) {
+    auto native = link_native_code(all);
+    if (!native.ok()) return native.status();
+    with_code.native_library = std::move(*native);
+  }
+  return serialize_batch_artifact(plans, info, with_code, summary);
+}
+
 absl::StatusOr<ArtifactSummary> write_artifact_for(const Context& ctx,
                                                    const BackendRegistry& backends,
                                                    const Graph& graph, const Placement& placement,

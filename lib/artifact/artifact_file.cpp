@@ -11,7 +11,8 @@
 
 namespace collage::artifact {
 
-std::string assemble_artifact(const std::vector<FileSection>& sections) {
+std::string assemble_artifact(const std::vector<FileSection>& sections,
+                              uint32_t format_version) {
   const size_t table_end = kHeaderBytes + kSectionEntryBytes * sections.size();
   std::vector<uint64_t> offsets;
   uint64_t end = align_up(table_end);
@@ -22,7 +23,7 @@ std::string assemble_artifact(const std::vector<FileSection>& sections) {
   std::string file(end, '\0');
   auto* p = reinterpret_cast<uint8_t*>(file.data());
   std::memcpy(p + header::magic, kMagic, sizeof kMagic);
-  store_u32(p + header::format_version, kFormatVersion);
+  store_u32(p + header::format_version, format_version);
   store_u32(p + header::abi_version, COLLAGE_RT_MODULE_ABI_VERSION);
   store_u32(p + header::header_size, static_cast<uint32_t>(table_end));
   store_u32(p + header::section_count, static_cast<uint32_t>(sections.size()));

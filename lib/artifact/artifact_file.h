@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "format.h"
+
 namespace collage::artifact {
 
 struct FileSection {
@@ -16,7 +18,9 @@ struct FileSection {
 };
 
 // The complete file: header (format version, runtime-module ABI version, producer "collage
-// <version>"), section table, the sections in the order given, zero padding between them.
-std::string assemble_artifact(const std::vector<FileSection>& sections);
+// <version>"), section table, the sections in the order given, zero padding between them. The
+// format version is the oldest that can hold the plan (format.h).
+std::string assemble_artifact(const std::vector<FileSection>& sections,
+                              uint32_t format_version = kMinFormatVersion);
 
 }  // namespace collage::artifact

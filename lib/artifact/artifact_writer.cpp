@@ -27,18 +27,29 @@ struct PlanTensor {
   int32_t last_use = -1;  // kernel index
 };
 
-// Constants, stored once per buffer, each at a 64-byte aligned offset of the section.
+// Constants, stored once per buffer, each at a 64-byte aligned offset of the section. With
+// `by_content`, also once per content: the plans of a dynamic-batch artifact come from separate
+// imports, whose equal weights are different buffers.
 class ConstantTable {
  public:
+  explicit ConstantTable(bool by_content = false) : by_content_(by_content) {}
+
   uint32_t add(const Tensor& t) {
     auto key = std::make_tuple(t.raw(), t.dtype(), t.shape());
     auto it = ids_.find(key);
     if (it != ids_.end()) return it->second;
+    uint64_t hash = 0;
+    if (by_content_) {
+      hash = content_hash(t);
+      for (uint32_t id : by_hash_[{t.dtype(), t.shape(), hash}])
+        if (std::memcmp(tensors_[id].raw(), t.raw(), t.bytes()) == 0) return id;
+    }
     const uint32_t id = static_cast<uint32_t>(tensors_.size());
     tensors_.push_back(t);
     offsets_.push_back(bytes_);
     bytes_ = artifact::align_up(bytes_ + t.bytes());
     ids_.emplace(std::move(key), id);
+    if (by_content_) by_hash_[{t.dtype(), t.shape(), hash}].push_back(id);
     return id;
   }
   const std::vector<Tensor>& tensors() const { return tensors_; }
@@ -53,7 +64,17 @@ class ConstantTable {
   }
 
  private:
+  // FNV-1a over the bytes.
+  static uint64_t content_hash(const Tensor& t) {
+    uint64_t h = 1469598103934665603ull;
+    const auto* p = static_cast<const uint8_t*>(t.raw());
+    for (size_t i = 0; i < t.bytes(); ++i) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+  }
+
+  bool by_content_;
   std::map<std::tuple<const void*, DType, Shape>, uint32_t> ids_;
+  std::map<std::tuple<DType, Shape, uint64_t>, std::vector<uint32_t>> by_hash_;
   std::vector<Tensor> tensors_;
   std::vector<uint64_t> offsets_;
   uint64_t bytes_ = 0;
@@ -105,21 +126,30 @@ flatbuffers::Offset<fb::WaveSchedule> write_schedule(flatbuffers::FlatBufferBuil
       s.threads.empty() ? 0 : fbb.CreateVector(s.threads));
 }
 
-}  // namespace
+// The root plan's dynamic-batch fields (none by default), made before its table.
+struct RootFields {
+  flatbuffers::Offset<fb::DynamicBatch> dynamic_batch = 0;
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Plan>>> variants = 0;
+};
 
-absl::StatusOr<PlacementExecutor> parse_executor(std::string_view name) {
-  if (name == "waves") return PlacementExecutor::waves;
-  if (name == "sequential") return PlacementExecutor::sequential;
-  if (name == "auto") return PlacementExecutor::automatic;
-  return absl::InvalidArgumentError(
-      str_cat("--executor '", name, "': expected waves, sequential or auto"));
-}
-
-absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
-                                               const std::vector<ArtifactKernel>& kernels,
-                                               const ArtifactOptions& options,
-                                               ArtifactSummary* summary) {
-  const bool with_schedule = options.waves.executor != waves::ExecutorChoice::none;
+// One plan table, written into `fbb` with its constants added to the shared `constants`; the
+// figures go to `summary`. `batch`: the batch the plan runs (0 when the artifact has no dynamic
+// batch).
+absl::StatusOr<flatbuffers::Offset<fb::Plan>> write_plan(flatbuffers::FlatBufferBuilder& fbb,
+                                                         ConstantTable& constants,
+                                                         const Graph& graph,
+                                                         const std::vector<ArtifactKernel>& kernels,
+                                                         const ArtifactOptions& options,
+                                                         int64_t batch, ArtifactSummary& summary,
+                                                         const RootFields& root = {}) {
+  // Values of data-dependent shape live outside the arena, sized per run (Storage::Dynamic);
+  // their kernels run one at a time, so such a plan has no wave schedule.
+  bool dynamic = false;
+  for (const ArtifactKernel& k : kernels)
+    for (ValueId v : k.args)
+      dynamic = dynamic || (v >= 0 && static_cast<size_t>(v) < graph.values().size() &&
+                            graph.value(v).type.is_dynamic());
+  const bool with_schedule = !dynamic && options.waves.executor != waves::ExecutorChoice::none;
   std::vector<uint32_t> wave_of;  // per kernel, with a schedule: its dataflow wave
   if (with_schedule) {
     for (const ArtifactKernel& k : kernels)
@@ -134,7 +164,7 @@ absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
                        [&](size_t a, size_t b) { return wave_of[a] < wave_of[b]; });
       std::vector<ArtifactKernel> sorted;
       for (size_t k : order) sorted.push_back(kernels[k]);
-      return serialize_artifact(graph, sorted, options, summary);
+      return write_plan(fbb, constants, graph, sorted, options, batch, summary, root);
     }
   }
   // Tensors: graph inputs, then each kernel's new values, then constant graph outputs.
@@ -152,7 +182,6 @@ absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
     return it == outs.end() ? -1 : it - outs.begin();
   };
 
-  ConstantTable constants;
   std::vector<std::string> modules;
   std::vector<uint32_t> kernel_module;
   std::vector<std::vector<uint32_t>> kernel_constants;
@@ -182,7 +211,10 @@ absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
         return absl::InvalidArgumentError(
             str_cat(label, " writes '", graph.value(v).name, "', which is already written"));
       const int64_t out = first_output_position(v);
-      add_tensor(v, out >= 0 ? fb::Storage::Output : fb::Storage::Arena, out >= 0 ? out : 0);
+      if (graph.value(v).type.is_dynamic())
+        add_tensor(v, fb::Storage::Dynamic, 0);
+      else
+        add_tensor(v, out >= 0 ? fb::Storage::Output : fb::Storage::Arena, out >= 0 ? out : 0);
       tensors.back().producer = tensors.back().last_use = static_cast<int32_t>(k);
     }
     auto m = std::find(modules.begin(), modules.end(), kernel.record.module);
@@ -250,7 +282,6 @@ absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
   }
 
   // The plan.
-  flatbuffers::FlatBufferBuilder fbb;
   auto shape_of = [&](const Shape& s) { return fbb.CreateVector(s.data(), s.size()); };
   std::vector<flatbuffers::Offset<fb::Tensor>> fb_tensors;
   for (const PlanTensor& t : tensors) {
@@ -284,9 +315,35 @@ absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
                      fbb.CreateVector(fb_tensors), fbb.CreateVector(fb_constants),
                      fbb.CreateVector(fb_kernels), fbb.CreateVector(inputs),
                      fbb.CreateVector(outputs), memory.peak_bytes, memory.unshared_bytes,
-                     with_schedule ? write_schedule(fbb, schedule.schedule) : 0);
-  fbb.Finish(plan, fb::PlanIdentifier());
+                     with_schedule ? write_schedule(fbb, schedule.schedule) : 0, batch,
+                     root.dynamic_batch, root.variants);
+  summary.format_version = dynamic ? 2 : 1;
+  summary.arena_bytes = memory.peak_bytes;
+  summary.unshared_bytes = memory.unshared_bytes;
+  summary.kernels = kernels.size();
+  summary.modules = modules;
+  summary.has_schedule = with_schedule;
+  if (with_schedule) {
+    const waves::WaveSchedule& w = schedule.schedule;
+    summary.workers = static_cast<uint32_t>(w.workers.size());
+    summary.num_waves = w.num_waves;
+    summary.num_segments = w.num_segments;
+    summary.exclusive_kernels =
+        static_cast<uint32_t>(std::count(w.exclusive.begin(), w.exclusive.end(), 1));
+    summary.pinned_kernels = static_cast<uint32_t>(
+        std::count_if(w.threads.begin(), w.threads.end(), [](uint32_t t) { return t > 0; }));
+    summary.predicted_us = schedule.predicted_us;
+    summary.waves_ms = w.waves_ms;
+    summary.sequential_ms = w.sequential_ms;
+    summary.executor = w.preferred == waves::Executor::waves ? "waves" : "sequential";
+  }
+  return plan;
+}
 
+// The file: the plan section (a finished FlatBuffer), the constants and the native code.
+std::string assemble(const flatbuffers::FlatBufferBuilder& fbb, const ConstantTable& constants,
+                     const ArtifactOptions& options, ArtifactSummary* summary,
+                     const ArtifactSummary& figures) {
   std::vector<artifact::FileSection> sections;
   sections.push_back(
       {static_cast<uint32_t>(artifact::SectionKind::plan), 0,
@@ -297,32 +354,92 @@ absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
   if (!options.native_library.empty())
     sections.push_back(
         {static_cast<uint32_t>(artifact::SectionKind::native_code), 0, options.native_library});
-  std::string file = artifact::assemble_artifact(sections);
+  std::string file = artifact::assemble_artifact(sections, figures.format_version);
   if (summary) {
+    *summary = figures;
     summary->file_bytes = file.size();
     summary->constant_bytes = constants.bytes();
     summary->native_code_bytes = options.native_library.size();
-    summary->arena_bytes = memory.peak_bytes;
-    summary->unshared_bytes = memory.unshared_bytes;
-    summary->kernels = kernels.size();
-    summary->modules = modules;
-    summary->has_schedule = with_schedule;
-    if (with_schedule) {
-      const waves::WaveSchedule& w = schedule.schedule;
-      summary->workers = static_cast<uint32_t>(w.workers.size());
-      summary->num_waves = w.num_waves;
-      summary->num_segments = w.num_segments;
-      summary->exclusive_kernels =
-          static_cast<uint32_t>(std::count(w.exclusive.begin(), w.exclusive.end(), 1));
-      summary->pinned_kernels = static_cast<uint32_t>(
-          std::count_if(w.threads.begin(), w.threads.end(), [](uint32_t t) { return t > 0; }));
-      summary->predicted_us = schedule.predicted_us;
-      summary->waves_ms = w.waves_ms;
-      summary->sequential_ms = w.sequential_ms;
-      summary->executor = w.preferred == waves::Executor::waves ? "waves" : "sequential";
-    }
   }
   return file;
+}
+
+}  // namespace
+
+absl::StatusOr<PlacementExecutor> parse_executor(std::string_view name) {
+  if (name == "waves") return PlacementExecutor::waves;
+  if (name == "sequential") return PlacementExecutor::sequential;
+  if (name == "auto") return PlacementExecutor::automatic;
+  return absl::InvalidArgumentError(
+      str_cat("--executor '", name, "': expected waves, sequential or auto"));
+}
+
+absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
+                                               const std::vector<ArtifactKernel>& kernels,
+                                               const ArtifactOptions& options,
+                                               ArtifactSummary* summary) {
+  flatbuffers::FlatBufferBuilder fbb;
+  ConstantTable constants;
+  ArtifactSummary figures;
+  auto plan = write_plan(fbb, constants, graph, kernels, options, /*batch=*/0, figures);
+  if (!plan.ok()) return plan.status();
+  fbb.Finish(*plan, fb::PlanIdentifier());
+  return assemble(fbb, constants, options, summary, figures);
+}
+
+absl::StatusOr<std::string> serialize_batch_artifact(const std::vector<BatchPlan>& plans,
+                                                     const DynamicBatchInfo& info,
+                                                     const ArtifactOptions& options,
+                                                     ArtifactSummary* summary) {
+  if (plans.empty() || plans.back().batch != info.max || info.min < 1 ||
+      plans.front().batch < info.min)
+    return absl::InvalidArgumentError(
+        str_cat("dynamic batch ", info.min, "..", info.max, ": the plans must run batches in that "
+                "range, the largest last"));
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const Graph& g = *plans[i].graph;
+    if ((i && plans[i].batch <= plans[i - 1].batch) ||
+        g.inputs().size() != info.input_axes.size() ||
+        g.outputs().size() != info.output_axes.size())
+      return absl::InvalidArgumentError(
+          str_cat("dynamic batch: plan ", i, " (batch ", plans[i].batch, ") has ",
+                  g.inputs().size(), " inputs and ", g.outputs().size(), " outputs, or its batch "
+                  "does not ascend"));
+  }
+  flatbuffers::FlatBufferBuilder fbb;
+  ConstantTable constants(/*by_content=*/true);
+  ArtifactSummary figures;
+  for (const BatchPlan& p : plans)
+    for (const Value& v : p.graph->values())
+      if (v.type.is_dynamic())
+        return absl::InvalidArgumentError(
+            str_cat("dynamic batch: value '", v.name, "' has a data-dependent shape (",
+                    type_to_string(v.type), "); a model with such values takes one batch"));
+  std::vector<flatbuffers::Offset<fb::Plan>> variants;
+  for (size_t i = 0; i + 1 < plans.size(); ++i) {
+    ArtifactSummary ignored;
+    auto plan = write_plan(fbb, constants, *plans[i].graph, plans[i].kernels, options,
+                           plans[i].batch, ignored);
+    if (!plan.ok())
+      return absl::Status(plan.status().code(), str_cat("batch ", plans[i].batch, ": ",
+                                                        plan.status().message()));
+    variants.push_back(*plan);
+  }
+  // The root plan is written last, with the dynamic-batch fields.
+  const BatchPlan& root = plans.back();
+  RootFields fields;
+  fields.variants = fbb.CreateVector(variants);
+  fields.dynamic_batch =
+      fb::CreateDynamicBatch(fbb, info.min, info.max, fbb.CreateVector(info.input_axes),
+                             fbb.CreateVector(info.output_axes), info.padded);
+  auto plan = write_plan(fbb, constants, *root.graph, root.kernels, options, root.batch, figures,
+                         fields);
+  if (!plan.ok())
+    return absl::Status(plan.status().code(),
+                        str_cat("batch ", root.batch, ": ", plan.status().message()));
+  fbb.Finish(*plan, fb::PlanIdentifier());
+  for (const BatchPlan& p : plans) figures.batches.push_back(p.batch);
+  return assemble(fbb, constants, options, summary, figures);
 }
 
 }  // namespace collage

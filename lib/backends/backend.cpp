@@ -25,18 +25,42 @@ void Backend::add_pattern_rule(std::string name, PatternRule rule) {
   rules_.push_back({std::move(name), std::move(rule)});
 }
 
+namespace {
+
+// Nodes reading or writing a value with a dynamic dimension.
+std::vector<bool> dynamic_nodes(const Graph& g) {
+  std::vector<bool> dynamic(g.nodes().size(), false);
+  for (NodeId n = 0; n < static_cast<NodeId>(g.nodes().size()); ++n) {
+    for (ValueId v : g.node(n).inputs)
+      if (v != kNoValue && g.value(v).type.is_dynamic()) dynamic[n] = true;
+    for (ValueId v : g.node(n).outputs)
+      if (g.value(v).type.is_dynamic()) dynamic[n] = true;
+  }
+  return dynamic;
+}
+
+}  // namespace
+
 std::vector<Candidate> Backend::candidates(const Graph& g, const GraphReachability& reach,
                                            const RuleOptions& options) const {
   std::vector<Candidate> out;
   std::set<NodeSet> seen;
+  const std::vector<bool> dynamic =
+      supports_dynamic_shapes() ? std::vector<bool>() : dynamic_nodes(g);
+  auto has_dynamic = [&](const NodeSet& nodes) {
+    for (size_t n = 0; n < dynamic.size(); ++n)
+      if (dynamic[n] && nodes.contains(static_cast<NodeId>(n))) return true;
+    return false;
+  };
   auto offer = [&](NodeSet nodes, const std::string& origin) {
-    if (nodes.empty() || nodes.universe() != g.nodes().size()) return;
+    if (nodes.empty() || nodes.universe() != g.nodes().size() || has_dynamic(nodes)) return;
     if (!reach.is_convex(nodes) || !seen.insert(nodes).second) return;
     out.push_back({std::move(nodes), this, origin});
   };
   for (const PatternEntry& p : patterns_) {
     for (PatternMatch& m : find_matches(g, p.pattern)) {
-      if (p.check && !p.check(g, m).ok()) continue;
+      // Checks look at shapes: a match holding a dynamic one is dropped first.
+      if (has_dynamic(m.nodes) || (p.check && !p.check(g, m).ok())) continue;
       offer(std::move(m.nodes), p.name);
     }
   }

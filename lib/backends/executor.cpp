@@ -20,7 +20,9 @@ size_t align_up(size_t n) {
 
 // Where a value of the parent graph lives during a run.
 struct Location {
-  enum class Kind : uint8_t { none, input, constant, arena, output };
+  // dynamic: written by a group with data-dependent shapes, held per run as a tensor of the size
+  // it came out with.
+  enum class Kind : uint8_t { none, input, constant, arena, output, dynamic };
   Kind kind = Kind::none;
   size_t index = 0;  // input: graph input number; output: output tensor number; arena: offset
   Tensor constant;
@@ -29,6 +31,7 @@ struct Location {
 struct GroupExec {
   std::unique_ptr<Kernel> kernel;
   std::vector<ValueId> args;  // parent values: the group's inputs, then its outputs
+  size_t num_inputs = 0;
   std::string label;          // for error messages
 };
 
@@ -50,6 +53,9 @@ struct CompiledModel::Impl {
   std::vector<TensorType> input_types;
   std::vector<std::string> input_names;
   std::vector<Location> locations;       // per parent value
+  std::vector<TensorType> types;         // per parent value
+  std::vector<std::string> names;        // per parent value
+  bool has_dynamic = false;              // some group runs with data-dependent shapes
   std::vector<TensorType> output_types;  // per output tensor
   std::vector<ValueId> graph_outputs;
   std::vector<GroupExec> groups;
@@ -110,6 +116,7 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>
                                                    uint8_t[m.arena_bytes + kAlign]);
   std::vector<Tensor> outs;
   for (const TensorType& t : m.output_types) outs.emplace_back(t.dtype, t.shape);
+  std::vector<Tensor> dynamic(m.has_dynamic ? m.locations.size() : 0);
 
   auto pointer = [&](ValueId v) -> void* {
     const Location& l = m.locations[v];
@@ -122,17 +129,48 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>
         return arena.get() + l.index;
       case Location::Kind::output:
         return outs[l.index].raw();
+      case Location::Kind::dynamic:
+        return dynamic[v].raw();
       case Location::Kind::none:
         break;
     }
     return nullptr;
   };
   std::vector<void*> args;
+  std::vector<Tensor> group_inputs;
   for (const GroupExec& g : m.groups) {
-    args.clear();
-    for (ValueId v : g.args) args.push_back(pointer(v));
-    absl::Status s = m.run_group(g, args.data());
-    if (!s.ok()) return s;
+    if (!g.kernel->dynamic_shapes()) {
+      args.clear();
+      for (ValueId v : g.args) args.push_back(pointer(v));
+      absl::Status s = m.run_group(g, args.data());
+      if (!s.ok()) return s;
+      continue;
+    }
+    group_inputs.clear();
+    for (size_t a = 0; a < g.num_inputs; ++a) {
+      const ValueId v = g.args[a];
+      const Location& l = m.locations[v];
+      if (l.kind == Location::Kind::dynamic) group_inputs.push_back(dynamic[v]);
+      else if (l.kind == Location::Kind::input) group_inputs.push_back(inputs[l.index]);
+      else if (l.kind == Location::Kind::constant) group_inputs.push_back(l.constant);
+      else group_inputs.push_back(Tensor::wrap(m.types[v].dtype, m.types[v].shape, pointer(v),
+                                               nullptr));
+    }
+    auto produced = g.kernel->run_dynamic(group_inputs);
+    if (!produced.ok())
+      return absl::Status(produced.status().code(),
+                          str_cat(g.label, ": ", produced.status().message()));
+    if (produced->size() != g.args.size() - g.num_inputs)
+      return absl::InternalError(str_cat(g.label, ": ", produced->size(), " outputs, ",
+                                         g.args.size() - g.num_inputs, " expected"));
+    for (size_t o = 0; o < produced->size(); ++o) {
+      const ValueId v = g.args[g.num_inputs + o];
+      if (!type_fits((*produced)[o].type(), m.types[v]))
+        return absl::InvalidArgumentError(str_cat(
+            g.label, ": '", m.names[v], "' is ", type_to_string((*produced)[o].type()),
+            " at run time, but the model was compiled for ", type_to_string(m.types[v])));
+      dynamic[v] = std::move((*produced)[o]);
+    }
   }
 
   std::vector<Tensor> result;
@@ -146,6 +184,8 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>
       result.push_back(outs[l.index].clone());
     } else if (l.kind == Location::Kind::input) {
       result.push_back(inputs[l.index].clone());
+    } else if (l.kind == Location::Kind::dynamic) {
+      result.push_back(dynamic[v]);
     } else {
       result.push_back(l.constant.clone());
     }
@@ -183,6 +223,10 @@ absl::StatusOr<CompiledModel> compile_placement(const Context& ctx, const Backen
           str_cat("placement: node '", graph.node(n).name, "' is in no group"));
 
   impl->locations.resize(num_values);
+  for (const Value& v : graph.values()) {
+    impl->types.push_back(v.type);
+    impl->names.push_back(v.name);
+  }
   for (size_t i = 0; i < graph.inputs().size(); ++i) {
     ValueId v = graph.inputs()[i];
     impl->locations[v].kind = Location::Kind::input;
@@ -215,14 +259,26 @@ absl::StatusOr<CompiledModel> compile_placement(const Context& ctx, const Backen
       last_use[v] = static_cast<int>(i);
       exec.args.push_back(v);
     }
+    exec.num_inputs = exec.args.size();
+    bool dynamic = false;
+    for (ValueId v : exec.args) dynamic = dynamic || graph.value(v).type.is_dynamic();
     for (ValueId v : sub->parent_outputs) {
       produced_by[v] = static_cast<int>(i);
       exec.args.push_back(v);
+      dynamic = dynamic || graph.value(v).type.is_dynamic();
     }
     auto kernel = backend->build(sub->graph, options);
     if (!kernel.ok())
       return absl::Status(kernel.status().code(),
                           str_cat(label, ": build failed: ", kernel.status().message()));
+    if (dynamic && !(*kernel)->dynamic_shapes())
+      return absl::InvalidArgumentError(
+          str_cat(label, ": its shapes depend on data, which backend '", group.backend,
+                  "' cannot run"));
+    if ((*kernel)->dynamic_shapes()) {
+      impl->has_dynamic = true;
+      for (ValueId v : sub->parent_outputs) impl->locations[v].kind = Location::Kind::dynamic;
+    }
     exec.kernel = std::move(*kernel);
     exec.label = std::move(label);
     CompiledGroupInfo info;

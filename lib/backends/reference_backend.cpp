@@ -1,5 +1,5 @@
-// The reference backend: runs any group with the reference executor; the fallback that claims
-// every single node.
+// The reference backend: runs any group with the reference executor (groups with data-dependent
+// shapes included); the fallback that claims every single node.
 #include <cstring>
 
 #include "collage/executor.h"
@@ -18,6 +18,9 @@ class ReferenceKernel : public Kernel {
   int32_t task_count() const override { return 1; }
 
   absl::Status run_task(void* const* args, int32_t) override {
+    if (dynamic_shapes())
+      return absl::FailedPreconditionError(
+          "a group with sizes known only at run time runs through run_dynamic, not by task");
     std::vector<Tensor> inputs;
     const size_t num_inputs = group_.inputs().size();
     for (size_t i = 0; i < num_inputs; ++i) {
@@ -35,6 +38,15 @@ class ReferenceKernel : public Kernel {
 
   const KernelRecord& record() const override { return record_; }
 
+  bool dynamic_shapes() const override {
+    for (const Value& v : group_.values())
+      if (v.type.is_dynamic()) return true;
+    return false;
+  }
+  absl::StatusOr<std::vector<Tensor>> run_dynamic(const std::vector<Tensor>& inputs) override {
+    return run_reference(group_, inputs);
+  }
+
  private:
   Graph group_;
   KernelRecord record_;
@@ -51,6 +63,8 @@ class ReferenceBackend : public Backend {
                        return out;
                      });
   }
+
+  bool supports_dynamic_shapes() const override { return true; }
 
   absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
                                                 const BuildOptions&) const override {

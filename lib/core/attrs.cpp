@@ -4,6 +4,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "collage/graph.h"
 #include "core/str_cat.h"
 
 namespace collage {
@@ -23,6 +24,9 @@ class Printer : public AttrVisitor {
   void field(const char* n, std::vector<float>& v) override { add(n, list(v)); }
   void field(const char* n, Tensor& v) override {
     add(n, v.empty() ? "none" : type_to_string(v.type()));
+  }
+  void field(const char* n, GraphAttr& v) override {
+    add(n, v ? str_cat("graph '", v->name(), "' (", v->nodes().size(), " nodes)") : "none");
   }
 
  private:
@@ -75,6 +79,14 @@ class Hasher : public AttrVisitor {
     bytes(v.shape().data(), v.shape().size() * sizeof(int64_t));
     bytes(v.raw(), v.bytes());
   }
+  // A subgraph by its text and its constants' contents.
+  void field(const char* n, GraphAttr& v) override {
+    name(n);
+    if (!v) return;
+    const std::string text = print_graph(*v);
+    bytes(text.data(), text.size());
+    for (const Tensor& c : v->constants()) bytes(c.raw(), c.bytes());
+  }
 };
 
 class Filler : public AttrVisitor {
@@ -111,6 +123,11 @@ class Filler : public AttrVisitor {
     }
   }
   void field(const char* n, Tensor& v) override { take(n, v); }
+  void field(const char* n, GraphAttr&) override {
+    if (!m_.count(n)) return;
+    ++used;
+    wrong(n, "built as a graph, not given in an attribute map");
+  }
 
  private:
   template <typename T>
@@ -175,6 +192,7 @@ absl::Status fill_attrs(OpAttrs& attrs, const AttrMap& values) {
       void field(const char* n, std::vector<int64_t>&) override { names.push_back(n); }
       void field(const char* n, std::vector<float>&) override { names.push_back(n); }
       void field(const char* n, Tensor&) override { names.push_back(n); }
+      void field(const char* n, GraphAttr&) override { names.push_back(n); }
     } names;
     attrs.visit(names);
     for (const auto& [k, v] : values) {

@@ -7,9 +7,18 @@
 
 namespace collage {
 
+bool has_dynamic_dims(const Shape& shape) {
+  for (int64_t d : shape)
+    if (d == kDynamicDim) return true;
+  return false;
+}
+
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (d == kDynamicDim) return -1;
+    n *= d;
+  }
   return n;
 }
 
@@ -32,13 +41,20 @@ std::string shape_to_string(const Shape& shape) {
   std::string s;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) s += 'x';
-    s += std::to_string(shape[i]);
+    s += shape[i] == kDynamicDim ? std::string("?") : std::to_string(shape[i]);
   }
   return s;
 }
 
 std::string type_to_string(const TensorType& t) {
   return std::string(dtype_name(t.dtype)) + "[" + shape_to_string(t.shape) + "]";
+}
+
+bool type_fits(const TensorType& actual, const TensorType& declared) {
+  if (actual.dtype != declared.dtype || actual.shape.size() != declared.shape.size()) return false;
+  for (size_t d = 0; d < declared.shape.size(); ++d)
+    if (declared.shape[d] != kDynamicDim && declared.shape[d] != actual.shape[d]) return false;
+  return true;
 }
 
 Tensor::Tensor(DType dtype, Shape shape) {

@@ -120,12 +120,12 @@ absl::StatusOr<std::vector<ValueId>> GraphBuilder::add_node(std::string_view op_
                                                      "') must be a compile-time constant"));
   }
   if (!attrs) attrs = std::shared_ptr<const OpAttrs>(op->make_attrs());
-  InferContext ictx(op->name, shown, *attrs, std::move(types), std::move(consts), num_outputs);
-  if (absl::Status s = op->infer(ictx); !s.ok()) return s;
-  if (ictx.outputs().empty())
-    return absl::InternalError(str_cat(op_name, " '", shown, "': inference set no output"));
-  for (size_t i = 0; i < ictx.outputs().size(); ++i) {
-    const TensorType& t = ictx.outputs()[i];
+  auto inferred =
+      infer_output_types(*op, shown, *attrs, std::move(types), std::move(consts), num_outputs);
+  if (!inferred.ok()) return inferred.status();
+  for (size_t i = 0; i < inferred->size(); ++i) {
+    const TensorType& t = (*inferred)[i];
+    if (t.is_dynamic()) continue;
     auto n = checked_shape_numel(t.shape);
     int64_t bytes;
     if (!n || __builtin_mul_overflow(*n, static_cast<int64_t>(dtype_size(t.dtype)), &bytes))
@@ -141,11 +141,10 @@ absl::StatusOr<std::vector<ValueId>> GraphBuilder::add_node(std::string_view op_
   node.inputs = std::move(inputs);
   NodeId nid = static_cast<NodeId>(g_.nodes_.size());
   std::vector<ValueId> outs;
-  for (size_t i = 0; i < ictx.outputs().size(); ++i) {
+  for (size_t i = 0; i < inferred->size(); ++i) {
     Value v;
-    v.name = unique_name(ictx.outputs().size() == 1 ? node.name : str_cat(node.name, ":", i),
-                         false);
-    v.type = std::move(ictx.outputs()[i]);
+    v.name = unique_name(inferred->size() == 1 ? node.name : str_cat(node.name, ":", i), false);
+    v.type = std::move((*inferred)[i]);
     v.kind = ValueKind::node_output;
     v.producer = nid;
     v.output_index = static_cast<int>(i);

@@ -146,6 +146,11 @@ constexpr Formula kFormulas[] = {
 
 int64_t node_flops(const Graph& g, const Node& n) {
   if (n.outputs.empty()) return 0;
+  // Sizes known only at run time: no figure.
+  for (ValueId v : n.inputs)
+    if (v != kNoValue && g.value(v).type.is_dynamic()) return 0;
+  for (ValueId v : n.outputs)
+    if (g.value(v).type.is_dynamic()) return 0;
   const NodeTypes types{g, n};
   for (const Formula& f : kFormulas)
     if (f.op == n.op_name()) return f.flops(types);

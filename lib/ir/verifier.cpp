@@ -46,10 +46,10 @@ absl::Status verify_graph(const Context& ctx, const Graph& g) {
       types.push_back(&g.value(in).type);
       consts.push_back(g.constant_of(in));
     }
-    InferContext ictx(node.op->name, node.name, *node.attrs, std::move(types), std::move(consts),
-                      static_cast<int>(node.outputs.size()));
-    if (absl::Status s = node.op->infer(ictx); !s.ok()) return s;
-    if (ictx.outputs().size() != node.outputs.size())
+    auto inferred = infer_output_types(*node.op, node.name, *node.attrs, std::move(types),
+                                       std::move(consts), static_cast<int>(node.outputs.size()));
+    if (!inferred.ok()) return inferred.status();
+    if (inferred->size() != node.outputs.size())
       return absl::InternalError(str_cat("node '", node.name, "': output count mismatch"));
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       ValueId out = node.outputs[i];
@@ -58,10 +58,10 @@ absl::Status verify_graph(const Context& ctx, const Graph& g) {
       const Value& v = g.value(out);
       if (v.producer != n || v.output_index != static_cast<int>(i))
         return absl::InternalError(str_cat("node '", node.name, "': output link broken"));
-      if (v.type != ictx.outputs()[i])
+      if (v.type != (*inferred)[i])
         return absl::InternalError(str_cat("node '", node.name, "': output ", i, " has type ",
                                                 type_to_string(v.type), ", inference says ",
-                                                type_to_string(ictx.outputs()[i])));
+                                                type_to_string((*inferred)[i])));
       defined[out] = true;
     }
   }

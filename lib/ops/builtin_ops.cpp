@@ -19,6 +19,8 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_quantize_ops(registry);
   ops::register_recurrent_ops(registry);
   ops::register_text_ops(registry);
+  ops::register_data_dependent_ops(registry);
+  ops::register_control_flow_ops(registry);
 }
 
 }  // namespace collage

@@ -20,5 +20,7 @@ void register_lp_pool_op(OpRegistry& r);       // LpPool
 void register_quantize_ops(OpRegistry& r);     // Quantize/DequantizeLinear, QLinearMatMul, ...
 void register_recurrent_ops(OpRegistry& r);    // RNN, GRU, LSTM
 void register_text_ops(OpRegistry& r);         // TfIdfVectorizer
+void register_data_dependent_ops(OpRegistry& r);  // NonZero, Unique, NonMaxSuppression
+void register_control_flow_ops(OpRegistry& r);    // If, Loop, Scan (bodies are graphs)
 
 }  // namespace collage::ops

@@ -21,8 +21,12 @@ absl::Status infer_reshape(InferContext& ctx) {
   const TensorType& in = ctx.input(0);
   const int64_t total = in.numel();
   auto mismatch = [&] {
+    // The requested shape as given: its -1 is the dimension to infer, not an unknown size.
+    std::string requested;
+    for (size_t i = 0; i < a.shape.size(); ++i)
+      requested += str_cat(i ? "x" : "", a.shape[i]);
     return ctx.error(str_cat("cannot reshape ", shape_to_string(in.shape), " (", total,
-                             " elements) to ", shape_to_string(a.shape)));
+                             " elements) to ", requested));
   };
   Shape out(a.shape.size());
   int inferred = -1;

@@ -52,7 +52,8 @@ class Folder {
       } else if (!known_[in].empty()) {
         inputs.push_back(known_[in]);
         if (!node.op->shape_only) source += source_bytes_[in];
-      } else if (node.op->shape_only && g_.value(in).type.bytes() <= options_.max_folded_bytes) {
+      } else if (node.op->shape_only && !g_.value(in).type.is_dynamic() &&
+                 g_.value(in).type.bytes() <= options_.max_folded_bytes) {
         // Only the shape is read; zeros of the right type stand in for the values.
         inputs.emplace_back(g_.value(in).type.dtype, g_.value(in).type.shape);
       } else {
@@ -63,7 +64,9 @@ class Folder {
                             static_cast<int>(node.outputs.size()));
     if (!outs.ok() || outs->size() != node.outputs.size()) return false;
     for (size_t i = 0; i < outs->size(); ++i) {
-      if ((*outs)[i].type() != g_.value(node.outputs[i]).type) return false;
+      // A value whose shape depended on data gets the shape it has (the nodes after it are
+      // inferred again as the graph is rebuilt).
+      if (!type_fits((*outs)[i].type(), g_.value(node.outputs[i]).type)) return false;
     }
     for (size_t i = 0; i < outs->size(); ++i) {
       known_[node.outputs[i]] = std::move((*outs)[i]);

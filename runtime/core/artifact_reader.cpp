@@ -38,7 +38,7 @@ const char* section_name(uint32_t kind) {
 }
 
 Status read_header(std::span<const uint8_t> bytes, std::vector<SectionRef>* sections,
-                   std::string* producer) {
+                   std::string* producer, uint32_t* format_version) {
   const uint8_t* p = bytes.data();
   if (bytes.size() < 8 || std::memcmp(p, kMagic, sizeof kMagic) != 0)
     return error(Code::corrupt, "not a collage artifact (no \"COLLAGE\" magic at the start)");
@@ -61,9 +61,10 @@ Status read_header(std::span<const uint8_t> bytes, std::vector<SectionRef>* sect
   if (crc != load_u32(p + header::header_crc))
     return error(Code::corrupt, "corrupt artifact: header checksum mismatch");
   const uint32_t version = load_u32(p + header::format_version);
-  if (version != kFormatVersion)
+  if (version < kMinFormatVersion || version > kFormatVersion)
     return error(Code::unsupported, "artifact format version ", version,
-                 "; this runtime reads version ", kFormatVersion);
+                 "; this runtime reads versions ", kMinFormatVersion, " to ", kFormatVersion);
+  *format_version = version;
   const uint32_t abi = load_u32(p + header::abi_version);
   if (abi != COLLAGE_RT_MODULE_ABI_VERSION)
     return error(Code::unsupported, "artifact needs runtime module ABI version ", abi,
@@ -128,7 +129,8 @@ Status read_header(std::span<const uint8_t> bytes, std::vector<SectionRef>* sect
 
 Status decode_artifact(std::span<const uint8_t> bytes, Program* program) {
   std::vector<SectionRef> sections;
-  COLLAGE_RT_RETURN_IF_ERROR(read_header(bytes, &sections, &program->producer));
+  COLLAGE_RT_RETURN_IF_ERROR(
+      read_header(bytes, &sections, &program->producer, &program->format_version));
   std::span<const uint8_t> plan, constants;
   for (const SectionRef& s : sections) {
     std::span<const uint8_t> data = bytes.subspan(s.offset, s.size);
@@ -146,6 +148,12 @@ Status decode_artifact(std::span<const uint8_t> bytes, Program* program) {
   }
   if (plan.empty()) return error(Code::corrupt, "corrupt artifact: no plan section");
   COLLAGE_RT_RETURN_IF_ERROR(decode_plan(plan, constants, program));
+  for (Program& v : program->variants) {
+    v.producer = program->producer;
+    v.format_version = program->format_version;
+    v.native_code = program->native_code;
+    COLLAGE_RT_RETURN_IF_ERROR(check_program(v));
+  }
   return check_program(*program);
 }
 

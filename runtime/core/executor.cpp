@@ -17,6 +17,8 @@ void* arg_pointer(const ExecPlan& plan, const Frame& frame, const ArgRef& a) {
       return frame.outputs[a.location];
     case Storage::constant:
       return const_cast<void*>(plan.constants[a.location]);
+    case Storage::dynamic:
+      return (*frame.dynamic)[a.tensor].data.get();
   }
   return nullptr;
 }
@@ -30,11 +32,15 @@ class SequentialScheduler : public Scheduler {
   Status run(const ExecPlan& plan, const Frame& frame) const override {
     std::vector<void*> args;
     for (const Step& step : plan.steps) {
-      args.clear();
-      for (const ArgRef& a : step.args) args.push_back(arg_pointer(plan, frame, a));
       StepTiming timing;
       if (frame.timings) timing.start = std::chrono::steady_clock::now();
-      COLLAGE_RT_RETURN_IF_ERROR(run_step(step, args.data()));
+      if (step.dynamic) {
+        COLLAGE_RT_RETURN_IF_ERROR(run_dynamic_step(plan, frame, step));
+      } else {
+        args.clear();
+        for (const ArgRef& a : step.args) args.push_back(arg_pointer(plan, frame, a));
+        COLLAGE_RT_RETURN_IF_ERROR(run_step(step, args.data()));
+      }
       if (frame.timings) {
         timing.end = std::chrono::steady_clock::now();
         frame.timings->push_back(timing);

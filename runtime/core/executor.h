@@ -19,13 +19,24 @@ namespace collage::rt {
 struct ArgRef {
   Storage storage = Storage::arena;
   uint64_t location = 0;  // arena: byte offset; input/output: position; constant: id
+  uint32_t tensor = 0;    // tensor id (the index of a dynamic tensor's run-time value)
+  const TensorInfo* info = nullptr;
 };
 
 struct Step {
   const KernelInstance* kernel = nullptr;
   uint32_t kernel_index = 0;  // into Program::kernels
   std::vector<ArgRef> args;
+  uint32_t num_inputs = 0;
+  bool dynamic = false;  // KernelInfo::dynamic: run through KernelInstance::run_dynamic
 };
+
+// A tensor of Storage::dynamic in one run: its shape and buffer, made when its kernel ran.
+struct DynamicValue {
+  std::vector<int64_t> shape;
+  std::unique_ptr<uint8_t[]> data;
+};
+using DynamicValues = std::vector<DynamicValue>;  // per tensor id
 
 struct ExecPlan {
   std::vector<Step> steps;
@@ -43,6 +54,7 @@ struct Frame {
   const void* const* inputs = nullptr;
   void* const* outputs = nullptr;
   std::vector<StepTiming>* timings = nullptr;
+  DynamicValues* dynamic = nullptr;  // sized to the tensors when the plan has dynamic ones
 };
 
 // What a scheduler's runs cost, summed since it was made (nanoseconds; zero for a scheduler that
@@ -68,6 +80,11 @@ class Scheduler {
 
 // Where argument `a` of a step lives in the run of `frame`.
 void* arg_pointer(const ExecPlan& plan, const Frame& frame, const ArgRef& a);
+
+// Runs a step whose kernel has data-dependent shapes (dynamic_run.cpp): its inputs passed with
+// their run-time shapes, its outputs allocated once it knows their shapes (dynamic tensors in
+// frame.dynamic, the others where the plan puts them, after checking the shape).
+Status run_dynamic_step(const ExecPlan& plan, const Frame& frame, const Step& step);
 
 // Steps one after another; the tasks of a step spread over `pool` (borrowed).
 std::unique_ptr<Scheduler> make_sequential_scheduler(TaskPool* pool);

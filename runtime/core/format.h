@@ -10,7 +10,10 @@
 namespace collage::artifact {
 
 inline constexpr char kMagic[8] = {'C', 'O', 'L', 'L', 'A', 'G', 'E', '\0'};
-inline constexpr uint32_t kFormatVersion = 1;
+// Version 2 added Dynamic tensor storage (data-dependent shapes). A writer gives version 2 only
+// to a plan with such tensors, so that a runtime reading version 1 still loads every other one.
+inline constexpr uint32_t kFormatVersion = 2;     // the newest version this code reads
+inline constexpr uint32_t kMinFormatVersion = 1;  // the oldest
 inline constexpr size_t kHeaderBytes = 64;
 inline constexpr size_t kSectionEntryBytes = 32;
 inline constexpr uint32_t kMaxSections = 16;

@@ -37,6 +37,16 @@ class ModuleKernel : public KernelInstance {
     }
     return Status();
   }
+  Status run_dynamic(const collage_rt_tensor_t* inputs, int32_t num_inputs,
+                     collage_rt_alloc_fn alloc, void* alloc_ctx) const override {
+    char err[512] = {0};
+    if (module_->kernel_run_dynamic(instance_, inputs, num_inputs, alloc, alloc_ctx, err,
+                                    sizeof err) != 0) {
+      err[sizeof err - 1] = '\0';
+      return error(Code::kernel_failed, label_, ": ", err[0] ? err : "failed without a message");
+    }
+    return Status();
+  }
   Status prepare_threads(int32_t max_threads) override {
     if (!COLLAGE_RT_MODULE_HAS(module_, kernel_prepare_threads)) return Status();
     char err[512] = {0};
@@ -124,6 +134,9 @@ Status create_module_kernel(const Program& p, size_t index, const collage_rt_mod
   void* instance = nullptr;
   char err[512] = {0};
   const std::string label = kernel_label(p, index);
+  if (k.dynamic && !COLLAGE_RT_MODULE_HAS(module, kernel_run_dynamic))
+    return error(Code::unsupported, label, ": its shapes depend on data, and module '",
+                 module->name, "' cannot run such kernels (no kernel_run_dynamic)");
   if (module->kernel_create(&desc, &instance, err, sizeof err) != 0 || !instance) {
     err[sizeof err - 1] = '\0';
     if (instance) module->kernel_destroy(instance);

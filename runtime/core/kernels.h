@@ -29,6 +29,13 @@ class KernelInstance {
     (void)max_threads;
     return Status();
   }
+  // A kernel with data-dependent shapes (KernelInfo::dynamic), run as one task through its
+  // module's kernel_run_dynamic.
+  virtual Status run_dynamic(const collage_rt_tensor_t* inputs, int32_t num_inputs,
+                             collage_rt_alloc_fn alloc, void* alloc_ctx) const {
+    (void)inputs, (void)num_inputs, (void)alloc, (void)alloc_ctx;
+    return error(Code::internal, "this kernel has no run with data-dependent shapes");
+  }
 };
 
 // Creates kernel `index` of `program` through a runtime module's kernel_create (argument and

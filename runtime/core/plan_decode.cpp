@@ -36,10 +36,11 @@ bool valid_module_name(const flatbuffers::String* s) {
   return true;
 }
 
-// dtype and shape checked, and the byte size computed without overflow.
+// dtype and shape checked, and the byte size computed without overflow. With `unknown_dims`,
+// dimensions of -1 (known at run time) are allowed, and the byte size is 0.
 Status decode_type(const std::string& what, int32_t dtype,
                    const flatbuffers::Vector<int64_t>* shape, std::vector<int64_t>* out_shape,
-                   uint64_t* bytes) {
+                   uint64_t* bytes, bool unknown_dims = false) {
   if (dtype < 0 || dtype >= kNumDTypes) return corrupt(cat(what, ": dtype ", dtype));
   const uint32_t rank = shape ? shape->size() : 0;
   if (rank > static_cast<uint32_t>(kMaxRank)) return corrupt(cat(what, ": rank ", rank));
@@ -50,15 +51,21 @@ Status decode_type(const std::string& what, int32_t dtype,
     return corrupt(cat(what, ": misaligned shape"));
   uint64_t n = dtype_size(dtype);
   out_shape->clear();
+  bool unknown = false;
   for (uint32_t i = 0; i < rank; ++i) {
     const int64_t d = shape->Get(i);
+    if (d == -1 && unknown_dims) {
+      unknown = true;
+      out_shape->push_back(d);
+      continue;
+    }
     if (d < 0) return corrupt(cat(what, ": dimension ", i, " is ", d));
     if (d != 0 && n > kMaxTensorBytes / static_cast<uint64_t>(d))
       return corrupt(cat(what, ": more than 2^44 bytes"));
     n *= static_cast<uint64_t>(d);
     out_shape->push_back(d);
   }
-  *bytes = n;
+  *bytes = unknown ? 0 : n;
   return Status();
 }
 
@@ -83,7 +90,9 @@ Status decode_tensors(const fb::Plan& plan, Program* p) {
     TensorInfo& info = p->tensors.emplace_back();
     info.name = str(t->name());
     const std::string what = cat("tensor ", i, " '", info.name, "'");
-    COLLAGE_RT_RETURN_IF_ERROR(decode_type(what, t->dtype(), t->shape(), &info.shape, &info.bytes));
+    const bool dynamic = t->storage() == fb::Storage::Dynamic;
+    COLLAGE_RT_RETURN_IF_ERROR(
+        decode_type(what, t->dtype(), t->shape(), &info.shape, &info.bytes, dynamic));
     info.dtype = t->dtype();
     info.location = t->location();
     switch (t->storage()) {
@@ -114,6 +123,15 @@ Status decode_tensors(const fb::Plan& plan, Program* p) {
         if (!plan.outputs() || info.location >= plan.outputs()->size() ||
             plan.outputs()->Get(static_cast<uint32_t>(info.location)) != i)
           return corrupt(cat(what, ": not graph output ", info.location));
+        break;
+      case fb::Storage::Dynamic:
+        if (p->format_version < 2)
+          return corrupt(cat(what, ": dynamic storage in a format version ", p->format_version,
+                             " artifact"));
+        if (info.location != 0)
+          return corrupt(cat(what, ": dynamic, at location ", info.location));
+        info.storage = Storage::dynamic;
+        p->has_dynamic = true;
         break;
       default:
         return corrupt(cat(what, ": storage kind ", static_cast<int>(t->storage())));
@@ -169,6 +187,11 @@ Status decode_kernels(const fb::Plan& plan, Program* p) {
     info.task_count = k->task_count();
     if (info.task_count < 1 || info.task_count > kMaxTasks)
       return corrupt(cat(what, ": task count ", info.task_count));
+    for (uint32_t t : info.args)
+      info.dynamic = info.dynamic || p->tensors[t].storage == Storage::dynamic;
+    if (info.dynamic && (p->modules[info.module] == "native" || info.task_count != 1))
+      return corrupt(cat(what, ": data-dependent shapes in a native kernel or over ",
+                         info.task_count, " tasks"));
   }
   return Status();
 }
@@ -181,7 +204,14 @@ Status decode_plan(std::span<const uint8_t> bytes, std::span<const uint8_t> cons
   if (!fb::VerifyPlanBuffer(verifier))
     return corrupt("the FlatBuffer does not verify (truncated or damaged)");
   const fb::Plan& plan = *fb::GetPlan(bytes.data());
+  COLLAGE_RT_RETURN_IF_ERROR(decode_plan_table(plan, constants, p));
+  return decode_dynamic_batch(plan, constants, p);
+}
+
+Status decode_plan_table(const fb::Plan& plan, std::span<const uint8_t> constants, Program* p) {
   p->graph_name = str(plan.graph_name());
+  if (plan.batch() < 0) return corrupt(cat("batch ", plan.batch()));
+  p->batch = plan.batch();
   p->arena_bytes = plan.arena_bytes();
   if (p->arena_bytes > kMaxArenaBytes) return corrupt(cat("arena of ", p->arena_bytes, " bytes"));
   if (const auto* modules = plan.modules()) {
@@ -206,7 +236,10 @@ Status decode_plan(std::span<const uint8_t> bytes, std::span<const uint8_t> cons
     if (p->tensors[p->outputs[i]].storage == Storage::arena)
       return corrupt(cat("graph output ", i, " lives in the arena"));
   COLLAGE_RT_RETURN_IF_ERROR(decode_kernels(plan, p));
-  return decode_wave_schedule(bytes, p);
+  COLLAGE_RT_RETURN_IF_ERROR(decode_wave_schedule(plan.schedule(), p));
+  if (p->has_schedule && p->has_dynamic)
+    return corrupt("a wave schedule for a plan with data-dependent shapes (it runs sequentially)");
+  return Status();
 }
 
 }  // namespace collage::rt

@@ -60,7 +60,8 @@ int32_t Profiler::thread_ordinal() {
   return static_cast<int32_t>(threads_.size() - 1);
 }
 
-void Profiler::add_run(const ExecPlan& plan, const std::vector<StepTiming>& timings,
+void Profiler::add_run(const Program& program, const ExecPlan& plan,
+                       const std::vector<StepTiming>& timings,
                        std::chrono::steady_clock::time_point start,
                        std::chrono::steady_clock::time_point end) {
   auto ns = [&](std::chrono::steady_clock::time_point t) {
@@ -68,13 +69,13 @@ void Profiler::add_run(const ExecPlan& plan, const std::vector<StepTiming>& timi
   };
   std::lock_guard<std::mutex> lock(mu_);
   const int32_t thread = thread_ordinal();
-  events_.push_back({-1, thread, ns(start), ns(end) - ns(start)});
+  events_.push_back({&program, -1, thread, ns(start), ns(end) - ns(start)});
   for (size_t i = 0; i < timings.size() && i < plan.steps.size(); ++i)
-    events_.push_back({static_cast<int32_t>(plan.steps[i].kernel_index), thread,
+    events_.push_back({&program, static_cast<int32_t>(plan.steps[i].kernel_index), thread,
                        ns(timings[i].start), ns(timings[i].end) - ns(timings[i].start)});
 }
 
-std::string Profiler::json(const Program& program) const {
+std::string Profiler::json() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::string out = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
   for (size_t i = 0; i < events_.size(); ++i) {
@@ -82,8 +83,11 @@ std::string Profiler::json(const Program& program) const {
     out += i ? ",\n" : "\n";
     out += "{\"ph\":\"X\",\"pid\":1,\"tid\":" + std::to_string(e.thread) +
            ",\"ts\":" + micros(e.start_ns) + ",\"dur\":" + micros(e.duration_ns) + ",\"name\":";
+    const Program& program = *e.program;
     if (e.kernel < 0) {
-      append_json_string(out, program.graph_name.empty() ? "run" : "run " + program.graph_name);
+      std::string name = program.graph_name.empty() ? "run" : "run " + program.graph_name;
+      if (program.batch) name += " (batch " + std::to_string(program.batch) + ")";
+      append_json_string(out, name);
       out += ",\"cat\":\"run\"}";
       continue;
     }

@@ -22,15 +22,18 @@ class Profiler {
   bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
   // Turning profiling on starts a new trace (earlier events are dropped).
   void set_enabled(bool on);
-  // Records one run: its steps' timings, on the calling thread.
-  void add_run(const ExecPlan& plan, const std::vector<StepTiming>& timings,
-               std::chrono::steady_clock::time_point start,
+  // Records one run of `program` (the plan that ran: a dynamic-batch artifact has one per
+  // batch it was compiled for, each outliving the profiler): its steps' timings, on the calling
+  // thread.
+  void add_run(const Program& program, const ExecPlan& plan,
+               const std::vector<StepTiming>& timings, std::chrono::steady_clock::time_point start,
                std::chrono::steady_clock::time_point end);
   // The trace as Chrome-trace JSON.
-  std::string json(const Program& program) const;
+  std::string json() const;
 
  private:
   struct Event {
+    const Program* program;
     int32_t kernel;  // -1: a whole run
     int32_t thread;
     int64_t start_ns, duration_ns;

@@ -20,7 +20,8 @@ std::string type_string(int32_t dtype, std::span<const int64_t> shape) {
   std::string s = dtype >= 0 && dtype < kNumDTypes ? kNames[dtype] : cat("dtype", dtype);
   s += '[';
   if (shape.empty()) s += "scalar";
-  for (size_t i = 0; i < shape.size(); ++i) s += cat(i ? "x" : "", shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += shape[i] < 0 ? cat(i ? "x" : "", "?") : cat(i ? "x" : "", shape[i]);
   return s + ']';
 }
 

@@ -14,7 +14,8 @@
 
 namespace collage::rt {
 
-enum class Storage : uint8_t { arena = 0, constant = 1, input = 2, output = 3 };
+// dynamic: a shape known only at run time (-1 dimensions), allocated per run (format version 2).
+enum class Storage : uint8_t { arena = 0, constant = 1, input = 2, output = 3, dynamic = 4 };
 
 inline constexpr int32_t kMaxRank = 16;
 inline constexpr int32_t kNumDTypes = 7;  // collage_dtype_t values are 0 .. kNumDTypes - 1
@@ -30,7 +31,7 @@ struct TensorInfo {
   std::string name;
   int32_t dtype = 0;
   std::vector<int64_t> shape;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;  // 0 for a dynamic tensor
   Storage storage = Storage::arena;
   uint64_t location = 0;  // arena: byte offset; constant: id; input/output: position
 };
@@ -52,11 +53,22 @@ struct KernelInfo {
   std::vector<uint32_t> args;  // tensor ids: inputs, then outputs
   uint32_t num_inputs = 0;
   int32_t task_count = 1;
+  bool dynamic = false;  // reads or writes a tensor of Storage::dynamic: runs kernel_run_dynamic
+};
+
+// A dynamic-batch artifact (docs/artifact-format.md#dynamic-batch): the range of batches a run
+// may have and where each graph input and output keeps its batch.
+struct DynamicBatch {
+  int64_t min = 0, max = 0;             // max 0: the artifact has a fixed batch
+  std::vector<int32_t> input_axes;      // per graph input: batch axis, -1 when not batched
+  std::vector<int32_t> output_axes;     // per graph output: likewise
+  bool padded = false;  // a batch without a plan runs on the next larger one, padded with zeros
 };
 
 struct Program {
   std::string graph_name;
   std::string producer;
+  uint32_t format_version = 1;
   std::vector<std::string> modules;
   std::vector<TensorInfo> tensors;
   std::vector<ConstantInfo> constants;
@@ -66,7 +78,13 @@ struct Program {
   uint64_t arena_bytes = 0;
   std::span<const uint8_t> native_code;  // the embedded shared object; empty when there is none
   bool has_schedule = false;  // the plan carries a wave schedule (checked against the kernels)
+  bool has_dynamic = false;   // some tensor has Storage::dynamic (its kernels run dynamically)
   waves::WaveSchedule schedule;
+  int64_t batch = 0;  // the batch this plan runs (dynamic batch; 0 otherwise)
+  // Root plan of a dynamic-batch artifact: the range, and the plans of the smaller batches
+  // (ascending; each with the root's inputs and outputs but for the batch size).
+  DynamicBatch dynamic_batch;
+  std::vector<Program> variants;
 };
 
 // Checks and decodes the artifact in `bytes` (which must stay alive, unchanged, as long as the

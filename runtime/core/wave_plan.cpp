@@ -16,8 +16,7 @@ Status corrupt(const std::string& what) {
 
 }  // namespace
 
-Status decode_wave_schedule(std::span<const uint8_t> bytes, Program* p) {
-  const fb::WaveSchedule* s = fb::GetPlan(bytes.data())->schedule();
+Status decode_wave_schedule(const fb::WaveSchedule* s, Program* p) {
   // A schedule of a later version is optional data this runtime does not understand: the
   // plan still runs, sequentially.
   if (!s || s->version() != kScheduleVersion) return Status();

@@ -257,6 +257,80 @@ static void test_compiler(const char* dir, npy_array_t* input, npy_array_t* expe
   collage_compiler_release(NULL);
 }
 
+/* A model with a symbolic batch compiled for batches 1 to 4 (collage_compile_options_t's batch
+ * range), run at batch 3 with collage_module_run and with collage_module_run_outputs. */
+static void test_dynamic_batch(const char* dir) {
+  npy_array_t input = read_npy(dir, "input3.npy");
+  npy_array_t expected = read_npy(dir, "expected3.npy");
+  collage_compiler_t* compiler = NULL;
+  expect_ok("compiler", collage_compiler_create(&compiler));
+  if (!compiler) exit(1);
+  collage_compile_options_t options;
+  collage_compile_options_init(&options);
+  options.strategy = "single:eigen";
+  int64_t shape[2] = {-1, 16};
+  collage_input_shape_t x_shape = {"x", 2, shape};
+  options.num_input_shapes = 1;
+  options.input_shapes = &x_shape;
+  options.batch_min = 1;
+  options.batch_max = 4;
+  char* model = path_in(dir, "mlp_batch.onnx");
+  void* bytes = NULL;
+  size_t size = 0;
+  char* report = NULL;
+  FILE* f = fopen(model, "rb");
+  fseek(f, 0, SEEK_END);
+  long model_size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* onnx = malloc((size_t)model_size);
+  CHECK(fread(onnx, 1, (size_t)model_size, f) == (size_t)model_size);
+  fclose(f);
+  expect_ok("compile batch range", collage_compile_memory(compiler, onnx, (size_t)model_size,
+                                                          &options, &bytes, &size, &report));
+  CHECK(report && strstr(report, "\"batches\"") && strstr(report, "\"padded\":true"));
+  collage_free(report);
+  collage_module_t* module = NULL;
+  expect_ok("load batch range", collage_module_load_memory(bytes, size, NULL, &module));
+  if (module) {
+    collage_tensor_info_t info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    expect_ok("input info", collage_module_input_info(module, 0, &info));
+    CHECK(info.batch_axis == 0 && info.batch_min == 1 && info.batch_max == 4);
+    CHECK(info.shape[0] == 4);
+    float out[30];
+    int64_t out_shape[2] = {3, 10};
+    DLTensor x = view(input.data, input.ndim, input.shape), y = view(out, 2, out_shape);
+    expect_ok("run batch 3", collage_module_run(module, &x, 1, &y, 1));
+    for (int i = 0; i < 30; ++i)
+      CHECK(fabsf(out[i] - expected.data[i]) <= 1e-4f * (1 + fabsf(expected.data[i])));
+    collage_outputs_t* outputs = NULL;
+    expect_ok("run outputs", collage_module_run_outputs(module, &x, 1, &outputs));
+    CHECK(collage_outputs_count(outputs) == 1);
+    DLTensor got;
+    expect_ok("output 0", collage_outputs_get(outputs, 0, &got));
+    CHECK(got.ndim == 2 && got.shape[0] == 3 && got.shape[1] == 10);
+    for (int i = 0; i < 30; ++i) CHECK(((float*)got.data)[i] == out[i]);
+    expect_error("output 1", collage_outputs_get(outputs, 1, &got),
+                 COLLAGE_STATUS_INVALID_ARGUMENT, "out of range");
+    collage_outputs_release(outputs);
+    int64_t five[2] = {5, 16};
+    float big[80] = {0};
+    DLTensor x5 = view(big, 2, five);
+    expect_error("batch 5", collage_module_run_outputs(module, &x5, 1, &outputs),
+                 COLLAGE_STATUS_INVALID_ARGUMENT, "compiled for batches 1 to 4");
+    CHECK(outputs == NULL);
+  }
+  collage_module_release(module);
+  collage_outputs_release(NULL);
+  collage_free(bytes);
+  free(onnx);
+  free(model);
+  collage_compiler_release(compiler);
+  npy_free(&input);
+  npy_free(&expected);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
@@ -266,6 +340,7 @@ int main(int argc, char** argv) {
   npy_array_t expected = read_npy(argv[1], "expected.npy");
   test_runtime(argv[1], &input, &expected);
   test_compiler(argv[1], &input, &expected);
+  test_dynamic_batch(argv[1]);
   npy_free(&input);
   npy_free(&expected);
   if (failures) {

@@ -118,6 +118,24 @@ def main(data, with_openvino):
             events = json.load(f)["traceEvents"]
         check(any(e.get("cat") == "eigen" for e in events), "profile events")
 
+    # A batch range: one artifact for batches 1 to 4, run at batch 3 and at batch 1.
+    x3 = np.load(os.path.join(data, "input3.npy"))
+    expected3 = np.load(os.path.join(data, "expected3.npy"))
+    batched, report = collage.compile_model(os.path.join(data, "mlp_batch.onnx"),
+                                            strategy="single:eigen", input_shapes={"x": [-1, 16]},
+                                            batch_range=(1, 4))
+    check(report["padded"] and [b["batch"] for b in report["batches"]] == [1, 2, 4],
+          f"batch range report: {report.get('batches')}")
+    with collage.Module(batched) as m:
+        check(m.inputs[0].batch_axis == 0 and m.inputs[0].batch_range == (1, 4), "batch info")
+        (logits3,) = m.run(x3)
+        check(logits3.shape == (3, 10) and np.allclose(logits3, expected3, rtol=1e-4, atol=1e-5),
+              "batch 3")
+        (logits1,) = m.run(x3[:1])
+        check(np.allclose(logits1, expected3[:1], rtol=1e-4, atol=1e-5), "batch 1")
+        expect_error(lambda: m.run(np.zeros((5, 16), np.float32)), 1,
+                     "compiled for batches 1 to 4", "batch 5")
+
     expect_error(lambda: collage.Module(artifact[: len(artifact) // 2]), 3, "truncated artifact",
                  "truncated")
     expect_error(lambda: collage.Module("/no/such.collage"), 2, "/no/such.collage", "missing")

@@ -1,4 +1,5 @@
-"""Exports the real test models (torchvision CNNs, a DCGAN generator, a BERT encoder) to ONNX.
+"""Exports the real test models (torchvision CNNs, a DCGAN generator, a BERT encoder, a GPT-2
+style decoder with dynamic axes, an FCOS-style detector with NonMaxSuppression) to ONNX.
 
 Run with Debian's /usr/bin/python3 (torch 1.13, torchvision 0.14), not the project's .venv:
   export_models.py --list                    print every model's name and label, one a line
@@ -32,6 +33,9 @@ class Spec:
     opset: int
     make: Callable     # () -> (torch module, {input name: np.ndarray}, [output names])
     rtol: float        # bound on max|collage - reference| / max|reference| (README.md)
+    # Symbolic dimensions, as torch.onnx.export's dynamic_axes ({name: {axis: "batch"}}); the
+    # model then imports with the shapes of its inputs given (meta.json records them).
+    dynamic_axes: Dict = None
 
 
 # ---- inputs -------------------------------------------------------------------------------------
@@ -142,6 +146,118 @@ def bert_encoder(vocab: int, hidden: int, layers: int, heads: int, intermediate:
     return net
 
 
+def gpt2_decoder(vocab: int, positions: int, hidden: int, layers: int, heads: int):
+    """A decoder-only transformer written the way Hugging Face's GPT-2 computes it: learned
+    positions, pre-norm blocks, a causal mask sliced from a lower-triangular buffer to the
+    sequence length and applied with torch.where, tanh-approximated GELU, the output projection
+    tied to the token embedding."""
+    import torch
+    from torch import nn
+    from torch.nn import functional as F
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c_attn = nn.Linear(hidden, 3 * hidden)
+            self.c_proj = nn.Linear(hidden, hidden)
+            causal = torch.tril(torch.ones(positions, positions, dtype=torch.bool))
+            self.register_buffer("bias", causal.view(1, 1, positions, positions))
+
+        def forward(self, x):
+            b, t, c = x.size()
+            q, k, v = self.c_attn(x).split(hidden, dim=2)
+
+            def heads_first(z):
+                return z.view(b, t, heads, c // heads).transpose(1, 2)
+
+            q, k, v = heads_first(q), heads_first(k), heads_first(v)
+            w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(c // heads)
+            lowest = torch.tensor(torch.finfo(w.dtype).min, dtype=w.dtype)
+            w = torch.where(self.bias[:, :, :t, :t], w, lowest)
+            a = torch.matmul(F.softmax(w, dim=-1), v)
+            return self.c_proj(a.transpose(1, 2).contiguous().view(b, t, c))
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_1 = nn.LayerNorm(hidden)
+            self.attn = Attention()
+            self.ln_2 = nn.LayerNorm(hidden)
+            self.fc = nn.Linear(hidden, 4 * hidden)
+            self.proj = nn.Linear(4 * hidden, hidden)
+
+        def forward(self, x):
+            x = x + self.attn(self.ln_1(x))
+            return x + self.proj(F.gelu(self.fc(self.ln_2(x)), approximate="tanh"))
+
+    class GPT2(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(vocab, hidden)
+            self.wpe = nn.Embedding(positions, hidden)
+            self.h = nn.ModuleList(Block() for _ in range(layers))
+            self.ln_f = nn.LayerNorm(hidden)
+
+        def forward(self, input_ids):
+            positions_ = torch.arange(0, input_ids.size(1), dtype=torch.long).unsqueeze(0)
+            x = self.wte(input_ids) + self.wpe(positions_)
+            for block in self.h:
+                x = block(x)
+            return torch.matmul(self.ln_f(x), self.wte.weight.t())
+
+    net = GPT2()
+    for m in net.modules():  # GPT-2's initialiser, plus non-trivial biases and norm parameters
+        if isinstance(m, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(m.weight, 0.0, 0.02)
+        if isinstance(m, nn.Linear):
+            nn.init.uniform_(m.bias, -0.05, 0.05)
+        if isinstance(m, nn.LayerNorm):
+            nn.init.uniform_(m.weight, 0.8, 1.2)
+            nn.init.uniform_(m.bias, -0.1, 0.1)
+    return net
+
+
+def fcos_detector(classes: int, max_detections: int):
+    """A one-stage, anchor-free detector in the manner of FCOS: torchvision ResNet-18 stages 1-3
+    as the backbone (stride 16), a shared 3x3 head giving class logits and left/top/right/bottom
+    distances at every location, boxes decoded around the location centres, a score threshold
+    (NonZero) and NonMaxSuppression (torchvision.ops.nms), the best `max_detections` kept. The
+    number of boxes is known only at run time."""
+    import torch
+    import torchvision
+    from torch import nn
+
+    class Detector(nn.Module):
+        def __init__(self):
+            super().__init__()
+            r = torchvision.models.resnet18(weights=None)
+            self.backbone = nn.Sequential(r.conv1, r.bn1, r.relu, r.maxpool, r.layer1, r.layer2,
+                                          r.layer3)
+            self.head = nn.Sequential(nn.Conv2d(256, 128, 3, padding=1), nn.ReLU())
+            self.cls = nn.Conv2d(128, classes, 3, padding=1)
+            self.box = nn.Conv2d(128, 4, 3, padding=1)
+            self.stride = 16
+
+        def forward(self, image):
+            f = self.head(self.backbone(image))
+            _, _, h, w = f.shape
+            logits = self.cls(f).flatten(2)[0].t()
+            ltrb = self.box(f).flatten(2)[0].t().exp() * self.stride
+            ys = (torch.arange(h, dtype=torch.float32) + 0.5) * self.stride
+            xs = (torch.arange(w, dtype=torch.float32) + 0.5) * self.stride
+            cy, cx = torch.meshgrid(ys, xs, indexing="ij")
+            cx, cy = cx.reshape(-1), cy.reshape(-1)
+            boxes = torch.stack([cx - ltrb[:, 0], cy - ltrb[:, 1], cx + ltrb[:, 2],
+                                 cy + ltrb[:, 3]], 1)
+            scores = logits.sigmoid().amax(1)
+            candidates = torch.nonzero(scores > 0.3).squeeze(1)
+            boxes, scores = boxes[candidates], scores[candidates]
+            keep = torchvision.ops.nms(boxes, scores, 0.5)[:max_detections]
+            return boxes[keep], scores[keep]
+
+    return Detector()
+
+
 def randomize_batchnorm(net, calib_input) -> None:
     """Sets every BatchNorm's statistics from one random batch, then perturbs them and its affine
     parameters, so eval-mode BN is a non-trivial per-channel affine map on O(1) activations."""
@@ -198,6 +314,24 @@ def bert(batch: int, seq: int, vocab: int, hidden: int, layers: int, heads: int,
     return make
 
 
+def gpt2(batch: int, seq: int, vocab: int, positions: int, hidden: int, layers: int, heads: int,
+         seed: int):
+    def make():
+        net = gpt2_decoder(vocab, positions, hidden, layers, heads).eval()
+        ids = np.random.default_rng(seed).integers(0, vocab, (batch, seq), dtype=np.int64)
+        return net, {"input_ids": ids}, ["logits"]
+    return make
+
+
+def detector(size: int, seed: int):
+    def make():
+        import torch
+        net = fcos_detector(classes=5, max_detections=20)
+        randomize_batchnorm(net, torch.from_numpy(image((8, 3, size, size), seed + 1)))
+        return net, {"image": image((1, 3, size, size), seed)}, ["boxes", "scores"]
+    return make
+
+
 GOOGLENET = dict(aux_logits=False, init_weights=True, transform_input=False)
 
 SPECS: List[Spec] = [
@@ -217,6 +351,13 @@ SPECS: List[Spec] = [
     Spec("bert_small", "small", 14, bert(2, 32, 4096, 128, 2, 4, 512, 17), 1e-4),
     Spec("squeezenet_small", "small", 17,
          cnn(torchvision_model("squeezenet1_1"), (2, 3, 64, 64), 18, 16), 1e-4),
+    # Exported with symbolic batch and sequence: shape arithmetic in the graph, folded by the
+    # import once the input shape is given.
+    Spec("gpt2_small", "small", 17, gpt2(2, 16, 1024, 64, 64, 2, 4, 19), 1e-4,
+         dynamic_axes={"input_ids": {0: "batch", 1: "sequence"},
+                       "logits": {0: "batch", 1: "sequence"}}),
+    # NonZero and NonMaxSuppression: outputs whose size is known only at run time.
+    Spec("detector_small", "small", 17, detector(128, 20), 1e-4),
     # Full size: ctest label "models-full".
     Spec("resnet50", "full", 13,
          cnn(torchvision_model("resnet50"), (1, 3, 224, 224), 21, 4), 5e-4),
@@ -263,7 +404,8 @@ def export(spec: Spec, out: pathlib.Path) -> None:
         # PRESERVE exports eval-mode semantics without the exporter folding BN into Conv.
         torch.onnx.export(net, args, str(onnx_path), opset_version=spec.opset,
                           input_names=list(inputs), output_names=output_names,
-                          training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=True)
+                          training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=True,
+                          dynamic_axes=spec.dynamic_axes)
     np.savez(out / f"{spec.name}.inputs.npz", **inputs)
     np.savez(out / f"{spec.name}.torch_outputs.npz",
              **{n: o.numpy() for n, o in zip(output_names, outputs)})
@@ -275,6 +417,7 @@ def export(spec: Spec, out: pathlib.Path) -> None:
         "inputs": [tensor_info(n, a) for n, a in inputs.items()],
         "outputs": [tensor_info(n, o.numpy()) for n, o in zip(output_names, outputs)],
         "rtol": spec.rtol,
+        "dynamic_axes": spec.dynamic_axes or {},
         "export_seconds": round(time.monotonic() - start, 2),
         "onnx_bytes": onnx_path.stat().st_size,
     }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -25,6 +26,9 @@ namespace {
 struct ModelSpec {
   std::string name, label;
   double rtol = 1e-4;
+  // The shapes of the inputs the references were made with: a model exported with symbolic
+  // dimensions imports with them.
+  std::map<std::string, Shape> shapes;
 };
 
 // Outputs are compared by the largest absolute difference relative to the largest magnitude of
@@ -37,7 +41,10 @@ void check_model(const ModelSpec& spec) {
   if (!fs::exists(model))
     FAIL("missing " << model.string() << ": run scripts/test (or tests/models/build_models.sh)");
   Context ctx;
-  auto g = import_onnx_file(ctx, model);
+  OnnxImportOptions options;
+  options.input_shapes = spec.shapes;
+  auto g = import_onnx_file(ctx, model, options);
+  INFO(g.status().ToString());
   REQUIRE(g.ok());
   auto opt = run_passes(ctx, *g);
   INFO(opt.status().ToString());
@@ -107,9 +114,13 @@ std::vector<ModelSpec> read_manifest(const fs::path& path, std::string* error) {
   std::vector<ModelSpec> specs;
   try {
     const nlohmann::json j = nlohmann::json::parse(f);
-    for (const auto& m : j.at("models"))
+    for (const auto& m : j.at("models")) {
+      std::map<std::string, Shape> shapes;
+      for (const auto& in : m.value("inputs", nlohmann::json::array()))
+        shapes[in.at("name").get<std::string>()] = in.at("shape").get<Shape>();
       specs.push_back({m.at("name").get<std::string>(), m.at("label").get<std::string>(),
-                       m.value("rtol", 1e-4)});
+                       m.value("rtol", 1e-4), std::move(shapes)});
+    }
   } catch (const nlohmann::json::exception& e) {
     *error = path.string() + ": malformed manifest: " + e.what();
     return {};

@@ -13,7 +13,8 @@ import onnxruntime as ort
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-MODULES = ["cases_nn", "cases_elementwise", "cases_reduction", "cases_tensor"]
+MODULES = ["cases_nn", "cases_elementwise", "cases_reduction", "cases_tensor",
+           "cases_data_dependent"]
 
 
 def main() -> int:

@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 // In COLLAGE_BINARY_DIR/test-data/capi: mlp.onnx (x f32[1x16] -> MatMul, Add, Relu, MatMul, Add ->
 // logits f32[1x10]), mlp.collage (placed with single:eigen), damaged.collage (a bit of its plan
 // flipped), input.npy, expected.npy (the reference executor's logits) and expected_class.txt
-// (their argmax).
+// (their argmax); mlp_batch.onnx, the same with a symbolic batch ("batch" x 16), input3.npy
+// (3 rows) and expected3.npy (the reference's logits at batch 3), for the dynamic-batch tests.
 TEST_CASE("capi fixture: test data for the C API tests and the examples", "[.capi-fixture]") {
   const fs::path dir = fs::path(COLLAGE_BINARY_DIR) / "test-data" / "capi";
   fs::create_directories(dir);
@@ -57,4 +58,19 @@ TEST_CASE("capi fixture: test data for the C API tests and the examples", "[.cap
   for (int i = 1; i < 10; ++i)
     if (logits[i] > logits[best]) best = i;
   std::ofstream(dir / "expected_class.txt") << best << "\n";
+
+  OnnxModel batched = model;
+  batched.graph().mutable_input()->Clear();
+  batched.input_dims("x", onnx::TensorProto::FLOAT, {"batch", "16"});
+  batched.save(dir, "mlp_batch.onnx");
+  OnnxImportOptions at3;
+  at3.input_shapes["x"] = {3, 16};
+  auto three = import_onnx_file(ctx, dir / "mlp_batch.onnx", at3);
+  INFO(three.status().ToString());
+  REQUIRE(three.ok());
+  const Tensor x3 = random_f32({3, 16}, 26);
+  REQUIRE(write_npy(dir / "input3.npy", x3).ok());
+  auto expected3 = run_reference(*three, {x3});
+  REQUIRE(expected3.ok());
+  REQUIRE(write_npy(dir / "expected3.npy", (*expected3)[0]).ok());
 }

@@ -8,8 +8,11 @@ namespace {
 
 class ModuleKernel : public Kernel {
  public:
-  ModuleKernel(const collage_rt_module_v1_t* module, KernelRecord record, void* instance)
-      : module_(module), record_(std::move(record)), instance_(instance) {}
+  // `outputs`: the group's output types when its shapes depend on data (run_dynamic), else empty.
+  ModuleKernel(const collage_rt_module_v1_t* module, KernelRecord record, void* instance,
+               std::vector<TensorType> outputs)
+      : module_(module), record_(std::move(record)), instance_(instance),
+        dynamic_outputs_(std::move(outputs)) {}
   ~ModuleKernel() override { module_->kernel_destroy(instance_); }
 
   int32_t task_count() const override { return module_->kernel_task_count(instance_); }
@@ -38,10 +41,41 @@ class ModuleKernel : public Kernel {
 
   const KernelRecord& record() const override { return record_; }
 
+  bool dynamic_shapes() const override { return !dynamic_outputs_.empty(); }
+
+  absl::StatusOr<std::vector<Tensor>> run_dynamic(const std::vector<Tensor>& inputs) override {
+    std::vector<collage_rt_tensor_t> in;
+    for (const Tensor& t : inputs) in.push_back({t.raw(), t.shape().data()});
+    struct Made {
+      const std::vector<TensorType>* types;
+      std::vector<Tensor> outputs;
+    } made{&dynamic_outputs_, std::vector<Tensor>(dynamic_outputs_.size())};
+    auto alloc = [](void* ctx, int32_t index, const int64_t* shape) -> void* {
+      auto& m = *static_cast<Made*>(ctx);
+      if (index < 0 || static_cast<size_t>(index) >= m.outputs.size() || !shape) return nullptr;
+      const TensorType& declared = (*m.types)[index];
+      TensorType t{declared.dtype, Shape(shape, shape + declared.shape.size())};
+      if (!type_fits(t, declared) || !checked_shape_numel(t.shape)) return nullptr;
+      m.outputs[index] = Tensor(t.dtype, t.shape);
+      return m.outputs[index].raw();
+    };
+    char err[512] = {0};
+    if (module_->kernel_run_dynamic(instance_, in.data(), static_cast<int32_t>(in.size()), alloc,
+                                    &made, err, sizeof err) != 0)
+      return absl::InvalidArgumentError(str_cat(module_->name, " kernel '", record_.entry,
+                                                "': ", err));
+    for (size_t i = 0; i < made.outputs.size(); ++i)
+      if (made.outputs[i].empty())
+        return absl::InternalError(str_cat(module_->name, " kernel '", record_.entry,
+                                           "' did not write output ", i));
+    return std::move(made.outputs);
+  }
+
  private:
   const collage_rt_module_v1_t* module_;
   KernelRecord record_;
   void* instance_;
+  std::vector<TensorType> dynamic_outputs_;
 };
 
 }  // namespace
@@ -84,7 +118,20 @@ absl::StatusOr<std::unique_ptr<Kernel>> make_module_kernel(const collage_rt_modu
   if (module->kernel_create(&desc, &instance, err, sizeof err) != 0 || !instance)
     return absl::InvalidArgumentError(
         str_cat(module->name, " cannot build '", record.entry, "': ", err));
-  return std::unique_ptr<Kernel>(new ModuleKernel(module, std::move(record), instance));
+  // A group whose shapes depend on data runs through the module's kernel_run_dynamic.
+  std::vector<TensorType> dynamic_outputs;
+  bool dynamic = false;
+  for (const TensorType& t : types) dynamic = dynamic || t.is_dynamic();
+  if (dynamic) {
+    if (!COLLAGE_RT_MODULE_HAS(module, kernel_run_dynamic)) {
+      module->kernel_destroy(instance);
+      return absl::InvalidArgumentError(str_cat(module->name, " cannot run '", record.entry,
+                                                "': its shapes depend on data"));
+    }
+    for (ValueId v : group.outputs()) dynamic_outputs.push_back(group.value(v).type);
+  }
+  return std::unique_ptr<Kernel>(
+      new ModuleKernel(module, std::move(record), instance, std::move(dynamic_outputs)));
 }
 
 }  // namespace collage

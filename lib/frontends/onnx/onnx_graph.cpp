@@ -95,9 +95,10 @@ absl::StatusOr<TensorType> input_type(const onnx::ValueInfoProto& vi,
 }  // namespace
 
 GraphImporter::GraphImporter(const Context& ctx, onnx::GraphProto& graph, int opset,
-                             const OnnxImportOptions& options, TensorSource source)
-    : ctx_(ctx), graph_(graph), opset_(opset), options_(options), source_(std::move(source)),
-      builder_(ctx, graph.name().empty() ? "graph" : graph.name()) {}
+                             const OnnxImportOptions& options, TensorSource source,
+                             GraphImporter* parent)
+    : ctx_(ctx), parent_(parent), graph_(graph), opset_(opset), options_(options),
+      source_(std::move(source)), builder_(ctx, graph.name().empty() ? "graph" : graph.name()) {}
 
 absl::StatusOr<Graph> GraphImporter::run() {
   if (absl::Status s = collect_names(); !s.ok()) return s;
@@ -111,6 +112,49 @@ absl::StatusOr<Graph> GraphImporter::run() {
                                                   g.status().message()));
   return g;
 }
+
+absl::StatusOr<Graph> GraphImporter::run_body(const std::vector<TensorType>& formal,
+                                               const std::vector<std::string>& captured) {
+  if (absl::Status s = collect_names(); !s.ok()) return s;
+  if (graph_.input_size() != static_cast<int>(formal.size()))
+    return absl::InvalidArgumentError(str_cat("it has ", graph_.input_size(),
+                                              " graph inputs, the operator gives it ",
+                                              formal.size()));
+  for (int k = 0; k < graph_.input_size(); ++k) {
+    const std::string& name = graph_.input(k).name();
+    if (refs_.count(name))
+      return absl::InvalidArgumentError(str_cat("input '", name, "' is listed twice"));
+    const ValueId id = builder_.add_input(name, formal[k]);
+    named_values_.insert(id);
+    refs_[name] = Ref{id, Tensor(), formal[k], name};
+  }
+  for (const std::string& name : captured) {
+    auto outer = parent_->find(name);
+    if (!outer.ok()) return outer.status();
+    if (!*outer)
+      return absl::InvalidArgumentError(
+          str_cat("it reads '", name, "', which is defined neither in it nor before its node"));
+    Ref r = **outer;
+    if (!r.is_constant()) {
+      r.id = builder_.add_input(name, r.type);
+      named_values_.insert(r.id);
+    } else {
+      r.id = kNoValue;
+    }
+    r.name = name;
+    refs_[name] = std::move(r);
+  }
+  for (int i = 0; i < graph_.node_size(); ++i) {
+    if (absl::Status s = import_node(graph_.node(i), i); !s.ok()) return s;
+  }
+  if (absl::Status s = add_outputs(); !s.ok()) return s;
+  auto g = builder_.finish();
+  if (!g.ok())
+    return absl::InternalError(str_cat("imported body is inconsistent: ", g.status().message()));
+  return g;
+}
+
+absl::StatusOr<Ref*> GraphImporter::find(const std::string& name) { return lookup(name); }
 
 absl::Status GraphImporter::collect_names() {
   if (graph_.sparse_initializer_size() > 0)
@@ -235,6 +279,27 @@ absl::Status GraphImporter::import_node(const onnx::NodeProto& node, int index) 
   auto version = op_version("", node.op_type(), opset_);
   if (!version.ok())
     return absl::UnimplementedError(str_cat(unsupported, ": ", version.status().message()));
+  if (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan") {
+    // Scan 8 had a batch axis and sequence lengths that later versions dropped.
+    if (node.op_type() == "Scan" && *version < 9)
+      return absl::UnimplementedError(str_cat(unsupported, ": Scan version ", *version,
+                                              "; collage imports versions 9 and newer"));
+    std::vector<Ref*> inputs;
+    for (int i = 0; i < node.input_size(); ++i) {
+      if (node.input(i).empty()) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      auto r = lookup(node.input(i));
+      if (!r.ok()) return r.status();
+      if (!*r)
+        return absl::InvalidArgumentError(
+            str_cat(node.op_type(), " '", shown, "': input ", i, " '", node.input(i),
+                    "' is not a graph input, an initializer or the output of an earlier node"));
+      inputs.push_back(*r);
+    }
+    return import_control_flow(node, shown, inputs);
+  }
   const OpConversion* conv = find_conversion(node.op_type());
   if (!conv || (conv->needs_ir_op && !ctx_.ops().find(node.op_type())))
     return absl::UnimplementedError(unsupported);
@@ -338,6 +403,17 @@ absl::StatusOr<std::vector<Ref>> GraphImporter::emit(std::string_view op,
   std::shared_ptr<OpAttrs> a(def->make_attrs());
   if (absl::Status s = fill_attrs(*a, attrs); !s.ok())
     return absl::Status(s.code(), str_cat(op, " '", node_name, "': ", s.message()));
+  return emit_with(op, inputs, std::move(a), node_name, output_names, num_outputs);
+}
+
+absl::StatusOr<std::vector<Ref>> GraphImporter::emit_with(
+    std::string_view op, const std::vector<Ref*>& inputs, std::shared_ptr<OpAttrs> a,
+    const std::string& node_name, const std::vector<std::string>& output_names,
+    int num_outputs) {
+  const OpDef* def = ctx_.ops().find(op);
+  if (!def)
+    return absl::UnimplementedError(str_cat("operator '", op, "', needed for node '", node_name,
+                                            "', is not available"));
   // The builder checks the input count too, but folding never reaches it.
   int n = static_cast<int>(inputs.size());
   while (n > def->min_inputs && !inputs[n - 1]) --n;
@@ -354,9 +430,13 @@ absl::StatusOr<std::vector<Ref>> GraphImporter::emit(std::string_view op,
   }
   std::vector<Ref*> ins(inputs.begin(), inputs.begin() + n);
 
-  bool all_constant = true;
-  for (const Ref* r : ins) all_constant = all_constant && (!r || r->is_constant());
-  if (all_constant || def->shape_only) {
+  bool all_constant = true, all_static = true;
+  for (const Ref* r : ins) {
+    all_constant = all_constant && (!r || r->is_constant());
+    all_static = all_static && (!r || !r->type.is_dynamic());
+  }
+  // A shape-only operator folds when the shapes it reads are known now.
+  if (all_constant || (def->shape_only && all_static)) {
     auto folded = fold(*def, *a, ins, node_name, output_names, num_outputs);
     if (!folded.ok()) return folded.status();
     if (folded->has_value()) return std::move(**folded);

@@ -31,12 +31,19 @@ class GraphImporter {
  public:
   // `graph` must outlive the importer; `opset` is the model's default-domain opset. The raw data
   // of initializers is released from `graph` as they are converted, to keep the peak memory of
-  // large models near one copy of the weights.
+  // large models near one copy of the weights. `parent`: the importer of the graph whose node
+  // `graph` is a body of (If, Loop, Scan), null for the model's graph.
   GraphImporter(const Context& ctx, onnx::GraphProto& graph, int opset,
-                const OnnxImportOptions& options, TensorSource source);
+                const OnnxImportOptions& options, TensorSource source,
+                GraphImporter* parent = nullptr);
 
   // Builds the graph. Errors are not yet suffixed with the model's name.
   absl::StatusOr<Graph> run();
+  // Builds a body graph (of a parent's If, Loop or Scan node): its graph inputs are the body's
+  // own, of types `formal`, then the parent's values named `captured` that are not constants
+  // (constants are copied into the body).
+  absl::StatusOr<Graph> run_body(const std::vector<TensorType>& formal,
+                                 const std::vector<std::string>& captured);
 
   // Adds operator `op` applied to `inputs` (null: absent optional input) with attributes `attrs`,
   // or, when every input is a constant (or the operator only reads shapes), evaluates it now and
@@ -54,6 +61,9 @@ class GraphImporter {
                              int num_outputs);
 
   const TensorSource& source() const { return source_; }
+  // The Ref of ONNX tensor `name` in this graph or, for a body, the graphs around it; null if
+  // unknown.
+  absl::StatusOr<Ref*> find(const std::string& name);
   // True when ONNX tensor `name` is read by a node or is a graph output.
   bool is_used(const std::string& name) const { return used_names_.count(name) > 0; }
 
@@ -78,7 +88,38 @@ class GraphImporter {
   absl::Status bind_outputs(const onnx::NodeProto& node, const std::string& shown,
                             std::vector<Ref> results);
 
+  // Control flow (onnx_control_flow.cpp): If with a constant condition inlined, Loop and Scan of
+  // a known, small number of iterations unrolled, the rest as If/Loop/Scan nodes with bodies.
+  absl::Status import_control_flow(const onnx::NodeProto& node, const std::string& shown,
+                                   const std::vector<Ref*>& inputs);
+  // The nodes of `body` imported into this graph, its local names prefixed with `prefix` and its
+  // graph inputs bound to `formal`; its outputs' Refs go to `outputs`.
+  absl::Status inline_body(const onnx::GraphProto& body, const std::vector<Ref>& formal,
+                           const std::string& prefix, std::vector<Ref>* outputs);
+  absl::Status import_if(const onnx::NodeProto& node, const std::string& shown,
+                         const std::vector<Ref*>& inputs);
+  absl::Status import_loop(const onnx::NodeProto& node, const std::string& shown,
+                           const std::vector<Ref*>& inputs);
+  absl::Status import_scan(const onnx::NodeProto& node, const std::string& shown,
+                           const std::vector<Ref*>& inputs);
+  // Ref of `value` stacked along a new axis `axis` (Unsqueeze each, then Concat), for unrolled
+  // loops' scan outputs; `name` names the nodes.
+  absl::StatusOr<Ref> stack_refs(std::vector<Ref>& values, int64_t axis, const std::string& name);
+  // emit() with ready attributes (a control-flow node's bodies cannot go through an AttrMap).
+  absl::StatusOr<std::vector<Ref>> emit_with(std::string_view op, const std::vector<Ref*>& inputs,
+                                             std::shared_ptr<OpAttrs> attrs,
+                                             const std::string& node_name,
+                                             const std::vector<std::string>& output_names,
+                                             int num_outputs);
+  // `body` as a graph of its own (run_body in a child importer), with `captured` the outer names
+  // it reads.
+  absl::StatusOr<Graph> import_body(const onnx::GraphProto& body,
+                                    const std::vector<TensorType>& formal,
+                                    const std::vector<std::string>& captured,
+                                    const std::string& label);
+
   const Context& ctx_;
+  GraphImporter* parent_ = nullptr;
   onnx::GraphProto& graph_;
   int opset_;
   const OnnxImportOptions& options_;

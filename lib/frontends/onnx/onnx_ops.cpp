@@ -419,6 +419,10 @@ constexpr Entry kConversions[] = {
     {"Tile", {input_as_ints<1, kRepeats, kRepeats>, 6, true}},
     {"Range", {generic, 11, true}},
     {"Resize", {resize, 11, true}},
+    // data-dependent output shapes
+    {"NonZero", {generic, 9, true}},
+    {"NonMaxSuppression", {generic, 10, true}},
+    {"Unique", {generic, 11, true}},
     // no IR operator: becomes a constant
     {"Constant", {constant, 1, false}},
 };

@@ -1,0 +1,213 @@
+// A standalone driver of the ONNX importer fuzz target for builds without libFuzzer (GCC, the
+// ctest suite): replays the given inputs, then runs mutated copies of them (the same structure-
+// aware mutator, with a simple byte-level one in place of libFuzzer's) for a bounded time. Any
+// input that runs longer than --hang seconds is reported as a hang and fails the run. With
+// --make-seeds it writes fuzzing seeds instead: real models with their large initializers
+// replaced (fuzz/onnx_seeds.h).
+//
+//   onnx_fuzz_replay [--seconds S] [--seed N] [--hang S] [--shrink PATH]... PATH...
+//     PATH: a file, or a folder searched for *.onnx (and, in folders named regressions*, files
+//     without an extension); --shrink PATH: the same, with the models' large initializers
+//     replaced as in the seeds (real models as inputs)
+//   onnx_fuzz_replay --make-seeds OUT_DIR PATH...   (seed-NAME.onnx for each model found)
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "onnx_fuzz_target.h"
+#include "onnx_mutator.h"
+#include "onnx_seeds.h"
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
+                                          unsigned int seed);
+extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* data1, size_t size1,
+                                            const uint8_t* data2, size_t size2, uint8_t* out,
+                                            size_t max_out_size, unsigned int seed);
+
+namespace {
+
+namespace fs = std::filesystem;
+using collage::fuzz::Rng;
+
+constexpr size_t kMaxInput = size_t{1} << 20;
+// Initializers larger than this become ConstantOfShape nodes in seeds.
+constexpr size_t kSeedInitializerBytes = 4096;
+thread_local Rng byte_rng(1);
+
+// Seeds and findings: files given by name, files named *.onnx in the given folders, and files
+// without an extension in folders named regressions*.
+std::vector<fs::path> input_files(const std::vector<std::string>& paths) {
+  std::vector<fs::path> all;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    if (!fs::is_directory(path, ec)) {
+      if (fs::is_regular_file(path, ec)) all.emplace_back(path);
+      continue;
+    }
+    const bool regressions = fs::path(path).filename().string().starts_with("regressions");
+    std::vector<fs::path> files;
+    for (const auto& e : fs::recursive_directory_iterator(path, ec))
+      if (e.is_regular_file() &&
+          (e.path().extension() == ".onnx" || (regressions && !e.path().has_extension())))
+        files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    all.insert(all.end(), files.begin(), files.end());
+  }
+  return all;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A model with its large initializers replaced (fuzz/onnx_seeds.h); empty when `bytes` is no
+// model or too large even so.
+std::string shrunk(const std::string& bytes) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) return {};
+  collage::fuzz::shrink_initializers(model, kSeedInitializerBytes);
+  std::string out;
+  model.SerializeToString(&out);
+  return out.size() <= kMaxInput ? out : std::string();
+}
+
+void collect(const std::vector<std::string>& paths, bool shrink, std::vector<std::string>& inputs) {
+  for (const fs::path& f : input_files(paths)) {
+    std::string bytes = read_file(f);
+    if (shrink) bytes = shrunk(bytes);
+    if (!bytes.empty() && bytes.size() <= kMaxInput) inputs.push_back(std::move(bytes));
+  }
+}
+
+void on_alarm(int) {
+  static const char kMessage[] = "onnx_fuzz_replay: an input ran past the hang limit\n";
+  (void)!write(2, kMessage, sizeof kMessage - 1);
+  _exit(1);
+}
+
+int make_seeds(const fs::path& out, const std::vector<std::string>& paths) {
+  fs::create_directories(out);
+  int written = 0;
+  for (const fs::path& f : input_files(paths)) {
+    const std::string bytes = shrunk(read_file(f));
+    if (bytes.empty()) {
+      std::fprintf(stderr, "onnx_fuzz_replay: %s is no ONNX model, or too large even shrunk; "
+                   "skipped\n", f.c_str());
+      continue;
+    }
+    std::ofstream(out / ("seed-" + f.filename().string()), std::ios::binary) << bytes;
+    ++written;
+  }
+  std::printf("wrote %d seeds to %s\n", written, out.c_str());
+  return 0;
+}
+
+}  // namespace
+
+// The byte-level mutator libFuzzer would provide: flip, overwrite, insert or erase bytes.
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size) {
+  auto below = [](size_t n) { return n ? static_cast<size_t>(byte_rng() % n) : 0; };
+  switch (byte_rng() % 4) {
+    case 0:
+      if (size) data[below(size)] ^= static_cast<uint8_t>(1u << below(8));
+      break;
+    case 1:
+      if (size) data[below(size)] = static_cast<uint8_t>(byte_rng());
+      break;
+    case 2:
+      if (size < max_size) {
+        const size_t at = below(size + 1);
+        std::memmove(data + at + 1, data + at, size - at);
+        data[at] = static_cast<uint8_t>(byte_rng());
+        ++size;
+      }
+      break;
+    default:
+      if (size) {
+        const size_t at = below(size), n = 1 + below(std::min<size_t>(size - at, 16));
+        std::memmove(data + at, data + at + n, size - at - n);
+        size -= n;
+      }
+  }
+  return size;
+}
+
+int main(int argc, char** argv) {
+  double seconds = 10;
+  unsigned long seed = 1;
+  unsigned hang = 20;
+  std::string seeds_out;
+  std::vector<std::string> paths, shrink_paths;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--seconds" && has_value) seconds = std::stod(argv[++i]);
+    else if (a == "--seed" && has_value) seed = std::stoul(argv[++i]);
+    else if (a == "--hang" && has_value) hang = static_cast<unsigned>(std::stoul(argv[++i]));
+    else if (a == "--make-seeds" && has_value) seeds_out = argv[++i];
+    else if (a == "--shrink" && has_value) shrink_paths.push_back(argv[++i]);
+    else paths.push_back(a);
+  }
+  if (!seeds_out.empty()) return make_seeds(seeds_out, paths);
+  std::vector<std::string> inputs;
+  collect(paths, /*shrink=*/false, inputs);
+  collect(shrink_paths, /*shrink=*/true, inputs);
+  if (inputs.empty()) {
+    std::fprintf(stderr, "onnx_fuzz_replay: no inputs found in the given paths\n");
+    return 2;
+  }
+  std::signal(SIGALRM, on_alarm);
+  long reached[4] = {};  // by collage::fuzz::Reached
+  auto run = [&](const std::string& bytes) {
+    alarm(hang);
+    const auto r =
+        collage::fuzz::run_onnx_input(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    alarm(0);
+    ++reached[static_cast<int>(r)];
+  };
+  const auto start = std::chrono::steady_clock::now();
+  for (const std::string& in : inputs) run(in);
+  Rng rng(seed);
+  byte_rng.seed(seed + 1);
+  long executions = static_cast<long>(inputs.size());
+  std::vector<uint8_t> buffer(kMaxInput);
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  while (elapsed() < seconds) {
+    const std::string& base = inputs[rng() % inputs.size()];
+    std::memcpy(buffer.data(), base.data(), base.size());
+    size_t size = base.size();
+    if (rng() % 8 == 0) {
+      const std::string& other = inputs[rng() % inputs.size()];
+      const size_t n = LLVMFuzzerCustomCrossOver(
+          reinterpret_cast<const uint8_t*>(base.data()), base.size(),
+          reinterpret_cast<const uint8_t*>(other.data()), other.size(), buffer.data(),
+          buffer.size(), static_cast<unsigned>(rng()));
+      if (n) size = n;
+    }
+    for (int k = 1 + static_cast<int>(rng() % 4); k > 0; --k)
+      size = LLVMFuzzerCustomMutator(buffer.data(), size, buffer.size(),
+                                     static_cast<unsigned>(rng()));
+    run(std::string(reinterpret_cast<const char*>(buffer.data()), size));
+    ++executions;
+  }
+  std::printf("onnx_fuzz_replay: %ld executions (%zu inputs replayed) in %.1f s, no finding; "
+              "refused %ld, imported %ld (passes failed), too large to run %ld, run by the "
+              "reference executor %ld\n",
+              executions, inputs.size(), elapsed(), reached[0], reached[1], reached[2],
+              reached[3]);
+  return 0;
+}

@@ -1,0 +1,122 @@
+// The dynamic backend: which nodes it takes, and their attributes turned into the module's
+// parameters (runtime/modules/dynamic/dyn_params.h).
+#include "backends/common/module_kernel.h"
+#include "collage/backends/dynamic.h"
+#include "collage/ops.h"
+#include "core/str_cat.h"
+#include "dyn_module.h"
+#include "dyn_params.h"
+
+namespace collage {
+namespace {
+
+using rt_dynamic::DynOp;
+using rt_dynamic::DynParams;
+
+bool touches_dynamic(const Graph& g, const Node& n) {
+  for (ValueId v : n.inputs)
+    if (v != kNoValue && g.value(v).type.is_dynamic()) return true;
+  for (ValueId v : n.outputs)
+    if (g.value(v).type.is_dynamic()) return true;
+  return false;
+}
+
+// The operator's attributes as the module's lists (dyn_params.h, DynOp).
+absl::StatusOr<std::vector<std::vector<int64_t>>> lists_of(const Node& n, DynOp op) {
+  switch (op) {
+    case DynOp::nms:
+      return std::vector<std::vector<int64_t>>{
+          {n.get<NonMaxSuppressionAttrs>().center_point_box}};
+    case DynOp::unique: {
+      const auto& a = n.get<UniqueAttrs>();
+      return std::vector<std::vector<int64_t>>{
+          {a.axis == UniqueAttrs::kAll ? rt_dynamic::kAllAxes : a.axis}, {a.sorted}};
+    }
+    case DynOp::gather:
+      return std::vector<std::vector<int64_t>>{{n.get<GatherAttrs>().axis}};
+    case DynOp::slice: {
+      const auto& a = n.get<SliceAttrs>();
+      return std::vector<std::vector<int64_t>>{a.starts, a.ends, a.axes, a.steps};
+    }
+    case DynOp::squeeze:
+      return std::vector<std::vector<int64_t>>{n.get<SqueezeAttrs>().axes};
+    case DynOp::unsqueeze:
+      return std::vector<std::vector<int64_t>>{n.get<UnsqueezeAttrs>().axes};
+    case DynOp::reshape: {
+      const auto& a = n.get<ReshapeAttrs>();
+      return std::vector<std::vector<int64_t>>{a.shape, {a.allowzero}};
+    }
+    case DynOp::transpose:
+      return std::vector<std::vector<int64_t>>{n.get<TransposeAttrs>().perm};
+    case DynOp::concat:
+      return std::vector<std::vector<int64_t>>{{n.get<ConcatAttrs>().axis}};
+    case DynOp::cast: {
+      auto to = parse_dtype(n.get<CastAttrs>().to);
+      if (!to) return absl::InvalidArgumentError(str_cat("Cast to '", n.get<CastAttrs>().to, "'"));
+      return std::vector<std::vector<int64_t>>{{static_cast<int64_t>(*to)}};
+    }
+    default:
+      return std::vector<std::vector<int64_t>>{};
+  }
+}
+
+class DynamicBackend : public Backend {
+ public:
+  DynamicBackend()
+      : Backend(std::string(kDynamicBackend), DeviceKind::cpu, rt_dynamic::kModuleVersion) {
+    add_pattern_rule("dynamic.node", [](const Graph& g, const GraphReachability&,
+                                        const RuleOptions&) {
+      std::vector<NodeSet> out;
+      for (NodeId n = 0; n < static_cast<NodeId>(g.nodes().size()); ++n) {
+        const Node& node = g.node(n);
+        if (touches_dynamic(g, node) && rt_dynamic::dyn_op_of(node.op_name()) != DynOp::count_)
+          out.push_back(NodeSet::of(g.nodes().size(), {n}));
+      }
+      return out;
+    });
+  }
+
+  bool supports_dynamic_shapes() const override { return true; }
+
+  absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
+                                                const BuildOptions&) const override {
+    if (group.nodes().size() != 1)
+      return absl::InvalidArgumentError(
+          str_cat("dynamic: group '", group.name(), "' must be one node"));
+    const Node& node = group.nodes()[0];
+    DynParams p;
+    p.op = rt_dynamic::dyn_op_of(node.op_name());
+    if (p.op == DynOp::count_)
+      return absl::InvalidArgumentError(
+          str_cat("dynamic: no kernel for ", node.op_name(), " '", node.name, "'"));
+    auto lists = lists_of(node, p.op);
+    if (!lists.ok()) return lists.status();
+    p.lists = std::move(*lists);
+    KernelRecord record;
+    for (ValueId v : node.inputs) {
+      if (v == kNoValue) {
+        p.sources.push_back(-1);
+      } else if (const Tensor* c = group.constant_of(v)) {
+        p.sources.push_back(-2 - static_cast<int64_t>(record.constants.size()));
+        record.constants.push_back(*c);
+      } else {
+        const auto& ins = group.inputs();
+        p.sources.push_back(std::find(ins.begin(), ins.end(), v) - ins.begin());
+      }
+    }
+    record.module = std::string(rt_dynamic::kModuleName);
+    record.entry = std::string(rt_dynamic::dyn_op_name(p.op));
+    record.params = rt_dynamic::encode_params(p);
+    return make_module_kernel(rt_dynamic::module_table(), std::move(record), group);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_dynamic_backend() { return std::make_unique<DynamicBackend>(); }
+
+absl::Status register_dynamic_backend(BackendRegistry& registry) {
+  return registry.add(make_dynamic_backend());
+}
+
+}  // namespace collage

@@ -1,0 +1,89 @@
+// infer_output_types: operator shape inference, with dynamic input dimensions probed.
+#include <array>
+
+#include "collage/op.h"
+#include "core/str_cat.h"
+
+namespace collage {
+namespace {
+
+// Sizes standing in for dynamic dimensions: divisible by every number up to 16, so that splits
+// and reshapes into equal parts still infer, and far from any real size.
+constexpr std::array<int64_t, 2> kProbes = {720720, 1441440};
+
+absl::StatusOr<std::vector<TensorType>> infer_static(const OpDef& op, std::string_view node,
+                                                     const OpAttrs& attrs,
+                                                     std::vector<const TensorType*> inputs,
+                                                     std::vector<const Tensor*> constants,
+                                                     int num_outputs) {
+  InferContext ictx(op.name, node, attrs, std::move(inputs), std::move(constants), num_outputs);
+  if (absl::Status s = op.infer(ictx); !s.ok()) return s;
+  if (ictx.outputs().empty())
+    return absl::InternalError(str_cat(op.name, " '", node, "': inference set no output"));
+  return std::move(ictx.outputs());
+}
+
+// Inference with every dynamic dimension of `inputs` replaced by `size`.
+absl::StatusOr<std::vector<TensorType>> probe(const OpDef& op, std::string_view node,
+                                              const OpAttrs& attrs,
+                                              const std::vector<const TensorType*>& inputs,
+                                              const std::vector<const Tensor*>& constants,
+                                              int num_outputs, int64_t size) {
+  std::vector<TensorType> probed;
+  probed.reserve(inputs.size());
+  std::vector<const TensorType*> types;
+  for (const TensorType* t : inputs) {
+    if (!t) {
+      types.push_back(nullptr);
+      continue;
+    }
+    TensorType& p = probed.emplace_back(*t);
+    for (int64_t& d : p.shape)
+      if (d == kDynamicDim) d = size;
+    types.push_back(&p);
+  }
+  return infer_static(op, node, attrs, std::move(types), constants, num_outputs);
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<TensorType>> infer_output_types(const OpDef& op, std::string_view node,
+                                                           const OpAttrs& attrs,
+                                                           std::vector<const TensorType*> inputs,
+                                                           std::vector<const Tensor*> constants,
+                                                           int num_outputs) {
+  bool dynamic = false;
+  for (const TensorType* t : inputs) dynamic = dynamic || (t && t->is_dynamic());
+  if (!dynamic || op.dynamic_shapes)
+    return infer_static(op, node, attrs, std::move(inputs), std::move(constants), num_outputs);
+  std::array<std::vector<TensorType>, kProbes.size()> runs;
+  for (size_t i = 0; i < kProbes.size(); ++i) {
+    auto r = probe(op, node, attrs, inputs, constants, num_outputs, kProbes[i]);
+    if (!r.ok())
+      return absl::Status(r.status().code(),
+                          str_cat(r.status().message(), " (an input has a data-dependent shape; ",
+                                  "its unknown dimensions were taken as ", kProbes[i], ")"));
+    runs[i] = std::move(*r);
+  }
+  auto ones = probe(op, node, attrs, inputs, constants, num_outputs, 1);
+  std::vector<TensorType> out = runs[0];
+  for (size_t o = 0; o < out.size(); ++o) {
+    const TensorType& other = runs[1][o];
+    if (runs[1].size() != out.size() || other.dtype != out[o].dtype ||
+        other.shape.size() != out[o].shape.size())
+      return absl::InvalidArgumentError(
+          str_cat(op.name, " '", node, "': the rank or element type of output ", o,
+                  " depends on the data-dependent size of an input"));
+    const TensorType* one = ones.ok() && ones->size() == out.size() &&
+                                    (*ones)[o].shape.size() == out[o].shape.size()
+                                ? &(*ones)[o]
+                                : nullptr;
+    for (size_t d = 0; d < out[o].shape.size(); ++d) {
+      const int64_t v = out[o].shape[d];
+      if (other.shape[d] != v || (one && one->shape[d] != v)) out[o].shape[d] = kDynamicDim;
+    }
+  }
+  return out;
+}
+
+}  // namespace collage

@@ -1,0 +1,103 @@
+// DynKernel: descriptor checks and one run (dyn_kernel.h).
+#include "dyn_kernel.h"
+
+#include <memory>
+
+namespace collage::rt_dynamic {
+namespace {
+
+struct Arity {
+  int min_inputs, max_inputs, min_outputs, max_outputs;  // -1: any number of inputs
+};
+
+Arity arity_of(DynOp op) {
+  switch (op) {
+    case DynOp::nms: return {2, 5, 1, 1};
+    case DynOp::unique: return {1, 1, 1, 4};
+    case DynOp::gather:
+    case DynOp::add:
+    case DynOp::sub:
+    case DynOp::mul:
+    case DynOp::div:
+    case DynOp::greater:
+    case DynOp::less:
+    case DynOp::equal: return {2, 2, 1, 1};
+    case DynOp::concat: return {1, -1, 1, 1};
+    default: return {1, 1, 1, 1};
+  }
+}
+
+}  // namespace
+
+std::string DynKernel::create(const collage_kernel_desc_t& desc, DynKernel*& kernel) {
+  auto k = std::make_unique<DynKernel>();
+  if (std::string e = decode_params(desc.params, desc.params_size, &k->params_); !e.empty())
+    return e;
+  const DynParams& p = k->params_;
+  if (dyn_op_name(p.op) != desc.entry)
+    return std::string("entry '") + desc.entry + "' does not match the parameters' operator " +
+           std::string(dyn_op_name(p.op));
+  const int32_t outputs = desc.num_args - desc.num_inputs;
+  const Arity a = arity_of(p.op);
+  const auto operands = static_cast<int64_t>(p.sources.size());
+  if (operands < a.min_inputs || (a.max_inputs >= 0 && operands > a.max_inputs) ||
+      outputs < a.min_outputs || outputs > a.max_outputs || desc.num_inputs < 0)
+    return std::string(dyn_op_name(p.op)) + " with " + std::to_string(operands) + " inputs and " +
+           std::to_string(outputs) + " outputs";
+  for (size_t i = 0; i < p.sources.size(); ++i) {
+    const int64_t s = p.sources[i];
+    const bool ok = s == -1 ? static_cast<int64_t>(i) >= a.min_inputs
+                    : s >= 0 ? s < desc.num_inputs
+                             : -2 - s < desc.num_constants;
+    if (!ok) return "input " + std::to_string(i) + " comes from nowhere the kernel has";
+  }
+  for (int32_t i = 0; i < desc.num_args; ++i) {
+    const collage_tensor_desc_t& t = desc.args[i];
+    (i < desc.num_inputs ? k->input_dtypes_ : k->output_dtypes_).push_back(t.dtype);
+    if (i < desc.num_inputs) k->input_ranks_.push_back(static_cast<size_t>(t.rank));
+  }
+  for (int32_t c = 0; c < desc.num_constants; ++c) {
+    const collage_tensor_desc_t& t = desc.constant_descs[c];
+    k->constants_.push_back({t.dtype, std::vector<int64_t>(t.shape, t.shape + t.rank),
+                             static_cast<const uint8_t*>(desc.constants[c])});
+  }
+  try {
+    for (int32_t d : k->input_dtypes_) element_size(d);
+    for (int32_t d : k->output_dtypes_) element_size(d);
+  } catch (const KernelError& e) {
+    return e.what();
+  }
+  kernel = k.release();
+  return "";
+}
+
+std::string DynKernel::run(const collage_rt_tensor_t* inputs, int32_t num_inputs,
+                           collage_rt_alloc_fn alloc, void* alloc_ctx) const {
+  if (num_inputs != static_cast<int32_t>(input_dtypes_.size()) || (num_inputs && !inputs) ||
+      !alloc)
+    return "run with " + std::to_string(num_inputs) + " inputs for " +
+           std::to_string(input_dtypes_.size());
+  std::vector<Value> in;
+  for (int64_t s : params_.sources) {
+    if (s == -1) {
+      in.emplace_back();
+    } else if (s < 0) {
+      in.push_back(constants_[-2 - s]);
+    } else {
+      const collage_rt_tensor_t& t = inputs[s];
+      in.push_back({input_dtypes_[s], std::vector<int64_t>(t.shape, t.shape + input_ranks_[s]),
+                    static_cast<const uint8_t*>(t.data)});
+    }
+  }
+  Outputs out(alloc, alloc_ctx, output_dtypes_);
+  try {
+    if (!run_data_dependent_op(params_, in, out) && !run_layout_op(params_, in, out) &&
+        !run_math_op(params_, in, out))
+      return "operator " + std::string(dyn_op_name(params_.op)) + " has no implementation";
+  } catch (const KernelError& e) {
+    return std::string(dyn_op_name(params_.op)) + ": " + e.what();
+  }
+  return "";
+}
+
+}  // namespace collage::rt_dynamic

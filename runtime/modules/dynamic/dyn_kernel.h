@@ -1,0 +1,32 @@
+// A kernel of the dynamic module: one operator whose shapes are known only at run time, created
+// from its descriptor (the operator and its parameters, its arguments' types with -1 for unknown
+// dimensions, its constants) and run on its inputs' actual shapes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collage/runtime_module.h"
+#include "dyn_params.h"
+#include "dyn_value.h"
+
+namespace collage::rt_dynamic {
+
+class DynKernel {
+ public:
+  // Empty string on success (kernel set), else why the descriptor is refused.
+  static std::string create(const collage_kernel_desc_t& desc, DynKernel*& kernel);
+  // Runs once: `inputs` are the kernel's input arguments with their shapes; outputs come from
+  // `alloc`. Empty string on success, else the error.
+  std::string run(const collage_rt_tensor_t* inputs, int32_t num_inputs,
+                  collage_rt_alloc_fn alloc, void* alloc_ctx) const;
+
+ private:
+  DynParams params_;
+  std::vector<int32_t> input_dtypes_;
+  std::vector<size_t> input_ranks_;
+  std::vector<int32_t> output_dtypes_;
+  std::vector<Value> constants_;
+};
+
+}  // namespace collage::rt_dynamic

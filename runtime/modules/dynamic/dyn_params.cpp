@@ -1,0 +1,119 @@
+// DynParams: operator names and the binary form (dyn_params.h).
+#include "dyn_params.h"
+
+#include <array>
+#include <cstring>
+
+namespace collage::rt_dynamic {
+namespace {
+
+constexpr std::array<std::string_view, static_cast<size_t>(DynOp::count_)> kNames = {
+    "NonZero", "NonMaxSuppression", "Unique", "Gather", "Slice", "Squeeze", "Unsqueeze",
+    "Reshape", "Transpose", "Concat", "Cast", "Identity", "Add", "Sub", "Mul", "Div", "Greater",
+    "Less", "Equal", "Relu", "Sigmoid", "Exp", "Neg", "Abs", "Sqrt"};
+
+void put_u32(std::vector<uint8_t>& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+void put_i64(std::vector<uint8_t>& out, int64_t v) {
+  const auto u = static_cast<uint64_t>(v);
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(u >> (8 * i)));
+}
+
+class Reader {
+ public:
+  Reader(const uint8_t* p, size_t n) : p_(p), n_(n) {}
+  bool u8(uint8_t* v) {
+    if (n_ < 1) return false;
+    *v = *p_++;
+    --n_;
+    return true;
+  }
+  bool u32(uint32_t* v) {
+    if (n_ < 4) return false;
+    *v = 0;
+    for (int i = 0; i < 4; ++i) *v |= static_cast<uint32_t>(p_[i]) << (8 * i);
+    p_ += 4;
+    n_ -= 4;
+    return true;
+  }
+  bool i64(int64_t* v) {
+    if (n_ < 8) return false;
+    uint64_t u = 0;
+    for (int i = 0; i < 8; ++i) u |= static_cast<uint64_t>(p_[i]) << (8 * i);
+    *v = static_cast<int64_t>(u);
+    p_ += 8;
+    n_ -= 8;
+    return true;
+  }
+  size_t left() const { return n_; }
+
+ private:
+  const uint8_t* p_;
+  size_t n_;
+};
+
+}  // namespace
+
+std::string_view dyn_op_name(DynOp op) {
+  return op < DynOp::count_ ? kNames[static_cast<size_t>(op)] : "?";
+}
+
+DynOp dyn_op_of(std::string_view name) {
+  for (size_t i = 0; i < kNames.size(); ++i)
+    if (kNames[i] == name) return static_cast<DynOp>(i);
+  return DynOp::count_;
+}
+
+const std::vector<int64_t>& DynParams::list(size_t i) const {
+  static const std::vector<int64_t> kEmpty;
+  return i < lists.size() ? lists[i] : kEmpty;
+}
+
+int64_t DynParams::value(size_t i, int64_t fallback) const {
+  return list(i).empty() ? fallback : list(i).front();
+}
+
+std::vector<uint8_t> encode_params(const DynParams& p) {
+  std::vector<uint8_t> out;
+  put_u32(out, kParamsMagic);
+  put_u32(out, kParamsVersion);
+  out.push_back(static_cast<uint8_t>(p.op));
+  auto put_list = [&](const std::vector<int64_t>& l) {
+    put_u32(out, static_cast<uint32_t>(l.size()));
+    for (int64_t v : l) put_i64(out, v);
+  };
+  put_list(p.sources);
+  put_u32(out, static_cast<uint32_t>(p.lists.size()));
+  for (const auto& l : p.lists) put_list(l);
+  return out;
+}
+
+std::string decode_params(const uint8_t* data, size_t size, DynParams* out) {
+  Reader r(data, size);
+  uint32_t magic = 0, version = 0, lists = 0;
+  uint8_t op = 0;
+  if (!r.u32(&magic) || magic != kParamsMagic) return "parameters without the DYNP magic";
+  if (!r.u32(&version) || version != kParamsVersion)
+    return "parameters of version " + std::to_string(version) + "; this module reads version " +
+           std::to_string(kParamsVersion);
+  if (!r.u8(&op) || op >= static_cast<uint8_t>(DynOp::count_))
+    return "unknown operator " + std::to_string(op);
+  out->op = static_cast<DynOp>(op);
+  auto get_list = [&](std::vector<int64_t>& l) {
+    uint32_t n = 0;
+    if (!r.u32(&n) || n > r.left() / 8) return false;
+    l.resize(n);
+    for (int64_t& v : l) r.i64(&v);
+    return true;
+  };
+  if (!get_list(out->sources)) return "truncated parameters";
+  if (!r.u32(&lists) || lists > r.left() / 4) return "truncated parameters";
+  out->lists.assign(lists, {});
+  for (auto& l : out->lists)
+    if (!get_list(l)) return "truncated parameters";
+  if (r.left() != 0) return "trailing bytes after the parameters";
+  return "";
+}
+
+}  // namespace collage::rt_dynamic

@@ -1,0 +1,62 @@
+// The parameters of the dynamic module's kernels (operators whose shapes are known only at run
+// time) and their binary form, shared by the compiler (lib/backends/dynamic writes them) and the
+// module (reads them). Depends only on the C++ library.
+//
+// Layout: u32 magic "DYNP", u32 version, u8 operator, the sources (a list), u32 list count, then
+// each list. A list is a u32 count and that many little-endian i64. What each list means depends
+// on the operator (DynOp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace collage::rt_dynamic {
+
+inline constexpr uint32_t kParamsMagic = 0x504E5944;  // "DYNP" read as a little-endian u32
+inline constexpr uint32_t kParamsVersion = 1;
+
+// The operators the module runs, with the lists their parameters hold.
+enum class DynOp : uint8_t {
+  nonzero,      // -
+  nms,          // [center_point_box]
+  unique,       // [axis, or kAllAxes], [sorted]
+  gather,       // [axis]
+  slice,        // starts, ends, axes, steps
+  squeeze,      // axes (empty: every size-1 axis)
+  unsqueeze,    // axes (of the output)
+  reshape,      // shape, [allowzero]
+  transpose,    // perm (empty: reversed)
+  concat,       // [axis]
+  cast,         // [collage_dtype_t of the output]
+  identity,     // -
+  add, sub, mul, div,  // numpy broadcasting
+  greater, less, equal,  // numpy broadcasting, bool output
+  relu, sigmoid, exp, neg, abs, sqrt,
+  count_,
+};
+
+inline constexpr int64_t kAllAxes = INT64_MIN;
+
+// The ONNX name of an operator ("NonZero", ...), and the operator of a name (count_ if none).
+std::string_view dyn_op_name(DynOp op);
+DynOp dyn_op_of(std::string_view name);
+
+struct DynParams {
+  DynOp op = DynOp::identity;
+  // Where each input of the operator comes from: kernel argument k (k >= 0), kernel constant c
+  // (-2 - c), or nowhere (-1: an absent optional input).
+  std::vector<int64_t> sources;
+  std::vector<std::vector<int64_t>> lists;
+  // List `i`, empty when absent.
+  const std::vector<int64_t>& list(size_t i) const;
+  // The single value of list `i`, or `fallback` when it is absent or empty.
+  int64_t value(size_t i, int64_t fallback) const;
+};
+
+std::vector<uint8_t> encode_params(const DynParams& p);
+// Empty string on success, else what is wrong with the bytes.
+std::string decode_params(const uint8_t* data, size_t size, DynParams* out);
+
+}  // namespace collage::rt_dynamic

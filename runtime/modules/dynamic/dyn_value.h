@@ -1,0 +1,66 @@
+// Tensors inside the dynamic module and the outputs its operators make, with the helpers the
+// operator files share (element sizes, strides, errors).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "collage/runtime_module.h"
+#include "dyn_params.h"
+
+namespace collage::rt_dynamic {
+
+// A failure the kernel reports as its error message (bad indices, shapes that do not fit, ...).
+struct KernelError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Bytes of one element of a collage_dtype_t; throws for a type the module does not know.
+size_t element_size(int32_t dtype);
+// "f32[3x?]"-style text.
+std::string type_text(int32_t dtype, const std::vector<int64_t>& shape);
+int64_t numel(const std::vector<int64_t>& shape);
+std::vector<int64_t> strides_of(const std::vector<int64_t>& shape);
+// An axis in [-rank, rank) mapped into [0, rank); throws naming `what` otherwise.
+int64_t axis_in(int64_t axis, int64_t rank, const char* what);
+
+struct Value {
+  int32_t dtype = 0;
+  std::vector<int64_t> shape;
+  const uint8_t* data = nullptr;
+  int64_t numel() const { return rt_dynamic::numel(shape); }
+  template <typename T>
+  const T* as() const {
+    return reinterpret_cast<const T*>(data);
+  }
+};
+
+// The outputs of one run: each buffer asked of the runtime once its shape is known.
+class Outputs {
+ public:
+  Outputs(collage_rt_alloc_fn alloc, void* ctx, std::vector<int32_t> dtypes)
+      : alloc_(alloc), ctx_(ctx), dtypes_(std::move(dtypes)) {}
+  size_t count() const { return dtypes_.size(); }
+  int32_t dtype(size_t i) const { return dtypes_[i]; }
+  // The buffer of output i of `shape`; throws when the runtime refuses it.
+  uint8_t* make(size_t i, const std::vector<int64_t>& shape);
+  template <typename T>
+  T* make_as(size_t i, const std::vector<int64_t>& shape) {
+    return reinterpret_cast<T*>(make(i, shape));
+  }
+
+ private:
+  collage_rt_alloc_fn alloc_;
+  void* ctx_;
+  std::vector<int32_t> dtypes_;
+};
+
+// The operator families (dyn_ops_*.cpp): each runs `p.op` when it is one of its own, and
+// returns false otherwise.
+bool run_data_dependent_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
+bool run_layout_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
+bool run_math_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
+
+}  // namespace collage::rt_dynamic

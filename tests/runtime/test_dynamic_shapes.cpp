@@ -1,0 +1,187 @@
+// Artifacts with data-dependent shapes: NonZero and NonMaxSuppression and the nodes after them on
+// the dynamic runtime module, next to static kernels on eigen, written (format version 2), loaded
+// through the C API and run with
+// collage_module_run_outputs; outputs equal to the reference executor's; collage_module_run
+// refuses such a model; in process, the same kernels run through CompiledModel.
+#include <catch2/catch.hpp>
+
+#include "collage/backends/dynamic.h"
+#include "collage/backends/eigen.h"
+#include "collage/executor.h"
+#include "collage/ops.h"
+#include "collage/reference.h"
+#include "common/test_util.h"
+#include "runtime/runtime_test_util.h"
+
+namespace collage::testing {
+namespace {
+
+template <typename A, typename F>
+std::shared_ptr<const OpAttrs> attrs(F&& f) {
+  return make_attrs<A>(std::forward<F>(f));
+}
+
+// x f32[12] -> Relu -> NonZero -> Squeeze(0) -> Gather(table f32[12,3]) -> Mul(2) -> "rows";
+// also the index list itself as "picked".
+Graph nonzero_graph(const Context& ctx) {
+  GraphBuilder b(ctx, "picks");
+  const ValueId x = b.add_input("x", {DType::f32, {12}});
+  const ValueId table = b.add_constant("table", random_f32({12, 3}, 5));
+  const ValueId two = b.add_constant("two", Tensor::scalar_f32(2));
+  const ValueId r = *b.add("Relu", {x});
+  const ValueId nz = *b.add("NonZero", {r});
+  const ValueId idx = *b.add("Squeeze", {nz}, attrs<SqueezeAttrs>([](auto& a) { a.axes = {0}; }));
+  const ValueId rows = *b.add("Gather", {table, idx});
+  const ValueId doubled = *b.add("Mul", {rows, two});
+  b.set_value_name(doubled, "rows");
+  b.set_value_name(idx, "picked");
+  b.add_output(doubled);
+  b.add_output(idx);
+  auto g = b.finish();
+  REQUIRE(g.ok());
+  return std::move(*g);
+}
+
+BackendRegistry backends_with_dynamic() {
+  BackendRegistry backends;
+  REQUIRE(backends.add(make_reference_backend()).ok());
+  REQUIRE(register_eigen_backend(backends).ok());
+  REQUIRE(register_dynamic_backend(backends).ok());
+  return backends;
+}
+
+// Every node on `dynamic` when it touches a dynamic value, on eigen otherwise.
+Placement split_placement(const Graph& g) {
+  Placement p;
+  p.strategy = "test";
+  for (NodeId n = 0; n < static_cast<NodeId>(g.nodes().size()); ++n) {
+    bool dynamic = false;
+    for (ValueId v : g.node(n).outputs) dynamic = dynamic || g.value(v).type.is_dynamic();
+    for (ValueId v : g.node(n).inputs)
+      dynamic = dynamic || (v != kNoValue && g.value(v).type.is_dynamic());
+    p.groups.push_back({NodeSet::of(g.nodes().size(), {n}), dynamic ? "dynamic" : "eigen"});
+  }
+  return p;
+}
+
+std::vector<Tensor> run_outputs(const collage_module_t* m, const std::vector<Tensor>& inputs,
+                                std::string* message) {
+  std::vector<DLTensor> in;
+  for (const Tensor& t : inputs) in.push_back(dl_view(t));
+  collage_outputs_t* outs = nullptr;
+  *message = take_message(
+      collage_module_run_outputs(m, in.data(), static_cast<int32_t>(in.size()), &outs));
+  std::vector<Tensor> result;
+  for (int32_t i = 0; i < collage_outputs_count(outs); ++i) {
+    DLTensor t{};
+    REQUIRE(take_message(collage_outputs_get(outs, i, &t)).empty());
+    Shape shape(t.shape, t.shape + t.ndim);
+    const DType dtype = t.dtype.code == kDLFloat ? DType::f32 : DType::i64;
+    Tensor copy(dtype, shape);
+    if (copy.bytes()) std::memcpy(copy.raw(), t.data, copy.bytes());
+    result.push_back(std::move(copy));
+  }
+  collage_outputs_release(outs);
+  return result;
+}
+
+TEST_CASE("an artifact runs NonZero and the nodes after it with run-time shapes",
+          "[runtime][dynamic-shapes]") {
+  Context ctx;
+  const Graph g = nonzero_graph(ctx);
+  BackendRegistry backends = backends_with_dynamic();
+  ArtifactSummary summary;
+  auto bytes = compile_artifact(ctx, backends, g, split_placement(g), {}, &summary);
+  INFO(bytes.status().ToString());
+  REQUIRE(bytes.ok());
+  CHECK(summary.format_version == 2);
+  CHECK(std::find(summary.modules.begin(), summary.modules.end(), "dynamic") !=
+        summary.modules.end());
+  auto m = load_bytes(*bytes, nullptr, nullptr, nullptr);
+  REQUIRE(m);
+  collage_tensor_info_t info{};
+  info.struct_size = sizeof info;
+  REQUIRE(take_message(collage_module_output_info(m.get(), 0, &info)).empty());
+  CHECK(info.shape[0] == -1);
+  CHECK(info.bytes == 0);
+
+  for (uint64_t seed : {1, 2, 3}) {
+    const Tensor x = random_f32({12}, seed);
+    std::string message;
+    const std::vector<Tensor> got = run_outputs(m.get(), {x}, &message);
+    INFO(message);
+    REQUIRE(got.size() == 2);
+    auto want = run_reference(g, {x});
+    REQUIRE(want.ok());
+    CHECK(got[0].shape() == (*want)[0].shape());
+    CHECK(max_relative_error(got[0], (*want)[0]) == 0);
+    CHECK(got[1].identical((*want)[1]));
+  }
+  // No element above zero: empty outputs.
+  std::string message;
+  const std::vector<Tensor> none = run_outputs(m.get(), {Tensor(DType::f32, {12})}, &message);
+  REQUIRE(none.size() == 2);
+  CHECK(none[0].shape() == Shape{0, 3});
+
+  // collage_module_run cannot take outputs of unknown size.
+  const Tensor x = random_f32({12}, 1);
+  Tensor y(DType::f32, {4, 3}), idx(DType::i64, {4});
+  DLTensor in = dl_view(x), out[2] = {dl_view(y), dl_view(idx)};
+  message = take_message(collage_module_run(m.get(), &in, 1, out, 2));
+  CHECK_THAT(message, Catch::Contains("collage_module_run_outputs") && Catch::Contains("rows"));
+}
+
+TEST_CASE("NonMaxSuppression's kept boxes come out of an artifact as the reference keeps them",
+          "[runtime][dynamic-shapes]") {
+  Context ctx;
+  GraphBuilder b(ctx, "nms");
+  const ValueId boxes = b.add_input("boxes", {DType::f32, {1, 10, 4}});
+  const ValueId scores = b.add_input("scores", {DType::f32, {1, 2, 10}});
+  const ValueId max_out = b.add_constant("m", Tensor::from_i64({1}, std::vector<int64_t>{4}));
+  const ValueId iou = b.add_constant("iou", Tensor::from_f32({1}, std::vector<float>{0.3f}));
+  const ValueId sel = *b.add("NonMaxSuppression", {boxes, scores, max_out, iou});
+  b.set_value_name(sel, "selected");
+  b.add_output(sel);
+  auto g = b.finish();
+  REQUIRE(g.ok());
+  BackendRegistry backends = backends_with_dynamic();
+  auto bytes = compile_artifact(ctx, backends, *g, split_placement(*g));
+  INFO(bytes.status().ToString());
+  REQUIRE(bytes.ok());
+  auto m = load_bytes(*bytes, nullptr, nullptr, nullptr);
+  REQUIRE(m);
+  Tensor box(DType::f32, {1, 10, 4});
+  for (int64_t i = 0; i < 10; ++i) {
+    const float y = static_cast<float>(i % 4), x = static_cast<float>(i / 4);
+    const float v[4] = {y, x, y + 1.5f, x + 1.5f};
+    std::memcpy(box.data<float>() + 4 * i, v, sizeof v);
+  }
+  const Tensor score = random_f32({1, 2, 10}, 7, 0.f, 1.f);
+  std::string message;
+  const std::vector<Tensor> got = run_outputs(m.get(), {box, score}, &message);
+  INFO(message);
+  REQUIRE(got.size() == 1);
+  auto want = run_reference(*g, {box, score});
+  REQUIRE(want.ok());
+  CHECK(got[0].identical((*want)[0]));
+}
+
+TEST_CASE("in process, the dynamic backend runs the same kernels", "[runtime][dynamic-shapes]") {
+  Context ctx;
+  const Graph g = nonzero_graph(ctx);
+  BackendRegistry backends = backends_with_dynamic();
+  auto model = compile_placement(ctx, backends, g, split_placement(g));
+  INFO(model.status().ToString());
+  REQUIRE(model.ok());
+  const Tensor x = random_f32({12}, 4);
+  auto got = model->run({x});
+  INFO(got.status().ToString());
+  REQUIRE(got.ok());
+  auto want = run_reference(g, {x});
+  REQUIRE(want.ok());
+  CHECK((*got)[0].identical((*want)[0]));
+  CHECK((*got)[1].identical((*want)[1]));
+}
+
+}  // namespace
+}  // namespace collage::testing
