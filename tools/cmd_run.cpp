@@ -84,6 +84,24 @@ Tensor random_tensor(const TensorType& type, uint64_t seed) {
       case DType::boolean:
         t.data<uint8_t>()[i] = static_cast<uint8_t>(bit(rng));
         break;
+      case DType::f64:
+        t.data<double>()[i] = real(rng);
+        break;
+      case DType::i16:
+        t.data<int16_t>()[i] = static_cast<int16_t>(digit(rng));
+        break;
+      case DType::u8:
+        t.data<uint8_t>()[i] = static_cast<uint8_t>(digit(rng));
+        break;
+      case DType::u16:
+        t.data<uint16_t>()[i] = static_cast<uint16_t>(digit(rng));
+        break;
+      case DType::u32:
+        t.data<uint32_t>()[i] = static_cast<uint32_t>(digit(rng));
+        break;
+      case DType::u64:
+        t.data<uint64_t>()[i] = static_cast<uint64_t>(digit(rng));
+        break;
     }
   }
   return t;

@@ -282,7 +282,8 @@ int run(int argc, char** argv) {
   parser.flag("--small", "the width-reduced *_small models (a quick check)", &args.small);
   parser.option("--models", "LIST",
                 "comma-separated model names (default: resnet50, mobilenetv2, resnext50,\n"
-                "bert, dcgan, googlenet; with --small their _small variants)",
+                "bert, dcgan, googlenet, efficientnet_b0, regnet_y_400mf; with --small the\n"
+                "_small variants of the first six)",
                 &args.models);
   parser.option("--rounds", "N", "rounds (default 5)", &args.rounds, 1);
   parser.option("--repeat", "N", "timed runs of each contender per round (default 3)",
@@ -307,6 +308,8 @@ int run(int argc, char** argv) {
     models = {"resnet50", "mobilenetv2", "resnext50", "bert", "dcgan", "googlenet"};
     if (args.small)
       for (std::string& m : models) m += "_small";
+    else
+      models.insert(models.end(), {"efficientnet_b0", "regnet_y_400mf"});
   }
   BackendRegistry backends;
   if (absl::Status s = cli::register_builtin_backends(backends); !s.ok()) {
