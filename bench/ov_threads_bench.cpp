@@ -1,12 +1,12 @@
-// An OpenVINO region beside a kernel of generated code, under the wave executor: the region
-// treated as a team kernel (the default: profiled, it runs exclusive with every worker to itself,
-// or pinned to one OpenVINO thread beside the other branch, whichever the scheduler predicts
-// faster) against the region scheduled as an ordinary chunk beside the other branch, its
-// OpenVINO team of all the threads then competing with collage's pool for the cores
-// (SchedulerOptions::team_kernels off), and the sequential executor. Each artifact is loaded
-// through the runtime's C API; the contenders alternate, each `repeat` runs a round; prints the
-// median wall time per run and the process CPU time per run (every thread: TBB's and the pool's,
-// spinning included). Not a test: it never fails on a timing.
+// An OpenVINO region beside a kernel of generated code, under the wave executor, the region
+// treated as a team kernel as profiled (the default), forced exclusive (alone, every worker to
+// itself), forced pinned (one OpenVINO thread, beside the other branch), or shared (an ordinary
+// chunk beside the other branch, its OpenVINO team of all the threads competing with collage's
+// busy worker for the cores: two pools), and the sequential executor
+// (waves::SchedulerOptions::teams). Each artifact is loaded through the runtime's C API; the
+// contenders alternate, each `repeat` runs a round; prints the median wall time per run and the
+// process CPU time per run (every thread: TBB's and the pool's, spinning included). Not a test:
+// it never fails on a timing.
 //
 //   ov_threads_bench [ROUNDS] [REPEAT]
 //
@@ -137,45 +137,44 @@ int main(int argc, char** argv) {
     std::printf("cannot register the backends\n");
     return 1;
   }
-  std::string bytes[2];
-  for (int team = 0; team < 2; ++team) {
+  // The wave schedules, by how the region (the one kernel with a team) is treated.
+  using Teams = waves::SchedulerOptions::Teams;
+  struct Contender {
+    const char* name;
+    Teams teams;
+    uint32_t flags;
+    Loaded l;
+    std::vector<double> wall, cpu;
+  };
+  Contender cs[5] = {
+      {"waves, region as profiled (the default)", Teams::profiled, COLLAGE_LOAD_EXECUTOR_WAVES},
+      {"waves, region exclusive (alone, 2 threads)", Teams::exclusive,
+       COLLAGE_LOAD_EXECUTOR_WAVES},
+      {"waves, region pinned (1 thread, beside B)", Teams::pinned, COLLAGE_LOAD_EXECUTOR_WAVES},
+      {"waves, region shared (2 threads, beside B)", Teams::shared, COLLAGE_LOAD_EXECUTOR_WAVES},
+      {"sequential executor", Teams::profiled, COLLAGE_LOAD_EXECUTOR_SEQUENTIAL}};
+  const Tensor input = random_tensor({DType::f32, {1, 64, 56, 56}}, 99);
+  for (Contender& c : cs) {
     ArtifactOptions o;
     o.build.num_threads = 2;
     o.waves.executor = waves::ExecutorChoice::waves;
     o.waves.workers = 2;
-    o.waves.scheduler.team_kernels = team == 1;
+    o.waves.scheduler.teams = c.teams;
     ArtifactSummary summary;
-    auto out = compile_artifact(ctx, backends, *g, p, o, &summary);
-    if (!out.ok()) {
-      std::printf("%s\n", std::string(out.status().message()).c_str());
+    auto bytes = compile_artifact(ctx, backends, *g, p, o, &summary);
+    if (!bytes.ok()) {
+      std::printf("%s\n", std::string(bytes.status().message()).c_str());
       return 1;
     }
-    bytes[team] = *std::move(out);
-    std::printf("%s: %zu kernels, %u waves, %u exclusive, %u pinned; compile-time waves "
-                "%.2f ms, sequential %.2f ms\n",
-                team ? "team kernel" : "plain chunk", summary.kernels, summary.num_waves,
-                summary.exclusive_kernels, summary.pinned_kernels, summary.waves_ms,
-                summary.sequential_ms);
+    std::printf("%s: %zu kernels, %u waves, %u exclusive, %u pinned\n", c.name, summary.kernels,
+                summary.num_waves, summary.exclusive_kernels, summary.pinned_kernels);
+    if (!load(*bytes, c.flags, input, &c.l)) return 1;
   }
-
-  const Tensor input = random_tensor({DType::f32, {1, 64, 56, 56}}, 99);
-  struct Contender {
-    const char* name;
-    Loaded l;
-    std::vector<double> wall, cpu;
-  };
-  Contender cs[3] = {{"waves, OpenVINO region as a team kernel", {}, {}, {}},
-                     {"waves, OpenVINO region as a plain chunk (two pools)", {}, {}, {}},
-                     {"sequential", {}, {}, {}}};
-  if (!load(bytes[1], COLLAGE_LOAD_EXECUTOR_WAVES, input, &cs[0].l) ||
-      !load(bytes[0], COLLAGE_LOAD_EXECUTOR_WAVES, input, &cs[1].l) ||
-      !load(bytes[1], COLLAGE_LOAD_EXECUTOR_SEQUENTIAL, input, &cs[2].l))
-    return 1;
   for (Contender& c : cs)
     if (!run(c.l)) return 1;
   for (int r = 0; r < rounds; ++r) {
-    for (int k = 0; k < 3; ++k) {
-      Contender& c = cs[(k + r) % 3];
+    for (int k = 0; k < 5; ++k) {
+      Contender& c = cs[(k + r) % 5];
       for (int i = 0; i < repeat; ++i) {
         const double cpu0 = process_cpu_ms();
         const auto t0 = std::chrono::steady_clock::now();
@@ -190,13 +189,13 @@ int main(int argc, char** argv) {
     }
   }
   bool same = true;
-  for (int k = 1; k < 3; ++k) same = same && cs[k].l.outputs[0].identical(cs[0].l.outputs[0]);
+  for (int k = 1; k < 5; ++k) same = same && cs[k].l.outputs[0].identical(cs[0].l.outputs[0]);
   const double base = median(cs[0].wall);
   std::printf("%d rounds x %d runs each (alternating), 2 worker threads, batch 1; outputs %s\n",
               rounds, repeat, same ? "identical" : "DIFFER");
-  std::printf("  %-52s %10s %8s %14s\n", "contender", "median ms", "ratio", "CPU ms per run");
+  std::printf("  %-44s %10s %8s %14s\n", "contender", "median ms", "ratio", "CPU ms per run");
   for (Contender& c : cs)
-    std::printf("  %-52s %10.3f %7.2fx %14.3f\n", c.name, median(c.wall), median(c.wall) / base,
+    std::printf("  %-44s %10.3f %7.2fx %14.3f\n", c.name, median(c.wall), median(c.wall) / base,
                 median(c.cpu));
   return 0;
 }

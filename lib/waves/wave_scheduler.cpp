@@ -137,6 +137,12 @@ class Scheduler {
   // choice is kept when the wave, its chunk counts chosen again, ends earlier.
   void select_variants(const std::vector<uint32_t>& wave, const Segment& s, Variants* v) const {
     for (uint32_t k : wave) v->chunks[k] = 1, v->threads[k] = 0;
+    if (o_.teams == SchedulerOptions::Teams::pinned) {
+      for (uint32_t k : wave)
+        if (pinnable(k)) v->threads[k] = 1;
+      if (o_.select_variants) refine_chunks(wave, s, v);
+      return;
+    }
     if (!o_.select_variants) return;
     double best = refine_chunks(wave, s, v);
     std::vector<uint32_t> teams;
@@ -330,12 +336,14 @@ ScheduleResult schedule_waves(const std::vector<KernelProfile>& profiles,
                               const SchedulerOptions& options) {
   SchedulerOptions o = options;
   o.workers = std::clamp<uint32_t>(o.workers, 1, kMaxWorkers);
-  std::vector<KernelProfile> plain;
-  if (!o.team_kernels) {
-    plain = profiles;
-    for (KernelProfile& p : plain) p.exclusive = false, p.pinned_us.clear();
+  using Teams = SchedulerOptions::Teams;
+  std::vector<KernelProfile> forced;
+  if (o.teams == Teams::exclusive || o.teams == Teams::shared) {
+    forced = profiles;
+    for (KernelProfile& p : forced)
+      if (!p.pinned_us.empty()) p.exclusive = o.teams == Teams::exclusive, p.pinned_us.clear();
   }
-  Scheduler s(o.team_kernels ? profiles : plain, deps, o);
+  Scheduler s(forced.empty() ? profiles : forced, deps, o);
   return s.run(wave_levels(deps));
 }
 

@@ -32,10 +32,13 @@ struct SchedulerOptions {
   double barrier_us = 2.0;         // a barrier between two segments
   bool merge_waves = true;         // false: every wave is its own segment
   bool select_variants = true;     // false: every kernel keeps its most efficient variant
-  // false: a kernel with a thread team of its own is scheduled as one ordinary chunk beside the
-  // others, its team unlimited, so that its pool and the executor's compete for the cores (what
-  // the default avoids; bench/ov_threads_bench measures the difference).
-  bool team_kernels = true;
+  // How a kernel with a thread team of its own (one with a pinned variant) runs: as profiled
+  // (the default: exclusive when its team looked parallel, else as is, and pinned where the
+  // simulation prefers), or, to measure the choices against each other (bench/ov_threads_bench),
+  // always exclusive, always pinned to one thread, or shared: an ordinary chunk beside the
+  // others with its team unlimited, its pool and the executor's competing for the cores.
+  enum class Teams : uint8_t { profiled, exclusive, pinned, shared };
+  Teams teams = Teams::profiled;
 };
 
 // Per kernel, the wave it belongs to: 0 for kernels without dependencies, else one more than the

@@ -272,13 +272,22 @@ TEST_CASE("waves: SelectRKernels pins library kernels side by side when that end
   r = checked({team_kernel(10, 15), team_kernel(10, 15)}, deps, fixed);
   CHECK(r.schedule.threads == std::vector<uint32_t>{0, 0});
 
-  // team_kernels off: the team kernels run side by side like any kernel, teams unlimited.
-  SchedulerOptions plain = machine(2);
-  plain.team_kernels = false;
-  r = checked({team_kernel(10, 30), team_kernel(10, 30)}, deps, plain);
+  // Forced: shared, the team kernels run side by side like any kernel, teams unlimited;
+  // exclusive or pinned whatever the profile prefers.
+  SchedulerOptions forced = machine(2);
+  forced.teams = SchedulerOptions::Teams::shared;
+  r = checked({team_kernel(10, 30), team_kernel(10, 30)}, deps, forced);
   CHECK(r.schedule.threads == std::vector<uint32_t>{0, 0});
   CHECK(r.schedule.exclusive == std::vector<uint8_t>{0, 0});
   CHECK(worker_of(r.schedule, 0, 0) != worker_of(r.schedule, 1, 0));
+  forced.teams = SchedulerOptions::Teams::exclusive;
+  r = checked({team_kernel(10, 15), tasks(1, 15)}, deps, forced);  // pinned would win
+  CHECK(r.schedule.threads == std::vector<uint32_t>{0, 0});
+  CHECK(r.schedule.exclusive == std::vector<uint8_t>{1, 0});
+  forced.teams = SchedulerOptions::Teams::pinned;
+  r = checked({team_kernel(10, 30), team_kernel(10, 30)}, deps, forced);  // exclusive would win
+  CHECK(r.schedule.threads == std::vector<uint32_t>{1, 1});
+  CHECK(r.schedule.exclusive == std::vector<uint8_t>{0, 0});
 }
 
 TEST_CASE("waves: the check rejects bad thread counts", "[waves][scheduler]") {
