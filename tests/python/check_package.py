@@ -39,7 +39,8 @@ phases = []
 artifact = collage.compile(onnx_path, placement="greedy",
                            progress=lambda p: phases.append(p["phase"]))
 assert phases[0] == "import" and phases[-1] == "build", phases
-assert {g["backend"] for g in artifact.report["groups"]} <= {"dnnl", "eigen", "native", "trees"}
+assert {g["backend"] for g in artifact.report["groups"]} <= {"dnnl", "eigen", "native", "openvino",
+                                                             "trees"}
 print(f"compiled {bert['name']}: {artifact}, phases {sorted(set(phases))}")
 
 # --- load: from the Artifact, bytes, a file ---------------------------------------------------
