@@ -218,8 +218,10 @@ absl::StatusOr<ScheduledGroup> apply_direct(const AnchorGroup& grp, const Parts&
 }
 
 // Depthwise: tiles of ow_t output columns x 16 channels; parallel over output-row chunks (or
-// channel blocks when there are too few rows), data packed per chunk.
-void depthwise_space(const Geometry& g, int threads, tune::ScheduleTemplate& t) {
+// channel blocks when there are too few rows), data packed per chunk. The default tile is at most
+// 14 columns and at most detail::accumulator_budget vectors (AVX2: 6 columns of two vectors).
+void depthwise_space(const Geometry& g, int threads, const codegen::TargetSpec& target,
+                     tune::ScheduleTemplate& t) {
   const int64_t cb = (g.c + kBlock - 1) / kBlock;
   std::vector<int64_t> ow_t = divisors(g.ow, 28);
   std::vector<int64_t> oh_par = divisors(g.oh, g.oh);
@@ -232,7 +234,10 @@ void depthwise_space(const Geometry& g, int threads, tune::ScheduleTemplate& t) 
   for (int64_t v : oh_par)
     if ((g.oh + v - 1) / v >= want) ohd = v;
   const bool par_oc = (g.oh + ohd - 1) / ohd < want && cb >= want;
-  t.defaults = {{"ow_t", detail::pick_at_most(ow_t, 14)},
+  const int64_t block_vectors = std::max<int64_t>(kBlock / detail::f32_lanes(target), 1);
+  const int64_t columns_max = std::min<int64_t>(
+      14, std::max<int64_t>(detail::accumulator_budget(target) / block_vectors, 1));
+  t.defaults = {{"ow_t", detail::pick_at_most(ow_t, columns_max)},
                 {"oh_par", par_oc ? g.oh : ohd},
                 {"epi_vec", 0},
                 {"par_oc", par_oc}};
@@ -311,7 +316,7 @@ absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp)
       detail::target_signature(grp.target);
   t.flops = g->flops();
   if (parts->acc->tag == "conv_dw") {
-    depthwise_space(*g, grp.num_threads, t);
+    depthwise_space(*g, grp.num_threads, grp.target, t);
     t.apply = [grp, p = *parts, geo = *g](const Knobs& k) { return apply_depthwise(grp, p, geo, k); };
   } else if (parts->acc->tag == "conv_nchwc") {
     blocked_space(*g, grp.num_threads, grp.target, t);

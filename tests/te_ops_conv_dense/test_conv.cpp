@@ -156,4 +156,25 @@ TEST_CASE("conv refuses 3-D and non-f32 inputs with a message naming the node",
   CHECK_THAT(std::string(out.status().message()), Catch::Contains("2-D"));
 }
 
+TEST_CASE("depthwise default tile: its accumulators fit the target's registers",
+          "[te_ops][conv]") {
+  // 56 output columns (MobileNetV2's 56x56 depthwise layers): 14 columns of one AVX-512 vector;
+  // at most 6 columns of two AVX2 vectors, 4 being the largest that divides 56.
+  for (const codegen::TargetSpec& target : runnable_targets()) {
+    if (target.cpu != "x86-64-v3" && target.cpu != "x86-64-v4") continue;
+    INFO("target " << target.to_string());
+    BuiltGroup b = build_group(
+        make_case({{1, 32, 56, 56}, {32, 1, 3, 3}, {}, {}, {1, 1, 1, 1}, 32, true, true,
+                   Chain::relu},
+                  17),
+        2, target);
+    absl::StatusOr<tune::ScheduleTemplate> t = te_ops::anchor_schedule_template(b.group);
+    REQUIRE(t.ok());
+    CHECK(t->defaults.at("ow_t") == (target.vector_registers() == 32 ? 14 : 4));
+    absl::StatusOr<te_ops::ScheduledGroup> def = b.def->schedule(b.group);
+    REQUIRE(def.ok());
+    CHECK(run_and_compare(b, *def) < 1e-5);
+  }
+}
+
 }  // namespace collage::testing
