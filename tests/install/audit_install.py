@@ -173,8 +173,10 @@ class Audit:
             python[name] = (python_packages.Environment(site[0], os.path.join(checkout, requirements))
                             if site else None)
         home = os.path.expanduser("~")
-        # The model and cost caches, ccache's, and ONNX Runtime's telemetry id.
-        scratch = [os.path.join(home, ".cache", d) for d in ("collage", "ccache", "Microsoft")]
+        # The model and cost caches, ccache's, pip's (wheels it built and downloads: a fresh
+        # machine builds or fetches them again), and ONNX Runtime's telemetry id.
+        scratch = [os.path.join(home, ".cache", d)
+                   for d in ("collage", "ccache", "pip", "Microsoft")]
         if os.environ.get("COLLAGE_MODEL_CACHE"):
             scratch.append(os.path.realpath(os.environ["COLLAGE_MODEL_CACHE"]))
         return cls(checkout, closure, debian_packages.load_owners(), python, scratch)
