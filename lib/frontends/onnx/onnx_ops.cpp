@@ -55,6 +55,7 @@ Result constant(NodeContext& n) {
 Result identity(NodeContext& n) {
   if (absl::Status s = n.check_inputs(1, 1); !s.ok()) return s;
   const Ref* in = n.input(0);
+  if (!in) return n.error("input 0 is missing");
   if (!in->is_constant()) return generic(n);
   return std::vector<Ref>{Ref{kNoValue, in->constant, in->type, n.name()}};
 }
