@@ -55,6 +55,7 @@ Result constant(NodeContext& n) {
 Result identity(NodeContext& n) {
   if (absl::Status s = n.check_inputs(1, 1); !s.ok()) return s;
   const Ref* in = n.input(0);
+  if (!in) return n.error("input 0 is missing");
   if (!in->is_constant()) return generic(n);
   return std::vector<Ref>{Ref{kNoValue, in->constant, in->type, n.name()}};
 }
@@ -297,6 +298,7 @@ Result resize(NodeContext& n) {
   }
   if (auto a = n.take_attr("antialias"); a && std::get_if<int64_t>(&*a) && std::get<int64_t>(*a))
     return n.unsupported("antialias is not supported");
+  if (!n.input(0)) return n.error("input 0 (X) is missing");
   const Shape& in = n.input(0)->type.shape;
   const auto rank = static_cast<int64_t>(in.size());
   std::vector<int64_t> axes;
