@@ -158,6 +158,14 @@ TEST_CASE("missing tensors", "[onnx][errors]") {
     check_error(m.import(ctx).status(), StatusCode::kInvalidArgument,
                 "Neg 'again': output 'y' is already defined");
   }
+  SECTION("a required input named \"\" (absent), found by fuzz/onnx_brief") {
+    OnnxModel m(11);  // Softmax before opset 13 has a conversion of its own
+    m.input("x", TP::FLOAT, {2, 3});
+    m.node("Softmax", {""}, {"y"}, "softmax");
+    m.output("y");
+    check_error(m.import(ctx).status(), StatusCode::kInvalidArgument,
+                "required input 0 is missing");
+  }
   SECTION("a model without outputs") {
     OnnxModel m;
     m.input("x", TP::FLOAT, {2});

@@ -33,9 +33,13 @@ absl::Status NodeContext::unsupported(std::string_view message) const {
 absl::Status NodeContext::check_inputs(int min, int max) const {
   int n = num_inputs();
   while (n > min && !inputs_[n - 1]) --n;
-  if (n >= min && n <= max) return absl::OkStatus();
-  return error(str_cat(n, " inputs given, expected ", min, min == max ? "" : str_cat("..", max),
-                       " at opset ", opset_));
+  if (n < min || n > max)
+    return error(str_cat(n, " inputs given, expected ", min, min == max ? "" : str_cat("..", max),
+                         " at opset ", opset_));
+  // An input named "" is absent: the required ones must be there (conversions read them).
+  for (int i = 0; i < min; ++i)
+    if (!inputs_[i]) return error(str_cat("required input ", i, " is missing (its name is empty)"));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Tensor> NodeContext::constant_input(int i, std::string_view role) const {
