@@ -98,7 +98,8 @@ bool small_enough(const Graph& g) {
   int64_t bytes = 0;
   for (const Value& v : g.values()) {
     const auto n = checked_shape_numel(v.type.shape);
-    if (!n) return false;
+    // Checked before multiplying: a dimension near INT64_MAX would overflow the byte count.
+    if (!n || *n > kMaxRunBytes) return false;
     bytes += *n * static_cast<int64_t>(dtype_size(v.type.dtype));
     if (bytes > kMaxRunBytes) return false;
   }
