@@ -189,6 +189,32 @@ absl::StatusOr<Ref> GraphImporter::stack_refs(std::vector<Ref>& values, int64_t 
   return std::move(c->front());
 }
 
+absl::StatusOr<int64_t> GraphImporter::append_captured(const std::vector<std::string>& captured,
+                                                       std::vector<Ref*>& ins) {
+  int64_t count = 0;
+  for (const std::string& name : captured) {
+    auto r = lookup(name);
+    if (!r.ok()) return r.status();
+    if (*r && !(*r)->is_constant()) {
+      ins.push_back(*r);
+      ++count;
+    }
+  }
+  return count;
+}
+
+absl::Status GraphImporter::emit_control_flow(const onnx::NodeProto& node,
+                                              const std::string& shown, std::string_view op,
+                                              const std::vector<Ref*>& ins,
+                                              std::shared_ptr<OpAttrs> attrs) {
+  std::vector<std::string> outs(node.output().begin(), node.output().end());
+  auto results = emit_with(op, ins, std::move(attrs),
+                           pick_node_name(shown, outs, node.output_size()), outs,
+                           node.output_size());
+  if (!results.ok()) return results.status();
+  return bind_outputs(node, shown, std::move(*results));
+}
+
 absl::Status GraphImporter::import_if(const onnx::NodeProto& node, const std::string& shown,
                                       const std::vector<Ref*>& inputs) {
   const std::string who = str_cat("If '", shown, "'");
@@ -223,16 +249,8 @@ absl::Status GraphImporter::import_if(const onnx::NodeProto& node, const std::st
   a->then_branch = std::make_shared<const Graph>(std::move(*then_body));
   a->else_branch = std::make_shared<const Graph>(std::move(*else_body));
   std::vector<Ref*> ins{inputs[0]};
-  for (const std::string& n : captured) {
-    auto r = lookup(n);
-    if (!r.ok()) return r.status();
-    if (*r && !(*r)->is_constant()) ins.push_back(*r);
-  }
-  std::vector<std::string> outs(node.output().begin(), node.output().end());
-  auto results = emit_with("If", ins, std::move(a), pick_node_name(shown, outs, node.output_size()),
-                           outs, node.output_size());
-  if (!results.ok()) return results.status();
-  return bind_outputs(node, shown, std::move(*results));
+  if (auto n = append_captured(captured, ins); !n.ok()) return n.status();
+  return emit_control_flow(node, shown, "If", ins, std::move(a));
 }
 
 absl::Status GraphImporter::import_loop(const onnx::NodeProto& node, const std::string& shown,
@@ -294,20 +312,10 @@ absl::Status GraphImporter::import_loop(const onnx::NodeProto& node, const std::
   auto a = std::make_shared<LoopAttrs>();
   a->body = std::make_shared<const Graph>(std::move(*g));
   std::vector<Ref*> ins(inputs.begin(), inputs.end());
-  for (const std::string& name : captured) {
-    auto r = lookup(name);
-    if (!r.ok()) return r.status();
-    if (*r && !(*r)->is_constant()) {
-      ins.push_back(*r);
-      ++a->num_captured;
-    }
-  }
-  std::vector<std::string> outs(node.output().begin(), node.output().end());
-  auto results = emit_with("Loop", ins, std::move(a),
-                           pick_node_name(shown, outs, node.output_size()), outs,
-                           node.output_size());
-  if (!results.ok()) return results.status();
-  return bind_outputs(node, shown, std::move(*results));
+  auto num_captured = append_captured(captured, ins);
+  if (!num_captured.ok()) return num_captured.status();
+  a->num_captured = *num_captured;
+  return emit_control_flow(node, shown, "Loop", ins, std::move(a));
 }
 
 absl::Status GraphImporter::import_scan(const onnx::NodeProto& node, const std::string& shown,
@@ -398,20 +406,10 @@ absl::Status GraphImporter::import_scan(const onnx::NodeProto& node, const std::
   a->scan_output_axes = out_axes;
   a->scan_output_directions = out_dirs;
   std::vector<Ref*> ins(inputs.begin(), inputs.end());
-  for (const std::string& name : captured) {
-    auto r = lookup(name);
-    if (!r.ok()) return r.status();
-    if (*r && !(*r)->is_constant()) {
-      ins.push_back(*r);
-      ++a->num_captured;
-    }
-  }
-  std::vector<std::string> outs(node.output().begin(), node.output().end());
-  auto results = emit_with("Scan", ins, std::move(a),
-                           pick_node_name(shown, outs, node.output_size()), outs,
-                           node.output_size());
-  if (!results.ok()) return results.status();
-  return bind_outputs(node, shown, std::move(*results));
+  auto num_captured = append_captured(captured, ins);
+  if (!num_captured.ok()) return num_captured.status();
+  a->num_captured = *num_captured;
+  return emit_control_flow(node, shown, "Scan", ins, std::move(a));
 }
 
 }  // namespace collage::onnx_import

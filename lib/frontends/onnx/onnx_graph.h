@@ -102,6 +102,14 @@ class GraphImporter {
                            const std::vector<Ref*>& inputs);
   absl::Status import_scan(const onnx::NodeProto& node, const std::string& shown,
                            const std::vector<Ref*>& inputs);
+  // Appends to `ins` the run-time values of the enclosing graph that a body reads (`captured`;
+  // constants are folded into the body instead); returns how many.
+  absl::StatusOr<int64_t> append_captured(const std::vector<std::string>& captured,
+                                          std::vector<Ref*>& ins);
+  // Emits the control-flow node `op` for `node` with ready attributes and binds its outputs.
+  absl::Status emit_control_flow(const onnx::NodeProto& node, const std::string& shown,
+                                 std::string_view op, const std::vector<Ref*>& ins,
+                                 std::shared_ptr<OpAttrs> attrs);
   // Ref of `value` stacked along a new axis `axis` (Unsqueeze each, then Concat), for unrolled
   // loops' scan outputs; `name` names the nodes.
   absl::StatusOr<Ref> stack_refs(std::vector<Ref>& values, int64_t axis, const std::string& name);
