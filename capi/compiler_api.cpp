@@ -17,7 +17,7 @@
 #include "collage/placement.h"
 #include "collage/trees.h"
 #include "io/file_io.h"
-#include "placement/tree_strategy.h"
+#include "driver/tree_strategy.h"
 #include "status.h"
 
 struct collage_compiler {

@@ -1,5 +1,5 @@
 // The tree strategy in `collage compile`: --tree-strategy and --input-shape turned into the
-// library's measured choice (placement/tree_strategy.h), and its printed summary.
+// library's measured choice (driver/tree_strategy.h), and its printed summary.
 #pragma once
 
 #include <string>
@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "cli_common.h"
-#include "placement/tree_strategy.h"
+#include "driver/tree_strategy.h"
 
 namespace collage::cli {
 

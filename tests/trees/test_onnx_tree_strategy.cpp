@@ -12,7 +12,7 @@
 
 #include "collage/reference.h"
 #include "core/str_cat.h"
-#include "placement/tree_strategy.h"
+#include "driver/tree_strategy.h"
 #include "placement_cli.h"
 #include "tools/cli_test_util.h"
 #include "trees/tree_test_util.h"

@@ -1,4 +1,4 @@
-// The tree strategy of a compile (placement/tree_strategy.h, used by `collage compile` and
+// The tree strategy of a compile (driver/tree_strategy.h, used by `collage compile` and
 // collage_compile_file): the candidate measured fastest is compiled, candidates are costed by the
 // placement (a fake cost model, then the real measurer whose cost database answers a second
 // compile), and the compiled model matches the library.
@@ -8,7 +8,7 @@
 
 #include "collage/executor.h"
 #include "collage/passes.h"
-#include "placement/tree_strategy.h"
+#include "driver/tree_strategy.h"
 #include "placement_cli.h"
 #include "trees/tree_test_util.h"
 
