@@ -1,28 +1,14 @@
-// The compiler C API (include/collage/collage.h): a thin skin over import, passes, placement
-// (optimize) and the artifact writer.
+// The compiler C API (include/collage/collage.h): a thin skin over the compile driver
+// (include/collage/compiler.h).
 #include <cstdlib>
 #include <cstring>
-#include <nlohmann/json.hpp>
 
-#include "artifact/artifact.h"
-#include "collage/backend_loader.h"
-#include "collage/backends/dnnl.h"
-#include "collage/backends/eigen.h"
-#include "collage/backends/native.h"
-#include "collage/backends/trees.h"
 #include "collage/collage.h"
-#include "collage/executor.h"
-#include "collage/onnx.h"
-#include "collage/passes.h"
-#include "collage/placement.h"
-#include "collage/trees.h"
-#include "io/file_io.h"
-#include "driver/tree_strategy.h"
+#include "collage/compiler.h"
 #include "status.h"
 
 struct collage_compiler {
-  collage::Context ctx;
-  collage::BackendRegistry backends;
+  collage::Compiler compiler;
 };
 
 namespace {
@@ -70,15 +56,8 @@ void* copy_out(std::string_view bytes) {
   return p;
 }
 
-struct Options {
-  collage::PlacementOptions placement;
-  collage::ModelImportOptions import;
-  collage::ArtifactOptions artifact;
-  collage::TreeStrategyMode tree_strategy;  // measured by default
-};
-
-absl::Status options_of(const collage_compile_options_t* in, Options* out_options) {
-  Options& out = *out_options;
+absl::Status options_of(const collage_compile_options_t* in, collage::CompileOptions* out_options) {
+  collage::CompileOptions& out = *out_options;
   collage_compile_options_t o;
   collage_compile_options_init(&o);
   if (in) std::memcpy(&o, in, std::min<size_t>(in->struct_size, sizeof o));
@@ -93,10 +72,9 @@ absl::Status options_of(const collage_compile_options_t* in, Options* out_option
     p = comma ? comma + 1 : nullptr;
   }
   // Generated code runs every operator and has a runtime form, so it takes what no library does
-  // (as in the CLI); "reference" must be asked for.
-  out.placement.fallback = (o.fallback && *o.fallback) ? o.fallback : "native";
+  // (the driver's default); "reference" must be asked for.
+  if (o.fallback && *o.fallback) out.placement.fallback = o.fallback;
   out.placement.num_threads = o.num_threads;
-  out.artifact.build.num_threads = o.num_threads;
   if (o.tree_strategy && *o.tree_strategy) {
     auto mode = collage::parse_tree_strategy_mode(o.tree_strategy);
     if (!mode.ok()) return mode.status();
@@ -112,35 +90,6 @@ absl::Status options_of(const collage_compile_options_t* in, Options* out_option
   return absl::OkStatus();
 }
 
-// Passes, placement and artifact bytes for an imported graph; the placement report (with the
-// tree strategies', when there are `trees`) goes to `report` when it is not null.
-absl::StatusOr<std::string> compile_graph(
-    collage_compiler_t* c, const collage::Graph& imported, const Options& o, std::string* report,
-    const std::vector<collage::TreeStrategyReport>& trees = {}) {
-  auto g = collage::run_passes(c->ctx, imported);
-  if (!g.ok()) return g.status();
-  auto placement = collage::optimize(c->ctx, c->backends, *g, o.placement);
-  if (!placement.ok()) return placement.status();
-  auto bytes = collage::compile_artifact(c->ctx, c->backends, *g, *placement, o.artifact);
-  if (!bytes.ok()) return bytes.status();
-  if (report && trees.empty()) *report = placement->to_json(*g);
-  if (report && !trees.empty()) {
-    nlohmann::ordered_json j = nlohmann::ordered_json::parse(placement->to_json(*g));
-    j["tree_strategies"] = nlohmann::ordered_json::parse(collage::tree_strategy_json(trees));
-    *report = j.dump();
-  }
-  return bytes;
-}
-
-// A tree model's strategy is placed and costed as the model will be (its passes included).
-collage::TreeCompileOptions tree_compile_options(const Options& o) {
-  collage::TreeCompileOptions trees;
-  trees.mode = o.tree_strategy;
-  trees.placement = o.placement;
-  trees.artifact = true;
-  return trees;
-}
-
 }  // namespace
 
 extern "C" {
@@ -153,14 +102,9 @@ COLLAGE_API collage_status_t* collage_compiler_create(collage_compiler_t** compi
   return guarded("collage_compiler_create", [&]() -> collage_status_t* {
     if (!compiler) return invalid("collage_compiler_create: NULL compiler pointer");
     *compiler = nullptr;
-    auto c = std::make_unique<collage_compiler>();
-    if (absl::Status s = c->backends.add(collage::make_reference_backend()); !s.ok())
-      return to_c(s);
-    if (absl::Status s = collage::register_eigen_backend(c->backends); !s.ok()) return to_c(s);
-    if (absl::Status s = collage::register_dnnl_backend(c->backends); !s.ok()) return to_c(s);
-    if (absl::Status s = collage::register_trees_backend(c->backends); !s.ok()) return to_c(s);
-    if (absl::Status s = collage::register_native_backend(c->backends); !s.ok()) return to_c(s);
-    *compiler = c.release();
+    auto c = collage::Compiler::create();
+    if (!c.ok()) return to_c(c.status());
+    *compiler = new collage_compiler{*std::move(c)};
     return nullptr;
   });
 }
@@ -173,9 +117,7 @@ COLLAGE_API collage_status_t* collage_compiler_load_plugin(collage_compiler_t* c
                                                            const char* path) {
   return guarded("collage_compiler_load_plugin", [&]() -> collage_status_t* {
     if (!compiler || !path) return invalid("collage_compiler_load_plugin: NULL compiler or path");
-    auto backend = collage::load_backend_plugin(path);
-    if (!backend.ok()) return to_c(backend.status());
-    return to_c(compiler->backends.add(std::move(*backend)));
+    return to_c(compiler->compiler.load_plugin(path));
   });
 }
 
@@ -193,20 +135,12 @@ COLLAGE_API collage_status_t* collage_compile_file(collage_compiler_t* compiler,
     if (report_json) *report_json = nullptr;
     if (!compiler || !model_path || !artifact_path)
       return invalid("collage_compile_file: NULL compiler, model path or artifact path");
-    Options o;
+    collage::CompileOptions o;
     if (absl::Status s = options_of(options, &o); !s.ok()) return to_c(s);
-    const collage::TreeCompileOptions trees = tree_compile_options(o);
-    auto m = collage::import_compile_model(compiler->ctx, compiler->backends, model_path, o.import,
-                                           trees);
-    if (!m.ok()) return to_c(m.status());
-    std::string report;
-    auto bytes = compile_graph(compiler, m->graph, o, report_json ? &report : nullptr, m->trees);
-    if (!bytes.ok()) return to_c(bytes.status());
-    auto writer = collage::io::AtomicFileWriter::create(artifact_path);
-    absl::Status s = writer.ok() ? (*writer)->write(*bytes) : writer.status();
-    if (s.ok()) s = (*writer)->commit();
-    if (!s.ok()) return to_c(s);
-    if (report_json) *report_json = static_cast<char*>(copy_out(report));
+    auto r = compiler->compiler.compile_to_file(collage::ModelSource::file(model_path), o,
+                                                artifact_path);
+    if (!r.ok()) return to_c(r.status());
+    if (report_json) *report_json = static_cast<char*>(copy_out(r->report_json()));
     return nullptr;
   });
 }
@@ -222,22 +156,15 @@ COLLAGE_API collage_status_t* collage_compile_memory(collage_compiler_t* compile
       return invalid("collage_compile_memory: NULL compiler, model or artifact pointer");
     *artifact = nullptr;
     *artifact_size = 0;
-    Options o;
+    collage::CompileOptions o;
     if (absl::Status s = options_of(options, &o); !s.ok()) return to_c(s);
-    const collage::TreeCompileOptions trees = tree_compile_options(o);
-    std::vector<collage::TreeStrategyReport> reports;
-    o.import.onnx.tree_strategy =
-        collage::compile_tree_strategy_chooser(compiler->ctx, compiler->backends, trees, reports);
-    auto g = collage::import_onnx_buffer(
-        compiler->ctx, {static_cast<const uint8_t*>(model), model_size}, o.import.onnx);
-    if (!g.ok()) return to_c(g.status());
-    std::string report;
-    auto bytes = compile_graph(compiler, *g, o, report_json ? &report : nullptr, reports);
-    if (!bytes.ok()) return to_c(bytes.status());
-    std::unique_ptr<void, decltype(&std::free)> out(copy_out(*bytes), &std::free);
-    if (report_json) *report_json = static_cast<char*>(copy_out(report));
+    auto r = compiler->compiler.compile(
+        collage::ModelSource::onnx_bytes({static_cast<const uint8_t*>(model), model_size}), o);
+    if (!r.ok()) return to_c(r.status());
+    std::unique_ptr<void, decltype(&std::free)> out(copy_out(r->artifact), &std::free);
+    if (report_json) *report_json = static_cast<char*>(copy_out(r->report_json()));
     *artifact = out.release();
-    *artifact_size = bytes->size();
+    *artifact_size = r->artifact.size();
     return nullptr;
   });
 }

@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 
 #include "absl/strings/str_format.h"
 #include "collage/onnx.h"
-#include "collage/trees.h"
 #include "core/str_cat.h"
 
 namespace collage::cli {
@@ -28,13 +28,26 @@ void ModelArgs::declare(ArgParser& parser) {
   });
 }
 
-absl::StatusOr<Graph> load_model(const Context& ctx, const ModelArgs& args) {
+absl::StatusOr<ModelImportOptions> ModelArgs::import_options() const {
   ModelImportOptions options;
-  options.onnx.input_shapes = args.shapes;
-  auto format = parse_model_format(args.format);
-  if (!format.ok()) return format.status();
-  options.format = *format;
-  return import_model_file(ctx, args.model, options);
+  options.onnx.input_shapes = shapes;
+  auto parsed = parse_model_format(format);
+  if (!parsed.ok()) return parsed.status();
+  options.format = *parsed;
+  return options;
+}
+
+absl::StatusOr<Graph> load_model(const Context& ctx, const ModelArgs& args) {
+  auto options = args.import_options();
+  if (!options.ok()) return options.status();
+  return import_model_file(ctx, args.model, *options);
+}
+
+absl::Status write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) return absl::UnavailableError(str_cat(path, ": cannot write"));
+  return absl::OkStatus();
 }
 
 int report_failure(std::string_view command, const absl::Status& status) {

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "cli_args.h"
 #include "collage/graph.h"
+#include "collage/trees.h"
 
 namespace collage::cli {
 
@@ -24,10 +25,15 @@ struct ModelArgs {
   std::map<std::string, Shape> shapes;
   std::string format = "auto";  // auto|onnx|xgboost|lightgbm
   void declare(ArgParser& parser);
+  // --format and --input-shape as import options; InvalidArgument for an unknown format.
+  absl::StatusOr<ModelImportOptions> import_options() const;
 };
 
 // Imports args.model with args.shapes. Errors are the importer's.
 absl::StatusOr<Graph> load_model(const Context& ctx, const ModelArgs& args);
+
+// Writes `text` to `path`; Unavailable naming the path when it cannot.
+absl::Status write_text_file(const std::string& path, const std::string& text);
 
 // Prints "collage <command>: error: <message>" to stderr and returns kExitFailure.
 int report_failure(std::string_view command, const absl::Status& status);

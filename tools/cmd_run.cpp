@@ -15,7 +15,8 @@
 #include "cli_common.h"
 #include "placement_cli.h"
 #include "collage/npz.h"
-#include "collage/passes.h"
+#include "collage/compiler.h"
+#include "collage/executor.h"
 #include "collage/reference.h"
 #include "collage/trees.h"
 #include "core/str_cat.h"
@@ -189,7 +190,7 @@ int run_run(std::span<const std::string> raw_args) {
   });
 
   Runnable runnable;
-  Context ctx;
+  absl::StatusOr<Compiler> compiler = absl::UnknownError("not made");
   absl::StatusOr<Graph> g;
   std::optional<ArtifactRunner> artifact;
   if (is_artifact_file(args.model.model)) {
@@ -204,8 +205,8 @@ int run_run(std::span<const std::string> raw_args) {
       return report_failure("run", absl::InvalidArgumentError(
                                        str_cat(args.executor.empty() ? "--profile" : "--executor",
                                                " applies to artifacts (collage compile output)")));
-    g = load_model(ctx, args.model);
-    if (!g.ok()) return report_failure("run", g.status());
+    compiler = make_compiler(args.placement.plugins);
+    if (!compiler.ok()) return report_failure("run", compiler.status());
     // XGBoost and LightGBM models run placed (greedy: the trees backend's TreeEnsemble kernel)
     // rather than on the reference executor, unless --placement names another strategy.
     auto format = parse_model_format(args.model.format);
@@ -214,10 +215,16 @@ int run_run(std::span<const std::string> raw_args) {
     if (!strategy_given && format.ok() &&
         (*format == ModelFormat::xgboost || *format == ModelFormat::lightgbm))
       args.placement.strategy = "greedy";
-    if (!args.no_passes) {
-      g = run_passes(ctx, *g);
-      if (!g.ok()) return report_failure("run", g.status());
-    }
+    CompileOptions options;
+    auto import = args.model.import_options();
+    if (!import.ok()) return report_failure("run", import.status());
+    options.import = *std::move(import);
+    options.tree_strategy = {/*measured=*/false, TreeStrategy::automatic};
+    options.passes = !args.no_passes;
+    options.artifact = false;
+    auto imported = compiler->import_model(ModelSource::file(args.model.model), options);
+    if (!imported.ok()) return report_failure("run", imported.status());
+    g = std::move(imported->graph);
     for (ValueId v : g->inputs()) {
       runnable.input_names.push_back(g->value(v).name);
       runnable.input_types.push_back(g->value(v).type);
@@ -226,13 +233,20 @@ int run_run(std::span<const std::string> raw_args) {
     runnable.description = str_cat(g->nodes().size(), " nodes");
     runnable.run = [&](const std::vector<Tensor>& in) { return run_reference(*g, in); };
     if (args.placement.strategy != kReferenceBackend) {
-      auto placed = place_model(ctx, *g, args.placement.options(), /*progress=*/true,
-                                /*compile=*/true, args.placement.plugins);
+      // Placed and run in process, kernel after kernel.
+      PlacementOptions placement = args.placement.options();
+      placement.executor = PlacementExecutor::sequential;
+      ProgressLine line;
+      placement.progress = with_progress_line(line, nullptr);
+      auto placed = optimize(compiler->context(), compiler->backends(), *g, placement);
+      line.finish();
       if (!placed.ok()) return report_failure("run", placed.status());
-      runnable.description += str_cat(", ", (*placed)->result.placement.groups.size(),
-                                      " groups placed ", args.placement.strategy);
-      runnable.run = [model = std::shared_ptr<PlacedModel>(*std::move(placed))](
-                         const std::vector<Tensor>& in) { return model->model->run(in); };
+      auto model = compile_placement(compiler->context(), compiler->backends(), *g, *placed);
+      if (!model.ok()) return report_failure("run", model.status());
+      runnable.description +=
+          str_cat(", ", placed->groups.size(), " groups placed ", args.placement.strategy);
+      runnable.run = [model = std::make_shared<CompiledModel>(*std::move(model))](
+                         const std::vector<Tensor>& in) { return model->run(in); };
     }
   }
   auto inputs = make_inputs(runnable, args);

@@ -19,6 +19,7 @@
 #include "bench_util.h"
 #include "cli_args.h"
 #include "cli_common.h"
+#include "collage/executor.h"
 #include "collage/onnx.h"
 #include "collage/passes.h"
 #include "collage/thread_pool.h"
@@ -208,7 +209,7 @@ int run(int argc, char** argv) {
       for (std::string& m : models) m += "_small";
   }
   BackendRegistry backends;
-  if (absl::Status s = cli::register_builtin_backends(backends); !s.ok()) {
+  if (absl::Status s = register_builtin_backends(backends); !s.ok()) {
     std::fprintf(stderr, "model_bench: %s\n", std::string(s.message()).c_str());
     return 1;
   }

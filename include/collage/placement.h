@@ -99,6 +99,8 @@ struct PlacementProgress {
 // parallelism, or one kernel after another); the graph-level search scores placements with it.
 // `automatic`: the faster of the two, as the artifact writer chooses.
 enum class PlacementExecutor : uint8_t { sequential, waves, automatic };
+// "waves", "sequential" or "auto"; InvalidArgument naming `name` otherwise.
+absl::StatusOr<PlacementExecutor> parse_executor(std::string_view name);
 
 struct PlacementOptions {
   // Backends that may take part, by name; empty means every registered backend. The fallback is

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "collage/artifact.h"
 #include "collage/backend.h"
 #include "collage/context.h"
 #include "collage/graph.h"
@@ -54,27 +55,6 @@ inline waves::ExecutorChoice wave_choice(PlacementExecutor e) {
          : e == PlacementExecutor::sequential ? waves::ExecutorChoice::sequential
                                               : waves::ExecutorChoice::automatic;
 }
-
-// "waves", "sequential" or "auto" (`collage compile --executor`); InvalidArgument otherwise.
-absl::StatusOr<PlacementExecutor> parse_executor(std::string_view name);
-
-// What was written, for reports.
-struct ArtifactSummary {
-  uint64_t file_bytes = 0;
-  uint64_t constant_bytes = 0;
-  uint64_t native_code_bytes = 0;
-  uint64_t arena_bytes = 0;     // one run's arena, after reuse
-  uint64_t unshared_bytes = 0;  // the intermediates without reuse
-  size_t kernels = 0;
-  std::vector<std::string> modules;  // runtime modules the artifact needs, in first-use order
-  // The wave schedule, when one was written.
-  bool has_schedule = false;
-  uint32_t workers = 0, num_waves = 0, num_segments = 0;
-  uint32_t exclusive_kernels = 0;  // kernels with their own thread team, run alone
-  double predicted_us = 0;                 // the scheduler's simulated makespan
-  double waves_ms = 0, sequential_ms = 0;  // measured (0: not measured)
-  std::string executor;                    // the default: "waves" or "sequential"
-};
 
 // Builds every group of `placement` (in its order, as validate_placement leaves it) with its
 // backend and keeps each kernel's record and arguments. Errors name the group: a group on the

@@ -107,14 +107,6 @@ flatbuffers::Offset<fb::WaveSchedule> write_schedule(flatbuffers::FlatBufferBuil
 
 }  // namespace
 
-absl::StatusOr<PlacementExecutor> parse_executor(std::string_view name) {
-  if (name == "waves") return PlacementExecutor::waves;
-  if (name == "sequential") return PlacementExecutor::sequential;
-  if (name == "auto") return PlacementExecutor::automatic;
-  return absl::InvalidArgumentError(
-      str_cat("--executor '", name, "': expected waves, sequential or auto"));
-}
-
 absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
                                                const std::vector<ArtifactKernel>& kernels,
                                                const ArtifactOptions& options,

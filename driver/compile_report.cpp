@@ -1,0 +1,27 @@
+// CompileResult::report_json: the placement report `collage compile --report`, the C API and
+// `collage explain` share.
+#include <nlohmann/json.hpp>
+
+#include "collage/compiler.h"
+#include "driver/tree_strategy.h"
+
+namespace collage {
+
+std::string CompileResult::report_json() const {
+  const OptimizeResult& r = optimized;
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(r.placement.to_json(graph));
+  j["model"] = model;
+  j["passes"] = passes;
+  j["candidates"] = r.candidates;
+  j["measured"] = r.measured;
+  j["cached"] = r.cached;
+  j["evaluations"] = r.evaluations;
+  nlohmann::ordered_json compared = nlohmann::ordered_json::array();
+  for (const MeasuredPlacement& m : r.compared)
+    compared.push_back({{"strategy", m.strategy}, {"ms", m.ms}, {"note", m.note}});
+  j["compared"] = std::move(compared);
+  if (!trees.empty()) j["tree_strategies"] = nlohmann::ordered_json::parse(tree_strategy_json(trees));
+  return j.dump(2) + "\n";
+}
+
+}  // namespace collage
