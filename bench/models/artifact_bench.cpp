@@ -37,7 +37,7 @@
 #include "collage/onnx.h"
 #include "collage/passes.h"
 #include "collage/thread_pool.h"
-#include "dnnl_openmp.h"
+#include "openmp_wait.h"
 #include "placement_cli.h"
 
 namespace collage::bench {
@@ -347,6 +347,6 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   // oneDNN's OpenMP workers must not spin on the cores the other backends' threads need.
-  collage::rt_dnnl::use_passive_openmp_wait(argv);
+  collage::cli::use_passive_openmp_wait(argv);
   return collage::bench::run(argc, argv);
 }
