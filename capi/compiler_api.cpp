@@ -1,5 +1,6 @@
 // The compiler C API (include/collage/collage.h): a thin skin over the compile driver
 // (include/collage/compiler.h).
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -80,6 +81,11 @@ absl::Status options_of(const collage_compile_options_t* in, collage::CompileOpt
     if (!mode.ok()) return mode.status();
     out.tree_strategy = *mode;
   }
+  if (o.executor && *o.executor) {
+    auto executor = collage::parse_executor(o.executor);
+    if (!executor.ok()) return executor.status();
+    out.placement.executor = *executor;
+  }
   for (int32_t i = 0; i < o.num_input_shapes && o.input_shapes; ++i) {
     const collage_input_shape_t& s = o.input_shapes[i];
     if (!s.name || s.ndim < 0 || (s.ndim > 0 && !s.shape))
@@ -96,6 +102,10 @@ extern "C" {
 
 COLLAGE_API const char* collage_compiler_version(void) {
   return COLLAGE_VERSION;
+}
+
+COLLAGE_API uint32_t collage_compiler_abi_version(void) {
+  return COLLAGE_COMPILER_ABI_VERSION;
 }
 
 COLLAGE_API collage_status_t* collage_compiler_create(collage_compiler_t** compiler) {
@@ -121,20 +131,25 @@ COLLAGE_API collage_status_t* collage_compiler_load_plugin(collage_compiler_t* c
   });
 }
 
-COLLAGE_API void collage_compile_options_init(collage_compile_options_t* options) {
-  if (!options) return;
-  std::memset(options, 0, sizeof *options);
-  options->struct_size = sizeof *options;
+COLLAGE_API void collage_compile_options_init_size(collage_compile_options_t* options,
+                                                   size_t size) {
+  if (!options || size < sizeof options->struct_size) return;
+  collage_compile_options_t defaults{};
+  defaults.struct_size = static_cast<uint32_t>(std::min(size, sizeof defaults));
+  std::memcpy(options, &defaults, defaults.struct_size);
 }
 
-COLLAGE_API collage_status_t* collage_compile_file(collage_compiler_t* compiler,
-                                                   const char* model_path,
-                                                   const collage_compile_options_t* options,
-                                                   const char* artifact_path, char** report_json) {
-  return guarded("collage_compile_file", [&]() -> collage_status_t* {
+COLLAGE_API void(collage_compile_options_init)(collage_compile_options_t* options) {
+  collage_compile_options_init_size(options, COLLAGE_COMPILE_OPTIONS_V1_SIZE);
+}
+
+COLLAGE_API collage_status_t* collage_compile(collage_compiler_t* compiler, const char* model_path,
+                                              const collage_compile_options_t* options,
+                                              const char* artifact_path, char** report_json) {
+  return guarded("collage_compile", [&]() -> collage_status_t* {
     if (report_json) *report_json = nullptr;
     if (!compiler || !model_path || !artifact_path)
-      return invalid("collage_compile_file: NULL compiler, model path or artifact path");
+      return invalid("collage_compile: NULL compiler, model path or artifact path");
     collage::CompileOptions o;
     if (absl::Status s = options_of(options, &o); !s.ok()) return to_c(s);
     auto r = compiler->compiler.compile_to_file(collage::ModelSource::file(model_path), o,
@@ -143,6 +158,13 @@ COLLAGE_API collage_status_t* collage_compile_file(collage_compiler_t* compiler,
     if (report_json) *report_json = static_cast<char*>(copy_out(r->report_json()));
     return nullptr;
   });
+}
+
+COLLAGE_API collage_status_t* collage_compile_file(collage_compiler_t* compiler,
+                                                   const char* model_path,
+                                                   const collage_compile_options_t* options,
+                                                   const char* artifact_path, char** report_json) {
+  return collage_compile(compiler, model_path, options, artifact_path, report_json);
 }
 
 COLLAGE_API collage_status_t* collage_compile_memory(collage_compiler_t* compiler,

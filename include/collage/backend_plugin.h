@@ -10,7 +10,9 @@
  *
  * ABI rules: structs start with `struct_size` so fields can be appended; functions are only ever
  * added; no C++ exception may cross this boundary; every pointer's owner is stated. Functions
- * returning int32_t return 0 on success and otherwise write a NUL-terminated message into `err`
+ * returning int32_t follow the error convention of runtime_module.h: 0 on success, else a
+ * collage_status_code_t (COLLAGE_STATUS_INVALID_ARGUMENT for a group the plugin will not take or
+ * build, COLLAGE_STATUS_KERNEL_FAILED for a failed run) with a NUL-terminated message in `err`
  * (capacity `err_size`, always >= 1). */
 #ifndef COLLAGE_BACKEND_PLUGIN_H_
 #define COLLAGE_BACKEND_PLUGIN_H_

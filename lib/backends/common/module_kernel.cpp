@@ -1,6 +1,7 @@
 // Kernel wrapper around a runtime-module kernel instance.
 #include "backends/common/module_kernel.h"
 
+#include "backends/abi_status.h"
 #include "core/str_cat.h"
 
 namespace collage {
@@ -16,8 +17,10 @@ class ModuleKernel : public Kernel {
 
   absl::Status run_task(void* const* args, int32_t task_id) override {
     char err[512] = {0};
-    if (module_->kernel_run(instance_, args, task_id, task_count(), err, sizeof err) != 0)
-      return absl::InternalError(str_cat(module_->name, " kernel '", record_.entry, "': ", err));
+    if (const int32_t rc =
+            module_->kernel_run(instance_, args, task_id, task_count(), err, sizeof err))
+      return absl::Status(abi_status_code(rc, absl::StatusCode::kInternal),
+                          str_cat(module_->name, " kernel '", record_.entry, "': ", err));
     return absl::OkStatus();
   }
 
@@ -25,14 +28,14 @@ class ModuleKernel : public Kernel {
     return COLLAGE_RT_MODULE_HAS(module_, kernel_run_threads);
   }
 
-  absl::Status run_task_threads(void* const* args, int32_t task_id,
-                                int32_t max_threads) override {
+  absl::Status run_task_threads(void* const* args, int32_t task_id, int32_t max_threads) override {
     if (!has_thread_team()) return run_task(args, task_id);
     char err[512] = {0};
-    if (module_->kernel_run_threads(instance_, args, task_id, task_count(), max_threads, err,
-                                    sizeof err) != 0)
-      return absl::InternalError(str_cat(module_->name, " kernel '", record_.entry, "' on ",
-                                         max_threads, " threads: ", err));
+    if (const int32_t rc = module_->kernel_run_threads(instance_, args, task_id, task_count(),
+                                                       max_threads, err, sizeof err))
+      return absl::Status(abi_status_code(rc, absl::StatusCode::kInternal),
+                          str_cat(module_->name, " kernel '", record_.entry, "' on ", max_threads,
+                                  " threads: ", err));
     return absl::OkStatus();
   }
 
@@ -59,13 +62,13 @@ absl::StatusOr<std::unique_ptr<Kernel>> make_module_kernel(const collage_rt_modu
   std::vector<TensorType> types = group_argument_types(group);
   std::vector<collage_tensor_desc_t> args;
   for (const TensorType& t : types)
-    args.push_back({static_cast<int32_t>(t.dtype), static_cast<int32_t>(t.shape.size()),
-                    t.shape.data()});
+    args.push_back(
+        {static_cast<int32_t>(t.dtype), static_cast<int32_t>(t.shape.size()), t.shape.data()});
   std::vector<collage_tensor_desc_t> const_descs;
   std::vector<const void*> const_ptrs;
   for (const Tensor& c : record.constants) {
-    const_descs.push_back({static_cast<int32_t>(c.dtype()), static_cast<int32_t>(c.rank()),
-                           c.shape().data()});
+    const_descs.push_back(
+        {static_cast<int32_t>(c.dtype()), static_cast<int32_t>(c.rank()), c.shape().data()});
     const_ptrs.push_back(c.raw());
   }
   collage_kernel_desc_t desc{};
@@ -81,9 +84,12 @@ absl::StatusOr<std::unique_ptr<Kernel>> make_module_kernel(const collage_rt_modu
   desc.constants = const_ptrs.data();
   void* instance = nullptr;
   char err[512] = {0};
-  if (module->kernel_create(&desc, &instance, err, sizeof err) != 0 || !instance)
-    return absl::InvalidArgumentError(
-        str_cat(module->name, " cannot build '", record.entry, "': ", err));
+  const int32_t rc = module->kernel_create(&desc, &instance, err, sizeof err);
+  if (rc != 0 || !instance) {
+    if (instance) module->kernel_destroy(instance);
+    return absl::Status(abi_status_code(rc, absl::StatusCode::kInvalidArgument),
+                        str_cat(module->name, " cannot build '", record.entry, "': ", err));
+  }
   return std::unique_ptr<Kernel>(new ModuleKernel(module, std::move(record), instance));
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 
+#include "backends/abi_status.h"
 #include "backends/plugin/group_view.h"
 #include "collage/backend_loader.h"
 #include "core/str_cat.h"
@@ -24,8 +25,11 @@ struct Plugin {
   }
 };
 
-absl::Status plugin_error(const Plugin& p, std::string_view what, const char* err) {
-  return absl::InvalidArgumentError(
+// An error naming the plugin; `rc` is the code the plugin returned (runtime_module.h's error
+// convention), 0 when collage found the fault itself.
+absl::Status plugin_error(const Plugin& p, std::string_view what, const char* err, int32_t rc = 0) {
+  return absl::Status(
+      abi_status_code(rc, absl::StatusCode::kInvalidArgument),
       str_cat(p.name, ": ", what, err && *err ? str_cat(": ", err) : std::string()));
 }
 
@@ -72,9 +76,9 @@ class PluginKernel : public Kernel {
       int32_t dtype = -1, rank = -1;
       int64_t shape[COLLAGE_PLUGIN_MAX_RANK] = {};
       char err[kErrSize] = "";
-      if (plugin_->table->kernel_output_type(kernel_, static_cast<int32_t>(i), &dtype, &rank, shape,
-                                             err, kErrSize) != 0)
-        return plugin_error(*plugin_, str_cat("kernel_output_type(", i, ") failed"), err);
+      if (const int32_t rc = plugin_->table->kernel_output_type(
+              kernel_, static_cast<int32_t>(i), &dtype, &rank, shape, err, kErrSize))
+        return plugin_error(*plugin_, str_cat("kernel_output_type(", i, ") failed"), err, rc);
       bool same = dtype == dtype_code(out.type.dtype) &&
                   rank == static_cast<int32_t>(out.type.shape.size()) &&
                   rank <= COLLAGE_PLUGIN_MAX_RANK;
@@ -109,7 +113,7 @@ class PluginKernel : public Kernel {
       return plugin_error(*plugin_, "kernel_run threw an exception", nullptr);
     }
     if (rc != 0)
-      return plugin_error(*plugin_, str_cat("kernel_run(task ", task_id, ") failed"), err);
+      return plugin_error(*plugin_, str_cat("kernel_run(task ", task_id, ") failed"), err, rc);
     return absl::OkStatus();
   }
 
@@ -173,7 +177,7 @@ class PluginBackend : public Backend {
           } catch (...) {
             return plugin_error(*p, "check threw an exception", nullptr);
           }
-          if (rc != 0) return plugin_error(*p, "rejected the match", err);
+          if (rc != 0) return plugin_error(*p, "rejected the match", err, rc);
           return absl::OkStatus();
         };
       }
@@ -196,7 +200,7 @@ class PluginBackend : public Backend {
     }
     if (rc != 0) {
       if (kernel) plugin_->table->kernel_destroy(kernel);
-      return plugin_error(*plugin_, "build failed", err);
+      return plugin_error(*plugin_, "build failed", err, rc);
     }
     if (!kernel) return plugin_error(*plugin_, "build returned success but no kernel", nullptr);
     auto k = std::make_unique<PluginKernel>(plugin_, kernel, group);
