@@ -170,6 +170,7 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   r.import_s = seconds_since(start);
   start = Clock::now();
   PlacementOptions placement = placement_options(options);
+  if (!placement.executor_latency) placement.executor_latency = artifact_executor_latency(*ctx_);
   std::optional<Clock::time_point> compare_start;
   placement.progress = [&compare_start, inner = placement.progress](const PlacementProgress& p) {
     if (p.phase == "compare" && !compare_start) compare_start = Clock::now();

@@ -138,6 +138,13 @@ struct CompileResult {
 
 // ---- The compiler -------------------------------------------------------------------------------
 
+// The graph-level search's score of a placement under the wave executor (waves, or automatic: the
+// faster of waves and sequential), as its artifact would run: kernels built and profiled, wave
+// scheduled, both executors measured over `runs` whole runs (median). `ctx` is borrowed and must
+// outlive the function. compile() uses it unless CompileOptions::placement.executor_latency is
+// set.
+ExecutorLatency artifact_executor_latency(const Context& ctx, int runs = 7);
+
 // Registers the built-in backends in priority order (the `greedy` baseline's): dnnl, eigen,
 // trees, native (with `native`'s options), then reference. AlreadyExists when a name is taken.
 absl::Status register_builtin_backends(BackendRegistry& registry,

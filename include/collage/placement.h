@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -102,6 +103,16 @@ enum class PlacementExecutor : uint8_t { sequential, waves, automatic };
 // "waves", "sequential" or "auto"; InvalidArgument naming `name` otherwise.
 absl::StatusOr<PlacementExecutor> parse_executor(std::string_view name);
 
+// The latency in milliseconds of placement `p` of `g` as the runtime's executor `executor` (waves
+// or automatic: the faster of waves and sequential) would run its artifact, its kernels built with
+// `backends` for `threads` threads; nullopt when it cannot be scored that way (then the placement
+// is measured in process, one kernel after another). The compile driver supplies one that writes
+// the artifact's wave schedule (artifact_executor_latency, collage/compiler.h): the placement
+// search itself links no artifact writer.
+using ExecutorLatency = std::function<std::optional<double>(
+    const BackendRegistry& backends, const Graph& g, const Placement& p, int threads,
+    PlacementExecutor executor)>;
+
 struct PlacementOptions {
   // Backends that may take part, by name; empty means every registered backend. The fallback is
   // always added.
@@ -136,6 +147,9 @@ struct PlacementOptions {
   // Threads a kernel may use while measured and run (0: one per core).
   int num_threads = 0;
   PlacementExecutor executor = PlacementExecutor::sequential;
+  // How placements are scored under `executor` when it is not sequential; empty: in process, one
+  // kernel after another (noted in the placement).
+  ExecutorLatency executor_latency;
   // Measure the chosen placement and every single-backend baseline end to end, interleaved, and
   // report the figures (OptimizeResult::compared).
   bool compare_baselines = false;
