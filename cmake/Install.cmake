@@ -1,6 +1,7 @@
 # Install rules: the runtime (libcollage_runtime and the backend runtime modules next to it), the
-# compiler's C API (libcollage_compiler), the C headers, the `collage` command, a CMake package
-# (find_package(collage) with collage::runtime and collage::compiler) and pkg-config files.
+# compiler (libcollage_compiler: its C API and the C++ API), the public headers, the `collage`
+# command, a CMake package (find_package(collage) with collage::runtime and collage::compiler) and
+# pkg-config files.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -15,12 +16,10 @@ install(TARGETS collage_runtime collage_compiler EXPORT collageTargets
 # The runtime looks for its modules in its own directory.
 install(TARGETS collage_rt_eigen collage_rt_dnnl collage_rt_trees LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS collage RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES
-  ${PROJECT_SOURCE_DIR}/include/collage/runtime.h
-  ${PROJECT_SOURCE_DIR}/include/collage/runtime_module.h
-  ${PROJECT_SOURCE_DIR}/include/collage/collage.h
-  ${PROJECT_SOURCE_DIR}/include/collage/backend_plugin.h
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/collage)
+# Every public header: the C ABI (runtime.h, runtime_module.h, backend_plugin.h, collage.h) and the
+# C++ API the compiler library exports.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/collage DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  FILES_MATCHING PATTERN "*.h")
 
 set(COLLAGE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/collage)
 install(EXPORT collageTargets NAMESPACE collage:: DESTINATION ${COLLAGE_CMAKE_DIR})

@@ -14,8 +14,8 @@
 #include "collage/backends/native.h"
 #include "collage/executor.h"
 #include "collage/graph.h"
-#include "placement/baselines.h"
-#include "te_ops/te_op_registry.h"
+#include "collage/placement.h"
+#include "collage/te_ops.h"
 
 using namespace collage;
 namespace te = collage::te;
@@ -94,7 +94,9 @@ int main() {
   options.ops = ops;
   absl::Status s = backends.add(make_reference_backend());
   if (s.ok()) s = backends.add(make_native_backend(options));
-  auto placement = s.ok() ? place_baseline("single:native", *graph, backends)
+  PlacementOptions placement_options;
+  placement_options.strategy = "single:native";
+  auto placement = s.ok() ? optimize(ctx, backends, *graph, placement_options)
                           : absl::StatusOr<Placement>(s);
   if (!placement.ok()) {
     std::fprintf(stderr, "%s\n", placement.status().ToString().c_str());
