@@ -143,6 +143,11 @@ absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(const Context
     if (k.record.module == kReferenceBackend)
       return absl::InvalidArgumentError(str_cat(
           label, ": its kernel runs on the reference module, which the runtime does not have"));
+    if (k.record.module.empty())
+      return absl::InvalidArgumentError(
+          str_cat(label, ": backend '", group.backend,
+                  "' gives its kernels no runtime form (a plugin without kernel_record), so they "
+                  "run in process only and cannot go into an artifact"));
     kernels.push_back(std::move(k));
   }
   return kernels;

@@ -132,6 +132,83 @@ TEST_CASE("compiler: errors name what is at fault", "[driver]") {
         absl::StatusCode::kInvalidArgument);
 }
 
+// y = Relu(x @ w), x f32[4x8]: the example plugin (examples/c_plugin) takes the MatMul+Relu.
+Graph matmul_relu(const Context& ctx) {
+  GraphBuilder b(ctx, "mm_relu");
+  ValueId x = b.add_input("x", {DType::f32, {4, 8}});
+  auto y = b.add("MatMul", {x, b.add_constant("w", testing::random_f32({8, 5}, 3))});
+  if (y.ok()) y = b.add("Relu", {*y});
+  REQUIRE(y.ok());
+  b.add_output(*y);
+  auto g = b.finish();
+  REQUIRE(g.ok());
+  return *std::move(g);
+}
+
+TEST_CASE("compiler: a plugin's kernels ship in artifacts and run with its runtime module",
+          "[driver][plugin]") {
+  auto compiler = Compiler::create();
+  REQUIRE(compiler.ok());
+  REQUIRE(compiler->load_plugin(COLLAGE_GEMM_PLUGIN).ok());
+  const Graph g = matmul_relu(compiler->context());
+  CompileOptions o = quick_options();
+  o.placement.strategy = "single:cgemm";
+  auto r = compiler->compile(ModelSource::graph(g), o);
+  INFO(r.status());
+  REQUIRE(r.ok());
+  REQUIRE(r->optimized.placement.groups.size() == 1);
+  CHECK(r->optimized.placement.groups[0].backend == "cgemm");
+  CHECK(r->summary.modules == std::vector<std::string>{"cgemm"});
+
+  const Tensor x = testing::random_f32({4, 8}, 9);
+  auto expected = run_reference(g, {x});
+  REQUIRE(expected.ok());
+  collage_load_options_t options;
+  collage_load_options_init(&options);
+  options.module_dir = COLLAGE_PLUGIN_MODULE_DIR;
+  collage_module_t* m = nullptr;
+  REQUIRE(testing::take_message(collage_module_load_memory(r->artifact.data(), r->artifact.size(),
+                                                           &options, &m)) == "");
+  std::vector<Tensor> out = testing::run_module(m, {x});
+  collage_module_release(m);
+  REQUIRE(out.size() == 1);
+  CHECK(testing::max_relative_error(out[0], (*expected)[0]) < 1e-5);
+
+  // Without the plugin's runtime module the load names it.
+  collage_status_t* missing =
+      collage_module_load_memory(r->artifact.data(), r->artifact.size(), nullptr, &m);
+  CHECK(collage_status_code(missing) == COLLAGE_STATUS_NOT_FOUND);
+  CHECK_THAT(testing::take_message(missing),
+             Catch::Contains("runtime module 'cgemm' needed by the artifact was not found") &&
+                 Catch::Contains("libcollage_rt_cgemm.so"));
+}
+
+TEST_CASE("compiler: a plugin without kernel_record runs in process but not in artifacts",
+          "[driver][plugin]") {
+  auto compiler = Compiler::create();
+  REQUIRE(compiler.ok());
+  REQUIRE(compiler->load_plugin(std::string(COLLAGE_TEST_PLUGIN_DIR) + "/test_plugin_checked.so")
+              .ok());
+  GraphBuilder b(compiler->context(), "relu");
+  ValueId x = b.add_input("x", {DType::f32, {8}});
+  auto y = b.add("Relu", {x});
+  REQUIRE(y.ok());
+  b.add_output(*y);
+  auto g = b.finish();
+  REQUIRE(g.ok());
+  CompileOptions o = quick_options();
+  o.placement.strategy = "single:testrelu";
+  o.artifact = false;
+  auto placed = compiler->compile(ModelSource::graph(*g), o);
+  REQUIRE(placed.ok());
+  CHECK(placed->optimized.placement.groups[0].backend == "testrelu");
+  o.artifact = true;
+  auto refused = compiler->compile(ModelSource::graph(*g), o);
+  CHECK(refused.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(refused.status().message()),
+             Catch::Contains("backend 'testrelu' gives its kernels no runtime form"));
+}
+
 TEST_CASE("compiler: the built-in backends in priority order", "[driver]") {
   BackendRegistry registry;
   REQUIRE(register_builtin_backends(registry).ok());
