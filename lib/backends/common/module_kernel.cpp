@@ -49,42 +49,36 @@ class ModuleKernel : public Kernel {
 
 }  // namespace
 
-std::vector<TensorType> group_argument_types(const Graph& group) {
-  std::vector<TensorType> types;
-  for (ValueId v : group.inputs()) types.push_back(group.value(v).type);
-  for (ValueId v : group.outputs()) types.push_back(group.value(v).type);
-  return types;
+KernelDesc::KernelDesc(const KernelRecord& record, const Graph& group) {
+  auto desc_of = [](const TensorType& t) {
+    return collage_tensor_desc_t{static_cast<int32_t>(t.dtype),
+                                 static_cast<int32_t>(t.shape.size()), t.shape.data()};
+  };
+  for (ValueId v : group.inputs()) args_.push_back(desc_of(group.value(v).type));
+  for (ValueId v : group.outputs()) args_.push_back(desc_of(group.value(v).type));
+  for (const Tensor& c : record.constants) {
+    consts_.push_back(desc_of(c.type()));
+    ptrs_.push_back(c.raw());
+  }
+  desc_.struct_size = sizeof desc_;
+  desc_.entry = record.entry.c_str();
+  desc_.params = record.params.data();
+  desc_.params_size = record.params.size();
+  desc_.num_args = static_cast<int32_t>(args_.size());
+  desc_.args = args_.data();
+  desc_.num_inputs = static_cast<int32_t>(group.inputs().size());
+  desc_.num_constants = static_cast<int32_t>(ptrs_.size());
+  desc_.constant_descs = consts_.data();
+  desc_.constants = ptrs_.data();
 }
 
 absl::StatusOr<std::unique_ptr<Kernel>> make_module_kernel(const collage_rt_module_v1_t* module,
                                                            KernelRecord record,
                                                            const Graph& group) {
-  std::vector<TensorType> types = group_argument_types(group);
-  std::vector<collage_tensor_desc_t> args;
-  for (const TensorType& t : types)
-    args.push_back(
-        {static_cast<int32_t>(t.dtype), static_cast<int32_t>(t.shape.size()), t.shape.data()});
-  std::vector<collage_tensor_desc_t> const_descs;
-  std::vector<const void*> const_ptrs;
-  for (const Tensor& c : record.constants) {
-    const_descs.push_back(
-        {static_cast<int32_t>(c.dtype()), static_cast<int32_t>(c.rank()), c.shape().data()});
-    const_ptrs.push_back(c.raw());
-  }
-  collage_kernel_desc_t desc{};
-  desc.struct_size = sizeof desc;
-  desc.entry = record.entry.c_str();
-  desc.params = record.params.data();
-  desc.params_size = record.params.size();
-  desc.num_args = static_cast<int32_t>(args.size());
-  desc.args = args.data();
-  desc.num_inputs = static_cast<int32_t>(group.inputs().size());
-  desc.num_constants = static_cast<int32_t>(const_ptrs.size());
-  desc.constant_descs = const_descs.data();
-  desc.constants = const_ptrs.data();
+  KernelDesc desc(record, group);
   void* instance = nullptr;
   char err[512] = {0};
-  const int32_t rc = module->kernel_create(&desc, &instance, err, sizeof err);
+  const int32_t rc = module->kernel_create(&desc.desc(), &instance, err, sizeof err);
   if (rc != 0 || !instance) {
     if (instance) module->kernel_destroy(instance);
     return absl::Status(abi_status_code(rc, absl::StatusCode::kInvalidArgument),
