@@ -12,8 +12,8 @@
 namespace collage::te_ops::dense {
 namespace {
 
-using tune::Knobs;
 using tune::knob_or;
+using tune::Knobs;
 
 struct Parts {
   te::Tensor acc, bp, b;
@@ -71,10 +71,13 @@ absl::StatusOr<ScheduledGroup> apply(const AnchorGroup& grp, const Parts& p, int
       sa.unroll(cjo).vectorize(cji);
       if (p.bp.defined() && !b_const) s[p.bp].compute_at(so, par);
     } else {
-      const int64_t mr = std::clamp<int64_t>(knob_or(kn, "mr", 8), 1, p.m);
+      // An output without rows (m = 0, an empty batch) is scheduled as one of one row: its
+      // loops run no iteration.
+      const int64_t rows = std::max<int64_t>(p.m, 1);
+      const int64_t mr = std::clamp<int64_t>(knob_or(kn, "mr", 8), 1, rows);
       // A row block never exceeds the rows (rounded up to the tile): the tiles past the end
       // would be computed (clamped) for nothing.
-      const int64_t mb = std::clamp<int64_t>(knob_or(kn, "mb", 64), mr, (p.m + mr - 1) / mr * mr);
+      const int64_t mb = std::clamp<int64_t>(knob_or(kn, "mb", 64), mr, (rows + mr - 1) / mr * mr);
       const int64_t ku = std::max<int64_t>(knob_or(kn, "ku", 1), 1);
       auto [ib, irest] = so.split(so.axis(rank - 2), (mb / mr) * mr);
       auto [jo, jt] = so.split(so.axis(rank - 1), p.nr);
@@ -150,7 +153,7 @@ absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp)
   t.signature = signature(node, *grp.graph, p.bp.defined() && detail::is_constant_input(grp, p.b));
   t.flops = 2.0 * static_cast<double>(outputs) * static_cast<double>(p.k);
   if (!p.a_vector && !p.b_vector) {
-    std::vector<int64_t> mr = detail::at_most({1, 2, 4, 6, 8, 12}, p.m);
+    std::vector<int64_t> mr = detail::at_most({1, 2, 4, 6, 8, 12}, std::max<int64_t>(p.m, 1));
     std::vector<int64_t> mb = detail::at_most({8, 16, 32, 64, 128, 256}, std::max<int64_t>(p.m, 8));
     t.space.add("mr", mr);
     t.space.add("mb", mb);
