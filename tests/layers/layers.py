@@ -11,12 +11,18 @@ on the build.
     layers.py doc SOURCE_DIR BUILD_DIR     fails when docs/architecture.md's picture is not the
                                            one `graph` prints (scripts/architecture-graph
                                            rewrites it)
+    layers.py selftest                     checks that `check` finds planted violations (the
+                                           runtime including compiler code, placement including
+                                           the artifact writer, an example including a private
+                                           header, the search linking an importer) and passes
+                                           the allowed uses beside them
 
 The link dependencies come from BUILD_DIR/layers/targets.tsv, which cmake/Layers.cmake writes
 when the build is configured. Runs on any Python 3 (no packages)."""
 import os
 import re
 import sys
+import tempfile
 
 # Layers, bottom to top, and the layers each may use besides itself. "api_c" is the C ABI
 # (runtime.h and its kin), "api" the C++ headers of include/collage.
@@ -273,7 +279,47 @@ def doc_block(src):
     return text, text[text.index(BEGIN) + len(BEGIN):text.index(END)]
 
 
+def selftest():
+    """0 when `check` flags exactly the planted violations of a small fake tree."""
+    files = {
+        "runtime/core/loader.cpp": '#include "collage/runtime.h"\n#include "placement/search.h"\n',
+        "placement/search.h": '#include "collage/graph.h"\n',
+        "placement/search.cpp": '#include "placement/search.h"\n#include "artifact/artifact.h"\n',
+        "lib/artifact/artifact.h": '#include "collage/graph.h"\n',
+        "examples/main.cpp": '#include "collage/compiler.h"\n#include "ir/graph_impl.h"\n',
+        "lib/ir/graph_impl.h": "",
+    }
+    targets = ("collage_placement\tSTATIC_LIBRARY\tplacement\tcollage_ir,collage_onnx\n"
+               "collage_driver\tSTATIC_LIBRARY\tdriver\tcollage_placement,collage_onnx\n")
+    with tempfile.TemporaryDirectory() as root:
+        src, build = os.path.join(root, "src"), os.path.join(root, "build")
+        for rel, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(src, rel)), exist_ok=True)
+            with open(os.path.join(src, rel), "w", encoding="utf-8") as f:
+                f.write(text)
+        os.makedirs(os.path.join(build, "layers"))
+        with open(os.path.join(build, "layers", "targets.tsv"), "w", encoding="utf-8") as f:
+            f.write(targets)
+        found = sorted(check_includes(src) + check_links(build))
+    expected = sorted([
+        'examples/main.cpp:2: layer examples includes "ir/graph_impl.h" of layer ir',
+        'placement/search.cpp:2: layer placement includes "artifact/artifact.h" of layer artifact',
+        'runtime/core/loader.cpp:2: layer runtime includes "placement/search.h" of layer placement',
+        "target collage_placement (layer placement) links collage_onnx of layer frontends",
+    ])
+    got = [p.split(" (may use")[0] for p in found]
+    for line in found:
+        print(line)
+    if got != expected:
+        print("layers.py selftest: expected exactly:\n  " + "\n  ".join(expected))
+        return 1
+    print(f"layers.py selftest: the {len(expected)} planted violations found, nothing else")
+    return 0
+
+
 def main(argv):
+    if len(argv) == 2 and argv[1] == "selftest":
+        return selftest()
     if len(argv) == 3 and argv[1] == "graph":
         sys.stdout.write(mermaid(argv[2]))
         return 0
