@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -16,6 +17,9 @@
 #include "artifact/artifact.h"
 #include "collage/compiler.h"
 #include "collage/executor.h"
+#include "collage/ops/elementwise.h"
+#include "collage/ops/nn.h"
+#include "collage/ops/tensor.h"
 #include "collage/reference.h"
 #include "common/runtime_c_util.h"
 #include "common/test_util.h"
@@ -46,6 +50,8 @@ struct OpCase {
   std::vector<DType> dtypes;
   std::function<std::vector<Shape>(ShapeClass)> shapes;
   bool scaled = false;  // compare relative to the output's scale (reductions), not per element
+  std::shared_ptr<const OpAttrs> attrs;  // null: the defaults
+  bool constant_weight = false;          // the last input is a constant (a layer's weights)
 };
 
 std::vector<Shape> unary_shapes(ShapeClass c) {
@@ -76,6 +82,20 @@ std::vector<Shape> binary_shapes(ShapeClass c) {
   return {};
 }
 
+std::vector<Shape> conv_shapes(ShapeClass c) {
+  switch (c) {
+    case ShapeClass::odd:
+      return {{1, 3, 9, 11}, {5, 3, 3, 3}};
+    case ShapeClass::empty:
+      return {{0, 3, 9, 11}, {5, 3, 3, 3}};
+    case ShapeClass::large:
+      return {{1, 16, 56, 56}, {32, 16, 3, 3}};
+    case ShapeClass::broadcast:
+      return {};
+  }
+  return {};
+}
+
 std::vector<Shape> matmul_shapes(ShapeClass c) {
   switch (c) {
     case ShapeClass::odd:
@@ -100,6 +120,17 @@ const std::vector<OpCase>& op_cases() {
     for (const char* op : {"Add", "Sub", "Mul", "Max", "Min"})
       c.push_back({op, numeric, binary_shapes});
     c.push_back({"MatMul", f32, matmul_shapes, /*scaled=*/true});
+    c.push_back({"Softmax", f32, unary_shapes, /*scaled=*/true, std::make_shared<SoftmaxAttrs>()});
+    auto reduce_last = std::make_shared<ReduceAttrs>();
+    reduce_last->axes = {-1};
+    reduce_last->keepdims = 0;
+    for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax"})
+      c.push_back({op, f32, unary_shapes, /*scaled=*/true, reduce_last});
+    auto swap = std::make_shared<TransposeAttrs>();
+    swap->perm = {1, 0};
+    c.push_back({"Transpose", numeric, unary_shapes, /*scaled=*/false, swap});
+    c.push_back({"Conv", f32, conv_shapes, /*scaled=*/true, std::make_shared<ConvAttrs>(),
+                 /*constant_weight=*/true});
     return c;
   }();
   return cases;
@@ -120,15 +151,18 @@ Tensor random_tensor(DType dtype, const Shape& shape, uint64_t seed) {
   return t;
 }
 
-// A one-node graph of `op` over graph inputs of the given shapes; nullopt when the operator
-// refuses these types (then no backend is asked).
-std::optional<Graph> one_node_graph(const Context& ctx, const std::string& op, DType dtype,
-                                    const std::vector<Shape>& shapes) {
-  GraphBuilder b(ctx, op);
+// A one-node graph of the case's operator over graph inputs of the types of `values` (the last
+// one a constant with those values when the case says so); nullopt when the operator refuses
+// these types (then no backend is asked).
+std::optional<Graph> one_node_graph(const Context& ctx, const OpCase& oc, DType dtype,
+                                    const std::vector<Tensor>& values) {
+  GraphBuilder b(ctx, oc.op);
   std::vector<ValueId> inputs;
-  for (size_t i = 0; i < shapes.size(); ++i)
-    inputs.push_back(b.add_input("x" + std::to_string(i), {dtype, shapes[i]}));
-  auto y = b.add(op, inputs, nullptr, "op");
+  for (size_t i = 0; i < values.size(); ++i)
+    inputs.push_back(oc.constant_weight && i + 1 == values.size()
+                         ? b.add_constant("w", values[i])
+                         : b.add_input("x" + std::to_string(i), values[i].type()));
+  auto y = b.add(oc.op, inputs, oc.attrs, "op");
   if (!y.ok()) return std::nullopt;
   b.add_output(*y);
   auto g = b.finish();
@@ -211,9 +245,10 @@ void check_backend(const Compiler& compiler, const Backend& backend, const Graph
   ++t.artifact;
 }
 
-TEST_CASE("conformance: every backend that claims an operator agrees with the reference, in "
-          "process and from an artifact",
-          "[conformance]") {
+TEST_CASE(
+    "conformance: every backend that claims an operator agrees with the reference, in "
+    "process and from an artifact",
+    "[conformance]") {
   auto compiler = Compiler::create();
   REQUIRE(compiler.ok());
   REQUIRE(compiler->load_plugin(COLLAGE_GEMM_PLUGIN).ok());
@@ -229,12 +264,13 @@ TEST_CASE("conformance: every backend that claims an operator agrees with the re
            {ShapeClass::odd, ShapeClass::broadcast, ShapeClass::empty, ShapeClass::large}) {
         const std::vector<Shape> shapes = oc.shapes(sc);
         if (shapes.empty()) continue;  // the class does not apply
-        std::optional<Graph> g = one_node_graph(compiler->context(), oc.op, dtype, shapes);
+        std::vector<Tensor> values;
+        for (size_t i = 0; i < shapes.size(); ++i)
+          values.push_back(random_tensor(dtype, shapes[i], 11 + i));
+        std::optional<Graph> g = one_node_graph(compiler->context(), oc, dtype, values);
         if (!g) continue;
         ++graphs;
-        std::vector<Tensor> inputs;
-        for (size_t i = 0; i < shapes.size(); ++i)
-          inputs.push_back(random_tensor(dtype, shapes[i], 11 + i));
+        std::vector<Tensor> inputs(values.begin(), values.end() - (oc.constant_weight ? 1 : 0));
         auto expected = run_reference(*g, inputs);
         REQUIRE(expected.ok());
         for (const Backend* backend : compiler->backends().all()) {
