@@ -57,6 +57,40 @@ void* copy_out(std::string_view bytes) {
   return p;
 }
 
+// The caller's progress callback (collage_compile_options_t.progress); tell() is a no-op
+// without one.
+struct Progress {
+  collage_compile_progress_fn fn = nullptr;
+  void* user_data = nullptr;
+
+  void tell(const char* phase, uint64_t done = 0, uint64_t total = 0, int32_t generation = 0,
+            double best_ms = -1, const char* detail = "") const {
+    if (!fn) return;
+    collage_compile_progress_t p{sizeof p, phase, done, total, generation, best_ms, detail};
+    fn(user_data, &p);
+  }
+};
+
+// The driver's progress hooks telling `progress`: its steps, the placement's phases and the tree
+// strategies.
+void relay_progress(const Progress& progress, collage::CompileOptions& out) {
+  if (!progress.fn) return;
+  out.step_progress = [progress](const char* step) { progress.tell(step); };
+  out.placement.progress = [progress](const collage::PlacementProgress& p) {
+    // PlacementProgress::phase is one of a fixed set of literals; the callback gets static
+    // storage, as collage.h promises.
+    static constexpr const char* kPhases[] = {"candidates", "measure",   "op-level",
+                                              "evolve",     "finalists", "done"};
+    const char* phase = "placement";
+    for (const char* name : kPhases)
+      if (p.phase == name) phase = name;
+    progress.tell(phase, p.measured, p.total, p.generation, p.best_ms);
+  };
+  out.tree_progress = [progress](const std::string& label) {
+    progress.tell("tree-strategy", 0, 0, 0, -1, label.c_str());
+  };
+}
+
 absl::Status options_of(const collage_compile_options_t* in, collage::CompileOptions* out_options) {
   collage::CompileOptions& out = *out_options;
   collage_compile_options_t o;
@@ -86,6 +120,7 @@ absl::Status options_of(const collage_compile_options_t* in, collage::CompileOpt
     if (!executor.ok()) return executor.status();
     out.placement.executor = *executor;
   }
+  relay_progress(Progress{o.progress, o.progress_user_data}, out);
   for (int32_t i = 0; i < o.num_input_shapes && o.input_shapes; ++i) {
     const collage_input_shape_t& s = o.input_shapes[i];
     if (!s.name || s.ndim < 0 || (s.ndim > 0 && !s.shape))

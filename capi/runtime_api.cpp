@@ -34,6 +34,7 @@ rt::LoadOptions load_options(const collage_load_options_t* options, uint32_t* fl
   rt::LoadOptions out;
   out.num_threads = o.num_threads;
   if (o.module_dir) out.module_dir = o.module_dir;
+  out.no_recompile = (o.flags & COLLAGE_LOAD_NO_RECOMPILE) != 0;
   if (o.flags & COLLAGE_LOAD_EXECUTOR_SEQUENTIAL) out.executor = rt::ExecutorChoice::sequential;
   if (o.flags & COLLAGE_LOAD_EXECUTOR_WAVES)
     out.executor = out.executor == rt::ExecutorChoice::sequential ? rt::ExecutorChoice::invalid
@@ -142,6 +143,10 @@ COLLAGE_API collage_status_t* collage_module_load_memory(const void* data, size_
 
 COLLAGE_API void collage_module_release(collage_module_t* module) {
   delete module;
+}
+
+COLLAGE_API const char* collage_module_load_notes(const collage_module_t* module) {
+  return module ? module->module->load_notes().c_str() : "";
 }
 
 COLLAGE_API int32_t collage_module_num_inputs(const collage_module_t* module) {

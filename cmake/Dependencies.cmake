@@ -21,3 +21,32 @@ if(NOT COLLAGE_CUDA STREQUAL "OFF")
     message(FATAL_ERROR "COLLAGE_CUDA=ON but no CUDA toolkit was found")
   endif()
 endif()
+
+# OpenVINO (optional): its PyPI wheel, which scripts/install-deps puts in .venv, ships the C++
+# headers, the libraries and a CMake package. With it the `openvino` backend and its runtime
+# module libcollage_rt_openvino are built; without it (AUTO) the rest builds and says so here.
+set(COLLAGE_OPENVINO "AUTO" CACHE STRING "OpenVINO backend: AUTO, ON or OFF")
+set(COLLAGE_HAVE_OPENVINO OFF)
+if(NOT COLLAGE_OPENVINO STREQUAL "OFF")
+  file(GLOB collage_ov_config_dirs
+    ${PROJECT_SOURCE_DIR}/.venv/lib/python3*/site-packages/openvino/cmake)
+  find_package(OpenVINO CONFIG QUIET COMPONENTS Runtime
+    PATHS ${collage_ov_config_dirs} NO_DEFAULT_PATH)
+  if(OpenVINO_FOUND)
+    # OpenVINOConfig.cmake adds -D_GLIBCXX_USE_CXX11_ABI=1 (the compiler's default anyway) to
+    # every target of this directory; openvino::runtime carries it to the targets that use it,
+    # and the others keep their flags (and their ccache entries).
+    remove_definitions(-D_GLIBCXX_USE_CXX11_ABI=${OpenVINO_GLIBCXX_USE_CXX11_ABI})
+    get_target_property(collage_ov_lib openvino::runtime IMPORTED_LOCATION_RELEASE)
+    get_filename_component(COLLAGE_OPENVINO_LIB_DIR ${collage_ov_lib} DIRECTORY)
+    message(STATUS "collage: OpenVINO ${OpenVINO_VERSION} found (${OpenVINO_DIR}): "
+      "the openvino backend and libcollage_rt_openvino are built")
+    set(COLLAGE_HAVE_OPENVINO ON)
+  elseif(COLLAGE_OPENVINO STREQUAL "ON")
+    message(FATAL_ERROR "COLLAGE_OPENVINO=ON but OpenVINO was not found in "
+      "${PROJECT_SOURCE_DIR}/.venv (scripts/install-deps installs the openvino wheel there)")
+  else()
+    message(STATUS "collage: OpenVINO not found in ${PROJECT_SOURCE_DIR}/.venv "
+      "(scripts/install-deps installs it): building without the openvino backend")
+  endif()
+endif()

@@ -15,6 +15,17 @@ install(TARGETS collage_runtime collage_compiler EXPORT collageTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # The runtime looks for its modules in its own directory.
 install(TARGETS collage_rt_eigen collage_rt_dnnl collage_rt_trees LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+if(TARGET collage_rt_openvino)
+  # OpenVINO is not installed with collage: the module, the CLI and libcollage_compiler find it
+  # where CMake found it
+  # (a machine without it there gets an error naming the module and libopenvino).
+  set_target_properties(collage_rt_openvino PROPERTIES INSTALL_RPATH "${COLLAGE_OPENVINO_LIB_DIR}")
+  set_target_properties(collage PROPERTIES
+    INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};${COLLAGE_OPENVINO_LIB_DIR}")
+  set_target_properties(collage_compiler PROPERTIES
+    INSTALL_RPATH "$ORIGIN;${COLLAGE_OPENVINO_LIB_DIR}")
+  install(TARGETS collage_rt_openvino LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(TARGETS collage RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # Every public header: the C ABI (runtime.h, runtime_module.h, backend_plugin.h, collage.h) and the
 # C++ API the compiler library exports.

@@ -160,6 +160,7 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
                                                 const CompileOptions& options) const {
   using Clock = std::chrono::steady_clock;
   Clock::time_point start = Clock::now();
+  if (options.step_progress) options.step_progress("import");
   auto imported = import_model(model, options);
   if (!imported.ok()) return imported.status();
   CompileResult r;
@@ -186,6 +187,7 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   if (absl::Status s = check_artifact_groups(r.graph, r.optimized.placement, *backends_, placement);
       !s.ok())
     return s;
+  if (options.step_progress) options.step_progress("build");
   ArtifactOptions artifact;
   artifact.build.num_threads = placement.num_threads;
   artifact.waves.executor = wave_choice(placement.executor);

@@ -41,9 +41,13 @@ CandidateSet collect_candidates(const Graph& g, const GraphReachability& reach,
   };
   std::vector<Entry> entries;
   size_t too_deep = 0;
+  // A backend that runs the whole graph as one group (OpenVINO, a plugin compiling whole models)
+  // may win only that way: such a candidate is kept whatever the caps.
+  const auto whole = [&](const Candidate& c) { return c.nodes.count() == g.nodes().size(); };
   for (size_t b = 0; b < backends.size(); ++b) {
     for (Candidate& c : backends[b]->candidates(g, reach, rules)) {
-      if (options.max_depth > 0 && c.nodes.count() > static_cast<size_t>(options.max_depth)) {
+      if (options.max_depth > 0 && c.nodes.count() > static_cast<size_t>(options.max_depth) &&
+          !whole(c)) {
         ++too_deep;
         continue;
       }
@@ -70,7 +74,8 @@ CandidateSet collect_candidates(const Graph& g, const GraphReachability& reach,
     set.notes_.push_back(str_cat(too_deep, " candidates with more than max_depth ",
                                  options.max_depth, " nodes dropped"));
   if (options.max_count > 0 && entries.size() > options.max_count) {
-    // Keep the smallest candidates (single nodes must stay so every node can be covered).
+    // Keep the smallest candidates (single nodes must stay so every node can be covered), and
+    // the whole-graph ones beside them.
     std::vector<size_t> order(entries.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -78,6 +83,8 @@ CandidateSet collect_candidates(const Graph& g, const GraphReachability& reach,
     });
     std::vector<bool> keep(entries.size(), false);
     for (size_t i = 0; i < options.max_count; ++i) keep[order[i]] = true;
+    for (size_t i = 0; i < entries.size(); ++i)
+      if (whole(entries[i].c)) keep[i] = true;
     std::vector<Entry> kept;
     for (size_t i = 0; i < entries.size(); ++i)
       if (keep[i]) kept.push_back(std::move(entries[i]));

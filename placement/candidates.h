@@ -12,6 +12,7 @@
 
 namespace collage {
 
+// The caps never drop a candidate of the whole graph (one group on one backend).
 struct CandidateOptions {
   int max_depth = 8;     // candidates with more nodes are dropped (also passed to the rules)
   size_t max_count = 0;  // 0: no limit; else the largest candidates beyond it are dropped

@@ -39,7 +39,7 @@ absl::StatusOr<std::vector<const Backend*>> select_backends(const BackendRegistr
     std::string known;
     for (const Backend* b : registry.all()) known += str_cat(known.empty() ? "" : ", ", b->name());
     return absl::InvalidArgumentError(
-        str_cat("backend '", name, "' is not registered (registered: ", known, ")"));
+        str_cat(registry.not_registered(name), " (registered: ", known, ")"));
   }
   std::vector<const Backend*> out;
   for (const Backend* b : registry.all()) {
@@ -56,7 +56,7 @@ absl::Status check_strategy(const std::string& s, const BackendRegistry& registr
   if (s.starts_with("single:") && s.size() > 7) {
     if (registry.find(s.substr(7))) return absl::OkStatus();
     return absl::InvalidArgumentError(
-        str_cat("strategy '", s, "': backend '", s.substr(7), "' is not registered"));
+        str_cat("strategy '", s, "': ", registry.not_registered(s.substr(7))));
   }
   return absl::InvalidArgumentError(
       str_cat("unknown placement strategy '", s,

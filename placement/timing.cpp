@@ -73,9 +73,17 @@ Tensor random_tensor(const TensorType& type, uint64_t seed) {
     case DType::boolean:
       for (int64_t i = 0; i < n; ++i) t.data<uint8_t>()[i] = static_cast<uint8_t>(i & 1);
       break;
+    case DType::f64:
+      for (int64_t i = 0; i < n; ++i) t.data<double>()[i] = real(rng);
+      break;
     case DType::i8:
+    case DType::i16:
     case DType::i32:
     case DType::i64:
+    case DType::u8:
+    case DType::u16:
+    case DType::u32:
+    case DType::u64:
       break;  // zero-initialised
   }
   return t;

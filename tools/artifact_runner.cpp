@@ -39,11 +39,13 @@ bool is_artifact_file(const std::string& path) {
 }
 
 absl::StatusOr<ArtifactRunner> ArtifactRunner::load(const std::string& path,
-                                                    const std::string& executor, int num_threads) {
+                                                    const std::string& executor, int num_threads,
+                                                    bool no_recompile) {
   ArtifactRunner r;
   collage_load_options_t options;
   collage_load_options_init(&options);
   options.num_threads = num_threads;
+  if (no_recompile) options.flags |= COLLAGE_LOAD_NO_RECOMPILE;
   if (executor == "waves")
     options.flags |= COLLAGE_LOAD_EXECUTOR_WAVES;
   else if (executor == "sequential")

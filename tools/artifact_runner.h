@@ -19,9 +19,12 @@ class ArtifactRunner {
  public:
   // Errors carry the runtime's message (corrupt file, missing runtime module, ...). `executor`:
   // "waves", "sequential" or empty (the artifact's default); `num_threads`: threads a kernel's
-  // tasks spread over (0: every core).
+  // tasks spread over (0: every core); `no_recompile`: COLLAGE_LOAD_NO_RECOMPILE.
   static absl::StatusOr<ArtifactRunner> load(const std::string& path,
-                                             const std::string& executor = "", int num_threads = 0);
+                                             const std::string& executor = "", int num_threads = 0,
+                                             bool no_recompile = false);
+  // What the runtime modules noted while loading (collage_module_load_notes), "" for nothing.
+  std::string load_notes() const { return collage_module_load_notes(module_.get()); }
 
   const std::vector<std::string>& input_names() const { return input_names_; }
   const std::vector<TensorType>& input_types() const { return input_types_; }

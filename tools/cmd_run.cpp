@@ -30,8 +30,9 @@ struct RunArgs {
   int64_t repeat = 1, warmup = 0, seed = 0;
   bool no_passes = false;
   PlacementArgs placement;  // strategy "reference": the reference executor, no placement
-  std::string executor;     // --executor KIND (artifacts): waves or sequential
-  std::string profile;      // --profile FILE (artifacts): Chrome trace of the timed runs
+  std::string executor;       // --executor KIND (artifacts): waves or sequential
+  bool no_recompile = false;  // --no-recompile (artifacts): COLLAGE_LOAD_NO_RECOMPILE
+  std::string profile;        // --profile FILE (artifacts): Chrome trace of the timed runs
 };
 
 constexpr std::string_view kRandomInputs =
@@ -83,6 +84,24 @@ Tensor random_tensor(const TensorType& type, uint64_t seed) {
         break;
       case DType::boolean:
         t.data<uint8_t>()[i] = static_cast<uint8_t>(bit(rng));
+        break;
+      case DType::f64:
+        t.data<double>()[i] = real(rng);
+        break;
+      case DType::i16:
+        t.data<int16_t>()[i] = static_cast<int16_t>(digit(rng));
+        break;
+      case DType::u8:
+        t.data<uint8_t>()[i] = static_cast<uint8_t>(digit(rng));
+        break;
+      case DType::u16:
+        t.data<uint16_t>()[i] = static_cast<uint16_t>(digit(rng));
+        break;
+      case DType::u32:
+        t.data<uint32_t>()[i] = static_cast<uint32_t>(digit(rng));
+        break;
+      case DType::u64:
+        t.data<uint64_t>()[i] = static_cast<uint64_t>(digit(rng));
         break;
     }
   }
@@ -174,6 +193,11 @@ void declare(ArgParser& parser, RunArgs& args) {
                 "artifacts: run with the wave executor (inter-operator parallelism) or\n"
                 "the sequential one; default: the one the compiler measured faster",
                 &args.executor);
+  parser.flag("--no-recompile",
+              "artifacts: fail when a kernel's precompiled form does not fit this machine's\n"
+              "library (an OpenVINO blob of another OpenVINO build) instead of compiling it\n"
+              "again from the model the artifact carries",
+              &args.no_recompile);
   parser.option("--profile", "FILE",
                 "artifacts: write each kernel's time in the timed runs as a Chrome trace\n"
                 "(chrome://tracing, Perfetto)",
@@ -183,9 +207,12 @@ void declare(ArgParser& parser, RunArgs& args) {
 // An artifact, run by the runtime library through `artifact` (which must outlive the result).
 absl::StatusOr<Runnable> artifact_runnable(const RunArgs& args,
                                            std::optional<ArtifactRunner>& artifact) {
-  auto loaded = ArtifactRunner::load(args.model.model, args.executor);
+  auto loaded =
+      ArtifactRunner::load(args.model.model, args.executor, /*num_threads=*/0, args.no_recompile);
   if (!loaded.ok()) return loaded.status();
   artifact = std::move(*loaded);
+  if (const std::string notes = artifact->load_notes(); !notes.empty())
+    std::fprintf(stderr, "collage run: %s\n", notes.c_str());
   return Runnable{artifact->input_names(), artifact->output_names(), artifact->input_types(),
                   "artifact, arena " + human_bytes(static_cast<int64_t>(artifact->arena_bytes())),
                   [&artifact](const std::vector<Tensor>& in) { return artifact->run(in); }};

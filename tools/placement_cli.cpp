@@ -50,7 +50,8 @@ void PlacementArgs::declare(ArgParser& parser, bool with_strategy, std::string_v
                   "load a backend plugin (the C ABI of include/collage/backend_plugin.h);\n"
                   "it takes part like a built-in backend (may be given several times)",
                   &plugins);
-  parser.option("--max-depth", "N", "largest number of nodes in one candidate (default 8)",
+  parser.option("--max-depth", "N", "largest number of nodes in one candidate (default 8; a candidate of the\n"
+                "whole model is kept whatever its size)",
                 &max_depth, 1);
   parser.check([this]() -> std::optional<std::string> {
     char* end = nullptr;

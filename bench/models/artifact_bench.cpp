@@ -173,17 +173,18 @@ void print_kernel_table(const std::vector<ArtifactKernel>& kernels,
               t.render(4).c_str());
 }
 
-void bench_model(const std::string& name, const Args& args, double budget_s) {
+// False when the model could not be loaded, placed or compiled (printed with the reason).
+bool bench_model(const std::string& name, const Args& args, double budget_s) {
   const fs::path cache = model_cache();
   const fs::path model = cache / (name + ".onnx");
   auto compiler = Compiler::create();
   if (!compiler.ok()) {
     std::printf("%s: %s\n\n", name.c_str(), std::string(compiler.status().message()).c_str());
-    return;
+    return false;
   }
   const Context& ctx = compiler->context();
   std::optional<CachedModel> loaded = load_cached_model(ctx, name);
-  if (!loaded) return;
+  if (!loaded) return false;
   const Graph& g = loaded->graph;
   const std::vector<Tensor>& inputs = loaded->inputs;
   const std::vector<Tensor>& expected = loaded->expected;
@@ -207,7 +208,7 @@ void bench_model(const std::string& name, const Args& args, double budget_s) {
   auto compiled = compiler->compile_to_file(ModelSource::graph(g), options, file);
   if (!compiled.ok()) {
     std::printf("%s: %s\n\n", name.c_str(), std::string(compiled.status().message()).c_str());
-    return;
+    return false;
   }
   const Placement* placement = &compiled->optimized.placement;
   const BackendRegistry& backends = compiler->backends();
@@ -223,13 +224,14 @@ void bench_model(const std::string& name, const Args& args, double budget_s) {
         "%s: %s\n\n", name.c_str(),
         std::string((in_process.ok() ? artifact.status() : in_process.status()).message()).c_str());
     fs::remove(file);
-    return;
+    return false;
   }
 
-  std::optional<OrtProcess> ort;
+  std::optional<PeerProcess> ort;
   std::string ort_note = "not run (--no-ort)";
   if (!args.no_ort) {
-    ort = OrtProcess::start(args.python, model, cache / (name + ".inputs.npz"), threads, &ort_note);
+    ort = PeerProcess::start(args.python, "onnxruntime", model, cache / (name + ".inputs.npz"),
+                             threads, {}, &ort_note);
     if (ort) ort_note = absl::StrFormat("%d threads, all graph optimisations", threads);
   }
 
@@ -306,6 +308,7 @@ void bench_model(const std::string& name, const Args& args, double budget_s) {
   std::printf("\n");
   std::fflush(stdout);
   fs::remove(file);
+  return true;
 }
 
 int run(int argc, char** argv) {
@@ -338,8 +341,11 @@ int run(int argc, char** argv) {
   if (std::optional<int> exit = parser.parse(raw)) return *exit;
   const std::optional<double> budget_s = parse_seconds(args.budget);
   if (!budget_s) return parser.usage_error("--budget expects a number of seconds");
-  for (const std::string& m : split_list(args.models)) bench_model(m, args, *budget_s);
-  return 0;
+  int failed = 0;
+  for (const std::string& m : split_list(args.models)) {
+    if (!bench_model(m, args, *budget_s)) ++failed;
+  }
+  return failed ? 1 : 0;
 }
 
 }  // namespace

@@ -86,17 +86,22 @@ absl::StatusOr<std::vector<Tensor>> arrays_by_name(const fs::path& npz,
   return out;
 }
 
-std::optional<OrtProcess> OrtProcess::start(const std::string& python, const fs::path& model,
-                                            const fs::path& inputs, int threads,
-                                            std::string* error) {
+std::optional<PeerProcess> PeerProcess::start(const std::string& python,
+                                              const std::string& runtime, const fs::path& model,
+                                              const fs::path& inputs, int threads,
+                                              const fs::path& outputs, std::string* error) {
   int to_child[2], from_child[2];
-  if (pipe(to_child) != 0 || pipe(from_child) != 0) {
+  // Close-on-exec: a later peer must not inherit this one's pipe ends (this one would then never
+  // see the end of its input). The child's own copies, dup'ed onto 0 and 1, stay open.
+  if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0) {
     *error = "pipe failed";
     return std::nullopt;
   }
-  const std::string server = std::string(COLLAGE_SOURCE_DIR) + "/bench/models/ort_server.py";
-  std::vector<std::string> argv_s = {python,          server,      model.string(),
-                                     inputs.string(), "--threads", std::to_string(threads)};
+  const std::string server = std::string(COLLAGE_SOURCE_DIR) + "/bench/models/peer_server.py";
+  std::vector<std::string> argv_s = {python,      server,          model.string(),
+                                     inputs.string(), "--runtime", runtime,
+                                     "--threads", std::to_string(threads)};
+  if (!outputs.empty()) argv_s.insert(argv_s.end(), {"--outputs", outputs.string()});
   std::vector<char*> argv;
   for (std::string& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -106,7 +111,7 @@ std::optional<OrtProcess> OrtProcess::start(const std::string& python, const fs:
   posix_spawn_file_actions_adddup2(&actions, from_child[1], 1);
   for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]})
     posix_spawn_file_actions_addclose(&actions, fd);
-  OrtProcess p;
+  PeerProcess p;
   const int rc = posix_spawn(&p.pid_, python.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(to_child[0]);
@@ -118,26 +123,26 @@ std::optional<OrtProcess> OrtProcess::start(const std::string& python, const fs:
     return std::nullopt;
   }
   if (p.read_line() != "ready") {
-    *error = "ONNX Runtime (ort_server.py) did not start; is " + python + " the .venv?";
+    *error = runtime + " (peer_server.py) did not start; is " + python + " the .venv?";
     return std::nullopt;
   }
   return p;
 }
 
-OrtProcess& OrtProcess::operator=(OrtProcess&& o) noexcept {
+PeerProcess& PeerProcess::operator=(PeerProcess&& o) noexcept {
   std::swap(pid_, o.pid_);
   std::swap(in_, o.in_);
   std::swap(out_, o.out_);
   return *this;
 }
 
-OrtProcess::~OrtProcess() {
+PeerProcess::~PeerProcess() {
   if (in_) std::fclose(in_);  // end of input ends the server
   if (out_) std::fclose(out_);
   if (pid_ > 0) waitpid(pid_, nullptr, 0);
 }
 
-std::vector<double> OrtProcess::time(int64_t n) {
+std::vector<double> PeerProcess::time(int64_t n) {
   std::fprintf(in_, "%lld\n", static_cast<long long>(n));
   std::fflush(in_);
   std::istringstream line(read_line());
@@ -146,7 +151,7 @@ std::vector<double> OrtProcess::time(int64_t n) {
   return ms;
 }
 
-std::string OrtProcess::read_line() {
+std::string PeerProcess::read_line() {
   std::string s;
   for (int c; out_ && (c = std::fgetc(out_)) != EOF && c != '\n';) s += static_cast<char>(c);
   return s;

@@ -44,19 +44,21 @@ struct CachedModel {
 // model or its arrays cannot be loaded.
 std::optional<CachedModel> load_cached_model(const Context& ctx, const std::string& name);
 
-// ONNX Runtime in a child process (bench/models/ort_server.py run by `python`): asked for N runs,
-// answers their times. Ends the child when destroyed.
-class OrtProcess {
+// A peer runtime, "onnxruntime" or "openvino", in a child process (bench/models/peer_server.py
+// run by `python`): asked for N runs, answers their times. Ends the child when destroyed.
+class PeerProcess {
  public:
-  // nullopt with `error` set when the child does not start or does not answer "ready".
-  static std::optional<OrtProcess> start(const std::string& python,
-                                         const std::filesystem::path& model,
-                                         const std::filesystem::path& inputs, int threads,
-                                         std::string* error);
-  OrtProcess() = default;
-  OrtProcess(OrtProcess&& o) noexcept { *this = std::move(o); }
-  OrtProcess& operator=(OrtProcess&& o) noexcept;
-  ~OrtProcess();
+  // nullopt with `error` set when the child does not start or does not answer "ready". With
+  // `outputs` not empty, the peer writes its outputs there (npz, by output name) before "ready".
+  static std::optional<PeerProcess> start(const std::string& python, const std::string& runtime,
+                                          const std::filesystem::path& model,
+                                          const std::filesystem::path& inputs, int threads,
+                                          const std::filesystem::path& outputs,
+                                          std::string* error);
+  PeerProcess() = default;
+  PeerProcess(PeerProcess&& o) noexcept { *this = std::move(o); }
+  PeerProcess& operator=(PeerProcess&& o) noexcept;
+  ~PeerProcess();
 
   // `n` runs; their times in ms (empty when the server failed).
   std::vector<double> time(int64_t n);

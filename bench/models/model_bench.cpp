@@ -1,13 +1,18 @@
 // Whole-model benchmark: each model placed by every strategy (single:dnnl, single:eigen, greedy,
-// two-level, and single:native when a backend of that name is registered) and run in process,
-// alternated round by round with ONNX Runtime (CPU, 2 threads, in a child process that times
-// itself, bench/models/ort_server.py). Prints each contender's median latency, its ratio to
-// ONNX Runtime, its largest error against ONNX Runtime's reference outputs, and the speedup of
-// two-level over the best single backend. Never fails on a timing.
+// two-level, and single:native / single:openvino when backends of those names are registered)
+// and run in process, alternated round by round with two peers, ONNX Runtime (CPU, 2 threads)
+// and OpenVINO (CPU plugin, 2 threads, latency hint, f32), each in a child process that times
+// itself (bench/models/peer_server.py). Every contender is followed by a pause of 100 ms, so that
+// the thread teams that spin after their work (ONNX Runtime's, OpenVINO's TBB workers, OpenMP's)
+// are asleep before the next one runs. Prints each contender's median latency, its ratios to
+// ONNX Runtime and to OpenVINO, its largest error against ONNX Runtime's reference outputs, the
+// speedup of two-level over the best single backend, and two-level against OpenVINO. Never fails
+// on a timing.
 //
 //   model_bench [--small] [--models a,b] [--rounds N] [--repeat N] [--budget S] [--cost-db PATH]
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -25,6 +30,9 @@
 #include "collage/thread_pool.h"
 #include "openmp_wait.h"
 #include "placement_cli.h"
+#ifdef COLLAGE_HAVE_OPENVINO
+#include "ov_region.h"
+#endif
 
 namespace collage::bench {
 namespace {
@@ -38,8 +46,33 @@ struct Args {
   int64_t rounds = 5, repeat = 3;
   std::string budget = "60";
   std::string cost_db;
+  std::string strategies;  // empty: all
   std::string python = std::string(COLLAGE_SOURCE_DIR) + "/.venv/bin/python";
 };
+
+#ifdef COLLAGE_HAVE_OPENVINO
+// OpenVINO's C++ API on the model file itself, in this process, compiled with the properties the
+// openvino backend uses (rt_openvino::compile_properties): single:openvino against it is the
+// integration's overhead, with no process or language between them.
+class DirectOpenvino {
+ public:
+  DirectOpenvino(const fs::path& model, const std::vector<Tensor>& inputs) {
+    ov::CompiledModel compiled =
+        rt_openvino::core().compile_model(model.string(), "CPU", rt_openvino::compile_properties(2));
+    request_ = compiled.create_infer_request();
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Tensor& t = inputs[i];
+      request_.set_input_tensor(
+          i, ov::Tensor(rt_openvino::element_type(static_cast<int32_t>(t.dtype())),
+                        ov::Shape(t.shape().begin(), t.shape().end()), const_cast<void*>(t.raw())));
+    }
+  }
+  void run() { request_.infer(); }
+
+ private:
+  ov::InferRequest request_;
+};
+#endif
 
 // A contender's timings and accuracy.
 struct Row {
@@ -87,20 +120,23 @@ std::optional<CompiledModel> prepare(const Context& ctx, const BackendRegistry& 
   return std::move(*model);
 }
 
-void bench_model(const std::string& name, const Args& args, double budget_s,
+// False when the model could not be loaded (load_cached_model said why).
+bool bench_model(const std::string& name, const Args& args, double budget_s,
                  const BackendRegistry& backends) {
   const fs::path cache = model_cache();
   const fs::path model = cache / (name + ".onnx");
   Context ctx;
   std::optional<CachedModel> loaded = load_cached_model(ctx, name);
-  if (!loaded) return;
+  if (!loaded) return false;
   const Graph& g = loaded->graph;
   const std::vector<Tensor>& inputs = loaded->inputs;
   const std::vector<Tensor>& expected = loaded->expected;
 
   std::vector<std::string> strategies = {"single:dnnl", "single:eigen"};
   if (backends.find("native")) strategies.push_back("single:native");
+  if (backends.find("openvino")) strategies.push_back("single:openvino");
   strategies.insert(strategies.end(), {"greedy", "two-level"});
+  if (!args.strategies.empty()) strategies = split_list(args.strategies);
   // One pool for every contender, as an application has: idle pools of the others would take
   // threads from the one running.
   ThreadPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
@@ -114,45 +150,99 @@ void bench_model(const std::string& name, const Args& args, double budget_s,
     models.push_back(prepare(ctx, backends, g, args, budget_s, pool, inputs, expected, row));
     rows.push_back(std::move(row));
   }
-  std::string ort_error;
-  std::optional<OrtProcess> ort =
-      OrtProcess::start(args.python, model, cache / (name + ".inputs.npz"), 2, &ort_error);
-  Row ort_row;
-  ort_row.name = "onnxruntime";
-  ort_row.note = ort ? "2 threads, all graph optimisations" : ort_error;
-
-  // Rounds: each contender runs `repeat` times in turn, the order rotating, so that drift on a
-  // shared machine affects them alike. One untimed run each first.
-  for (auto& m : models)
-    if (m) (void)m->run(inputs);
-  if (ort) (void)ort->time(1);
-  const size_t n = rows.size() + 1;
-  for (int64_t r = 0; r < args.rounds; ++r) {
-    for (size_t k = 0; k < n; ++k) {
-      const size_t c = (k + static_cast<size_t>(r)) % n;
-      if (c == rows.size()) {
-        if (ort) {
-          std::vector<double> ms = ort->time(args.repeat);
-          ort_row.ms.insert(ort_row.ms.end(), ms.begin(), ms.end());
-          // ONNX Runtime's intra-op threads spin for a while after its last run, on the cores the
-          // next contender needs (that one measured up to 1.7x slower): let them go to sleep.
-          std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-        continue;
+#ifdef COLLAGE_HAVE_OPENVINO
+  std::optional<DirectOpenvino> direct;
+  {
+    Row row;
+    row.name = "openvino (C++, in process)";
+    try {
+      direct.emplace(model, inputs);
+      row.note = "the model file, compiled as the openvino backend compiles";
+    } catch (const std::exception& e) {
+      row.note = rt_openvino::exception_text(e);
+    }
+    rows.push_back(std::move(row));
+    models.emplace_back();  // no collage model: timed through `direct`
+  }
+#endif
+  // The peers, ONNX Runtime first (the reference of every ratio and error).
+  struct Peer {
+    std::optional<PeerProcess> process;
+    Row row;
+  };
+  std::vector<Peer> peers(2);
+  const char* peer_names[] = {"onnxruntime", "openvino"};
+  const char* peer_notes[] = {"2 threads, all graph optimisations",
+                              "CPU plugin, 2 threads, latency hint, f32, unpinned"};
+  const fs::path peer_outputs = fs::temp_directory_path() / ("model_bench_" + name + "_ov.npz");
+  for (size_t p = 0; p < peers.size(); ++p) {
+    std::string error;
+    const bool with_outputs = p == 1;
+    peers[p].process = PeerProcess::start(args.python, peer_names[p], model,
+                                          cache / (name + ".inputs.npz"), 2,
+                                          with_outputs ? peer_outputs : fs::path(), &error);
+    peers[p].row.name = peer_names[p];
+    peers[p].row.note = peers[p].process ? peer_notes[p] : error;
+    if (peers[p].process && with_outputs) {
+      std::vector<std::string> out_names;
+      for (ValueId v : g.outputs()) out_names.push_back(g.value(v).name);
+      if (auto outs = arrays_by_name(peer_outputs, out_names); outs.ok()) {
+        peers[p].row.error = 0;
+        for (size_t i = 0; i < outs->size() && i < expected.size(); ++i)
+          peers[p].row.error = std::max(peers[p].row.error, scaled_error((*outs)[i], expected[i]));
       }
-      if (!models[c]) continue;
-      for (int64_t i = 0; i < args.repeat; ++i) {
-        const double t0 = now_ms();
-        auto out = models[c]->run(inputs);
-        const double t1 = now_ms();
-        if (out.ok()) rows[c].ms.push_back(t1 - t0);
-      }
+      fs::remove(peer_outputs);
     }
   }
 
-  const double ort_ms = median(ort_row.ms);
-  cli::TextTable t({false, true, true, true, false});
-  t.add({"placement", "median ms", "vs ORT", "max err", ""});
+  // Rounds: each contender runs `repeat` times in turn, the order rotating, so that drift on a
+  // shared machine affects them alike; a pause after each lets spinning thread teams sleep
+  // (ONNX Runtime's measured up to 1.7x slower the contender after it). One untimed run each
+  // first.
+  for (auto& m : models)
+    if (m) (void)m->run(inputs);
+  for (Peer& p : peers)
+    if (p.process) (void)p.process->time(1);
+  const size_t n = rows.size() + peers.size();
+  for (int64_t r = 0; r < args.rounds; ++r) {
+    for (size_t k = 0; k < n; ++k) {
+      const size_t c = (k + static_cast<size_t>(r)) % n;
+      if (c >= rows.size()) {
+        Peer& p = peers[c - rows.size()];
+        if (!p.process) continue;
+        std::vector<double> ms = p.process->time(args.repeat);
+        p.row.ms.insert(p.row.ms.end(), ms.begin(), ms.end());
+      } else {
+#ifdef COLLAGE_HAVE_OPENVINO
+        if (c + 1 == rows.size() && direct) {
+          for (int64_t i = 0; i < args.repeat; ++i) {
+            const double t0 = now_ms();
+            direct->run();
+            rows[c].ms.push_back(now_ms() - t0);
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          continue;
+        }
+#endif
+        if (!models[c]) continue;
+        for (int64_t i = 0; i < args.repeat; ++i) {
+          const double t0 = now_ms();
+          auto out = models[c]->run(inputs);
+          const double t1 = now_ms();
+          if (out.ok()) rows[c].ms.push_back(t1 - t0);
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+  const double ort_ms = median(peers[0].row.ms), ov_ms = median(peers[1].row.ms);
+  auto ratio = [](const Row& row, double peer_ms) {
+    return row.ms.empty() || std::isnan(peer_ms) ? std::string()
+                                                 : absl::StrFormat("%.2fx", median(row.ms) / peer_ms);
+  };
+  cli::TextTable t({false, true, true, true, true, false});
+  t.add({"placement", "median ms", "vs ORT", "vs OV", "max err", ""});
   const Row* best_single = nullptr;
   const Row* two_level = nullptr;
   for (const Row& row : rows) {
@@ -160,34 +250,41 @@ void bench_model(const std::string& name, const Args& args, double budget_s,
     if (row.single && !row.ms.empty() && (!best_single || ms < median(best_single->ms)))
       best_single = &row;
     if (row.name == "two-level" && !row.ms.empty()) two_level = &row;
-    t.add({row.name, row.ms.empty() ? "-" : absl::StrFormat("%.3f", ms),
-           row.ms.empty() || ort_row.ms.empty() ? "" : absl::StrFormat("%.2fx", ms / ort_ms),
-           row.error < 0 ? "-" : absl::StrFormat("%.1e", row.error), row.note});
   }
-  t.add({ort_row.name, ort_row.ms.empty() ? "-" : absl::StrFormat("%.3f", ort_ms),
-         ort_row.ms.empty() ? "" : "1.00x", "", ort_row.note});
+  std::vector<const Row*> all;
+  for (const Row& row : rows) all.push_back(&row);
+  for (const Peer& p : peers) all.push_back(&p.row);
+  for (const Row* row : all)
+    t.add({row->name, row->ms.empty() ? "-" : absl::StrFormat("%.3f", median(row->ms)),
+           ratio(*row, ort_ms), ratio(*row, ov_ms),
+           row->error < 0 ? "-" : absl::StrFormat("%.1e", row->error), row->note});
   std::string out = absl::StrFormat(
-      "%s: %d nodes, %d rounds x %d runs each (alternating), vs ORT = collage / ONNX Runtime, "
-      "max err = max|collage - ort| / max|ort|\n",
+      "%s: %d nodes, %d rounds x %d runs each (alternating), vs ORT / vs OV = collage / ONNX "
+      "Runtime / OpenVINO, max err = max|x - ort| / max|ort| (ONNX Runtime's reference outputs)\n",
       name, g.nodes().size(), args.rounds, args.repeat);
   out += t.render(2);
   if (best_single && two_level)
     out += absl::StrFormat("  two-level vs the best single backend (%s): %.2fx faster\n",
                            best_single->name, median(best_single->ms) / median(two_level->ms));
+  if (two_level && !std::isnan(ov_ms))
+    out += absl::StrFormat("  two-level vs OpenVINO: %.2fx faster\n", ov_ms / median(two_level->ms));
   std::printf("%s\n", out.c_str());
   std::fflush(stdout);
+  return true;
 }
 
 int run(int argc, char** argv) {
   Args args;
   ArgParser parser("model_bench",
                    "Times each model under every placement strategy, alternating with ONNX "
-                   "Runtime\n(CPU, 2 threads) in one run; prints medians, ratios, errors and the "
-                   "speedup of\ntwo-level over the best single backend.");
+                   "Runtime\nand OpenVINO (CPU, 2 threads) in one run; prints medians, ratios, "
+                   "errors and the\nspeedup of two-level over the best single backend and over "
+                   "OpenVINO.");
   parser.flag("--small", "the width-reduced *_small models (a quick check)", &args.small);
   parser.option("--models", "LIST",
                 "comma-separated model names (default: resnet50, mobilenetv2, resnext50,\n"
-                "bert, dcgan, googlenet; with --small their _small variants)",
+                "bert, dcgan, googlenet, efficientnet_b0, regnet_y_400mf; with --small the\n"
+                "_small variants of the first six)",
                 &args.models);
   parser.option("--rounds", "N", "rounds (default 5)", &args.rounds, 1);
   parser.option("--repeat", "N", "timed runs of each contender per round (default 3)",
@@ -195,7 +292,12 @@ int run(int argc, char** argv) {
   parser.option("--budget", "SECONDS", "two-level search budget per model (default 60)",
                 &args.budget);
   parser.option("--cost-db", "PATH", "cost database (default: the CLI's)", &args.cost_db);
-  parser.option("--python", "PATH", "the Python with onnxruntime (default: the checkout's .venv)",
+  parser.option("--strategies", "LIST",
+                "comma-separated placement strategies (default: every single backend,\n"
+                "greedy and two-level)",
+                &args.strategies);
+  parser.option("--python", "PATH",
+                "the Python with onnxruntime and openvino (default: the checkout's .venv)",
                 &args.python);
   std::vector<std::string> raw(argv + 1, argv + argc);
   if (std::optional<int> exit = parser.parse(raw)) return *exit;
@@ -207,14 +309,19 @@ int run(int argc, char** argv) {
     models = {"resnet50", "mobilenetv2", "resnext50", "bert", "dcgan", "googlenet"};
     if (args.small)
       for (std::string& m : models) m += "_small";
+    else
+      models.insert(models.end(), {"efficientnet_b0", "regnet_y_400mf"});
   }
   BackendRegistry backends;
   if (absl::Status s = register_builtin_backends(backends); !s.ok()) {
     std::fprintf(stderr, "model_bench: %s\n", std::string(s.message()).c_str());
     return 1;
   }
-  for (const std::string& m : models) bench_model(m, args, *budget_s, backends);
-  return 0;
+  int missing = 0;
+  for (const std::string& m : models) {
+    if (!bench_model(m, args, *budget_s, backends)) ++missing;
+  }
+  return missing ? 1 : 0;
 }
 
 }  // namespace

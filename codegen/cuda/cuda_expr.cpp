@@ -24,6 +24,13 @@ std::string_view cuda_type_name(DType t) {
       return "long long";
     case DType::boolean:
       return "bool";
+    case DType::f64:
+    case DType::i16:
+    case DType::u8:
+    case DType::u16:
+    case DType::u32:
+    case DType::u64:
+      break;  // not generated (the native backend refuses these types)
   }
   return "void";
 }

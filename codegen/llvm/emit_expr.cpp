@@ -36,6 +36,13 @@ llvm::Type* Emitter::reg_type(DType t) const {
       return llvm::Type::getInt64Ty(ctx_);
     case DType::boolean:
       return llvm::Type::getInt1Ty(ctx_);
+    case DType::f64:
+    case DType::i16:
+    case DType::u8:
+    case DType::u16:
+    case DType::u32:
+    case DType::u64:
+      break;  // not generated (the native backend refuses these types)
   }
   return nullptr;
 }

@@ -75,7 +75,8 @@ class _CompileOptions(ctypes.Structure):
                 ("cost_db_path", ctypes.c_char_p), ("backends", ctypes.c_char_p),
                 ("fallback", ctypes.c_char_p), ("num_input_shapes", ctypes.c_int32),
                 ("input_shapes", ctypes.POINTER(_InputShape)), ("num_threads", ctypes.c_int32),
-                ("tree_strategy", ctypes.c_char_p), ("executor", ctypes.c_char_p)]
+                ("tree_strategy", ctypes.c_char_p), ("progress", ctypes.c_void_p),
+                ("progress_user_data", ctypes.c_void_p), ("executor", ctypes.c_char_p)]
 
 
 def _open(name):

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -93,9 +94,17 @@ class BackendRegistry {
   absl::Status add(std::unique_ptr<Backend> backend);
   const Backend* find(std::string_view name) const;
   std::vector<const Backend*> all() const;
+  // Records why a backend the library knows of is not registered (e.g. built without its
+  // library), so that asking for it explains that rather than calling it unknown.
+  void add_unavailable(std::string name, std::string why);
+  // Why `name` is not registered, or an empty string when no reason was recorded.
+  std::string unavailable_reason(std::string_view name) const;
+  // `name` is not registered: "backend 'NAME' is not registered" and the recorded reason.
+  std::string not_registered(std::string_view name) const;
 
  private:
   std::vector<std::unique_ptr<Backend>> backends_;
+  std::vector<std::pair<std::string, std::string>> unavailable_;  // (name, why)
 };
 
 }  // namespace collage

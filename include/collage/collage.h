@@ -59,6 +59,24 @@ typedef struct {
   const int64_t* shape;
 } collage_input_shape_t;
 
+/* What a compile is doing, as told to a progress callback (collage_compile_options_t.progress). */
+typedef struct {
+  uint32_t struct_size; /* sizeof(collage_compile_progress_t) of the library: later fields are
+                           read only where it covers them */
+  /* "import", "tree-strategy" (a tree ensemble's strategy is being costed; `detail` names it),
+   * the placement's phases "candidates", "measure", "op-level", "evolve", "finalists", "done",
+   * then "build" (the placed groups are compiled into the artifact). Static storage. */
+  const char* phase;
+  uint64_t done;        /* measure: candidates costed; evolve, finalists: placements measured */
+  uint64_t total;       /* measure: candidates to cost; 0 otherwise */
+  int32_t generation;   /* evolve: the graph-level search's generation */
+  double best_ms;       /* evolve, finalists: best end-to-end latency so far; -1: none yet */
+  const char* detail;   /* tree-strategy: "NODE: STRATEGY" being costed; "" otherwise */
+} collage_compile_progress_t;
+
+typedef void (*collage_compile_progress_fn)(void* user_data,
+                                            const collage_compile_progress_t* progress);
+
 typedef struct {
   uint32_t struct_size; /* the bytes of this struct the caller has: collage_compile_options_init
                            sets it; an older, smaller struct gets the defaults for the rest */
@@ -89,6 +107,11 @@ typedef struct {
    * does; a candidate the artifact cannot hold (a group left to the reference fallback) is
    * skipped. "auto": the fixed depth rule; "fused", "ptt", "tt" or "gemm": that strategy. */
   const char* tree_strategy;
+  /* Told what the compile is doing (NULL: nothing is told). Called on the thread
+   * that called collage_compile_*, never concurrently, with `progress_user_data`; the progress
+   * struct is valid only during the call. */
+  collage_compile_progress_fn progress;
+  void* progress_user_data;
   /* The executor the artifact runs under by default, which the graph-level search also scores
    * placements with: NULL, "" or "auto" (the default: the faster of the two, measured at compile
    * time and recorded with the artifact's wave schedule), "waves" or "sequential" (as `collage

@@ -107,6 +107,9 @@ struct CompileOptions {
   bool artifact = true;
   // Told the label of each tree-strategy candidate before it is placed and costed (may be empty).
   std::function<void(const std::string& label)> tree_progress;
+  // Told "import" before the model is imported and "build" before the placed groups are built
+  // into the artifact (may be empty); the placement's phases go to placement.progress.
+  std::function<void(const char* step)> step_progress;
 };
 
 // A model imported (tree strategies chosen) and, with CompileOptions::passes, optimised.
@@ -146,7 +149,8 @@ struct CompileResult {
 ExecutorLatency artifact_executor_latency(const Context& ctx, int runs = 7);
 
 // Registers the built-in backends in priority order (the `greedy` baseline's): dnnl, eigen,
-// trees, native (with `native`'s options), then reference. AlreadyExists when a name is taken.
+// trees, native (with `native`'s options), openvino where this build has it (otherwise the
+// registry records why it is unavailable), then reference. AlreadyExists when a name is taken.
 absl::Status register_builtin_backends(BackendRegistry& registry,
                                        const NativeBackendOptions& native = {});
 

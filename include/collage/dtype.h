@@ -8,8 +8,14 @@
 
 namespace collage {
 
-// The element types a collage value can have. f16 and bf16 are stored as raw 16-bit words.
-enum class DType : uint8_t { f32, f16, bf16, i8, i32, i64, boolean };
+// The element types a collage value can have. f16 and bf16 are stored as raw 16-bit words. New
+// types are appended: the numbering is stored in artifacts (the runtime knows f32 to boolean).
+enum class DType : uint8_t { f32, f16, bf16, i8, i32, i64, boolean, f64, i16, u8, u16, u32, u64 };
+// Every dtype, in enum order.
+inline constexpr DType kAllDTypes[] = {DType::f32, DType::f16, DType::bf16, DType::i8,
+                                       DType::i32, DType::i64, DType::boolean, DType::f64,
+                                       DType::i16, DType::u8,  DType::u16, DType::u32,
+                                       DType::u64};
 
 // Size of one element in bytes.
 size_t dtype_size(DType t);
@@ -18,7 +24,9 @@ std::string_view dtype_name(DType t);
 // Inverse of dtype_name; nullopt for an unknown name.
 std::optional<DType> parse_dtype(std::string_view name);
 bool is_float(DType t);
+// Signed and unsigned integers (not bool).
 bool is_integer(DType t);
+bool is_unsigned(DType t);
 
 // Conversions between float and the 16-bit float formats (round to nearest even).
 uint16_t float_to_half(float f);

@@ -1,5 +1,6 @@
-// ONNX import: reads an ONNX model (default-domain opsets 11-17, and 18-20 where their changes to
-// the supported operators are handled) into a collage Graph.
+// ONNX import: reads an ONNX model into a collage Graph. Each node's operator version is resolved
+// from the model's opset (ONNX's rule: the newest version not newer than the opset) and imported
+// with that version's semantics; lib/frontends/onnx says which versions each operator handles.
 #pragma once
 
 #include <cstdint>

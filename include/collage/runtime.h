@@ -104,6 +104,11 @@ typedef struct collage_module collage_module_t;
  * WAVES on an artifact without a wave schedule: COLLAGE_STATUS_UNSUPPORTED. */
 #define COLLAGE_LOAD_EXECUTOR_SEQUENTIAL 2u
 #define COLLAGE_LOAD_EXECUTOR_WAVES 4u
+/* A kernel whose precompiled form does not fit this machine's library (an OpenVINO region whose
+ * exported blob another OpenVINO build wrote) fails the load (COLLAGE_STATUS_UNSUPPORTED) instead
+ * of being compiled again from the model the artifact also carries (which
+ * collage_module_load_notes then reports). */
+#define COLLAGE_LOAD_NO_RECOMPILE 8u
 
 typedef struct {
   uint32_t struct_size;   /* the bytes of this struct the caller has: collage_load_options_init
@@ -195,6 +200,11 @@ typedef struct {
   uint64_t wake_ns;       /* sum over the runs: from a run's start until its workers run (thread
                              wake-up, not counted in overhead_ns), mean over the workers */
 } collage_executor_stats_t;
+
+/* Notices the runtime modules gave while the module loaded (e.g. that a kernel was compiled
+ * again because its precompiled form did not fit this machine's library), one per line; "" when
+ * there were none, or for NULL. Owned by the module. */
+COLLAGE_API const char* collage_module_load_notes(const collage_module_t* module);
 
 /* Fills `stats` (only the fields that fit in stats->struct_size). Errors: NULL arguments. */
 COLLAGE_API COLLAGE_MUST_USE collage_status_t* collage_module_executor_stats(

@@ -62,7 +62,27 @@ typedef struct {
   int32_t num_constants;
   const collage_tensor_desc_t* constant_descs;
   const void* const* constants;
+  /* ---- Appended later: present only where struct_size covers them (COLLAGE_KERNEL_DESC_HAS). */
+  uint32_t flags; /* COLLAGE_KERNEL_CREATE_* bits */
+  /* Optional (may be NULL): a buffer of notice_size bytes, owned by the caller, where the module
+   * may write a NUL-terminated notice about a kernel it did create, for the user to read (e.g.
+   * that a precompiled form did not fit this library and the kernel was compiled again). */
+  char* notice;
+  size_t notice_size;
 } collage_kernel_desc_t;
+
+/* The struct_size of a descriptor with the first version's fields only: the least a module
+ * accepts. */
+#define COLLAGE_KERNEL_DESC_V1_BASE_SIZE offsetof(collage_kernel_desc_t, flags)
+
+/* Whether `desc` (a collage_kernel_desc_t*) has the appended field `field`. */
+#define COLLAGE_KERNEL_DESC_HAS(desc, field) \
+  ((desc)->struct_size >= offsetof(collage_kernel_desc_t, field) + sizeof((desc)->field))
+
+/* A module that carries precompiled code built for a particular library version (OpenVINO's
+ * exported blobs) refuses a kernel whose precompiled form this library cannot load, instead of
+ * compiling it again from the model it also carries. */
+#define COLLAGE_KERNEL_CREATE_NO_RECOMPILE 1u
 
 /* A backend runtime module. Returned by `collage_rt_module_v1_get`; static storage, never freed.
  * Functions returning int32_t follow the error convention above; the message says what went

@@ -96,6 +96,13 @@ void register_injective_ops(TeOpRegistry& r);     // reshapes, Transpose, Concat
 void register_reduction_ops(TeOpRegistry& r);
 void register_resize_op(TeOpRegistry& r);  // Resize: nearest and linear
 void register_nn_misc_ops(TeOpRegistry& r);
+// Operators ONNX coverage added: math and logic (lib/te_ops/math_ops.cpp), Trilu and the
+// other index-computed operators (lib/te_ops/indexing_ops.cpp).
+void register_math_ops(TeOpRegistry& r);
+void register_indexing_ops(TeOpRegistry& r);
+void register_loss_ops(TeOpRegistry& r);
+void register_attention_op(TeOpRegistry& r);  // Attention on f32
+void register_norm_extra_ops(TeOpRegistry& r);  // Hardmax, LpNormalization  // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 
 // A registry with every family registered.
 TeOpRegistry default_te_ops();

@@ -315,6 +315,8 @@ void fill_summary(const PlanTables& t, const artifact::MemoryPlan& memory,
   summary.num_segments = w.num_segments;
   summary.exclusive_kernels =
       static_cast<uint32_t>(std::count(w.exclusive.begin(), w.exclusive.end(), 1));
+  summary.pinned_kernels = static_cast<uint32_t>(
+      std::count_if(w.threads.begin(), w.threads.end(), [](uint32_t t) { return t > 0; }));
   summary.predicted_us = schedule->predicted_us;
   summary.waves_ms = w.waves_ms;
   summary.sequential_ms = w.sequential_ms;

@@ -60,6 +60,21 @@ const Backend* BackendRegistry::find(std::string_view name) const {
   return nullptr;
 }
 
+void BackendRegistry::add_unavailable(std::string name, std::string why) {
+  unavailable_.emplace_back(std::move(name), std::move(why));
+}
+
+std::string BackendRegistry::unavailable_reason(std::string_view name) const {
+  for (const auto& [n, why] : unavailable_)
+    if (n == name) return why;
+  return {};
+}
+
+std::string BackendRegistry::not_registered(std::string_view name) const {
+  const std::string why = unavailable_reason(name);
+  return str_cat("backend '", name, "' is not registered", why.empty() ? "" : ": ", why);
+}
+
 std::vector<const Backend*> BackendRegistry::all() const {
   std::vector<const Backend*> out;
   for (const auto& b : backends_) out.push_back(b.get());

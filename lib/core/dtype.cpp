@@ -15,6 +15,12 @@ size_t dtype_size(DType t) {
     case DType::i32: return 4;
     case DType::i64: return 8;
     case DType::boolean: return 1;
+    case DType::f64: return 8;
+    case DType::i16: return 2;
+    case DType::u8: return 1;
+    case DType::u16: return 2;
+    case DType::u32: return 4;
+    case DType::u64: return 8;
   }
   assert(false && "unknown dtype");
   return 0;
@@ -29,20 +35,32 @@ std::string_view dtype_name(DType t) {
     case DType::i32: return "i32";
     case DType::i64: return "i64";
     case DType::boolean: return "bool";
+    case DType::f64: return "f64";
+    case DType::i16: return "i16";
+    case DType::u8: return "u8";
+    case DType::u16: return "u16";
+    case DType::u32: return "u32";
+    case DType::u64: return "u64";
   }
   return "?";
 }
 
 std::optional<DType> parse_dtype(std::string_view name) {
-  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::i8, DType::i32, DType::i64,
-                  DType::boolean}) {
+  for (DType t : kAllDTypes) {
     if (dtype_name(t) == name) return t;
   }
   return std::nullopt;
 }
 
-bool is_float(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
-bool is_integer(DType t) { return t == DType::i8 || t == DType::i32 || t == DType::i64; }
+bool is_float(DType t) {
+  return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::f64;
+}
+bool is_unsigned(DType t) {
+  return t == DType::u8 || t == DType::u16 || t == DType::u32 || t == DType::u64;
+}
+bool is_integer(DType t) {
+  return t == DType::i8 || t == DType::i16 || t == DType::i32 || t == DType::i64 || is_unsigned(t);
+}
 
 uint16_t float_to_half(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);

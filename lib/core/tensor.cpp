@@ -101,6 +101,12 @@ double Tensor::get_as_double(int64_t i) const {
     case DType::i32: return data<int32_t>()[i];
     case DType::i64: return static_cast<double>(data<int64_t>()[i]);
     case DType::boolean: return data<uint8_t>()[i] ? 1.0 : 0.0;
+    case DType::f64: return data<double>()[i];
+    case DType::i16: return data<int16_t>()[i];
+    case DType::u8: return data<uint8_t>()[i];
+    case DType::u16: return data<uint16_t>()[i];
+    case DType::u32: return data<uint32_t>()[i];
+    case DType::u64: return static_cast<double>(data<uint64_t>()[i]);
   }
   return 0;
 }
@@ -111,6 +117,11 @@ int64_t Tensor::get_as_int64(int64_t i) const {
     case DType::i32: return data<int32_t>()[i];
     case DType::i64: return data<int64_t>()[i];
     case DType::boolean: return data<uint8_t>()[i] ? 1 : 0;
+    case DType::i16: return data<int16_t>()[i];
+    case DType::u8: return data<uint8_t>()[i];
+    case DType::u16: return data<uint16_t>()[i];
+    case DType::u32: return data<uint32_t>()[i];
+    case DType::u64: return static_cast<int64_t>(data<uint64_t>()[i]);  // wraps above 2^63
     default: return static_cast<int64_t>(get_as_double(i));
   }
 }
@@ -131,6 +142,12 @@ void store_double(Tensor& t, int64_t i, double v) {
     case DType::i32: t.data<int32_t>()[i] = static_cast<int32_t>(v); break;
     case DType::i64: t.data<int64_t>()[i] = static_cast<int64_t>(v); break;
     case DType::boolean: t.data<uint8_t>()[i] = v != 0.0; break;
+    case DType::f64: t.data<double>()[i] = v; break;
+    case DType::i16: t.data<int16_t>()[i] = static_cast<int16_t>(v); break;
+    case DType::u8: t.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
+    case DType::u16: t.data<uint16_t>()[i] = static_cast<uint16_t>(v); break;
+    case DType::u32: t.data<uint32_t>()[i] = static_cast<uint32_t>(v); break;
+    case DType::u64: t.data<uint64_t>()[i] = static_cast<uint64_t>(v); break;
   }
 }
 }  // namespace
@@ -147,6 +164,11 @@ Tensor Tensor::cast(DType to) const {
         case DType::i8: out.data<int8_t>()[i] = static_cast<int8_t>(v); break;
         case DType::i32: out.data<int32_t>()[i] = static_cast<int32_t>(v); break;
         case DType::i64: out.data<int64_t>()[i] = v; break;
+        case DType::i16: out.data<int16_t>()[i] = static_cast<int16_t>(v); break;
+        case DType::u8: out.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
+        case DType::u16: out.data<uint16_t>()[i] = static_cast<uint16_t>(v); break;
+        case DType::u32: out.data<uint32_t>()[i] = static_cast<uint32_t>(v); break;
+        case DType::u64: out.data<uint64_t>()[i] = static_cast<uint64_t>(v); break;
         default: out.data<uint8_t>()[i] = v != 0; break;
       }
     } else {

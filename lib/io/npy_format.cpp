@@ -20,14 +20,17 @@ constexpr size_t kArrayAlign = 64;
 
 struct NpyCode {
   DType dtype;
-  char kind;  // NumPy's kind character: 'f' float, 'i' signed integer, 'b' bool
+  char kind;  // NumPy's kind character: 'f' float, 'i' signed, 'u' unsigned integer, 'b' bool
   int size;
 };
 constexpr NpyCode kCodes[] = {
     {DType::f32, 'f', 4}, {DType::f16, 'f', 2}, {DType::i8, 'i', 1},
     {DType::i32, 'i', 4}, {DType::i64, 'i', 8}, {DType::boolean, 'b', 1},
+    {DType::f64, 'f', 8}, {DType::i16, 'i', 2}, {DType::u8, 'u', 1},
+    {DType::u16, 'u', 2}, {DType::u32, 'u', 4}, {DType::u64, 'u', 8},
 };
-constexpr std::string_view kSupported = "float32, float16, int8, int32, int64, bool";
+constexpr std::string_view kSupported =
+    "float32, float16, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool";
 
 absl::Status bad(std::string_view what) {
   return absl::InvalidArgumentError(str_cat("invalid .npy data: ", what));

@@ -9,6 +9,16 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_reduction_ops(registry);
   ops::register_tensor_ops(registry);
   ops::register_tree_ops(registry);
+  ops::register_indexing_ops(registry);
+  ops::register_norm_extra_ops(registry);
+  ops::register_loss_ops(registry);
+  ops::register_attention_op(registry);
+  ops::register_grid_sample_op(registry);
+  ops::register_rotary_embedding_op(registry);
+  ops::register_lp_pool_op(registry);
+  ops::register_quantize_ops(registry);
+  ops::register_recurrent_ops(registry);
+  ops::register_text_ops(registry);
 }
 
 }  // namespace collage

@@ -1,5 +1,5 @@
-// Cast between every pair of dtypes (ONNX semantics with defined out-of-range results),
-// Identity, and Dropout in inference mode.
+// Cast between every pair of dtypes (ONNX semantics with defined out-of-range results), BitCast
+// (the same bits as another dtype of the same width), Identity, and Dropout in inference mode.
 #include <cstring>
 
 #include "collage/ops/elementwise.h"
@@ -16,6 +16,15 @@ absl::Status infer_cast(InferContext& ctx) {
     return ctx.error(str_cat("attribute 'to' is \"", to, "\", which is no dtype (expected one of ",
                              type_set_to_string(kAllTypes), ")"));
   ctx.set_output(0, TensorType{*t, ctx.input(0).shape});
+  return absl::OkStatus();
+}
+
+absl::Status infer_bitcast(InferContext& ctx) {
+  if (absl::Status s = infer_cast(ctx); !s.ok()) return s;
+  const DType from = ctx.input(0).dtype, to = ctx.outputs()[0].dtype;
+  if (dtype_size(from) != dtype_size(to))
+    return ctx.error(str_cat("cannot reinterpret ", dtype_name(from), " as ", dtype_name(to),
+                             ": their widths differ"));
   return absl::OkStatus();
 }
 
@@ -77,6 +86,11 @@ absl::Status dropout_kernel(const KernelArgs& args) {
 void register_cast_ops(OpRegistry& r) {
   add_builtin_op(
       r, make_op<CastAttrs>("Cast", FusionKind::elementwise, 1, 1, infer_cast, cast_kernel));
+  add_builtin_op(r, make_op<CastAttrs>("BitCast", FusionKind::elementwise, 1, 1, infer_bitcast,
+                                       [](const KernelArgs& args) {
+                                         copy_tensor(args.inputs[0], args.outputs[0]);
+                                         return absl::OkStatus();
+                                       }));
   add_builtin_op(
       r, make_op<NoAttrs>("Identity", FusionKind::elementwise, 1, 1, infer_identity, copy_kernel));
   add_builtin_op(r, make_op<DropoutAttrs>("Dropout", FusionKind::elementwise, 1, 1, infer_dropout,

@@ -78,6 +78,9 @@ void register_elementwise_ops(OpRegistry& r) {
   register_comparison_ops(r);
   register_cast_ops(r);
   register_activation_ops(r);
+  register_logic_ops(r);
+  register_math_ops(r);
+  register_variadic_ops(r);
 }
 
 }  // namespace collage::ops

@@ -29,10 +29,15 @@ using TypeSet = uint32_t;
 constexpr TypeSet type_bit(DType t) {
   return TypeSet{1} << static_cast<unsigned>(t);
 }
-constexpr TypeSet kFloatTypes = type_bit(DType::f32) | type_bit(DType::f16) | type_bit(DType::bf16);
-constexpr TypeSet kSignedIntTypes =
-    type_bit(DType::i8) | type_bit(DType::i32) | type_bit(DType::i64);
-constexpr TypeSet kNumericTypes = kFloatTypes | kSignedIntTypes;
+constexpr TypeSet kFloatTypes = type_bit(DType::f32) | type_bit(DType::f16) |
+                                type_bit(DType::bf16) | type_bit(DType::f64);
+constexpr TypeSet kSignedIntTypes = type_bit(DType::i8) | type_bit(DType::i16) |
+                                    type_bit(DType::i32) | type_bit(DType::i64);
+constexpr TypeSet kUnsignedIntTypes = type_bit(DType::u8) | type_bit(DType::u16) |
+                                      type_bit(DType::u32) | type_bit(DType::u64);
+constexpr TypeSet kIntTypes = kSignedIntTypes | kUnsignedIntTypes;
+constexpr TypeSet kSignedNumericTypes = kFloatTypes | kSignedIntTypes;
+constexpr TypeSet kNumericTypes = kFloatTypes | kIntTypes;
 constexpr TypeSet kAllTypes = kNumericTypes | type_bit(DType::boolean);
 constexpr bool in_set(TypeSet s, DType t) {
   return (s & type_bit(t)) != 0;
@@ -108,6 +113,24 @@ absl::Status dispatch_codec(DType t, F&& f) {
       break;
     case DType::boolean:
       if constexpr (in_set(Allowed, DType::boolean)) return call_codec(f, BoolCodec{});
+      break;
+    case DType::f64:
+      if constexpr (in_set(Allowed, DType::f64)) return call_codec(f, DirectCodec<double>{});
+      break;
+    case DType::i16:
+      if constexpr (in_set(Allowed, DType::i16)) return call_codec(f, DirectCodec<int16_t>{});
+      break;
+    case DType::u8:
+      if constexpr (in_set(Allowed, DType::u8)) return call_codec(f, DirectCodec<uint8_t>{});
+      break;
+    case DType::u16:
+      if constexpr (in_set(Allowed, DType::u16)) return call_codec(f, DirectCodec<uint16_t>{});
+      break;
+    case DType::u32:
+      if constexpr (in_set(Allowed, DType::u32)) return call_codec(f, DirectCodec<uint32_t>{});
+      break;
+    case DType::u64:
+      if constexpr (in_set(Allowed, DType::u64)) return call_codec(f, DirectCodec<uint64_t>{});
       break;
   }
   return absl::InvalidArgumentError(str_cat("dtype ", dtype_name(t), " is not supported"));
@@ -327,5 +350,8 @@ void register_binary_arith_ops(OpRegistry& r);  // elementwise_binary.cpp
 void register_comparison_ops(OpRegistry& r);    // elementwise_compare.cpp
 void register_cast_ops(OpRegistry& r);          // elementwise_cast.cpp
 void register_activation_ops(OpRegistry& r);    // elementwise_activation.cpp
+void register_logic_ops(OpRegistry& r);         // elementwise_logic.cpp
+void register_math_ops(OpRegistry& r);          // elementwise_math.cpp
+void register_variadic_ops(OpRegistry& r);      // elementwise_variadic.cpp
 
 }  // namespace collage::ops

@@ -1,4 +1,5 @@
-// Comparisons producing bool (Equal on every dtype, Less and Greater on numeric dtypes) and
+// Comparisons producing bool (Equal on every dtype, Less, Greater, LessOrEqual and
+// GreaterOrEqual on numeric dtypes) and
 // Where(cond, X, Y), all with numpy broadcasting.
 #include "ops/elementwise_common.h"
 
@@ -91,6 +92,10 @@ void register_comparison_ops(OpRegistry& r) {
                         "Less", [](auto a, auto b) { return a < b; }, false));
   add_builtin_op(r, compare_op<kNumericTypes>(
                         "Greater", [](auto a, auto b) { return a > b; }, false));
+  add_builtin_op(r, compare_op<kNumericTypes>(
+                        "LessOrEqual", [](auto a, auto b) { return a <= b; }, false));
+  add_builtin_op(r, compare_op<kNumericTypes>(
+                        "GreaterOrEqual", [](auto a, auto b) { return a >= b; }, false));
   add_builtin_op(r,
                  make_op<NoAttrs>("Where", FusionKind::broadcast, 3, 3, infer_where, where_kernel));
 }

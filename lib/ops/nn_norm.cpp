@@ -64,8 +64,9 @@ absl::Status batch_norm_reference(const KernelArgs& args) {
 
 // y = (x - mean(x)) / sqrt(var(x) + epsilon) * scale[i] + bias[i] over n contiguous elements;
 // statistics are accumulated in double.
+// Normalises one row; `mean_out` and `inv_out` (may be null) receive its mean and 1 / stddev.
 void normalize_row(const float* x, int64_t n, float epsilon, const float* scale, const float* bias,
-                   float* y) {
+                   float* y, float* mean_out = nullptr, float* inv_out = nullptr) {
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) sum += x[i];
   const double mean = sum / static_cast<double>(n);
@@ -73,6 +74,8 @@ void normalize_row(const float* x, int64_t n, float epsilon, const float* scale,
   for (int64_t i = 0; i < n; ++i) sq += (x[i] - mean) * (x[i] - mean);
   const float m = static_cast<float>(mean);
   const float inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(n) + epsilon));
+  if (mean_out) *mean_out = m;
+  if (inv_out) *inv_out = inv;
   for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * inv * scale[i] + (bias ? bias[i] : 0.f);
 }
 
@@ -110,9 +113,9 @@ absl::Status instance_norm_reference(const KernelArgs& args) {
 absl::Status infer_layer_norm(InferContext& ctx) {
   const auto& a = ctx.attrs<LayerNormalizationAttrs>();
   if (absl::Status s = require_f32(ctx, {"X", "Scale", "B"}); !s.ok()) return s;
-  if (ctx.requested_outputs() > 1)
-    return ctx.error(str_cat(ctx.requested_outputs(), " outputs requested; the Mean and ",
-                             "InvStdDev outputs are not supported"));
+  if (ctx.requested_outputs() > 3)
+    return ctx.error(str_cat(ctx.requested_outputs(), " outputs requested; there are 3 (Y, Mean, "
+                             "InvStdDev)"));
   const Shape& x = ctx.input(0).shape;
   const auto axis = normalize_axis(a.axis, static_cast<int64_t>(x.size()));
   if (x.empty() || !axis)
@@ -130,6 +133,10 @@ absl::Status infer_layer_norm(InferContext& ctx) {
                                list_to_string(norm), " (axis ", a.axis, ")"));
   }
   ctx.set_output(0, ctx.input(0));
+  // Mean and InvStdDev keep the leading axes, with size 1 on the normalised ones.
+  Shape stats(x.begin(), x.begin() + *axis);
+  stats.resize(x.size(), 1);
+  for (int i = 1; i < ctx.requested_outputs(); ++i) ctx.set_output(i, {DType::f32, stats});
   return absl::OkStatus();
 }
 
@@ -152,9 +159,12 @@ absl::Status layer_norm_reference(const KernelArgs& args) {
   const bool has_bias = args.inputs.size() > 2 && !args.inputs[2].empty();
   const std::vector<float> bias = has_bias ? expand_to(args.inputs[2], norm) : std::vector<float>();
   const int64_t rows = x.numel() / size;
+  float* mean = args.outputs.size() > 1 ? args.outputs[1].data<float>() : nullptr;
+  float* inv = args.outputs.size() > 2 ? args.outputs[2].data<float>() : nullptr;
   for (int64_t r = 0; r < rows; ++r)
     normalize_row(x.data<float>() + r * size, size, a.epsilon, scale.data(),
-                  has_bias ? bias.data() : nullptr, args.outputs[0].data<float>() + r * size);
+                  has_bias ? bias.data() : nullptr, args.outputs[0].data<float>() + r * size,
+                  mean ? mean + r : nullptr, inv ? inv + r : nullptr);
   return absl::OkStatus();
 }
 

@@ -1,4 +1,5 @@
-// Softmax and LogSoftmax over one axis (opset-13 semantics).
+// Softmax and LogSoftmax over one axis (opset-13 semantics); Softmax also on f16 and bf16, each
+// step rounded to the type as ONNX's definition rounds it.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -11,8 +12,11 @@
 namespace collage::ops {
 namespace {
 
+template <bool kLog>
 absl::Status infer_softmax(InferContext& ctx) {
-  if (absl::Status s = require_f32(ctx, {"input"}); !s.ok()) return s;
+  const DType t = ctx.input(0).dtype;
+  if (kLog || (t != DType::f16 && t != DType::bf16))
+    if (absl::Status s = require_f32(ctx, {"input"}); !s.ok()) return s;
   const int64_t axis = ctx.attrs<SoftmaxAttrs>().axis;
   const Shape& x = ctx.input(0).shape;
   if (!normalize_axis(axis, static_cast<int64_t>(x.size())))
@@ -24,9 +28,48 @@ absl::Status infer_softmax(InferContext& ctx) {
 
 // Softmax (or its log) along the middle axis of an outer x n x inner tensor. The loops run over
 // `inner` innermost so that every pass reads contiguous memory.
+// x rounded to the 16-bit float type t.
+double round16(DType t, double x) {
+  const auto f = static_cast<float>(x);
+  return t == DType::f16 ? half_to_float(float_to_half(f)) : bfloat16_to_float(float_to_bfloat16(f));
+}
+
+// Softmax of f16 or bf16 as ONNX computes it: x - max, exp and the quotient each rounded to the
+// type; the sum accumulated in float for f16 and rounded after every add for bf16.
+absl::Status softmax_16bit(const KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  Tensor& y = args.outputs[0];
+  const DType t = x.dtype();
+  const Shape& shape = x.shape();
+  const int64_t axis = *normalize_axis(args.get<SoftmaxAttrs>().axis, x.rank());
+  const int64_t n = shape[axis];
+  const int64_t inner = shape_numel(Shape(shape.begin() + axis + 1, shape.end()));
+  if (n * inner == 0) return absl::OkStatus();
+  const int64_t outer = x.numel() / (n * inner);
+  std::vector<double> e(static_cast<size_t>(n));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < inner; ++j) {
+      const int64_t base = o * n * inner + j;
+      double m = -std::numeric_limits<double>::infinity();
+      for (int64_t i = 0; i < n; ++i) m = std::max(m, x.get_as_double(base + i * inner));
+      double sum = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        e[i] = round16(t, std::exp(round16(t, x.get_as_double(base + i * inner) - m)));
+        sum = t == DType::bf16 ? round16(t, sum + e[i]) : sum + e[i];
+      }
+      sum = round16(t, sum);
+      for (int64_t i = 0; i < n; ++i) {
+        const auto v = static_cast<float>(round16(t, e[i] / sum));
+        y.data<uint16_t>()[base + i * inner] = t == DType::f16 ? float_to_half(v) : float_to_bfloat16(v);
+      }
+    }
+  return absl::OkStatus();
+}
+
 template <bool kLog>
 absl::Status softmax_reference(const KernelArgs& args) {
   const Tensor& x = args.inputs[0];
+  if (!kLog && (x.dtype() == DType::f16 || x.dtype() == DType::bf16)) return softmax_16bit(args);
   const Shape& shape = x.shape();
   const int64_t axis = *normalize_axis(args.get<SoftmaxAttrs>().axis, x.rank());
   const int64_t n = shape[axis];
@@ -64,10 +107,10 @@ absl::Status softmax_reference(const KernelArgs& args) {
 }  // namespace
 
 void register_softmax_ops(OpRegistry& r) {
-  add_builtin(r, make_op<SoftmaxAttrs>("Softmax", FusionKind::opaque, 1, 1, infer_softmax,
+  add_builtin(r, make_op<SoftmaxAttrs>("Softmax", FusionKind::opaque, 1, 1, infer_softmax<false>,
                                        softmax_reference<false>));
-  add_builtin(r, make_op<SoftmaxAttrs>("LogSoftmax", FusionKind::opaque, 1, 1, infer_softmax,
-                                       softmax_reference<true>));
+  add_builtin(r, make_op<SoftmaxAttrs>("LogSoftmax", FusionKind::opaque, 1, 1,
+                                       infer_softmax<true>, softmax_reference<true>));
 }
 
 }  // namespace collage::ops

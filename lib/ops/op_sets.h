@@ -10,5 +10,15 @@ void register_elementwise_ops(OpRegistry& r);  // unary, binary, comparison, cas
 void register_reduction_ops(OpRegistry& r);    // ReduceMean, ReduceSum, ReduceMax
 void register_tensor_ops(OpRegistry& r);       // shape manipulation and data movement
 void register_tree_ops(OpRegistry& r);         // GatherElements, ArgMax, TreeEnsemble (tree programs)
+void register_indexing_ops(OpRegistry& r);     // Trilu, CumSum, GatherND, Scatter*, EyeLike
+void register_norm_extra_ops(OpRegistry& r);   // Hardmax, LpNormalization, RMSNormalization, ...
+void register_loss_ops(OpRegistry& r);         // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+void register_attention_op(OpRegistry& r);     // Attention (ONNX 23-25)
+void register_grid_sample_op(OpRegistry& r);   // GridSample
+void register_rotary_embedding_op(OpRegistry& r);  // RotaryEmbedding
+void register_lp_pool_op(OpRegistry& r);       // LpPool
+void register_quantize_ops(OpRegistry& r);     // Quantize/DequantizeLinear, QLinearMatMul, ...
+void register_recurrent_ops(OpRegistry& r);    // RNN, GRU, LSTM
+void register_text_ops(OpRegistry& r);         // TfIdfVectorizer
 
 }  // namespace collage::ops

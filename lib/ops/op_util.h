@@ -71,6 +71,12 @@ absl::Status dispatch_dtype(DType t, F&& f) {
     case DType::boolean: f(static_cast<uint8_t*>(nullptr)); return absl::OkStatus();
     case DType::f16:
     case DType::bf16: f(static_cast<uint16_t*>(nullptr)); return absl::OkStatus();
+    case DType::f64: f(static_cast<double*>(nullptr)); return absl::OkStatus();
+    case DType::i16: f(static_cast<int16_t*>(nullptr)); return absl::OkStatus();
+    case DType::u8: f(static_cast<uint8_t*>(nullptr)); return absl::OkStatus();
+    case DType::u16: f(static_cast<uint16_t*>(nullptr)); return absl::OkStatus();
+    case DType::u32: f(static_cast<uint32_t*>(nullptr)); return absl::OkStatus();
+    case DType::u64: f(static_cast<uint64_t*>(nullptr)); return absl::OkStatus();
   }
   return absl::InternalError("unknown dtype");
 }

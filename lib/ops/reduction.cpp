@@ -1,7 +1,10 @@
-// Reductions over any set of axes: ReduceSum and ReduceMean (float sums accumulate in double),
-// ReduceMax (NaN propagates; an empty reduction gives -inf, or the lowest integer).
+// Reductions over any set of axes: ReduceSum, ReduceMean, ReduceProd, ReduceL1, ReduceL2,
+// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp (float sums accumulate in double) and ReduceMax,
+// ReduceMin (NaN propagates; an empty reduction gives -inf / +inf, or the integer limit). An
+// empty reduction gives each operation's identity (0, 1, -inf for the logarithms).
 #include <cstring>
 #include <limits>
+#include <memory>
 
 #include "collage/ops/elementwise.h"
 #include "ops/elementwise_common.h"
@@ -10,7 +13,10 @@
 namespace collage::ops {
 namespace {
 
-constexpr TypeSet kSumTypes = kFloatTypes | type_bit(DType::i32) | type_bit(DType::i64);
+constexpr TypeSet kSumTypes = kFloatTypes | type_bit(DType::i32) | type_bit(DType::i64) |
+                             type_bit(DType::u32) | type_bit(DType::u64);
+// ReduceMax and ReduceMin also take bool from version 20 and 8-bit integers from 12.
+constexpr TypeSet kMinMaxTypes = kNumericTypes | type_bit(DType::boolean);
 
 // Which axes of a rank-`rank` input are reduced; all false when nothing is (empty axes with
 // noop_with_empty_axes). Errors are bare messages for the caller to prefix.
@@ -96,6 +102,68 @@ struct MaxReducer {
   static T finish(Acc a, int64_t) { return a; }
 };
 
+template <typename T>
+struct MinReducer {
+  using Acc = T;
+  static Acc init() {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::numeric_limits<T>::infinity();
+    } else {
+      return std::numeric_limits<T>::max();
+    }
+  }
+  static Acc lift(T x) { return x; }
+  static Acc combine(Acc a, Acc b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(b)) return b;
+    }
+    return b < a ? b : a;
+  }
+  static T finish(Acc a, int64_t) { return a; }
+};
+
+template <typename T>
+struct ProdReducer {
+  using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+  static Acc init() { return 1; }
+  static Acc lift(T x) { return static_cast<Acc>(x); }
+  static Acc combine(Acc a, Acc b) { return wrap_mul(a, b); }
+  static T finish(Acc a, int64_t) { return static_cast<T>(a); }
+};
+
+// Sum of g(x) for a per-element g, then h of the sum.
+template <typename T>
+struct L1Reducer : SumReducer<T> {
+  using Acc = typename SumReducer<T>::Acc;
+  static Acc lift(T x) {
+    const Acc v = static_cast<Acc>(x);
+    return v < Acc(0) ? wrap_sub(Acc(0), v) : v;
+  }
+};
+template <typename T>
+struct SumSquareReducer : SumReducer<T> {
+  using Acc = typename SumReducer<T>::Acc;
+  static Acc lift(T x) { return wrap_mul(static_cast<Acc>(x), static_cast<Acc>(x)); }
+};
+template <typename T>
+struct L2Reducer : SumSquareReducer<T> {
+  using Acc = typename SumReducer<T>::Acc;
+  static T finish(Acc a, int64_t) { return static_cast<T>(std::sqrt(static_cast<double>(a))); }
+};
+template <typename T>
+struct LogSumReducer : SumReducer<T> {
+  using Acc = typename SumReducer<T>::Acc;
+  static T finish(Acc a, int64_t) { return static_cast<T>(std::log(static_cast<double>(a))); }
+};
+template <typename T>
+struct LogSumExpReducer {
+  using Acc = double;
+  static Acc init() { return 0; }
+  static Acc lift(T x) { return std::exp(static_cast<double>(x)); }
+  static Acc combine(Acc a, Acc b) { return a + b; }
+  static T finish(Acc a, int64_t) { return static_cast<T>(std::log(a)); }
+};
+
 // Reduces a contiguous row with four independent accumulators, so float sums do not wait on
 // each other and round a little less.
 template <typename R, typename C>
@@ -126,13 +194,16 @@ void reduce_loop(const Tensor& in, const std::vector<bool>& mask, Tensor& out) {
       count *= shape[d];
     }
   }
-  std::vector<typename R::Acc> acc(static_cast<size_t>(out.numel()), R::init());
+  // Not std::vector: bool accumulators (ReduceMax of bool) must be addressable.
+  const auto size = static_cast<size_t>(out.numel());
+  std::unique_ptr<typename R::Acc[]> acc(new typename R::Acc[size]);
+  std::fill(acc.get(), acc.get() + size, R::init());
   const auto plan = plan_broadcast<2>({&shape, &kept}, shape);
   const auto* x = in.data<typename C::Storage>();
   const bool fold = plan.inner_stride(1) == 0;
   for_each_row(plan, [&](const std::array<int64_t, 2>& off, int64_t, int64_t n) {
     const auto* row = x + off[0];
-    auto* a = acc.data() + off[1];
+    auto* a = acc.get() + off[1];
     if (fold) {
       *a = R::combine(*a, reduce_row<R, C>(row, n));
     } else {
@@ -140,7 +211,7 @@ void reduce_loop(const Tensor& in, const std::vector<bool>& mask, Tensor& out) {
     }
   });
   auto* y = out.data<typename C::Storage>();
-  for (size_t i = 0; i < acc.size(); ++i) y[i] = C::store(R::finish(acc[i], count));
+  for (size_t i = 0; i < size; ++i) y[i] = C::store(R::finish(acc[i], count));
 }
 
 template <TypeSet Allowed, template <typename> class Reducer>
@@ -168,7 +239,14 @@ OpDef reduce_op(std::string name) {
 void register_reduction_ops(OpRegistry& r) {
   add_builtin_op(r, reduce_op<kSumTypes, SumReducer>("ReduceSum"));
   add_builtin_op(r, reduce_op<kSumTypes, MeanReducer>("ReduceMean"));
-  add_builtin_op(r, reduce_op<kNumericTypes, MaxReducer>("ReduceMax"));
+  add_builtin_op(r, reduce_op<kMinMaxTypes, MaxReducer>("ReduceMax"));
+  add_builtin_op(r, reduce_op<kMinMaxTypes, MinReducer>("ReduceMin"));
+  add_builtin_op(r, reduce_op<kSumTypes, ProdReducer>("ReduceProd"));
+  add_builtin_op(r, reduce_op<kSumTypes, L1Reducer>("ReduceL1"));
+  add_builtin_op(r, reduce_op<kSumTypes, L2Reducer>("ReduceL2"));
+  add_builtin_op(r, reduce_op<kSumTypes, SumSquareReducer>("ReduceSumSquare"));
+  add_builtin_op(r, reduce_op<kSumTypes, LogSumReducer>("ReduceLogSum"));
+  add_builtin_op(r, reduce_op<kSumTypes, LogSumExpReducer>("ReduceLogSumExp"));
 }
 
 }  // namespace collage::ops

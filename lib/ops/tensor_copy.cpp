@@ -223,6 +223,34 @@ void store_float_as(float v, DType t, void* out) {
     case DType::boolean:
       *static_cast<uint8_t*>(out) = v != 0.f;
       return;
+    case DType::f64: {
+      const double d = v;
+      std::memcpy(out, &d, 8);
+      return;
+    }
+    case DType::i16: {
+      auto i = saturate<int16_t>(v);
+      std::memcpy(out, &i, 2);
+      return;
+    }
+    case DType::u8:
+      *static_cast<uint8_t*>(out) = saturate<uint8_t>(v);
+      return;
+    case DType::u16: {
+      auto i = saturate<uint16_t>(v);
+      std::memcpy(out, &i, 2);
+      return;
+    }
+    case DType::u32: {
+      auto i = saturate<uint32_t>(v);
+      std::memcpy(out, &i, 4);
+      return;
+    }
+    case DType::u64: {
+      auto i = saturate<uint64_t>(v);
+      std::memcpy(out, &i, 8);
+      return;
+    }
   }
 }
 

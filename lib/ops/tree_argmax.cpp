@@ -1,4 +1,4 @@
-// ArgMax (ONNX): the index of the largest element along one axis, as i64.
+// ArgMax and ArgMin (ONNX): the index of the largest (smallest) element along one axis, as i64.
 #include "collage/ops/trees.h"
 #include "core/str_cat.h"
 #include "ops/elementwise_common.h"
@@ -27,7 +27,8 @@ absl::Status infer_argmax(InferContext& ctx) {
   return absl::OkStatus();
 }
 
-absl::Status run_argmax(const KernelArgs& k) {
+template <bool kMax>
+absl::Status run_arg(const KernelArgs& k) {
   const auto& a = k.get<ArgMaxAttrs>();
   const Tensor& in = k.inputs[0];
   const int64_t axis = *normalize_axis(a.axis, in.rank());
@@ -47,7 +48,7 @@ absl::Status run_argmax(const KernelArgs& k) {
         int64_t at = 0;
         for (int64_t j = 1; j < len; ++j) {
           const auto v = C::load(row[j * inner]);
-          if (v > best || (last && v == best)) {
+          if ((kMax ? v > best : v < best) || (last && v == best)) {
             best = v;
             at = j;
           }
@@ -62,7 +63,9 @@ absl::Status run_argmax(const KernelArgs& k) {
 
 void register_argmax_op(OpRegistry& r) {
   add_builtin_op(
-      r, make_op<ArgMaxAttrs>("ArgMax", FusionKind::reduction, 1, 1, infer_argmax, run_argmax));
+      r, make_op<ArgMaxAttrs>("ArgMax", FusionKind::reduction, 1, 1, infer_argmax, run_arg<true>));
+  add_builtin_op(
+      r, make_op<ArgMaxAttrs>("ArgMin", FusionKind::reduction, 1, 1, infer_argmax, run_arg<false>));
 }
 
 }  // namespace collage::ops

@@ -1,5 +1,6 @@
-// Convolution in tensor expressions: geometry, the two computes (direct NCHW, blocked NCHWc with
-// packed data and weights) and the tunable schedule template of a group anchored at a Conv.
+// Convolution in tensor expressions: geometry, the computes (direct NCHW; blocked NCHWc with packed
+// data and weights, for dense and grouped convolutions; blocked depthwise) and the tunable schedule
+// templates of a group anchored at a Conv.
 #pragma once
 
 #include <cstdint>
@@ -25,9 +26,26 @@ struct Geometry {
   int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0;
   int64_t group = 1;
   bool bias = false;
-  // Blocked NCHWc compute (group 1 and enough output channels); direct NCHW otherwise.
-  bool blocked() const { return group == 1 && m >= 8; }
-  int64_t in_block() const { return c < kBlock ? c : kBlock; }
+  // Channels per group, of the input and of the output.
+  int64_t cg() const { return c / group; }
+  int64_t mg() const { return m / group; }
+  // One filter per channel (the channel multiplier 1 of MobileNet's and EfficientNet's
+  // convolutions): the blocked depthwise compute, vectors across 16 channels.
+  bool depthwise() const { return group > 1 && group == c && m == c; }
+  // The blocked NCHWc compute, in which each 16-channel output block reduces over whole input
+  // blocks: group 1 with enough output channels; grouped convolutions whose groups hold whole
+  // blocks (ResNeXt's wider stages); grouped convolutions whose groups are smaller than a block,
+  // with as many outputs as inputs per group, as block-diagonal 16 x 16 weights (the narrow
+  // stages: 16 / cg times the FLOPs, in the dense micro-kernel; a last partial block when the
+  // channels are not a multiple of 16, as RegNet's 104 and 440).
+  bool whole_block_groups() const { return group > 1 && cg() % kBlock == 0 && mg() % kBlock == 0; }
+  bool block_diagonal() const {
+    return group > 1 && !depthwise() && cg() == mg() && kBlock % cg() == 0;
+  }
+  bool blocked() const {
+    return (group == 1 && m >= 8) || whole_block_groups() || block_diagonal();
+  }
+  int64_t in_block() const { return group == 1 && c < kBlock ? c : kBlock; }
   double flops() const { return 2.0 * n * m * oh * ow * (c / group) * kh * kw; }
 };
 

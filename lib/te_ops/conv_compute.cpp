@@ -1,5 +1,6 @@
-// Convolution computes: direct NCHW (grouped, depthwise) and blocked NCHWc with the data packed to
-// channel blocks (padding included) and the weight packed to [M/16][C/cb][kh][kw][cb][16] panels.
+// Convolution computes: blocked NCHWc with the data packed to channel blocks (padding included)
+// and the weight packed to [M/16][C/cb][kh][kw][cb][16]
+// panels (dense and grouped), blocked depthwise, and direct NCHW for the other grouped ones.
 #include <algorithm>
 
 #include "collage/ops/nn.h"
@@ -40,51 +41,101 @@ Shape out_shape(const Geometry& g) {
   return g.spatial == 1 ? Shape{g.n, g.m, g.ow} : Shape{g.n, g.m, g.oh, g.ow};
 }
 
-std::vector<te::Tensor> blocked(const std::string& name, const Geometry& g, const te::Tensor& x,
-                                const te::Tensor& w, const te::Tensor& b) {
-  const int64_t ib = g.in_block(), cb = (g.c + ib - 1) / ib, mb = (g.m + kBlock - 1) / kBlock;
-  const int64_t hp = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
-  const int64_t wp = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
-  const bool c_tail = g.c % ib != 0;
-  te::Tensor xp = te::compute(
-      {g.n, cb, hp, wp, ib},
-      [&](te::Var n, te::Var c, te::Var h, te::Var wv, te::Var ci) {
-        return padded_read(x, g, n, c * ib + ci, h - g.pt, wv - g.pl, c_tail);
-      },
-      name + ".data_nchwc", "conv_data_pack");
-  te::Tensor wpk = te::compute(
-      {mb, cb, g.kh, g.kw, ib, kBlock},
-      [&](const std::vector<te::Var>& v) {
-        te::Expr m = v[0] * kBlock + v[5], c = v[1] * ib + v[4];
-        te::Expr cond;
-        if (g.m % kBlock != 0) cond = m < g.m;
-        if (c_tail) cond = cond.defined() ? (cond && c < g.c) : (c < g.c);
-        te::Expr value =
-            weight(w, g, te::minimum(m, g.m - 1), te::minimum(c, g.c - 1), v[2], v[3]);
-        return cond.defined() ? te::select(cond, value, 0.0f) : value;
-      },
-      name + ".weight_packed", "conv_weight_pack");
-  te::IterVar rc = te::reduce_axis({0, cb}, "rc");
-  te::IterVar rh = te::reduce_axis({0, g.kh}, "rh");
-  te::IterVar rw = te::reduce_axis({0, g.kw}, "rw");
-  te::IterVar ri = te::reduce_axis({0, ib}, "ri");
-  te::Tensor acc = te::compute(
-      {g.n, mb, g.oh, g.ow, kBlock},
-      [&](const std::vector<te::Var>& v) {
-        te::Expr src = xp(v[0], rc, v[2] * g.sh + rh * g.dh, v[3] * g.sw + rw * g.dw, ri) *
-                       wpk(v[1], rc, rh, rw, ri, v[4]);
-        if (!b.defined()) return te::sum(src, {rc, rh, rw, ri});
-        return te::sum(src, {rc, rh, rw, ri}, b(te::minimum(v[1] * kBlock + v[4], g.m - 1)));
-      },
-      name + ".nchwc", "conv_nchwc");
-  te::Tensor out = te::compute(
+// The NCHW result read from an [N, M/16, OH, OW, 16] accumulator.
+te::Tensor unpack(const std::string& name, const Geometry& g, const te::Tensor& acc) {
+  return te::compute(
       out_shape(g),
       [&](const std::vector<te::Var>& v) {
         std::vector<te::Expr> i = out_index(g, v);
         return acc(i[0], te::floordiv(i[1], kBlock), i[2], i[3], te::floormod(i[1], kBlock));
       },
       name, "conv_unpack");
-  return {out};
+}
+
+// The input in channel blocks of `ib`, padding included: [N, C/ib, HP, WP, ib].
+te::Tensor pack_data(const std::string& name, const Geometry& g, const te::Tensor& x, int64_t ib) {
+  const int64_t cb = (g.c + ib - 1) / ib;
+  const int64_t hp = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+  const int64_t wp = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  const bool c_tail = g.c % ib != 0;
+  return te::compute(
+      {g.n, cb, hp, wp, ib},
+      [&](te::Var n, te::Var c, te::Var h, te::Var wv, te::Var ci) {
+        return padded_read(x, g, n, c * ib + ci, h - g.pt, wv - g.pl, c_tail);
+      },
+      name + ".data_nchwc", "conv_data_pack");
+}
+
+std::vector<te::Tensor> blocked(const std::string& name, const Geometry& g, const te::Tensor& x,
+                                const te::Tensor& w, const te::Tensor& b) {
+  const int64_t ib = g.in_block(), cb = (g.c + ib - 1) / ib, mb = (g.m + kBlock - 1) / kBlock;
+  // Output block o reduces over input blocks base(o) .. base(o) + nrc - 1.
+  const int64_t nrc = g.group == 1 ? cb : g.whole_block_groups() ? g.cg() / kBlock : 1;
+  auto base = [&](te::Expr o) -> te::Expr {
+    if (g.group == 1) return te::Expr(0);
+    if (g.whole_block_groups()) return te::floordiv(o * kBlock, g.mg()) * (g.cg() / kBlock);
+    return o;  // block-diagonal: the output block's own channels
+  };
+  te::Tensor xp = pack_data(name, g, x, ib);
+  te::Tensor wpk = te::compute(
+      {mb, nrc, g.kh, g.kw, ib, kBlock},
+      [&](const std::vector<te::Var>& v) {
+        te::Expr m = v[0] * kBlock + v[5], c = (base(v[0]) + v[1]) * ib + v[4];
+        // The input channel within its group (all of them for group 1).
+        te::Expr local = g.group == 1 ? c : c - te::floordiv(m, g.mg()) * g.cg();
+        te::Expr cond;
+        auto both = [&](te::Expr e) { cond = cond.defined() ? (cond && e) : e; };
+        if (g.m % kBlock != 0) both(m < g.m);
+        if (g.group == 1 && g.c % ib != 0) both(c < g.c);
+        if (g.block_diagonal()) both(local >= 0 && local < g.cg());
+        te::Expr value = weight(w, g, te::minimum(m, g.m - 1),
+                                te::minimum(te::maximum(local, 0), g.cg() - 1), v[2], v[3]);
+        return cond.defined() ? te::select(cond, value, 0.0f) : value;
+      },
+      name + ".weight_packed", "conv_weight_pack");
+  te::IterVar rc = te::reduce_axis({0, nrc}, "rc");
+  te::IterVar rh = te::reduce_axis({0, g.kh}, "rh");
+  te::IterVar rw = te::reduce_axis({0, g.kw}, "rw");
+  te::IterVar ri = te::reduce_axis({0, ib}, "ri");
+  te::Tensor acc = te::compute(
+      {g.n, mb, g.oh, g.ow, kBlock},
+      [&](const std::vector<te::Var>& v) {
+        te::Expr ih = v[2] * g.sh + rh * g.dh, iw = v[3] * g.sw + rw * g.dw;
+        te::Expr blk = base(v[1]) + rc;
+        te::Expr src = xp(v[0], blk, ih, iw, ri) * wpk(v[1], rc, rh, rw, ri, v[4]);
+        if (!b.defined()) return te::sum(src, {rc, rh, rw, ri});
+        return te::sum(src, {rc, rh, rw, ri}, b(te::minimum(v[1] * kBlock + v[4], g.m - 1)));
+      },
+      name + ".nchwc", "conv_nchwc");
+  return {unpack(name, g, acc)};
+}
+
+// Depthwise: [N, C/16, OH, OW, 16] = sum over the window of packed data times a 16-channel
+// weight vector per tap.
+std::vector<te::Tensor> depthwise(const std::string& name, const Geometry& g, const te::Tensor& x,
+                                  const te::Tensor& w, const te::Tensor& b) {
+  const int64_t cb = (g.c + kBlock - 1) / kBlock;
+  te::Tensor xp = pack_data(name, g, x, kBlock);
+  te::Tensor wpk = te::compute(
+      {cb, g.kh, g.kw, kBlock},
+      [&](te::Var o, te::Var kh, te::Var kw, te::Var i) {
+        te::Expr c = o * kBlock + i;
+        te::Expr value = weight(w, g, te::minimum(c, g.c - 1), te::Expr(0), kh, kw);
+        return g.c % kBlock != 0 ? te::select(c < g.c, value, 0.0f) : value;
+      },
+      name + ".weight_packed", "conv_weight_pack");
+  te::IterVar rh = te::reduce_axis({0, g.kh}, "rh");
+  te::IterVar rw = te::reduce_axis({0, g.kw}, "rw");
+  te::Tensor acc = te::compute(
+      {g.n, cb, g.oh, g.ow, kBlock},
+      [&](const std::vector<te::Var>& v) {
+        te::Expr src = xp(v[0], v[1], v[2] * g.sh + rh * g.dh, v[3] * g.sw + rw * g.dw, v[4]) *
+                       wpk(v[1], rh, rw, v[4]);
+        if (!b.defined()) return te::sum(src, {rh, rw});
+        return te::sum(src, {rh, rw}, b(te::minimum(v[1] * kBlock + v[4], g.c - 1)));
+      },
+      name + ".dw", "conv_dw");
+  return {unpack(name, g, acc)};
 }
 
 std::vector<te::Tensor> direct(const std::string& name, const Geometry& g, const te::Tensor& x,
@@ -176,6 +227,7 @@ absl::StatusOr<std::vector<te::Tensor>> compute(const Graph& graph, const Node& 
                                                 ", the TE library supports f32 only"));
   absl::StatusOr<Geometry> g = resolve(node, x.shape(), w.shape(), b.defined());
   if (!g.ok()) return g.status();
+  if (g->depthwise()) return depthwise(node.name, *g, x, w, b);
   return g->blocked() ? blocked(node.name, *g, x, w, b) : direct(node.name, *g, x, w, b);
 }
 

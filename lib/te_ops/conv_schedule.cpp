@@ -1,6 +1,7 @@
 // Convolution schedules: the blocked NCHWc template (register tiles of ow_t x oc_t vectors of 16
-// output channels, data packed per parallel chunk, weight pre-packed) and the direct NCHW template
-// (vectors along the output row), both with the group's elementwise chain fused into the store.
+// output channels, data packed per parallel chunk, weight pre-packed), the blocked depthwise one
+// (ow_t vectors of 16 channels, one weight vector per tap) and the direct NCHW template (vectors
+// along the output row), each with the group's elementwise chain fused into the store.
 #include <algorithm>
 
 #include "core/str_cat.h"
@@ -15,7 +16,7 @@ using tune::knob_or;
 
 // The stages of a conv group built by compute().
 struct Parts {
-  te::Tensor acc;   // the reduction (conv_nchwc or conv_direct)
+  te::Tensor acc;   // the reduction (conv_nchwc, conv_dw or conv_direct)
   te::Tensor data;  // packed or padded data
   te::Tensor wpk;   // packed weight (blocked only)
   te::Tensor w;     // weight placeholder
@@ -26,7 +27,7 @@ absl::StatusOr<Parts> find_parts(const AnchorGroup& grp) {
   const std::string tag = grp.anchor_output->tag;
   p.acc = (tag == "conv_unpack" || tag == "conv_view") ? te::input_tensors(grp.anchor_output)[0]
                                                         : grp.anchor_output;
-  if (p.acc->tag != "conv_nchwc" && p.acc->tag != "conv_direct")
+  if (p.acc->tag != "conv_nchwc" && p.acc->tag != "conv_dw" && p.acc->tag != "conv_direct")
     return absl::InvalidArgumentError(str_cat("conv schedule: anchor output '",
                                               grp.anchor_output.name(),
                                               "' was not built by the TE conv compute"));
@@ -45,8 +46,11 @@ absl::StatusOr<Parts> find_parts(const AnchorGroup& grp) {
   return p;
 }
 
-std::string signature(const Geometry& g, const te::Tensor& w, bool w_const) {
-  return str_cat("Conv|x=f32[", g.n, ",", g.c, g.spatial == 2 ? str_cat(",", g.h) : "", ",", g.w,
+// Grouped convolutions name their template (their knobs differ from the direct template's that
+// ran them before the blocked ones existed); dense ones keep the signatures of earlier tuning logs.
+std::string signature(const Geometry& g, const te::Tensor& w, bool w_const,
+                      const std::string& tag) {
+  return str_cat(g.group > 1 ? str_cat(tag, "|") : std::string(), "Conv|x=f32[", g.n, ",", g.c, g.spatial == 2 ? str_cat(",", g.h) : "", ",", g.w,
                  "]|w=", detail::type_signature(w), "|bias=", g.bias ? 1 : 0,
                  "|group=", g.group, "|strides=", g.sh, ",", g.sw, "|dilations=", g.dh, ",", g.dw,
                  "|pads=", g.pt, ",", g.pl, "|out=", g.oh, ",", g.ow, "|wconst=", w_const ? 1 : 0);
@@ -208,6 +212,81 @@ absl::StatusOr<ScheduledGroup> apply_direct(const AnchorGroup& grp, const Parts&
   return ScheduledGroup{std::move(s), std::move(prepacked)};
 }
 
+// Depthwise: tiles of ow_t output columns x 16 channels; parallel over output-row chunks (or
+// channel blocks when there are too few rows), data packed per chunk.
+void depthwise_space(const Geometry& g, int threads, tune::ScheduleTemplate& t) {
+  const int64_t cb = (g.c + kBlock - 1) / kBlock;
+  std::vector<int64_t> ow_t = divisors(g.ow, 28);
+  std::vector<int64_t> oh_par = divisors(g.oh, g.oh);
+  t.space.add("ow_t", ow_t);
+  t.space.add("oh_par", oh_par);
+  t.space.add("epi_vec", {0, 1});
+  t.space.add("par_oc", {0, 1});
+  const int64_t want = 4 * std::max(threads, 1);
+  int64_t ohd = 1;
+  for (int64_t v : oh_par)
+    if ((g.oh + v - 1) / v >= want) ohd = v;
+  const bool par_oc = (g.oh + ohd - 1) / ohd < want && cb >= want;
+  t.defaults = {{"ow_t", detail::pick_at_most(ow_t, 14)},
+                {"oh_par", par_oc ? g.oh : ohd},
+                {"epi_vec", 0},
+                {"par_oc", par_oc}};
+}
+
+absl::StatusOr<ScheduledGroup> apply_depthwise(const AnchorGroup& grp, const Parts& p,
+                                               const Geometry& g, const Knobs& k) {
+  std::vector<te::Tensor> prepacked;
+  te::Schedule s = te::create_schedule(grp.outputs);
+  detail::Epilogue e = detail::plan_epilogue(s, grp, p.acc, {p.data, p.wpk});
+  const bool w_const = detail::is_constant_input(grp, p.w);
+  if (w_const) {
+    s[p.wpk].pack();
+    prepacked.push_back(p.wpk);
+  }
+  if (e.out.defined()) {
+    const int64_t ow_t = std::clamp<int64_t>(knob_or(k, "ow_t", 8), 1, g.ow);
+    const int64_t oh_par = std::clamp<int64_t>(knob_or(k, "oh_par", 1), 1, g.oh);
+    te::Stage so = s[e.out];
+    const int rank = e.out.ndim();
+    auto [mo, mi] = so.split(so.axis(1), kBlock);
+    auto [owo, owi] = so.split(so.axis(rank - 1), ow_t);
+    std::vector<te::IterVar> inner = knob_or(k, "epi_vec", 0) ? std::vector<te::IterVar>{owi, mi}
+                                                              : std::vector<te::IterVar>{mi, owi};
+    te::IterVar par, pack_at;
+    std::vector<te::IterVar> order;
+    if (g.spatial == 2) {
+      auto [oho, ohi] = so.split(so.axis(2), oh_par);
+      if (knob_or(k, "par_oc", 0)) {
+        order = {mo, so.axis(0), oho};
+        par = mo;
+        pack_at = oho;
+      } else {
+        order = {oho, so.axis(0), mo};
+        par = oho;
+        pack_at = mo;
+      }
+      order.insert(order.end(), {ohi, owo});
+    } else {
+      order = {mo, so.axis(0), owo};
+      par = mo;
+      pack_at = so.axis(0);
+    }
+    order.insert(order.end(), inner.begin(), inner.end());
+    so.reorder(order);
+    so.parallel(par);
+    so.vectorize(inner.back());
+    te::Stage sa = s[e.acc];
+    sa.compute_at(so, owo);
+    sa.reorder({sa.axis(0), sa.axis(1), sa.axis(2), sa.reduce_axis(0), sa.reduce_axis(1),
+                sa.axis(3), sa.axis(4)});
+    sa.unroll(sa.axis(3)).vectorize(sa.axis(4));
+    s[p.data].compute_at(so, pack_at);
+    if (!w_const) s[p.wpk].compute_at(so, pack_at);
+  }
+  if (!s.status().ok()) return s.status();
+  return ScheduledGroup{std::move(s), std::move(prepacked)};
+}
+
 }  // namespace
 
 absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp) {
@@ -222,9 +301,13 @@ absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp)
   if (!g.ok()) return g.status();
   const int lanes = detail::f32_lanes(grp.target);
   tune::ScheduleTemplate t;
-  t.signature = signature(*g, parts->w, detail::is_constant_input(grp, parts->w));
+  t.signature =
+      signature(*g, parts->w, detail::is_constant_input(grp, parts->w), parts->acc->tag);
   t.flops = g->flops();
-  if (parts->acc->tag == "conv_nchwc") {
+  if (parts->acc->tag == "conv_dw") {
+    depthwise_space(*g, grp.num_threads, t);
+    t.apply = [grp, p = *parts, geo = *g](const Knobs& k) { return apply_depthwise(grp, p, geo, k); };
+  } else if (parts->acc->tag == "conv_nchwc") {
     blocked_space(*g, grp.num_threads, t);
     t.apply = [grp, p = *parts, geo = *g](const Knobs& k) { return apply_blocked(grp, p, geo, k); };
   } else {

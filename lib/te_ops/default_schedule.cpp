@@ -62,6 +62,28 @@ te::IterVar vectorize_reduction(te::Stage stage, const te::Tensor& t, int lanes)
   return io;
 }
 
+// The stages that read each reduction of `stages` once the non-reductions are inlined: a stage
+// reads the reductions it loads directly or through inlined stages. `kept` are the stages that
+// are not inlined (the outputs and the reductions).
+std::vector<std::vector<te::Tensor>> readers_of(const std::vector<te::Tensor>& reductions,
+                                                const std::vector<te::Tensor>& kept) {
+  std::vector<std::vector<te::Tensor>> readers(reductions.size());
+  for (const te::Tensor& reader : kept) {
+    std::vector<te::Tensor> seen, stack = te::input_tensors(reader);
+    while (!stack.empty()) {
+      te::Tensor t = stack.back();
+      stack.pop_back();
+      if (contains(seen, t)) continue;
+      seen.push_back(t);
+      for (size_t r = 0; r < reductions.size(); ++r)
+        if (reductions[r].same_as(t) && !contains(readers[r], reader)) readers[r].push_back(reader);
+      if (t.op_kind() == te::OpKind::compute && !contains(kept, t))
+        for (const te::Tensor& in : te::input_tensors(t)) stack.push_back(in);
+    }
+  }
+  return readers;
+}
+
 }  // namespace
 
 bool is_reduction(const te::Tensor& t) {
@@ -118,9 +140,23 @@ te::Schedule default_schedule(const std::vector<te::Tensor>& outputs,
   if (outer.empty()) return s;
   te::IterVar fused = outer[0];
   for (size_t k = 1; k < outer.size(); ++k) fused = main.fuse(fused, outer[k]);
-  for (const te::Tensor& r : reductions) {
-    vectorize_reduction(s[r], r, lanes);
-    s[r].compute_at(main, fused);
+  // A stage computed at a loop may feed only one stage: a reduction read by several stages, or
+  // by one left at the root, is computed at the root (producers first, so decide from the last).
+  std::vector<te::Tensor> kept = reductions;
+  kept.push_back(out);
+  const auto readers = readers_of(reductions, kept);
+  std::vector<bool> at_loop(reductions.size(), false);
+  for (size_t r = reductions.size(); r-- > 0;) {
+    if (readers[r].size() != 1) continue;
+    const te::Tensor& reader = readers[r][0];
+    bool ok = reader.same_as(out);
+    for (size_t q = r + 1; q < reductions.size() && !ok; ++q)
+      ok = reductions[q].same_as(reader) && at_loop[q];
+    at_loop[r] = ok;
+  }
+  for (size_t r = 0; r < reductions.size(); ++r) {
+    vectorize_reduction(s[reductions[r]], reductions[r], lanes);
+    if (at_loop[r]) s[reductions[r]].compute_at(main, fused);
   }
   if (options.num_threads > 1 && numel(out) >= kMinParallelElements) main.parallel(fused);
   return s;

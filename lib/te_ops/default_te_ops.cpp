@@ -9,6 +9,11 @@ TeOpRegistry default_te_ops() {
   register_injective_ops(r);
   register_reduction_ops(r);
   register_nn_misc_ops(r);
+  register_math_ops(r);
+  register_indexing_ops(r);
+  register_loss_ops(r);
+  register_attention_op(r);
+  register_norm_extra_ops(r);
   register_resize_op(r);
   register_conv_ops(r);
   register_dense_ops(r);

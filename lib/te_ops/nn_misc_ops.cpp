@@ -1,6 +1,7 @@
 // TE computes of the remaining nn operators: MaxPool, AveragePool and GlobalAveragePool (pads,
 // ceil_mode, dilations, auto_pad), inference BatchNormalization and ConvTranspose (groups,
 // dilations, output_padding, output_shape) as a direct reduction.
+#include <algorithm>
 #include <limits>
 
 #include "collage/ops/nn.h"
@@ -145,7 +146,7 @@ Outputs conv_transpose(const Graph& g, const Node& node, std::span<const te::Ten
     const int64_t kernel = w.shape()[2 + k];
     const int64_t full = stride[k] * (x.shape()[2 + k] - 1) + list(a.output_padding, k, 0) +
                          (kernel - 1) * dil[k] + 1;
-    const int64_t total = full - out[2 + k];
+    const int64_t total = std::max<int64_t>(0, full - out[2 + k]);  // output_shape may exceed full
     pad[k] = explicit_pads ? a.pads[k] : a.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
   }
   te::IterVar rc = te::reduce_axis({0, cg}, "rc");

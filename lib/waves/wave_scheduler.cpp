@@ -330,7 +330,12 @@ ScheduleResult schedule_waves(const std::vector<KernelProfile>& profiles,
                               const SchedulerOptions& options) {
   SchedulerOptions o = options;
   o.workers = std::clamp<uint32_t>(o.workers, 1, kMaxWorkers);
-  Scheduler s(profiles, deps, o);
+  std::vector<KernelProfile> plain;
+  if (!o.team_kernels) {
+    plain = profiles;
+    for (KernelProfile& p : plain) p.exclusive = false, p.pinned_us.clear();
+  }
+  Scheduler s(o.team_kernels ? profiles : plain, deps, o);
   return s.run(wave_levels(deps));
 }
 

@@ -32,6 +32,10 @@ struct SchedulerOptions {
   double barrier_us = 2.0;         // a barrier between two segments
   bool merge_waves = true;         // false: every wave is its own segment
   bool select_variants = true;     // false: every kernel keeps its most efficient variant
+  // false: a kernel with a thread team of its own is scheduled as one ordinary chunk beside the
+  // others, its team unlimited, so that its pool and the executor's compete for the cores (what
+  // the default avoids; bench/ov_threads_bench measures the difference).
+  bool team_kernels = true;
 };
 
 // Per kernel, the wave it belongs to: 0 for kernels without dependencies, else one more than the

@@ -92,7 +92,8 @@ class NativeKernel : public KernelInstance {
 }  // namespace
 
 Status create_module_kernel(const Program& p, size_t index, const collage_rt_module_v1_t* module,
-                            std::unique_ptr<KernelInstance>* out) {
+                            uint32_t create_flags, std::unique_ptr<KernelInstance>* out,
+                            std::string* notice) {
   const KernelInfo& k = p.kernels[index];
   std::vector<collage_tensor_desc_t> args;
   for (uint32_t t : k.args) {
@@ -118,6 +119,10 @@ Status create_module_kernel(const Program& p, size_t index, const collage_rt_mod
   desc.num_constants = static_cast<int32_t>(constants.size());
   desc.constant_descs = constant_descs.data();
   desc.constants = constants.data();
+  desc.flags = create_flags;
+  char note[512] = {0};
+  desc.notice = note;
+  desc.notice_size = sizeof note;
   void* instance = nullptr;
   char err[512] = {0};
   const std::string label = kernel_label(p, index);
@@ -133,6 +138,8 @@ Status create_module_kernel(const Program& p, size_t index, const collage_rt_mod
     module->kernel_destroy(instance);
     return error(Code::internal, label, ": module '", module->name, "' reports ", tasks, " tasks");
   }
+  note[sizeof note - 1] = '\0';
+  *notice = note;
   *out = std::make_unique<ModuleKernel>(module, instance, tasks, label);
   return Status();
 }

@@ -32,11 +32,12 @@ class KernelInstance {
 };
 
 // Creates kernel `index` of `program` through a runtime module's kernel_create (argument and
-// constant descriptors from the program). The module must outlive the kernel. Errors carry the
-// module's message and name the kernel.
+// constant descriptors from the program, `create_flags` the COLLAGE_KERNEL_CREATE_* bits). The
+// module must outlive the kernel. `notice` receives what the module noted about the kernel it
+// created ("" for nothing). Errors carry the module's message and name the kernel.
 Status create_module_kernel(const Program& program, size_t index,
-                            const collage_rt_module_v1_t* module,
-                            std::unique_ptr<KernelInstance>* out);
+                            const collage_rt_module_v1_t* module, uint32_t create_flags,
+                            std::unique_ptr<KernelInstance>* out, std::string* notice);
 
 // Kernel `index` of `program` as the function named by its entry in the native code, run with
 // the task count recorded in the plan. The library must outlive the kernel.

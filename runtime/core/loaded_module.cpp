@@ -98,9 +98,15 @@ Status LoadedModule::build(const LoadOptions& options) {
   for (size_t k = 0; k < p.kernels.size(); ++k) {
     std::unique_ptr<KernelInstance> kernel;
     const RuntimeModule& module = modules_[p.kernels[k].module];
-    if (module.table)
-      COLLAGE_RT_RETURN_IF_ERROR(create_module_kernel(p, k, module.table, &kernel));
-    else
+    if (module.table) {
+      std::string notice;
+      COLLAGE_RT_RETURN_IF_ERROR(create_module_kernel(
+          p, k, module.table, options.no_recompile ? COLLAGE_KERNEL_CREATE_NO_RECOMPILE : 0,
+          &kernel, &notice));
+      if (!notice.empty())
+        load_notes_ += cat(load_notes_.empty() ? "" : "\n", "kernel ", k, " (",
+                           p.kernels[k].backend, "): ", notice);
+    } else
       COLLAGE_RT_RETURN_IF_ERROR(create_native_kernel(p, k, *native_, &kernel));
     kernels_.push_back(std::move(kernel));
   }

@@ -32,6 +32,8 @@ struct LoadOptions {
   int32_t num_threads = 0;  // threads for a kernel's tasks, the caller included; 0: every core
   ExecutorChoice executor = ExecutorChoice::automatic;
   std::string module_dir;   // searched first for libcollage_rt_<name>.so; empty: not used
+  // Kernels whose precompiled form does not fit the library are refused, not compiled again.
+  bool no_recompile = false;
 };
 
 class LoadedModule {
@@ -50,6 +52,9 @@ class LoadedModule {
   // tensor (Code::invalid_argument) or the kernel that failed.
   Status run(const DLTensor* inputs, int32_t num_inputs, const DLTensor* outputs,
              int32_t num_outputs) const;
+
+  // The modules' notices about the kernels they created, one per line ("" for none).
+  const std::string& load_notes() const { return load_notes_; }
 
   // The scheduler runs use (its name and costs).
   const Scheduler& scheduler() const { return *scheduler_; }
@@ -78,6 +83,7 @@ class LoadedModule {
   mutable std::mutex arena_mu_;
   mutable std::vector<uint8_t*> free_arenas_;
   mutable Profiler profiler_;
+  std::string load_notes_;
 };
 
 }  // namespace collage::rt

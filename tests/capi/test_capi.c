@@ -147,6 +147,24 @@ static void test_runtime(const char* dir, npy_array_t* input, npy_array_t* expec
   collage_status_free(NULL);
 }
 
+/* The phases a progress callback was told, in order, each once ("import,measure,...,build"). */
+typedef struct {
+  char phases[256];
+  int calls;
+} progress_log_t;
+
+static void log_progress(void* user_data, const collage_compile_progress_t* p) {
+  progress_log_t* log = user_data;
+  ++log->calls;
+  CHECK(p->struct_size == sizeof *p && p->phase && p->detail);
+  if (p->total) CHECK(p->done <= p->total);
+  const char* last = strrchr(log->phases, ',');
+  last = last ? last + 1 : log->phases;
+  if (strcmp(last, p->phase) == 0) return;
+  if (log->phases[0]) strncat(log->phases, ",", sizeof log->phases - strlen(log->phases) - 1);
+  strncat(log->phases, p->phase, sizeof log->phases - strlen(log->phases) - 1);
+}
+
 static void test_compiler(const char* dir, npy_array_t* input, npy_array_t* expected) {
   collage_compiler_t* compiler = NULL;
   expect_ok("compiler", collage_compiler_create(&compiler));
@@ -154,12 +172,21 @@ static void test_compiler(const char* dir, npy_array_t* input, npy_array_t* expe
   collage_compile_options_t options;
   collage_compile_options_init(&options);
   options.strategy = "single:eigen";
+  progress_log_t log = {{0}, 0};
+  options.progress = log_progress;
+  options.progress_user_data = &log;
   char* model = path_in(dir, "mlp.onnx");
   char* artifact = path_in(dir, "mlp_from_c.collage");
   char* report = NULL;
   expect_ok("compile", collage_compile(compiler, model, &options, artifact, &report));
   CHECK(report && strstr(report, "\"groups\"") && strstr(report, "eigen"));
   collage_free(report);
+  /* single:eigen searches nothing: the import, then the build. */
+  if (strcmp(log.phases, "import,build") != 0) {
+    fprintf(stderr, "progress: phases \"%s\" (%d calls)\n", log.phases, log.calls);
+    ++failures;
+  }
+  options.progress = NULL;
   collage_module_t* module = NULL;
   expect_ok("load compiled", collage_module_load_file(artifact, NULL, &module));
   if (module) check_outputs(module, input, expected);
@@ -175,8 +202,18 @@ static void test_compiler(const char* dir, npy_array_t* input, npy_array_t* expe
   fclose(f);
   void* bytes = NULL;
   size_t bytes_size = 0;
+  /* op-level, told: the candidates are measured, then searched. */
+  options.strategy = "op-level";
+  progress_log_t searched = {{0}, 0};
+  options.progress = log_progress;
+  options.progress_user_data = &searched;
   expect_ok("compile memory", collage_compile_memory(compiler, onnx, (size_t)size, &options, &bytes,
                                                      &bytes_size, NULL));
+  if (strcmp(searched.phases, "import,candidates,measure,op-level,build") != 0) {
+    fprintf(stderr, "progress (op-level): phases \"%s\"\n", searched.phases);
+    ++failures;
+  }
+  options.progress = NULL;
   expect_ok("load compiled memory", collage_module_load_memory(bytes, bytes_size, NULL, &module));
   if (module) check_outputs(module, input, expected);
   collage_module_release(module);

@@ -1,7 +1,9 @@
 """The C APIs from Python through ctypes (examples/python/collage.py): compile, load, run with
 numpy, errors as exceptions with the library's code and message, and runs from several threads.
 
-    COLLAGE_LIB_DIR=build/lib python tests/capi/test_capi.py DATA_DIR
+    COLLAGE_LIB_DIR=build/lib python tests/capi/test_capi.py DATA_DIR openvino|no-openvino
+
+(the second argument: whether the compiler was built with OpenVINO)
 """
 
 import json
@@ -32,7 +34,28 @@ def expect_error(fn, code, part, what):
     check(False, f"{what}: no error")
 
 
-def main(data):
+def check_openvino(onnx_path, x, expected, with_openvino):
+    """The compiler registers the openvino backend when the library was built with OpenVINO (the
+    placement is then all OpenVINO and runs to the expected outputs), and says that it was not
+    otherwise."""
+    if not with_openvino:
+        expect_error(lambda: collage.compile_model(onnx_path, strategy="single:openvino"), 1,
+                     "backend 'openvino' is not registered: this build has no OpenVINO",
+                     "openvino asked for without OpenVINO")
+        expect_error(lambda: collage.compile_model(onnx_path, backends=["openvino"]), 1,
+                     "backend 'openvino' is not registered: this build has no OpenVINO",
+                     "openvino among the backends without OpenVINO")
+        return
+    artifact, report = collage.compile_model(onnx_path, strategy="single:openvino",
+                                             num_threads=2)
+    check(report["groups"] and all(g["backend"] == "openvino" for g in report["groups"]),
+          f"single:openvino through the C API: {report['groups']}")
+    with collage.Module(artifact, num_threads=2) as m:
+        (logits,) = m.run(x)
+        check(np.allclose(logits, expected, rtol=1e-4, atol=1e-5), "openvino outputs")
+
+
+def main(data, with_openvino):
     x = np.load(os.path.join(data, "input.npy"))
     expected = np.load(os.path.join(data, "expected.npy"))
     onnx_path = os.path.join(data, "mlp.onnx")
@@ -100,6 +123,7 @@ def main(data):
     expect_error(lambda: collage.Module("/no/such.collage"), 2, "/no/such.collage", "missing")
     expect_error(lambda: collage.compile_model(b"garbage", strategy="single:eigen"), 1, "",
                  "garbage model")
+    check_openvino(onnx_path, x, expected, with_openvino)
 
     if failures:
         print(f"{len(failures)} check(s) failed", file=sys.stderr)
@@ -109,4 +133,4 @@ def main(data):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1], sys.argv[2] == "openvino"))

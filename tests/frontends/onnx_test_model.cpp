@@ -6,21 +6,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "frontends/onnx/onnx_tensor.h"
+
 namespace collage::testing {
 namespace {
-
-int32_t onnx_elem_type(DType t) {
-  switch (t) {
-    case DType::f32: return onnx::TensorProto::FLOAT;
-    case DType::f16: return onnx::TensorProto::FLOAT16;
-    case DType::bf16: return onnx::TensorProto::BFLOAT16;
-    case DType::i8: return onnx::TensorProto::INT8;
-    case DType::i32: return onnx::TensorProto::INT32;
-    case DType::i64: return onnx::TensorProto::INT64;
-    case DType::boolean: return onnx::TensorProto::BOOL;
-  }
-  return onnx::TensorProto::UNDEFINED;
-}
 
 onnx::AttributeProto& add_attr(onnx::NodeProto& n, const std::string& name,
                                onnx::AttributeProto::AttributeType type) {
@@ -111,7 +100,7 @@ absl::StatusOr<Graph> OnnxModel::import(const Context& ctx, const OnnxImportOpti
 onnx::TensorProto tensor_proto(const std::string& name, const Tensor& t) {
   onnx::TensorProto p;
   p.set_name(name);
-  p.set_data_type(onnx_elem_type(t.dtype()));
+  p.set_data_type(onnx_import::onnx_type_of(t.dtype()));
   for (int64_t d : t.shape()) p.add_dims(d);
   p.set_raw_data(t.raw(), t.bytes());
   return p;

@@ -529,3 +529,66 @@ TEST_CASE("ONNX tensor names survive clashes with node names", "[onnx]") {
 
 }  // namespace
 }  // namespace collage::testing
+
+namespace collage::testing {
+namespace {
+
+TEST_CASE("the wider element types import and run", "[onnx]") {
+  Context ctx;
+  SECTION("uint8 Add wraps") {
+    OnnxModel m;
+    m.input("a", TP::UINT8, {2}).input("b", TP::UINT8, {2});
+    m.node("Add", {"a", "b"}, {"y"}, "add");
+    m.output("y");
+    auto g = m.import(ctx);
+    INFO(g.status().ToString());
+    REQUIRE(g.ok());
+    Tensor a(DType::u8, {2}), b(DType::u8, {2});
+    a.data<uint8_t>()[0] = 250, a.data<uint8_t>()[1] = 3;
+    b.data<uint8_t>()[0] = 10, b.data<uint8_t>()[1] = 4;
+    auto outs = run_reference(*g, {a, b});
+    REQUIRE(outs.ok());
+    REQUIRE((*outs)[0].dtype() == DType::u8);
+    CHECK((*outs)[0].data<uint8_t>()[0] == 4);
+    CHECK((*outs)[0].data<uint8_t>()[1] == 7);
+  }
+  SECTION("double initializer from double_data, Cast to f32") {
+    OnnxModel m;
+    TP t;
+    t.set_name("d");
+    t.set_data_type(TP::DOUBLE);
+    t.add_dims(2);
+    t.add_double_data(0.5);
+    t.add_double_data(-1e300);
+    *m.graph().add_initializer() = t;
+    attr_int(m.node("Cast", {"d"}, {"y"}, "c"), "to", TP::FLOAT);
+    m.output("y");
+    auto g = m.import(ctx);
+    INFO(g.status().ToString());
+    REQUIRE(g.ok());
+    auto outs = run_reference(*g, {});
+    REQUIRE(outs.ok());
+    CHECK((*outs)[0].data<float>()[0] == 0.5f);
+    CHECK(std::isinf((*outs)[0].data<float>()[1]));
+  }
+}
+
+TEST_CASE("each node is imported with its operator's version at the model's opset", "[onnx]") {
+  Context ctx;
+  // Slice 1 (opset 9) takes starts and ends as attributes; Slice 10 and later as inputs.
+  OnnxModel m(9);
+  m.input("x", TP::FLOAT, {4});
+  auto& n = m.node("Slice", {"x"}, {"y"}, "s");
+  attr_ints(n, "starts", {1});
+  attr_ints(n, "ends", {3});
+  m.output("y");
+  auto g = m.import(ctx);
+  INFO(g.status().ToString());
+  REQUIRE(g.ok());
+  auto outs = run_reference(*g, {Tensor::from_f32({4}, std::vector<float>{1, 2, 3, 4})});
+  REQUIRE(outs.ok());
+  CHECK(f32_values((*outs)[0]) == std::vector<float>{2, 3});
+}
+
+}  // namespace
+}  // namespace collage::testing

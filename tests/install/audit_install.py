@@ -9,8 +9,9 @@ scripts/test opened or ran (TRACES/*.tsv, from trace_paths.py) must come from
   - a Debian package that scripts/install-deps lists, or that one of them reaches through Depends
     and Pre-Depends (Recommends do not count: install-deps passes --no-install-recommends), or an
     Essential package; or
-  - the venv that install-deps makes (.venv): a distribution that scripts/requirements.txt
-    reaches through Requires-Dist, or pip and setuptools, which `python -m venv` puts there;
+  - the venvs that install-deps makes (.venv, .venv-serve): a distribution that their
+    requirements file (scripts/requirements.txt, scripts/requirements-serve.txt) reaches through
+    Requires-Dist, or pip and setuptools, which `python -m venv` puts there;
   - or the checkout itself, temporary files, devices and the machine's own configuration.
 Anything else (a package installed by hand, a Recommends, a Python module from another
 interpreter, a tool that only happens to be on the image) fails the audit, named with the
@@ -44,6 +45,17 @@ INCIDENTAL = [
     ("/etc/locale.alias", None, "glibc reads the locale aliases when they are there"),
     ("/etc/ld.so.conf", None, "linkers and ldconfig read the library paths configured"),
     (".pc", "pkg-config", "pkgconf scans every .pc file for a package it does not find by name"),
+    # tests/python install the wheel with pip, whose User-Agent names the distribution (its
+    # distro module runs lsb_release when installed) and the rustc on PATH, if any.
+    ("/", "lsb_release", "pip's User-Agent runs lsb_release when it is installed"),
+    ("/", "rustc", "pip's User-Agent runs `rustc --version` when rustc is on PATH"),
+]
+# Shared libraries a program probes for by name and does without (file name prefix, why).
+PROBED = [
+    ("libiomp5.so", "oneTBB (OpenVINO's) dlopens Intel's OpenMP runtime, or LLVM's libomp that "
+                    "stands in for it, to share the cores with it when present"),
+    ("libomp.so", "oneTBB (OpenVINO's) dlopens Intel's OpenMP runtime, or LLVM's libomp that "
+                  "stands in for it, to share the cores with it when present"),
 ]
 # Optional dependencies that are not Debian packages, found at configure time when present; the
 # CPU build and its tests need none of them (docs/gpu.md).
@@ -51,11 +63,37 @@ INCIDENTAL = [
 OPTIONAL = {"/usr/local/cuda": "the CUDA toolkit (optional: COLLAGE_CUDA=AUTO finds it)"}
 
 
+def optional_reason(path):
+    """Why PATH belongs to an optional dependency (OPTIONAL), or None."""
+    for prefix, reason in OPTIONAL.items():
+        if path and path.startswith((prefix + "/", prefix + "-")):
+            return reason
+    return None
+
+
+def launcher_target(path):
+    """The program a small launcher script execs ("exec /usr/local/cuda-13.0/bin/nvcc "$@""), or
+    None. Some images put such launchers for the CUDA toolkit in /usr/local/bin, so a PATH without
+    /usr/local/cuda/bin still finds nvcc; they belong to the toolkit they start."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    match = re.search(rb"^\s*exec\s+(/\S+)", head, re.MULTILINE)
+    return os.fsdecode(match.group(1)) if match else None
+
+
 def incidental(path, reader):
     """Why reading PATH is not a dependency, or None."""
     for pattern, program, why in INCIDENTAL:
         matches = path.endswith(pattern) if pattern.startswith(".") else path.startswith(pattern)
         if matches and (program is None or reader.endswith("/" + program)):
+            return why
+    for prefix, why in PROBED:
+        if os.path.basename(path).startswith(prefix):
             return why
     if elf_class(path) == 1:
         return "a 32-bit ELF file: a linker or ldd probed it and skipped it (this build is 64-bit)"
@@ -97,19 +135,25 @@ def pth_imports(path):
     return set(names)
 
 
+# The venvs scripts/install-deps makes, each from its requirements file.
+VENVS = {".venv": "scripts/requirements.txt", ".venv-serve": "scripts/requirements-serve.txt"}
+
+
 class Audit:
     """Classifies the files read. CLOSURE: the Debian packages reached from the list; OWNERS: path
-    -> owning packages; PYTHON: the venv's python_packages.Environment, or None."""
+    -> owning packages; PYTHON: {venv folder name (VENVS): its python_packages.Environment, or
+    None}; a single Environment stands for .venv's."""
 
     def __init__(self, checkout, closure, owners, python, scratch=()):
         self.checkout = os.path.realpath(checkout)
-        self.venv = os.path.join(self.checkout, ".venv")
+        if not isinstance(python, dict):
+            python = {".venv": python}
+        self.venvs = {os.path.join(self.checkout, name): (name, env) for name, env in python.items()}
         self.scratch = list(scratch)
         self.closure = closure
         self.owners = owners
-        self.python = python
         self.missing_debian = defaultdict(dict)   # package -> {file: reader}
-        self.missing_python = defaultdict(dict)   # distribution -> {file: reader}
+        self.missing_python = defaultdict(dict)   # (venv name, distribution) -> {file: reader}
         self.unowned = {}                          # file -> reader
         self.optional = defaultdict(set)           # reason -> files
         self.reached_debian = set()
@@ -123,9 +167,11 @@ class Audit:
         """The audit of this machine's package database and CHECKOUT's .venv."""
         checkout = os.path.realpath(checkout)
         closure = debian_packages.Closure(listed, debian_packages.load_packages())
-        site = glob.glob(os.path.join(checkout, ".venv", "lib", "python3*", "site-packages"))
-        requirements = os.path.join(checkout, "scripts", "requirements.txt")
-        python = python_packages.Environment(site[0], requirements) if site else None
+        python = {}
+        for name, requirements in VENVS.items():
+            site = glob.glob(os.path.join(checkout, name, "lib", "python3*", "site-packages"))
+            python[name] = (python_packages.Environment(site[0], os.path.join(checkout, requirements))
+                            if site else None)
         home = os.path.expanduser("~")
         # The model and cost caches, ccache's, and ONNX Runtime's telemetry id.
         scratch = [os.path.join(home, ".cache", d) for d in ("collage", "ccache", "Microsoft")]
@@ -158,8 +204,9 @@ class Audit:
 
     def check_path(self, path, reader, is_target):
         path = os.path.normpath(path)
-        if path.startswith(self.venv + "/"):
-            return self.check_venv(path, reader)
+        for venv, (name, python) in self.venvs.items():
+            if path.startswith(venv + "/"):
+                return self.check_venv(path, reader, name, python)
         if path == self.checkout or path.startswith(self.checkout + "/"):
             return
         if any(path == s or path.startswith(s + "/") for s in self.scratch):
@@ -179,8 +226,9 @@ class Audit:
             return
         if path.startswith(SYSTEM_STATE) or path in GENERATED:
             return
-        for prefix, reason in OPTIONAL.items():
-            if path.startswith((prefix + "/", prefix + "-")):
+        for candidate in (path, launcher_target(path)):
+            reason = optional_reason(candidate)
+            if reason:
                 self.optional[reason].add(path)
                 return
         # An alternatives link or another unowned symlink: its target is checked on its own.
@@ -188,14 +236,14 @@ class Audit:
             return
         self.unowned.setdefault(path, reader)
 
-    def check_venv(self, path, reader):
-        if self.python is None or not path.startswith(self.python.site_packages + "/"):
+    def check_venv(self, path, reader, name, python):
+        if python is None or not path.startswith(python.site_packages + "/"):
             return  # the venv's interpreter link and pyvenv.cfg
-        owner = self.python.owner_of(path)
-        if owner in self.python.reached:
-            self.reached_python.add(owner)
+        owner = python.owner_of(path)
+        if owner in python.reached:
+            self.reached_python.add((name, owner))
         elif owner is not None:
-            self.missing_python[owner].setdefault(path, reader)
+            self.missing_python[(name, owner)].setdefault(path, reader)
         else:
             self.unowned.setdefault(path, reader)
 
@@ -216,9 +264,9 @@ class Audit:
                        "not installed (--no-install-recommends)")
             print(f"  Debian package {package} is not in scripts/install-deps and no listed package "
                   f"Depends on it:\n      {examples(self.missing_debian[package])}{why}", file=out)
-        for dist in sorted(self.missing_python):
-            print(f"  Python distribution {dist} in .venv is not reached from "
-                  f"scripts/requirements.txt:\n      {examples(self.missing_python[dist])}", file=out)
+        for venv, dist in sorted(self.missing_python):
+            print(f"  Python distribution {dist} in {venv} is not reached from {VENVS[venv]}:\n"
+                  f"      {examples(self.missing_python[(venv, dist)])}", file=out)
         if self.unowned:
             print(f"  files that neither a Debian package nor .venv installed "
                   f"(something installed by hand, or another interpreter):\n      "
@@ -265,7 +313,7 @@ def main():
     print(f"install audit: {recorded} files recorded by the build folder, {traced} opened by traced "
           f"steps; {len(listed)} Debian packages listed, {len(audit.closure.parent)} reached "
           f"(Depends, Pre-Depends, Essential), {len(audit.reached_debian)} of them read; "
-          f"{len(audit.reached_python)} Python distributions of .venv read")
+          f"{len(audit.reached_python)} Python distributions of {' and '.join(VENVS)} read")
     for reason, files in sorted(audit.optional.items()):
         print(f"install audit: {len(files)} files of {reason} read")
     if audit.failed():

@@ -6,8 +6,10 @@ import os
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import audit_install  # noqa: E402
 import debian_packages  # noqa: E402
 import python_packages  # noqa: E402
 import trace_paths  # noqa: E402
@@ -119,6 +121,29 @@ def make_audit(checkout):
 
 
 class AuditTest(unittest.TestCase):
+    def test_each_venv_against_its_requirements(self):
+        with tempfile.TemporaryDirectory() as checkout:
+            checkout = os.path.realpath(checkout)
+            audit = make_audit(checkout)
+            serve_site = os.path.join(checkout, ".venv-serve", "lib", "python3.11", "site-packages")
+            serve = python_packages.Environment.__new__(python_packages.Environment)
+            serve.site_packages = serve_site
+            serve.reached = {"tritonclient": "tritonclient"}
+            serve.file_owner = {os.path.join(serve_site, "tritonclient", "__init__.py"): "tritonclient",
+                                os.path.join(serve_site, "torch", "__init__.py"): "torch"}
+            audit = Audit(checkout, audit.closure, audit.owners,
+                          {".venv": audit.venvs[os.path.join(checkout, ".venv")][1], ".venv-serve": serve})
+            path = os.path.join(serve_site, "tritonclient", "__init__.py")
+            audit.check(path, path, "python")
+            self.assertFalse(audit.failed())
+            path = os.path.join(serve_site, "torch", "__init__.py")
+            audit.check(path, path, "python")
+            self.assertEqual(list(audit.missing_python), [(".venv-serve", "torch")])
+            report = io.StringIO()
+            audit.report(report)
+            self.assertIn("torch in .venv-serve is not reached from scripts/requirements-serve.txt",
+                          report.getvalue())
+
     def test_what_passes_and_what_fails(self):
         with tempfile.TemporaryDirectory() as checkout:
             checkout = os.path.realpath(checkout)
@@ -139,7 +164,7 @@ class AuditTest(unittest.TestCase):
                         "/opt/made-up-pyenv/lib/python3.11/json/__init__.py", "python3")
             self.assertTrue(audit.failed())
             self.assertEqual(list(audit.missing_debian), ["ocl-icd-opencl-dev"])
-            self.assertEqual(list(audit.missing_python), ["torch"])
+            self.assertEqual(list(audit.missing_python), [(".venv", "torch")])
             self.assertEqual(list(audit.unowned), ["/opt/made-up-pyenv/lib/python3.11/json/__init__.py"])
 
             report = io.StringIO()
@@ -170,6 +195,24 @@ class IncidentalTest(unittest.TestCase):
             self.assertFalse(audit.failed(), audit.unowned)
             audit.check("/opt/made-up/pkgconfig/gl.pc", "/opt/made-up/pkgconfig/gl.pc", "/usr/bin/cc")
             self.assertEqual(list(audit.unowned), ["/opt/made-up/pkgconfig/gl.pc"])
+
+    # The launchers are written under /tmp, which the audit otherwise takes for scratch space.
+    @mock.patch.object(audit_install, "SYSTEM_STATE", ("/proc/",))
+    def test_launchers_of_the_optional_cuda_toolkit(self):
+        with tempfile.TemporaryDirectory() as folder:
+            folder = os.path.realpath(folder)
+            audit = make_audit(os.path.join(folder, "checkout"))
+            nvcc = os.path.join(folder, "nvcc")
+            with open(nvcc, "w") as f:
+                f.write('#!/bin/sh\nexec /usr/local/cuda-13.0/bin/nvcc "$@"\n')
+            other = os.path.join(folder, "made-up-tool")
+            with open(other, "w") as f:
+                f.write('#!/bin/sh\nexec /opt/made-up/bin/tool "$@"\n')
+            audit.check(nvcc, nvcc, "cmake")
+            self.assertFalse(audit.failed(), audit.unowned)
+            self.assertEqual(len(audit.optional), 1)
+            audit.check(other, other, "cmake")
+            self.assertEqual(list(audit.unowned), [other])
 
 
 if __name__ == "__main__":

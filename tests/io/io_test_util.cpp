@@ -76,6 +76,24 @@ Tensor pattern_tensor(DType dtype, const Shape& shape, int seed) {
       case DType::boolean:
         t.data<uint8_t>()[i] = (i + seed) % 3 == 0;
         break;
+      case DType::f64:
+        t.data<double>()[i] = static_cast<double>(v) * 0.125;
+        break;
+      case DType::i16:
+        t.data<int16_t>()[i] = static_cast<int16_t>(v * 601);
+        break;
+      case DType::u8:
+        t.data<uint8_t>()[i] = static_cast<uint8_t>(v + 50);
+        break;
+      case DType::u16:
+        t.data<uint16_t>()[i] = static_cast<uint16_t>((v + 50) * 601);
+        break;
+      case DType::u32:
+        t.data<uint32_t>()[i] = static_cast<uint32_t>((v + 50) * 1000003);
+        break;
+      case DType::u64:
+        t.data<uint64_t>()[i] = static_cast<uint64_t>(v + 50) * 1000000000007ULL;
+        break;
     }
   }
   return t;

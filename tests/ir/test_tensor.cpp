@@ -7,12 +7,14 @@
 using namespace collage;
 
 TEST_CASE("dtype names round trip", "[tensor]") {
-  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::i8, DType::i32, DType::i64,
-                  DType::boolean}) {
-    CHECK(parse_dtype(dtype_name(t)) == t);
-  }
-  CHECK_FALSE(parse_dtype("f64").has_value());
+  for (DType t : kAllDTypes) CHECK(parse_dtype(dtype_name(t)) == t);
+  CHECK_FALSE(parse_dtype("f128").has_value());
   CHECK(dtype_size(DType::i64) == 8);
+  CHECK(dtype_size(DType::u16) == 2);
+  CHECK(is_integer(DType::u64));
+  CHECK(is_unsigned(DType::u8));
+  CHECK_FALSE(is_unsigned(DType::i8));
+  CHECK(is_float(DType::f64));
 }
 
 TEST_CASE("half and bfloat16 conversions round to nearest even", "[tensor]") {

@@ -233,6 +233,12 @@ SPECS: List[Spec] = [
     Spec("bert", "full", 14, bert(1, 128, 30522, 768, 12, 12, 3072, 27), 1e-4),
     Spec("squeezenet", "full", 17,
          cnn(torchvision_model("squeezenet1_1"), (1, 3, 224, 224), 28, 4), 1e-4),
+    # Depthwise 3x3/5x5 convolutions with squeeze-and-excitation and SiLU.
+    Spec("efficientnet_b0", "full", 17,
+         cnn(torchvision_model("efficientnet_b0"), (1, 3, 224, 224), 29, 4), 5e-4),
+    # Grouped convolutions of 8-channel groups with squeeze-and-excitation.
+    Spec("regnet_y_400mf", "full", 17,
+         cnn(torchvision_model("regnet_y_400mf"), (1, 3, 224, 224), 30, 4), 5e-4),
 ]
 
 

@@ -446,8 +446,8 @@ TEST_CASE("shape inference errors name the node and the shapes", "[elementwise]"
               "Where 'n3': shapes 2, 2x3 and 4x3 do not broadcast");
   check_error(infer_error("PRelu", {f23, TensorType{DType::f32, {2, 1, 1}}}),
               "PRelu 'n3': slope shape 2x1x1 does not broadcast to input shape 2x3");
-  check_error(infer_error("Cast", {f23}, make_attrs<CastAttrs>([](auto& a) { a.to = "f64"; })),
-              "Cast 'n3': attribute 'to' is \"f64\", which is no dtype");
+  check_error(infer_error("Cast", {f23}, make_attrs<CastAttrs>([](auto& a) { a.to = "f128"; })),
+              "Cast 'n3': attribute 'to' is \"f128\", which is no dtype");
   check_error(
       infer_error("Gelu", {f23}, make_attrs<GeluAttrs>([](auto& a) { a.approximate = "fast"; })),
       "Gelu 'n3': attribute 'approximate' is \"fast\", expected \"none\" or \"tanh\"");

@@ -74,3 +74,28 @@ TEST_CASE("candidates of all backends, identical (nodes, backend) once", "[candi
     CHECK(all.starting_at(2).back() == n);
   }
 }
+
+TEST_CASE("the caps keep a candidate of the whole graph", "[candidates]") {
+  Context ctx;
+  Graph g = chain(ctx);
+  BackendRegistry r;
+  REQUIRE(r.add(fake_backend("whole", {}, {{0, 1, 2, 3}, {0, 1, 2}})).ok());
+  REQUIRE(r.add(make_reference_backend()).ok());
+  GraphReachability reach(g);
+  const NodeSet all_nodes = NodeSet::of(4, {0, 1, 2, 3});
+
+  SECTION("depth") {
+    CandidateSet capped = collect_candidates(g, reach, r.all(), {/*max_depth=*/2, 0});
+    CHECK(capped.find(all_nodes, r.find("whole")) >= 0);
+    // {0, 1, 2} is not the whole graph: the cap drops it.
+    CHECK(capped.find(NodeSet::of(4, {0, 1, 2}), r.find("whole")) == -1);
+    REQUIRE(capped.notes().size() == 1);
+    CHECK(capped.notes()[0] == "1 candidates with more than max_depth 2 nodes dropped");
+  }
+  SECTION("count") {
+    CandidateSet capped = collect_candidates(g, reach, r.all(), {8, /*max_count=*/4});
+    CHECK(capped.find(all_nodes, r.find("whole")) >= 0);
+    CHECK(capped.find(NodeSet::of(4, {0, 1, 2}), r.find("whole")) == -1);
+    CHECK(capped.size() == 5);  // the four single nodes and the whole graph
+  }
+}

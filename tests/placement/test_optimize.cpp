@@ -125,7 +125,17 @@ TEST_CASE("optimize: backend selection, baselines, errors", "[optimize]") {
   CHECK_THAT(
       std::string(optimize(w.ctx, w.r, w.g, options).status().message()),
       Catch::Contains("backend 'tensorrt' is not registered (registered: gemm, ew, reference)"));
+  // A backend the library knows of but was built without: the error says why.
+  w.r.add_unavailable("tensorrt", "this build has no TensorRT");
+  CHECK_THAT(std::string(optimize(w.ctx, w.r, w.g, options).status().message()),
+             Catch::Contains("backend 'tensorrt' is not registered: this build has no TensorRT "
+                             "(registered: gemm, ew, reference)"));
   options.backends = {};
+  options.strategy = "single:tensorrt";
+  CHECK_THAT(std::string(optimize(w.ctx, w.r, w.g, options).status().message()),
+             Catch::Contains("strategy 'single:tensorrt': backend 'tensorrt' is not registered: "
+                             "this build has no TensorRT"));
+  options.strategy = "op-level";
   options.fallback = "native";
   CHECK_THAT(std::string(optimize(w.ctx, w.r, w.g, options).status().message()),
              Catch::Contains("fallback backend 'native' is not registered"));

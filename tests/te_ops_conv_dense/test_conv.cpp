@@ -1,5 +1,5 @@
-// TE convolutions (direct and blocked NCHWc, 1-D and 2-D, pads, strides, dilations, groups,
-// depthwise) against the reference kernel, with fused epilogues, under the default schedule and
+// TE convolutions (direct and blocked NCHWc, 1-D and 2-D, pads, strides, dilations, groups in
+// the direct and the blocked schedules, blocked depthwise) against the reference kernel, with fused epilogues, under the default schedule and
 // random knob configurations (which leave tails in every split).
 #include <catch2/catch.hpp>
 #include <random>
@@ -88,13 +88,37 @@ TEST_CASE("blocked conv2d with a weight computed at run time", "[te_ops][conv]")
              5);
 }
 
-TEST_CASE("depthwise and grouped conv2d (direct schedule)", "[te_ops][conv]") {
+TEST_CASE("depthwise conv2d (blocked depthwise schedule) and grouped conv2d (direct schedule)",
+          "[te_ops][conv]") {
+  // 8 channels: one partial block of 16.
   check_case({{1, 8, 9, 19}, {8, 1, 3, 3}, {}, {}, {1, 1, 1, 1}, 8, true, true, Chain::relu}, 4, 6);
+  // Groups of 4 inputs and 3 outputs: no blocked form, the direct schedule.
   check_case({{2, 8, 10, 7}, {6, 4, 3, 3}, {2, 1}, {}, {1, 0, 1, 2}, 2, false, true,
               Chain::add_relu},
              3, 7);
   check_case({{1, 16, 11, 33}, {16, 1, 5, 5}, {1, 1}, {2, 2}, {}, 16, true, false, Chain::none},
              2, 8);
+  // Stride 2 with a tail block (24 channels), as MobileNetV2's downsampling depthwise layers.
+  check_case({{1, 24, 13, 12}, {24, 1, 3, 3}, {2, 2}, {}, {1, 1, 1, 1}, 24, true, true,
+              Chain::relu},
+             4, 12);
+}
+
+TEST_CASE("grouped conv2d in the blocked schedule: block-diagonal and whole-block groups",
+          "[te_ops][conv]") {
+  // 8 groups of 4 channels: block-diagonal 16 x 16 weights (ResNeXt's narrow stages).
+  check_case({{1, 32, 9, 10}, {32, 4, 3, 3}, {}, {}, {1, 1, 1, 1}, 8, true, true,
+              Chain::add_relu},
+             4, 13);
+  // 3 groups of 8 channels: one whole block and a partial one.
+  check_case({{1, 24, 8, 9}, {24, 8, 3, 3}, {2, 2}, {}, {1, 1, 1, 1}, 3, true, true, Chain::relu},
+             3, 16);
+  // 2 groups of 32 channels: each output block reduces over its group's two input blocks.
+  check_case({{1, 64, 7, 9}, {64, 32, 3, 3}, {2, 2}, {}, {1, 1, 1, 1}, 2, true, true,
+              Chain::relu},
+             3, 14);
+  // 4 groups of 16, weight computed at run time.
+  check_case({{1, 64, 6, 6}, {64, 16, 1, 1}, {}, {}, {}, 4, false, false, Chain::none}, 2, 15);
 }
 
 TEST_CASE("conv1d blocked and depthwise, SAME_UPPER", "[te_ops][conv]") {

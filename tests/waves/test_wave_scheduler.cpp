@@ -271,6 +271,14 @@ TEST_CASE("waves: SelectRKernels pins library kernels side by side when that end
   fixed.select_variants = false;
   r = checked({team_kernel(10, 15), team_kernel(10, 15)}, deps, fixed);
   CHECK(r.schedule.threads == std::vector<uint32_t>{0, 0});
+
+  // team_kernels off: the team kernels run side by side like any kernel, teams unlimited.
+  SchedulerOptions plain = machine(2);
+  plain.team_kernels = false;
+  r = checked({team_kernel(10, 30), team_kernel(10, 30)}, deps, plain);
+  CHECK(r.schedule.threads == std::vector<uint32_t>{0, 0});
+  CHECK(r.schedule.exclusive == std::vector<uint8_t>{0, 0});
+  CHECK(worker_of(r.schedule, 0, 0) != worker_of(r.schedule, 1, 0));
 }
 
 TEST_CASE("waves: the check rejects bad thread counts", "[waves][scheduler]") {

@@ -57,7 +57,8 @@ std::optional<Anchor> anchor_of(const Node& n) {
   if (op == "Gemm") return Anchor::gemm;
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return Anchor::pool;
   if (op == "Softmax" || op == "LogSoftmax") return Anchor::softmax;
-  if (op == "LayerNormalization") return Anchor::layer_norm;
+  // The Mean and InvStdDev outputs are the reference kernel's only.
+  if (op == "LayerNormalization" && n.outputs.size() == 1) return Anchor::layer_norm;
   if (op == "Concat") return Anchor::concat;
   if (binary_alg(op)) return Anchor::binary;
   if (eltwise_ops(n)) return Anchor::eltwise;

@@ -59,8 +59,28 @@ struct GroupTensors {
   int anchors = 0;
 };
 
+// Element types the generated code handles (f64, i16 and the unsigned types are the reference
+// executor's only, so far).
+bool generated_code_type(DType t) {
+  switch (t) {
+    case DType::f32:
+    case DType::f16:
+    case DType::bf16:
+    case DType::i8:
+    case DType::i32:
+    case DType::i64:
+    case DType::boolean: return true;
+    default: return false;
+  }
+}
+
 absl::Status compute_node(const Graph& g, const Node& node, const te_ops::TeOpRegistry& ops,
                           std::vector<te::Tensor>& of_value) {
+  for (const auto* list : {&node.inputs, &node.outputs})
+    for (ValueId v : *list)
+      if (v != kNoValue && !generated_code_type(g.value(v).type.dtype))
+        return te_ops::node_error(node, str_cat("the native backend does not generate code for ",
+                                                dtype_name(g.value(v).type.dtype), " values"));
   const te_ops::TeOpDef* def = ops.find(node.op_name());
   if (!def || !def->compute)
     return te_ops::node_error(node, "the native backend has no tensor expression for this operator");

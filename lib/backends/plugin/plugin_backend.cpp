@@ -50,6 +50,18 @@ DLDataType dl_dtype(DType d) {
       return {kDLInt, 64, 1};
     case DType::boolean:
       return {kDLUInt, 8, 1};  // one byte per element; DLPack 0.6 has no bool
+    case DType::f64:
+      return {kDLFloat, 64, 1};
+    case DType::i16:
+      return {kDLInt, 16, 1};
+    case DType::u8:
+      return {kDLUInt, 8, 1};
+    case DType::u16:
+      return {kDLUInt, 16, 1};
+    case DType::u32:
+      return {kDLUInt, 32, 1};
+    case DType::u64:
+      return {kDLUInt, 64, 1};
   }
   return {kDLOpaqueHandle, 0, 0};
 }

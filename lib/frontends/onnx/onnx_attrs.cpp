@@ -22,6 +22,13 @@ absl::StatusOr<AttrMap> convert_attributes(const onnx::NodeProto& node, const Te
       case AttributeProto::STRING: v = a.s(); break;
       case AttributeProto::FLOATS: v = std::vector<float>(a.floats().begin(), a.floats().end()); break;
       case AttributeProto::INTS: v = std::vector<int64_t>(a.ints().begin(), a.ints().end()); break;
+      case AttributeProto::STRINGS: {
+        // Names (e.g. the activations of LSTM), joined with commas.
+        std::string joined;
+        for (const std::string& e : a.strings()) joined += (joined.empty() ? "" : ",") + e;
+        v = std::move(joined);
+        break;
+      }
       case AttributeProto::TENSOR: {
         auto t = tensor_from_proto(a.t(), source);
         if (!t.ok())

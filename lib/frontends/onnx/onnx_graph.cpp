@@ -9,6 +9,7 @@
 #include "core/str_cat.h"
 #include "frontends/onnx/onnx_attrs.h"
 #include "frontends/onnx/onnx_node.h"
+#include "frontends/onnx/onnx_op_history.h"
 
 namespace collage::onnx_import {
 namespace {
@@ -229,14 +230,19 @@ absl::Status GraphImporter::import_node(const onnx::NodeProto& node, int index) 
                                             "' (node '", shown, "', domain '", domain,
                                             "'): collage imports only the default ONNX domain"));
   }
+  const std::string unsupported =
+      str_cat("unsupported operator '", node.op_type(), "' (node '", shown, "', opset ", opset_, ")");
+  auto version = op_version("", node.op_type(), opset_);
+  if (!version.ok())
+    return absl::UnimplementedError(str_cat(unsupported, ": ", version.status().message()));
   const OpConversion* conv = find_conversion(node.op_type());
   if (!conv || (conv->needs_ir_op && !ctx_.ops().find(node.op_type())))
-    return absl::UnimplementedError(str_cat("unsupported operator '", node.op_type(), "' (node '",
-                                            shown, "', opset ", opset_, ")"));
-  if (opset_ < conv->since_opset)
+    return absl::UnimplementedError(unsupported);
+  if (*version < conv->first_version)
     return absl::UnimplementedError(
-        str_cat("unsupported operator '", node.op_type(), "' (node '", shown, "', opset ", opset_,
-                "): the default domain has it from opset ", conv->since_opset));
+        str_cat("unsupported operator '", node.op_type(), "' version ", *version, " (node '", shown,
+                "', opset ", opset_, "): collage imports versions ", conv->first_version,
+                " and newer"));
 
   std::vector<Ref*> inputs;
   for (int i = 0; i < node.input_size(); ++i) {
@@ -255,7 +261,7 @@ absl::Status GraphImporter::import_node(const onnx::NodeProto& node, int index) 
   }
   auto attrs = convert_attributes(node, source_, str_cat(node.op_type(), " '", shown, "'"));
   if (!attrs.ok()) return attrs.status();
-  NodeContext nc(*this, node, shown, opset_, std::move(inputs), std::move(*attrs));
+  NodeContext nc(*this, node, shown, opset_, *version, std::move(inputs), std::move(*attrs));
   auto results = conv->convert(nc);
   if (!results.ok()) return results.status();
   return bind_outputs(node, shown, std::move(*results));

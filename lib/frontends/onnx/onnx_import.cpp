@@ -16,12 +16,10 @@
 
 #include "core/str_cat.h"
 #include "frontends/onnx/onnx_graph.h"
+#include "frontends/onnx/onnx_op_history.h"
 
 namespace collage {
 namespace {
-
-constexpr int kMinOpset = 11;
-constexpr int kMaxOpset = 20;
 
 // Parses a whole stream as a ModelProto. Protobuf's default 64 MB cap is lifted to its hard
 // 2 GiB maximum, so models with inline weights of several hundred MB load.
@@ -31,9 +29,10 @@ bool parse_model(google::protobuf::io::ZeroCopyInputStream& in, onnx::ModelProto
   return model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
 }
 
-// The opset of the default domain, checked against the supported range. A model none of whose
-// nodes is in the default domain need not import it (onnxmltools exports a tree ensemble with
-// only ai.onnx.ml); it is read with the newest supported opset.
+// The opset of the default domain, at most the newest the operator version table knows (each
+// node's operator version is resolved and checked as the node is imported). A model none of
+// whose nodes is in the default domain need not import it (onnxmltools exports a tree ensemble
+// with only ai.onnx.ml); it is read with the newest known opset.
 absl::StatusOr<int> default_opset(const onnx::ModelProto& model) {
   int opset = -1;
   for (const auto& id : model.opset_import()) {
@@ -46,12 +45,15 @@ absl::StatusOr<int> default_opset(const onnx::ModelProto& model) {
             str_cat("the model imports no opset of the default ONNX domain, which node '",
                     node.name().empty() ? node.op_type() : node.name(), "' (", node.op_type(),
                     ") is in"));
-    return kMaxOpset;
+    return onnx_import::newest_known_opset("");
   }
-  if (opset < kMinOpset || opset > kMaxOpset)
+  if (opset < 1)
+    return absl::InvalidArgumentError(
+        str_cat("the model imports opset ", opset, " of the default ONNX domain"));
+  if (opset > onnx_import::newest_known_opset(""))
     return absl::UnimplementedError(
-        str_cat("the model uses opset ", opset, " of the default ONNX domain; collage supports "
-                "opsets ", kMinOpset, " to ", kMaxOpset,
+        str_cat("the model uses opset ", opset, " of the default ONNX domain; the newest collage "
+                "knows is ", onnx_import::newest_known_opset(""),
                 " (convert it with onnx.version_converter)"));
   return opset;
 }

@@ -8,8 +8,8 @@
 namespace collage::onnx_import {
 
 NodeContext::NodeContext(GraphImporter& importer, const onnx::NodeProto& node, std::string name,
-                         int opset, std::vector<Ref*> inputs, AttrMap attrs)
-    : importer_(importer), node_(node), name_(std::move(name)), opset_(opset),
+                         int opset, int version, std::vector<Ref*> inputs, AttrMap attrs)
+    : importer_(importer), node_(node), name_(std::move(name)), opset_(opset), version_(version),
       inputs_(std::move(inputs)), attrs_(std::move(attrs)) {}
 
 int NodeContext::num_outputs() const {

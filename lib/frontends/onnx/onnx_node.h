@@ -18,11 +18,13 @@ class NodeContext {
   // `inputs` has one entry per ONNX input (null for an absent optional one); `name` is how the
   // node is shown (its ONNX name, or its first output's when it has none).
   NodeContext(GraphImporter& importer, const onnx::NodeProto& node, std::string name, int opset,
-              std::vector<Ref*> inputs, AttrMap attrs);
+              int version, std::vector<Ref*> inputs, AttrMap attrs);
 
   const std::string& op_type() const { return node_.op_type(); }
   const std::string& name() const { return name_; }
   int opset() const { return opset_; }
+  // The version of the operator the model's opset means (its ONNX schema's since_version).
+  int version() const { return version_; }
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
   // Input i, or null when absent or not given at all.
   Ref* input(int i) const { return i < num_inputs() ? inputs_[i] : nullptr; }
@@ -64,6 +66,7 @@ class NodeContext {
   const onnx::NodeProto& node_;
   std::string name_;
   int opset_;
+  int version_;
   std::vector<Ref*> inputs_;
   AttrMap attrs_;
 };
@@ -73,11 +76,18 @@ using ConvertFn = absl::StatusOr<std::vector<Ref>> (*)(NodeContext&);
 
 struct OpConversion {
   ConvertFn convert;
-  int since_opset;      // first default-domain opset that has the operator
+  // The oldest version of the operator the conversion handles; it handles every newer one up to
+  // the newest opset the version table knows (a conversion refuses what a version adds that it
+  // cannot express, naming the attribute or input).
+  int first_version;
   bool needs_ir_op;     // false for ONNX operators with no IR counterpart (Constant)
 };
 
 // The conversion of ONNX operator `op_type`, or null when collage does not import it.
 const OpConversion* find_conversion(std::string_view op_type);
+// The parts of the table in onnx_ops_elementwise.cpp and onnx_ops_indexing.cpp (find_conversion
+// looks there too).
+const OpConversion* find_elementwise_conversion(std::string_view op_type);
+const OpConversion* find_indexing_conversion(std::string_view op_type);
 
 }  // namespace collage::onnx_import

@@ -11,7 +11,7 @@ namespace {
 
 using Result = absl::StatusOr<std::vector<Ref>>;
 
-// Operators whose ONNX form (opsets 11-20) is the IR form: inputs and attributes carry over.
+// Operators whose ONNX form is the IR form: inputs and attributes carry over.
 Result generic(NodeContext& n) {
   return n.emit(n.op_type(), n.inputs(), n.num_outputs() > 0 ? n.num_outputs() : -1);
 }
@@ -70,19 +70,38 @@ Result cast(NodeContext& n) {
   return generic(n);
 }
 
-// Clip: min and max are inputs from opset 11 on.
+// Clip: min and max are inputs from opset 11 on. Constant bounds become attributes; bounds
+// computed at run time make it Min(Max(x, min), max), which has Clip's meaning (max wins when
+// min > max, NaN stays NaN).
 Result clip(NodeContext& n) {
   if (absl::Status s = n.check_inputs(1, 3); !s.ok()) return s;
-  if (absl::Status s = n.input_to_float(1, "min", "min"); !s.ok()) return s;
-  if (absl::Status s = n.input_to_float(2, "max", "max"); !s.ok()) return s;
-  return n.emit("Clip", {n.input(0)});
+  Ref* x = n.input(0);
+  const bool runtime_min = n.input(1) && !n.input(1)->is_constant();
+  const bool runtime_max = n.input(2) && !n.input(2)->is_constant();
+  if (!runtime_min && !runtime_max) {
+    if (absl::Status s = n.input_to_float(1, "min", "min"); !s.ok()) return s;
+    if (absl::Status s = n.input_to_float(2, "max", "max"); !s.ok()) return s;
+    return n.emit("Clip", {x});
+  }
+  std::vector<Ref> lower;
+  if (n.input(1)) {
+    auto r = n.emit_helper("Max", {x, n.input(1)}, {}, "min");
+    if (!r.ok()) return r.status();
+    lower = *std::move(r);
+    x = &lower.front();
+  }
+  if (!n.input(2)) return lower;
+  n.attrs().clear();
+  return n.emit("Min", {x, n.input(2)});
 }
 
 // Dropout: ratio and training_mode are inputs from opset 12 on; only inference is supported.
 Result dropout(NodeContext& n) {
   if (n.opset() >= 12) {
     if (absl::Status s = n.check_inputs(1, 3); !s.ok()) return s;
-    if (absl::Status s = n.input_to_float(1, "ratio", "ratio"); !s.ok()) return s;
+    // The ratio does not change an inference output; one computed at run time is not read.
+    if (n.input(1) && n.input(1)->is_constant())
+      if (absl::Status s = n.input_to_float(1, "ratio", "ratio"); !s.ok()) return s;
     if (n.input(2)) {
       auto mode = n.constant_input(2, "training_mode");
       if (!mode.ok()) return mode.status();
@@ -126,6 +145,12 @@ Result softmax(NodeContext& n) {
 
 Result batch_norm(NodeContext& n) {
   if (absl::Status s = n.refuse_outputs_from(1, "training statistics"); !s.ok()) return s;
+  n.take_attr("is_test");  // version 6: inference is all collage runs
+  if (auto spatial = n.take_attr("spatial")) {  // versions 6 and 7
+    const auto* v = std::get_if<int64_t>(&*spatial);
+    if (!v || *v != 1)
+      return n.unsupported("spatial is 0 (statistics per element); only per-channel is supported");
+  }
   if (auto it = n.attrs().find("training_mode"); it != n.attrs().end()) {
     const auto* v = std::get_if<int64_t>(&it->second);
     if (v && *v != 0) return n.unsupported("training_mode is 1; collage runs inference only");
@@ -133,9 +158,12 @@ Result batch_norm(NodeContext& n) {
   return n.emit("BatchNormalization", n.inputs(), 1);
 }
 
+// LayerNormalization: Mean and InvStdDev are produced only when used (the fast kernels give Y).
 Result layer_norm(NodeContext& n) {
-  if (absl::Status s = n.refuse_outputs_from(1, "Mean or InvStdDev"); !s.ok()) return s;
-  return n.emit("LayerNormalization", n.inputs(), 1);
+  int outputs = 1;
+  for (int i = 1; i < n.num_outputs(); ++i)
+    if (n.output_used(i)) outputs = i + 1;
+  return n.emit("LayerNormalization", n.inputs(), outputs);
 }
 
 Result max_pool(NodeContext& n) {
@@ -196,6 +224,10 @@ Result split(NodeContext& n) {
 }
 
 Result slice(NodeContext& n) {
+  if (n.version() < 10) {  // starts, ends and axes are attributes
+    if (absl::Status s = n.check_inputs(1, 1); !s.ok()) return s;
+    return n.emit("Slice", {n.input(0)});
+  }
   if (absl::Status s = n.check_inputs(3, 5); !s.ok()) return s;
   static const char* const kNames[] = {"starts", "ends", "axes", "steps"};
   for (int i = 1; i <= 4; ++i) {
@@ -204,8 +236,12 @@ Result slice(NodeContext& n) {
   return n.emit("Slice", {n.input(0)});
 }
 
-// Pad: pads and constant_value are inputs (opset 11); opset 18 adds axes.
+// Pad: pads and constant_value are inputs from version 11 (attributes before); 18 adds axes.
 Result pad(NodeContext& n) {
+  if (n.version() < 11) {  // pads, mode and value are attributes
+    if (absl::Status s = n.check_inputs(1, 1); !s.ok()) return s;
+    return n.emit("Pad", {n.input(0)});
+  }
   if (absl::Status s = n.check_inputs(2, n.opset() >= 18 ? 4 : 3); !s.ok()) return s;
   if (absl::Status s = n.input_to_ints(1, "pads", "pads"); !s.ok()) return s;
   if (n.input(2)) {
@@ -325,61 +361,62 @@ constexpr Entry kConversions[] = {
     {"MaxPool", {max_pool, 1, true}},
     {"AveragePool", {average_pool, 1, true}},
     {"GlobalAveragePool", {generic, 1, true}},
-    {"BatchNormalization", {batch_norm, 1, true}},
-    {"InstanceNormalization", {generic, 1, true}},
+    {"BatchNormalization", {batch_norm, 6, true}},
+    {"InstanceNormalization", {generic, 6, true}},
     {"LayerNormalization", {layer_norm, 17, true}},
     {"Softmax", {softmax, 1, true}},
     {"LogSoftmax", {softmax, 1, true}},
     {"MatMul", {generic, 1, true}},
-    {"Gemm", {generic, 1, true}},
+    {"Gemm", {generic, 7, true}},
     // elementwise
-    {"Add", {generic, 1, true}},
-    {"Sub", {generic, 1, true}},
-    {"Mul", {generic, 1, true}},
-    {"Div", {generic, 1, true}},
-    {"Pow", {generic, 1, true}},
-    {"Relu", {generic, 1, true}},
-    {"Sigmoid", {generic, 1, true}},
-    {"Tanh", {generic, 1, true}},
-    {"Erf", {generic, 1, true}},
-    {"Exp", {generic, 1, true}},
-    {"Log", {generic, 1, true}},
-    {"Sqrt", {generic, 1, true}},
-    {"Reciprocal", {generic, 1, true}},
-    {"Neg", {generic, 1, true}},
-    {"Abs", {generic, 1, true}},
-    {"LeakyRelu", {generic, 1, true}},
-    {"PRelu", {generic, 1, true}},
-    {"HardSigmoid", {generic, 1, true}},
+    {"Add", {generic, 7, true}},
+    {"Sub", {generic, 7, true}},
+    {"Mul", {generic, 7, true}},
+    {"Div", {generic, 7, true}},
+    {"Pow", {generic, 7, true}},
+    {"Relu", {generic, 6, true}},
+    {"Sigmoid", {generic, 6, true}},
+    {"Tanh", {generic, 6, true}},
+    {"Erf", {generic, 9, true}},
+    {"Exp", {generic, 6, true}},
+    {"Log", {generic, 6, true}},
+    {"Sqrt", {generic, 6, true}},
+    {"Reciprocal", {generic, 6, true}},
+    {"Neg", {generic, 6, true}},
+    {"Abs", {generic, 6, true}},
+    {"LeakyRelu", {generic, 6, true}},
+    {"PRelu", {generic, 7, true}},
+    {"HardSigmoid", {generic, 6, true}},
     {"HardSwish", {generic, 14, true}},
     {"Gelu", {generic, 20, true}},
-    {"Clip", {clip, 1, true}},
-    {"Where", {generic, 1, true}},
-    {"Equal", {generic, 1, true}},
-    {"Less", {generic, 1, true}},
-    {"Greater", {generic, 1, true}},
-    {"Cast", {cast, 1, true}},
+    {"Clip", {clip, 6, true}},
+    {"Where", {generic, 9, true}},
+    {"Equal", {generic, 7, true}},
+    {"Less", {generic, 7, true}},
+    {"Greater", {generic, 7, true}},
+    {"Cast", {cast, 6, true}},
     {"Identity", {identity, 1, true}},
-    {"Dropout", {dropout, 1, true}},
+    {"Dropout", {dropout, 7, true}},
     // reduction
     {"ReduceMean", {reduce, 1, true}},
     {"ReduceSum", {reduce, 1, true}},
     {"ReduceMax", {reduce, 1, true}},
     // tensor
-    {"Concat", {generic, 1, true}},
-    {"Split", {split, 1, true}},
+    {"Concat", {generic, 4, true}},
+    {"Split", {split, 2, true}},
     {"Slice", {slice, 1, true}},
     {"Gather", {generic, 1, true}},
-    {"Reshape", {input_as_ints<1, kShape, kShape>, 1, true}},
+    {"GatherElements", {generic, 11, true}},
+    {"Reshape", {input_as_ints<1, kShape, kShape>, 5, true}},
     {"Flatten", {generic, 1, true}},
     {"Transpose", {generic, 1, true}},
     {"Squeeze", {squeeze, 1, true}},
     {"Unsqueeze", {squeeze, 1, true}},
-    {"Pad", {pad, 1, true}},
+    {"Pad", {pad, 2, true}},
     {"Shape", {generic, 1, true}},
-    {"ConstantOfShape", {constant_of_shape, 1, true}},
-    {"Expand", {input_as_ints<1, kShape, kShape>, 1, true}},
-    {"Tile", {input_as_ints<1, kRepeats, kRepeats>, 1, true}},
+    {"ConstantOfShape", {constant_of_shape, 9, true}},
+    {"Expand", {input_as_ints<1, kShape, kShape>, 8, true}},
+    {"Tile", {input_as_ints<1, kRepeats, kRepeats>, 6, true}},
     {"Range", {generic, 11, true}},
     {"Resize", {resize, 11, true}},
     // no IR operator: becomes a constant
@@ -391,7 +428,8 @@ constexpr Entry kConversions[] = {
 const OpConversion* find_conversion(std::string_view op_type) {
   for (const Entry& e : kConversions)
     if (e.op_type == op_type) return &e.conversion;
-  return nullptr;
+  if (const OpConversion* c = find_elementwise_conversion(op_type)) return c;
+  return find_indexing_conversion(op_type);
 }
 
 }  // namespace collage::onnx_import

@@ -115,11 +115,10 @@ std::pair<const char*, int64_t> typed_field(const TensorProto& t, DType dtype) {
   switch (dtype) {
     case DType::f32: return {"float_data", t.float_data_size()};
     case DType::i64: return {"int64_data", t.int64_data_size()};
-    case DType::i32:
-    case DType::i8:
-    case DType::f16:
-    case DType::bf16:
-    case DType::boolean: break;
+    case DType::f64: return {"double_data", t.double_data_size()};
+    case DType::u32:
+    case DType::u64: return {"uint64_data", t.uint64_data_size()};
+    default: break;
   }
   return {"int32_data", t.int32_data_size()};
 }
@@ -130,11 +129,13 @@ void read_typed(const TensorProto& t, Tensor& out) {
   switch (out.dtype()) {
     case DType::f32: std::memcpy(out.raw(), t.float_data().data(), out.bytes()); return;
     case DType::i64: std::memcpy(out.raw(), t.int64_data().data(), out.bytes()); return;
-    case DType::i32:
-    case DType::i8:
-    case DType::f16:
-    case DType::bf16:
-    case DType::boolean: break;
+    case DType::f64: std::memcpy(out.raw(), t.double_data().data(), out.bytes()); return;
+    case DType::u64: std::memcpy(out.raw(), t.uint64_data().data(), out.bytes()); return;
+    case DType::u32:
+      for (int64_t i = 0; i < n; ++i)
+        out.data<uint32_t>()[i] = static_cast<uint32_t>(t.uint64_data()[static_cast<int>(i)]);
+      return;
+    default: break;
   }
   const auto& src = t.int32_data();
   for (int64_t i = 0; i < n; ++i) {
@@ -142,11 +143,13 @@ void read_typed(const TensorProto& t, Tensor& out) {
     switch (out.dtype()) {
       case DType::i32: out.data<int32_t>()[i] = v; break;
       case DType::i8: out.data<int8_t>()[i] = static_cast<int8_t>(v); break;
+      case DType::i16: out.data<int16_t>()[i] = static_cast<int16_t>(v); break;
+      case DType::u8: out.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
       case DType::f16:
-      case DType::bf16: out.data<uint16_t>()[i] = static_cast<uint16_t>(v); break;
+      case DType::bf16:
+      case DType::u16: out.data<uint16_t>()[i] = static_cast<uint16_t>(v); break;
       case DType::boolean: out.data<uint8_t>()[i] = v != 0; break;
-      case DType::f32:
-      case DType::i64: break;
+      default: break;  // the types above read other fields
     }
   }
 }
@@ -168,13 +171,19 @@ absl::StatusOr<DType> dtype_from_onnx(int32_t elem_type, std::string_view what) 
     case TensorProto::INT32: return DType::i32;
     case TensorProto::INT64: return DType::i64;
     case TensorProto::BOOL: return DType::boolean;
+    case TensorProto::DOUBLE: return DType::f64;
+    case TensorProto::INT16: return DType::i16;
+    case TensorProto::UINT8: return DType::u8;
+    case TensorProto::UINT16: return DType::u16;
+    case TensorProto::UINT32: return DType::u32;
+    case TensorProto::UINT64: return DType::u64;
     case TensorProto::UNDEFINED:
       return absl::InvalidArgumentError(str_cat(what, " has no element type"));
     default:
       return absl::UnimplementedError(
           str_cat(what, " has element type ", onnx_type_name(elem_type),
-                  ", which collage does not support (supported: FLOAT, FLOAT16, BFLOAT16, INT8, "
-                  "INT32, INT64, BOOL)"));
+                  ", which collage does not support (supported: FLOAT, FLOAT16, BFLOAT16, DOUBLE, "
+                  "INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, BOOL)"));
   }
 }
 
@@ -187,6 +196,12 @@ int32_t onnx_type_of(DType t) {
     case DType::i32: return TensorProto::INT32;
     case DType::i64: return TensorProto::INT64;
     case DType::boolean: return TensorProto::BOOL;
+    case DType::f64: return TensorProto::DOUBLE;
+    case DType::i16: return TensorProto::INT16;
+    case DType::u8: return TensorProto::UINT8;
+    case DType::u16: return TensorProto::UINT16;
+    case DType::u32: return TensorProto::UINT32;
+    case DType::u64: return TensorProto::UINT64;
   }
   return TensorProto::UNDEFINED;
 }

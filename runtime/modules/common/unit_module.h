@@ -25,7 +25,7 @@ inline void write_error(char* err, size_t err_size, const std::string& message) 
 // What is wrong with a kernel descriptor in a way no module accepts; empty when nothing is.
 inline std::string check_desc(const collage_kernel_desc_t* desc) {
   if (desc == nullptr) return "null kernel descriptor";
-  if (desc->struct_size < sizeof(collage_kernel_desc_t))
+  if (desc->struct_size < COLLAGE_KERNEL_DESC_V1_BASE_SIZE)
     return "kernel descriptor of " + std::to_string(desc->struct_size) + " bytes is too small";
   if (desc->entry == nullptr) return "kernel descriptor has no entry";
   if (desc->params == nullptr && desc->params_size > 0) return "kernel parameters are missing";

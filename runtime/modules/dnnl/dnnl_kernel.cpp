@@ -70,7 +70,7 @@ OmpThreadScope::~OmpThreadScope() {
 
 DnnlKernel::DnnlKernel(const collage_kernel_desc_t& desc, int32_t max_threads)
     : engine_(dnnl::engine::kind::cpu, 0), slots_(new Slot[kSlots]) {
-  require(desc.struct_size >= sizeof(collage_kernel_desc_t), "kernel descriptor too old");
+  require(desc.struct_size >= COLLAGE_KERNEL_DESC_V1_BASE_SIZE, "kernel descriptor too old");
   require(desc.entry != nullptr, "kernel has no entry name");
   require(desc.params != nullptr || desc.params_size == 0, "kernel params missing");
   require(desc.num_args >= 0 && desc.num_args <= 65536 && (desc.num_args == 0 || desc.args),

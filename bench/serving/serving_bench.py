@@ -1,0 +1,180 @@
+"""Triton Inference Server under load: each model served from its collage artifact (the
+package's model.py) and from ONNX Runtime (ort_model.py, Triton's Python backend, as the
+nvidia-pytriton wheel has no ONNX Runtime backend), in one server on 127.0.0.1, measured by a
+bounded closed-loop gRPC client of our own (the perf-analyzer name on PyPI holds no program) at
+each concurrency: throughput, p50 and p99 latency, errors. Contenders alternate within each
+round, with a pause between them (ONNX Runtime's threads spin after a run).
+
+    .venv-serve/bin/python bench/serving/serving_bench.py [--models resnet50_small,bert_small]
+        [--concurrency 1,4,16] [--seconds 8] [--rounds 2] [--placement two-level --budget 20]
+
+Needs the wheel (scripts/build-wheel) and the model cache (tests/models/build_models.sh).
+Requests carry each model's cached inputs (its compiled batch); no dynamic batching, one
+instance per model, 2 threads each (collage: all cores; ONNX Runtime: intra_op_num_threads).
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import threading
+import time
+
+import numpy as np
+import tritonclient.grpc as grpcclient
+from tritonclient.utils import np_to_triton_dtype
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
+from triton_server import Server, clean_env, run, serve_venv, the_wheel  # noqa: E402
+
+CONTENDERS = ("collage", "ort")
+
+
+def build_repository(python, repo, model, cache, args):
+    """MODEL_collage (build-repo) and MODEL_ort (the same config, ort_model.py, the ONNX file)."""
+    onnx_path = os.path.join(cache, model["onnx"])
+    name = model["name"]
+    command = [python, "-m", "collage.triton", "build-repo", onnx_path, repo,
+               "--name", f"{name}_collage", "--placement", args.placement]
+    if args.budget:
+        command += ["--budget", str(args.budget)]
+    run(command, env=clean_env())
+    ort_dir = os.path.join(repo, f"{name}_ort")
+    os.makedirs(os.path.join(ort_dir, "1"))
+    config = open(os.path.join(repo, f"{name}_collage", "config.pbtxt")).read()
+    config = config.replace(f'name: "{name}_collage"', f'name: "{name}_ort"')
+    config = config.replace('string_value: "0" }', f'string_value: "{os.cpu_count()}" }}')
+    with open(os.path.join(ort_dir, "config.pbtxt"), "w") as f:
+        f.write(config)
+    shutil.copyfile(os.path.join(HERE, "ort_model.py"), os.path.join(ort_dir, "1", "model.py"))
+    os.symlink(onnx_path, os.path.join(ort_dir, "1", "model.onnx"))
+
+
+def closed_loop(port, model, feeds, concurrency, seconds, max_requests=100000):
+    """CONCURRENCY clients, each sending its next request when the last one returned, for
+    SECONDS (at most MAX_REQUESTS in all). Returns (latencies in ms, errors, wall seconds)."""
+    latencies, errors = [], []
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+
+    def client():
+        c = grpcclient.InferenceServerClient(f"127.0.0.1:{port}")
+        inputs = []
+        for n, a in feeds.items():
+            i = grpcclient.InferInput(n, list(a.shape), np_to_triton_dtype(a.dtype))
+            i.set_data_from_numpy(a)
+            inputs.append(i)
+        mine, failed = [], []
+        while time.monotonic() < deadline and len(mine) * concurrency < max_requests:
+            t0 = time.perf_counter()
+            try:
+                c.infer(model, inputs)
+                mine.append((time.perf_counter() - t0) * 1e3)
+            except Exception as e:  # counted, and the first one printed
+                failed.append(str(e))
+        c.close()
+        with lock:
+            latencies.extend(mine)
+            errors.extend(failed)
+
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=client) for _ in range(concurrency)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return latencies, errors, time.monotonic() - t0
+
+
+def percentile(values, q):
+    return float(np.percentile(values, q)) if values else float("nan")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--build", default=os.path.join(ROOT, "build"))
+    p.add_argument("--models", default="resnet50_small,bert_small")
+    p.add_argument("--concurrency", default="1,4,16")
+    p.add_argument("--seconds", type=float, default=8)
+    p.add_argument("--warmup", type=float, default=1)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--pause", type=float, default=1)
+    p.add_argument("--placement", default="two-level")
+    p.add_argument("--budget", type=float, default=20)
+    p.add_argument("--json", help="write the figures here too")
+    args = p.parse_args()
+    cache = os.environ.get("COLLAGE_MODEL_CACHE", os.path.expanduser("~/.cache/collage/models"))
+    manifest = {m["name"]: m for m in json.load(open(os.path.join(cache, "models.json")))["models"]}
+    models = [manifest[n] for n in args.models.split(",")]
+    levels = [int(c) for c in args.concurrency.split(",")]
+
+    work = os.path.join(os.path.abspath(args.build), "serving-bench")
+    shutil.rmtree(work, ignore_errors=True)
+    python = serve_venv(os.path.join(work, "venv"), the_wheel(os.path.abspath(args.build)))
+    repo = os.path.join(work, "repo")
+    for model in models:
+        build_repository(python, repo, model, cache, args)
+    server = Server(python, repo, os.path.join(work, "tritonserver.log"))
+    results = []
+    try:
+        server.wait_ready([f"{m['name']}_{c}" for m in models for c in CONTENDERS])
+        print(f"load average before: {os.getloadavg()}", flush=True)
+        for model in models:
+            feeds = dict(np.load(os.path.join(cache, model["inputs_npz"])))
+            for level in levels:
+                samples = {c: {"latencies": [], "errors": [], "throughput": []}
+                           for c in CONTENDERS}
+                for r in range(args.rounds):
+                    order = CONTENDERS if r % 2 == 0 else CONTENDERS[::-1]
+                    for contender in order:
+                        name = f"{model['name']}_{contender}"
+                        closed_loop(server.grpc_port, name, feeds, level, args.warmup)
+                        lat, err, wall = closed_loop(server.grpc_port, name, feeds, level,
+                                                     args.seconds)
+                        s = samples[contender]
+                        s["latencies"] += lat
+                        s["errors"] += err
+                        s["throughput"].append(len(lat) / wall)
+                        time.sleep(args.pause)
+                for contender in CONTENDERS:
+                    s = samples[contender]
+                    row = {"model": model["name"], "contender": contender, "concurrency": level,
+                           "requests": len(s["latencies"]),
+                           "throughput": statistics.median(s["throughput"]),
+                           "p50_ms": percentile(s["latencies"], 50),
+                           "p99_ms": percentile(s["latencies"], 99),
+                           "errors": len(s["errors"])}
+                    if s["errors"]:
+                        print(f"  first error: {s['errors'][0]}")
+                    results.append(row)
+                    print(f"{row['model']:16} {contender:8} c={level:<3} "
+                          f"{row['throughput']:8.1f} req/s  p50 {row['p50_ms']:8.2f} ms  "
+                          f"p99 {row['p99_ms']:8.2f} ms  errors {row['errors']}  "
+                          f"({row['requests']} requests)", flush=True)
+        print(f"load average after: {os.getloadavg()}")
+    finally:
+        code = server.stop()
+    print("\n| model | concurrency | collage req/s | ORT req/s | ratio | collage p50 / p99 ms | "
+          "ORT p50 / p99 ms | errors |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    by = {(r["model"], r["concurrency"], r["contender"]): r for r in results}
+    for model in models:
+        for level in levels:
+            c, o = by[(model["name"], level, "collage")], by[(model["name"], level, "ort")]
+            print(f"| {model['name']} | {level} | {c['throughput']:.1f} | {o['throughput']:.1f} | "
+                  f"{c['throughput'] / o['throughput']:.2f}x | {c['p50_ms']:.2f} / "
+                  f"{c['p99_ms']:.2f} | {o['p50_ms']:.2f} / {o['p99_ms']:.2f} | "
+                  f"{c['errors'] + o['errors']} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    errors = sum(r["errors"] for r in results)
+    if errors or code:
+        sys.exit(f"{errors} errors, tritonserver exit {code}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+// The openvino backend: a group is written as ONNX, read by OpenVINO's ONNX frontend and compiled
+// for the CPU through the openvino runtime module's code (what an artifact runs).
+#include "collage/backends/openvino.h"
+
+#include <thread>
+
+#include "backends/common/module_kernel.h"
+#include "backends/openvino/openvino_kernel.h"
+#include "backends/openvino/openvino_rules.h"
+#include "backends/openvino/region_onnx.h"
+#include "core/str_cat.h"
+#include "openvino/op/parameter.hpp"
+
+namespace collage {
+namespace {
+
+class OpenvinoBackend : public Backend {
+ public:
+  OpenvinoBackend()
+      : Backend(std::string(kOpenvinoBackend), DeviceKind::cpu,
+                str_cat("openvino-", rt_openvino::library_build(), "/1")) {
+    openvino_backend::add_openvino_rules(*this);
+  }
+
+  absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
+                                                const BuildOptions& options) const override {
+    const int32_t threads =
+        options.num_threads > 0 ? options.num_threads
+                                : static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+    auto onnx = openvino_backend::region_to_onnx(group);
+    if (!onnx.ok()) return onnx.status();
+    std::vector<rt_openvino::ArgType> args;
+    try {
+      for (const TensorType& t : group_argument_types(group))
+        args.push_back({rt_openvino::element_type(static_cast<int32_t>(t.dtype)),
+                        ov::Shape(t.shape.begin(), t.shape.end())});
+    } catch (const std::exception& e) {
+      return absl::InvalidArgumentError(str_cat("openvino cannot run the group: ", e.what()));
+    }
+    std::shared_ptr<const ov::Model> model;
+    try {
+      model = rt_openvino::core().read_model(*onnx, ov::Tensor());
+    } catch (const std::exception& e) {
+      return absl::InvalidArgumentError(str_cat("OpenVINO cannot read the group as ONNX: ",
+                                                rt_openvino::exception_text(e)));
+    }
+    for (const auto& result : model->get_results())
+      if (ov::as_type_ptr<const ov::op::v0::Parameter>(
+              result->input_value(0).get_node_shared_ptr()))
+        return absl::InvalidArgumentError(
+            "openvino: an output of the group is one of its inputs unchanged (OpenVINO would "
+            "not write it)");
+    try {
+      auto region = rt_openvino::compile_region(model, threads, std::move(args),
+                                                group.inputs().size());
+      return std::unique_ptr<Kernel>(
+          new openvino_backend::OpenvinoKernel(std::move(model), std::move(region)));
+    } catch (const std::exception& e) {
+      return absl::InvalidArgumentError(str_cat("OpenVINO cannot compile the group: ",
+                                                rt_openvino::exception_text(e)));
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_openvino_backend() {
+  return std::make_unique<OpenvinoBackend>();
+}
+
+absl::Status register_openvino_backend(BackendRegistry& registry) {
+  return registry.add(make_openvino_backend());
+}
+
+}  // namespace collage

@@ -1,0 +1,33 @@
+// The openvino backend's candidates: single nodes, anchor + elementwise chains, and maximal
+// convex regions of the nodes OpenVINO runs.
+#pragma once
+
+#include <vector>
+
+#include "collage/backend.h"
+
+namespace collage::openvino_backend {
+
+// Per node of `g`: whether the backend can run it: an operator with an ONNX form, no empty or i8
+// value, and none of the attribute variants OpenVINO computes differently (ceil-mode pooling
+// windows ONNX drops, some Resize modes).
+std::vector<bool> supported_nodes(const Graph& g);
+
+// Every supported node alone, but for Identity and Dropout (a group of nothing else would return
+// its input unchanged, which OpenVINO does not copy).
+std::vector<NodeSet> single_nodes(const Graph& g, const std::vector<bool>& supported);
+
+// Each supported node followed along its single-use chain by elementwise / broadcast operators,
+// every prefix of up to options.max_depth nodes that stays convex.
+std::vector<NodeSet> chains(const Graph& g, const GraphReachability& reach,
+                            const RuleOptions& options, const std::vector<bool>& supported);
+
+// Maximal convex regions of supported nodes, grown in topological order along dataflow edges;
+// regions of one node are left to single_nodes. The whole graph when every node is supported.
+std::vector<NodeSet> regions(const Graph& g, const GraphReachability& reach,
+                             const std::vector<bool>& supported);
+
+// Registers the three rules on `b` (openvino.op, openvino.chain, openvino.region).
+void add_openvino_rules(Backend& b);
+
+}  // namespace collage::openvino_backend

@@ -1,0 +1,28 @@
+// Reductions over any set of axes as TE computes (with vector-friendly partial results along a
+// long innermost axis), and the index helpers of the operators built on them.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "collage/te.h"
+#include "collage/tensor.h"
+
+namespace collage::te_ops {
+
+// A reduction over the axes k of `shape` with reduced[k] set; they are dropped from the result,
+// or kept with size 1 when `keepdims`. `source` receives one index per axis of `shape`.
+te::Tensor reduce_over(const Shape& shape, const std::vector<bool>& reduced, bool keepdims,
+                       te::ReduceOp op, const std::function<te::Expr(const std::vector<te::Expr>&)>& source,
+                       const std::string& name);
+
+// Index `idx` of the full shape mapped into a keepdims statistic (reduced axes read 0).
+std::vector<te::Expr> stat_index(const std::vector<te::Expr>& idx, const std::vector<bool>& reduced);
+
+std::vector<te::Expr> as_exprs(const std::vector<te::Var>& v);
+
+// t(idx), widened to f32 when t holds f16 or bf16.
+te::Expr load_f32(const te::Tensor& t, const std::vector<te::Expr>& idx);
+
+}  // namespace collage::te_ops

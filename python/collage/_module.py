@@ -1,0 +1,140 @@
+"""Loading an artifact and running it: collage.load and collage.Module."""
+import os
+
+import numpy as np
+
+from . import _runtime
+
+_DTYPE_BOOL = 6  # COLLAGE_DTYPE_BOOL: {kDLUInt, 8, 1} to DLPack, numpy's bool here
+_KDL_INT, _KDL_UINT, _KDL_FLOAT = 0, 1, 2
+
+
+def _numpy_dtype(dtype, dl_dtype):
+    code, bits, lanes = dl_dtype
+    if dtype == _DTYPE_BOOL:
+        return np.dtype(np.bool_)
+    kind = {_KDL_INT: "i", _KDL_UINT: "u", _KDL_FLOAT: "f"}.get(code)
+    if kind is None or lanes != 1:
+        return None  # bf16 and the like: numpy has no such type
+    return np.dtype(f"{kind}{bits // 8}")
+
+
+class TensorInfo:
+    """A graph input or output of a loaded artifact: name, numpy dtype (None where numpy has no
+    such type, e.g. bf16) and shape (a tuple of ints)."""
+
+    __slots__ = ("name", "dtype", "shape")
+
+    def __init__(self, name, dtype, shape):
+        self.name, self.dtype, self.shape = name, dtype, tuple(shape)
+
+    def __repr__(self):
+        return f"TensorInfo({self.name!r}, {self.dtype}, {self.shape})"
+
+    def __eq__(self, other):
+        return (isinstance(other, TensorInfo) and
+                (self.name, self.dtype, self.shape) == (other.name, other.dtype, other.shape))
+
+
+def _infos(raw):
+    return [TensorInfo(name, _numpy_dtype(dtype, dl), shape) for name, dtype, dl, shape in raw]
+
+
+def _as_array(x):
+    """Anything that exports DLPack or the buffer protocol goes to the runtime as it is (no
+    copy); other values (lists, scalars) become numpy arrays."""
+    if hasattr(x, "__dlpack__") or isinstance(x, memoryview):
+        return x
+    return np.asarray(x)
+
+
+class Module:
+    """A loaded artifact. run() takes one array per graph input (numpy, or any CPU array that
+    exports DLPack: PyTorch, JAX, CuPy host arrays, ...) and returns numpy arrays, which export
+    DLPack in turn (torch.from_dlpack(out) shares their memory). Thread-safe: run() may be called
+    from several threads at once, and releases the GIL while the model runs. close() (or a
+    `with` block) releases the module; it is also released when collected."""
+
+    def __init__(self, handle):
+        self._m = handle
+        self.inputs = _infos(handle.inputs)
+        self.outputs = _infos(handle.outputs)
+        self._by_name = {t.name: i for i, t in enumerate(self.inputs)}
+
+    @property
+    def arena_bytes(self):
+        """Bytes of intermediate memory one run uses."""
+        return self._m.arena_bytes
+
+    def run(self, *inputs, out=None):
+        """Runs the model. Inputs: one array per graph input, in order, or one dict by input
+        name. Returns a list with one new numpy array per output, or, with `out` (a list of
+        contiguous CPU arrays of the outputs' dtypes and shapes), writes into those and returns
+        them. A wrong count, dtype or shape raises collage.InvalidArgumentError naming the
+        input."""
+        if len(inputs) == 1 and isinstance(inputs[0], dict):
+            inputs = self._ordered(inputs[0])
+        arrays = [_as_array(x) for x in inputs]
+        if out is None:
+            out = [np.empty(o.shape, o.dtype) for o in self.outputs]
+        self._m.run(arrays, list(out))
+        return out
+
+    __call__ = run
+
+    def _ordered(self, named):
+        unknown = sorted(set(named) - set(self._by_name))
+        missing = [t.name for t in self.inputs if t.name not in named]
+        if unknown or missing:
+            from ._errors import InvalidArgumentError, StatusCode
+            raise InvalidArgumentError(
+                StatusCode.INVALID_ARGUMENT,
+                f"inputs by name: unknown {unknown}, missing {missing}; the model's inputs are "
+                f"{[t.name for t in self.inputs]}")
+        return [named[t.name] for t in self.inputs]
+
+    def set_profiling(self, enabled=True):
+        """Per-kernel timing on or off (turning it on starts a new trace)."""
+        self._m.set_profiling(bool(enabled))
+
+    def write_profile(self, path):
+        """Writes the runs timed since profiling was turned on as a Chrome trace (JSON)."""
+        self._m.write_profile(os.fspath(path))
+
+    def executor_stats(self):
+        """What the executor has spent on its runs so far, as a dict (collage_executor_stats_t)."""
+        return self._m.executor_stats()
+
+    def close(self):
+        self._m.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return f"collage.Module(inputs={self.inputs}, outputs={self.outputs})"
+
+
+_EXECUTORS = {None: 0, "sequential": _runtime.LOAD_EXECUTOR_SEQUENTIAL,
+              "waves": _runtime.LOAD_EXECUTOR_WAVES}
+
+
+def load(artifact, num_threads=0, executor=None, module_dir=None):
+    """Loads an artifact: a path, the artifact's bytes, or a collage.Artifact. `num_threads`:
+    threads a kernel may use (0: all cores); `executor`: "sequential", "waves" or None (the one
+    the compiler measured faster); `module_dir`: searched first for runtime modules (the
+    package's own are found without it). Every field is checked: a damaged artifact raises
+    collage.CorruptArtifactError, a missing file collage.NotFoundError."""
+    if executor not in _EXECUTORS:
+        raise ValueError(f"executor must be 'sequential', 'waves' or None, not {executor!r}")
+    flags = _EXECUTORS[executor]
+    module_dir = os.fspath(module_dir) if module_dir else ""
+    data = getattr(artifact, "data", artifact)  # a collage.Artifact
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        handle = _runtime.load_memory(bytes(data), num_threads, flags, module_dir)
+    else:
+        handle = _runtime.load_file(os.fspath(data), num_threads, flags, module_dir)
+    return Module(handle)

@@ -1,0 +1,70 @@
+// The bench models placed with single:openvino (OpenVINO runs every node, as one region), run in
+// process and compared with ONNX Runtime's outputs: within 1e-4 of their scale. The width-reduced
+// models run in the default suite; the full-size ones are tagged [.full] (ctest
+// models-full/openvino_models, scripts/test --full).
+#include <catch2/catch.hpp>
+
+#include "collage/backends/openvino.h"
+#include "collage/executor.h"
+#include "collage/npz.h"
+#include "common/cached_model.h"
+#include "common/test_util.h"
+#include "placement/baselines.h"
+
+using namespace collage;
+
+namespace {
+
+void check_model(const std::string& name) {
+  Context ctx;
+  std::optional<testing::CachedModel> m = testing::load_cached_model(ctx, name);
+  if (!m) return;
+  const Graph& g = m->graph;
+  auto expected = read_npz(testing::model_cache_dir() / (name + ".outputs.npz"));
+  REQUIRE(expected.ok());
+
+  BackendRegistry backends;
+  REQUIRE(backends.add(make_reference_backend()).ok());
+  REQUIRE(register_openvino_backend(backends).ok());
+  auto placement = place_single(g, backends, kOpenvinoBackend);
+  INFO(placement.status().ToString());
+  REQUIRE(placement.ok());
+  REQUIRE(placement->groups.size() == 1);
+  CHECK(placement->groups[0].backend == kOpenvinoBackend);
+  BuildOptions build;
+  build.num_threads = 2;
+  auto compiled = compile_placement(ctx, backends, g, *placement, build);
+  INFO(compiled.status().ToString());
+  REQUIRE(compiled.ok());
+  auto outs = compiled->run(m->inputs);
+  INFO(outs.status().ToString());
+  REQUIRE(outs.ok());
+  REQUIRE(outs->size() == g.outputs().size());
+  for (size_t i = 0; i < outs->size(); ++i) {
+    const std::string& out_name = g.value(g.outputs()[i]).name;
+    auto it = std::find_if(expected->begin(), expected->end(),
+                           [&](const auto& p) { return p.first == out_name; });
+    INFO("output " << out_name);
+    REQUIRE(it != expected->end());
+    INFO(testing::describe_mismatch((*outs)[i], it->second));
+    const double err = testing::max_scaled_error((*outs)[i], it->second);
+    WARN(name << " " << out_name << ": max scaled error against ONNX Runtime " << err);
+    CHECK(err <= 1e-4);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("openvino models: single:openvino matches ONNX Runtime", "[openvino][models]") {
+  for (const char* name : {"resnet50_small", "mobilenetv2_small", "resnext50_small",
+                           "googlenet_small", "dcgan_small", "bert_small"}) {
+    DYNAMIC_SECTION(name) { check_model(name); }
+  }
+}
+
+TEST_CASE("openvino models: single:openvino matches ONNX Runtime on the full-size models",
+          "[.full][openvino][models]") {
+  for (const char* name : {"resnet50", "mobilenetv2", "resnext50", "googlenet", "dcgan", "bert"}) {
+    DYNAMIC_SECTION(name) { check_model(name); }
+  }
+}

@@ -1,0 +1,108 @@
+// The openvino backend's candidates: which nodes it runs, its chains, and its maximal convex
+// regions (one region around a node it cannot run on a path between two it can, the whole graph
+// when it runs every node), and single:openvino placing a graph it fully runs as one group.
+#include <catch2/catch.hpp>
+
+#include "backends/openvino/openvino_rules.h"
+#include "backends/openvino/region_onnx.h"
+#include "collage/backends/openvino.h"
+#include "collage/executor.h"
+#include "collage/ops.h"
+#include "collage/reference.h"
+#include "common/test_util.h"
+#include "placement/baselines.h"
+
+using namespace collage;
+using namespace collage::openvino_backend;
+
+namespace {
+
+// x -> 0 Conv -> 1 Relu and 2 Tanh (both of the conv) -> 3 Add -> 4 Sigmoid (topological order).
+struct Diamond {
+  Context ctx;
+  Graph g;
+  Diamond() {
+    GraphBuilder b(ctx, "diamond");
+    ValueId x = b.add_input("x", {DType::f32, {1, 4, 8, 8}});
+    Tensor w = testing::random_f32({4, 4, 3, 3}, 7);
+    ValueId wc = b.add_constant("w", w);
+    auto conv = b.add_node("Conv", {x, wc}, make_attrs<ConvAttrs>([](auto& a) {
+                             a.pads = {1, 1, 1, 1};
+                           }));
+    auto relu = b.add_node("Relu", {(*conv)[0]});
+    auto tanh = b.add_node("Tanh", {(*conv)[0]});
+    auto add = b.add_node("Add", {(*relu)[0], (*tanh)[0]});
+    auto sig = b.add_node("Sigmoid", {(*add)[0]});
+    b.add_output((*sig)[0]);
+    auto done = b.finish();
+    REQUIRE(done.ok());
+    g = *std::move(done);
+  }
+};
+
+std::vector<std::vector<NodeId>> as_lists(const std::vector<NodeSet>& sets) {
+  std::vector<std::vector<NodeId>> out;
+  for (const NodeSet& s : sets) out.push_back(s.to_vector());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("openvino rules: every IR operator of the diamond is supported", "[openvino][rules]") {
+  Diamond d;
+  CHECK(supported_nodes(d.g) == std::vector<bool>(5, true));
+  CHECK(has_onnx_form("Conv"));
+  CHECK_FALSE(has_onnx_form("TreeEnsemble"));
+}
+
+TEST_CASE("openvino rules: the whole graph is one region when every node is supported",
+          "[openvino][rules]") {
+  Diamond d;
+  GraphReachability reach(d.g);
+  CHECK(as_lists(regions(d.g, reach, supported_nodes(d.g))) ==
+        std::vector<std::vector<NodeId>>{{0, 1, 2, 3, 4}});
+}
+
+TEST_CASE("openvino rules: regions stay convex around a node OpenVINO does not run",
+          "[openvino][rules]") {
+  Diamond d;
+  GraphReachability reach(d.g);
+  // Without Relu (1), Conv -> ... -> Add would leave the region through Relu and come back.
+  std::vector<bool> supported = {true, false, true, true, true};
+  const auto lists = as_lists(regions(d.g, reach, supported));
+  CHECK(lists == std::vector<std::vector<NodeId>>{{0, 2}, {3, 4}});
+  for (const auto& l : lists) CHECK(reach.is_convex(NodeSet::of(5, l)));
+}
+
+// Conv has two users: no chain starts there.
+TEST_CASE("openvino rules: chains follow single users through elementwise operators",
+          "[openvino][rules]") {
+  Diamond d;
+  GraphReachability reach(d.g);
+  RuleOptions options;
+  options.max_depth = 3;
+  CHECK(as_lists(chains(d.g, reach, options, supported_nodes(d.g))) ==
+        std::vector<std::vector<NodeId>>{{1, 3}, {1, 3, 4}, {2, 3}, {2, 3, 4}, {3, 4}});
+}
+
+TEST_CASE("openvino rules: single:openvino runs the diamond as one group matching the reference",
+          "[openvino][rules]") {
+  Diamond d;
+  BackendRegistry backends;
+  REQUIRE(backends.add(make_reference_backend()).ok());
+  REQUIRE(register_openvino_backend(backends).ok());
+  auto placement = place_single(d.g, backends, kOpenvinoBackend);
+  REQUIRE(placement.ok());
+  REQUIRE(placement->groups.size() == 1);
+  CHECK(placement->groups[0].backend == kOpenvinoBackend);
+  CHECK(placement->groups[0].origin == "openvino.region");
+  auto compiled = compile_placement(d.ctx, backends, d.g, *placement);
+  INFO(compiled.status().ToString());
+  REQUIRE(compiled.ok());
+  const std::vector<Tensor> feed = {testing::random_f32({1, 4, 8, 8}, 3)};
+  auto outs = compiled->run(feed);
+  REQUIRE(outs.ok());
+  auto expected = run_reference(d.g, feed);
+  REQUIRE(expected.ok());
+  CHECK(testing::max_scaled_error((*outs)[0], (*expected)[0]) <= 1e-5);
+}
