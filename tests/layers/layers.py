@@ -39,8 +39,9 @@ MAY_USE = {
     "frontends": {"ir", "api", "api_c"},
     "backends": {"ir", "api", "api_c"},
     # A library backend links its runtime module's kernels, so that what the compiler measures is
-    # what an artifact runs.
-    "backend_libs": {"backends", "runtime_modules", "ir", "api", "api_c"},
+    # what an artifact runs; openvino hands its region to OpenVINO as an ONNX model, written with
+    # the ONNX frontend's tensor encoding.
+    "backend_libs": {"backends", "runtime_modules", "frontends", "ir", "api", "api_c"},
     "backend_native": {"backends", "te_ops", "tune", "codegen", "te", "ir", "api", "api_c"},
     # The wave schedule's format and runner are shared with the runtime (runtime/core).
     "waves": {"runtime", "ir", "api", "api_c"},
@@ -87,7 +88,7 @@ DIR_LAYERS = {
     "lib/frontends": "frontends",
     "lib/backends": "backends",
     "lib/backends/dnnl": "backend_libs", "lib/backends/eigen": "backend_libs",
-    "lib/backends/trees": "backend_libs",
+    "lib/backends/trees": "backend_libs", "lib/backends/openvino": "backend_libs",
     "lib/backends/native": "backend_native",
     "lib/waves": "waves",
     "lib/artifact": "artifact",
@@ -109,7 +110,7 @@ INCLUDE_LAYERS = {
     "frontends/": "frontends",
     "backends/": "backends",
     "backends/dnnl/": "backend_libs", "backends/eigen/": "backend_libs",
-    "backends/trees/": "backend_libs",
+    "backends/trees/": "backend_libs", "backends/openvino/": "backend_libs",
     "backends/native/": "backend_native",
     "waves/": "waves",
     "artifact/": "artifact",
@@ -118,7 +119,7 @@ INCLUDE_LAYERS = {
 }
 
 # Libraries outside collage, and generated headers: not a layer.
-EXTERNAL = ("absl/", "nlohmann/", "llvm/", "oneapi/", "dlpack/", "onnx/", "flatbuffers/",
+EXTERNAL = ("absl/", "nlohmann/", "llvm/", "oneapi/", "openvino/", "dlpack/", "onnx/", "flatbuffers/",
             "google/", "catch2/", "benchmark/", "Eigen/", "unsupported/", "cuda", "nvrtc",
             "artifact_generated.h")
 
@@ -131,7 +132,8 @@ TARGET_LAYERS = {
     "collage_onnx": "frontends", "collage_trees": "frontends", "collage_model_file": "frontends",
     "collage_backends": "backends", "collage_backend_common": "backends",
     "collage_backend_dnnl": "backend_libs", "collage_backend_eigen": "backend_libs",
-    "collage_backend_trees": "backend_libs", "collage_backend_native": "backend_native",
+    "collage_backend_trees": "backend_libs", "collage_backend_openvino": "backend_libs",
+    "collage_backend_native": "backend_native",
     "collage_waves": "waves", "collage_artifact": "artifact", "collage_placement": "placement",
     "collage_driver": "driver", "collage_compiler": "capi",
     "collage": "tools", "collage_cli_common": "tools",
