@@ -49,6 +49,13 @@ class ModuleKernel : public Kernel {
 
 }  // namespace
 
+std::vector<TensorType> group_argument_types(const Graph& group) {
+  std::vector<TensorType> types;
+  for (ValueId v : group.inputs()) types.push_back(group.value(v).type);
+  for (ValueId v : group.outputs()) types.push_back(group.value(v).type);
+  return types;
+}
+
 KernelDesc::KernelDesc(const KernelRecord& record, const Graph& group) {
   auto desc_of = [](const TensorType& t) {
     return collage_tensor_desc_t{static_cast<int32_t>(t.dtype),

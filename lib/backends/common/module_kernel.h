@@ -19,6 +19,9 @@ namespace collage {
 absl::StatusOr<std::unique_ptr<Kernel>> make_module_kernel(const collage_rt_module_v1_t* module,
                                                            KernelRecord record, const Graph& group);
 
+// The argument types of a standalone group graph: its inputs, then its outputs.
+std::vector<TensorType> group_argument_types(const Graph& group);
+
 // The runtime-module descriptor of `record` for the argument types of `group` (its inputs, then
 // its outputs): what a module's kernel_create receives. It points into `record` and `group`,
 // which must outlive it, and owns the descriptor arrays. desc() may be changed (tests feed
