@@ -138,7 +138,7 @@ TEST_CASE("dnnl module: the shared library runs the compiler's record", "[dnnl][
   void* none_made = nullptr;
   CHECK(m->kernel_create(nullptr, &none_made, err, sizeof err) == COLLAGE_STATUS_INVALID_ARGUMENT);
   CHECK_THAT(std::string(err), Catch::Contains("null descriptor"));
-  RecordDesc wrong(record, b->sub.graph);
+  KernelDesc wrong(record, b->sub.graph);
   wrong.desc().entry = "matmul";
   CHECK(m->kernel_create(&wrong.desc(), &none_made, err, sizeof err) ==
         COLLAGE_STATUS_UNSUPPORTED);
