@@ -143,8 +143,8 @@ int main(int argc, char** argv) {
     const char* name;
     Teams teams;
     uint32_t flags;
-    Loaded l;
-    std::vector<double> wall, cpu;
+    Loaded l = {};
+    std::vector<double> wall = {}, cpu = {};
   };
   Contender cs[5] = {
       {"waves, region as profiled (the default)", Teams::profiled, COLLAGE_LOAD_EXECUTOR_WAVES},

@@ -11,6 +11,7 @@
 
 #include "collage/backends/dnnl.h"
 #include "collage/ops.h"
+#include "collage/runtime.h"
 #include "collage/subgraph.h"
 #include "common/test_util.h"
 #include "dnnl_module.h"
@@ -130,8 +131,20 @@ TEST_CASE("dnnl module: the shared library runs the compiler's record", "[dnnl][
   CHECK(from_library.identical(run_kernel(*b->kernel, *b)));
   // A task other than 0 of 1 is an error, not a crash.
   std::vector<void*> none(3, nullptr);
-  CHECK(m->kernel_run(instance, none.data(), 1, 2, err, sizeof err) != 0);
-  CHECK_THAT(std::string(err), Catch::Contains("one task"));
+  CHECK(m->kernel_run(instance, none.data(), 1, 2, err, sizeof err) ==
+        COLLAGE_STATUS_INVALID_ARGUMENT);
+  CHECK_THAT(std::string(err), Catch::Contains("dnnl kernels run as one task"));
+  // Failures carry the call's collage_status_code_t (runtime/modules/common/team_module.h).
+  void* none_made = nullptr;
+  CHECK(m->kernel_create(nullptr, &none_made, err, sizeof err) == COLLAGE_STATUS_INVALID_ARGUMENT);
+  CHECK_THAT(std::string(err), Catch::Contains("null descriptor"));
+  KernelDesc wrong(record, b->sub.graph);
+  wrong.desc().entry = "matmul";
+  CHECK(m->kernel_create(&wrong.desc(), &none_made, err, sizeof err) ==
+        COLLAGE_STATUS_UNSUPPORTED);
+  CHECK(none_made == nullptr);
+  CHECK(m->kernel_prepare_threads(nullptr, 1, err, sizeof err) ==
+        COLLAGE_STATUS_INVALID_ARGUMENT);
   m->kernel_destroy(instance);
   m->kernel_destroy(nullptr);
   dlclose(lib);

@@ -299,3 +299,27 @@ TEST_CASE("openvino artifact: a malformed header is an error naming the record",
   CHECK(code == COLLAGE_STATUS_UNSUPPORTED);
   CHECK_THAT(message, Catch::Contains("openvino record parameters end inside the format version"));
 }
+
+TEST_CASE("openvino module: errors carry the call's status code and name what is wrong",
+          "[openvino][module]") {
+  const collage_rt_module_v1_t* m = rt_openvino::module_table();
+  char err[256] = {0};
+  void* instance = nullptr;
+  CHECK(m->kernel_create(nullptr, &instance, err, sizeof err) == COLLAGE_STATUS_INVALID_ARGUMENT);
+  CHECK_THAT(std::string(err), Catch::Contains("null descriptor"));
+  collage_kernel_desc_t desc{};
+  desc.struct_size = sizeof desc;
+  desc.entry = "conv";
+  CHECK(m->kernel_create(&desc, &instance, err, sizeof err) == COLLAGE_STATUS_UNSUPPORTED);
+  CHECK_THAT(std::string(err), Catch::Contains("unknown openvino kernel 'conv'"));
+  CHECK(instance == nullptr);
+  int not_a_region = 0;
+  std::vector<void*> args(2, nullptr);
+  CHECK(m->kernel_run(&not_a_region, args.data(), 1, 2, err, sizeof err) ==
+        COLLAGE_STATUS_INVALID_ARGUMENT);
+  CHECK_THAT(std::string(err), Catch::Contains("task 1 of 2: openvino regions run as one task"));
+  CHECK(m->kernel_run_threads(nullptr, args.data(), 0, 1, 1, err, sizeof err) ==
+        COLLAGE_STATUS_INVALID_ARGUMENT);
+  CHECK(m->kernel_prepare_threads(nullptr, 1, err, sizeof err) ==
+        COLLAGE_STATUS_INVALID_ARGUMENT);
+}

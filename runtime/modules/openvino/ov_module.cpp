@@ -1,8 +1,8 @@
 // The openvino runtime module's C function table. kernel_create imports the record's exported
 // blob when this library's build number is the one that exported it, and otherwise compiles the
 // region again from the IR the record also carries, saying so in the descriptor's notice (or
-// refusing, under COLLAGE_KERNEL_CREATE_NO_RECOMPILE). Every entry point turns every exception
-// into the caller's error message.
+// refusing, under COLLAGE_KERNEL_CREATE_NO_RECOMPILE). The entry points around it, which turn
+// every exception into an error code and message, are the shared ones of a team-kernel module.
 #include "ov_module.h"
 
 #include <chrono>
@@ -12,6 +12,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "../common/team_module.h"
 #include "openvino/core/version.hpp"
 #include "openvino/pass/serialize.hpp"
 
@@ -28,26 +29,6 @@ constexpr const char* kVersion =
 void write_text(char* buffer, size_t size, const std::string& text) {
   if (!buffer || size == 0) return;
   std::snprintf(buffer, size, "%s", text.c_str());
-}
-
-// Runs fn, turning any exception into a message; returns 0 on success, -1 on failure.
-template <typename F>
-int32_t guarded(char* err, size_t err_size, F&& fn) {
-  try {
-    fn();
-    return 0;
-  } catch (const RecordError& e) {
-    write_text(err, err_size, e.what());
-  } catch (const std::bad_alloc&) {
-    write_text(err, err_size, "out of memory");
-  } catch (const std::exception& e) {
-    write_text(err, err_size, "OpenVINO: " + exception_text(e));
-  } catch (...) {
-    write_text(err, err_size, "unknown error");
-  }
-  // Not a collage_status_code_t: the runtime reports the call's usual failure (a kernel it cannot
-  // create is unsupported, a run that fails is a kernel failure).
-  return -1;
 }
 
 // The bytes of constant `index` of `desc` (a 1-D i8 tensor).
@@ -170,65 +151,19 @@ Region* create(const collage_kernel_desc_t& desc) {
   return region;
 }
 
-int32_t kernel_create(const collage_kernel_desc_t* desc, void** kernel, char* err,
-                      size_t err_size) {
-  if (kernel) *kernel = nullptr;
-  return guarded(err, err_size, [&] {
-    if (!desc || !kernel) throw RecordError("null descriptor or result pointer");
-    *kernel = create(*desc);
-  });
-}
-
-int32_t kernel_task_count(void*) {
-  return 1;
-}
-
-void check_run(void* kernel, void* const* args, int32_t task_id, int32_t task_count) {
-  if (!kernel || !args) throw RecordError("null kernel or arguments");
-  if (task_id != 0 || task_count != 1)
-    throw RecordError("task " + std::to_string(task_id) + " of " + std::to_string(task_count) +
-                      ": openvino regions run as one task");
-}
-
-int32_t kernel_run(void* kernel, void* const* args, int32_t task_id, int32_t task_count, char* err,
-                   size_t err_size) {
-  return guarded(err, err_size, [&] {
-    check_run(kernel, args, task_id, task_count);
-    static_cast<Region*>(kernel)->run(args);
-  });
-}
-
-void kernel_destroy(void* kernel) {
-  delete static_cast<Region*>(kernel);
-}
-
-int32_t kernel_run_threads(void* kernel, void* const* args, int32_t task_id, int32_t task_count,
-                           int32_t max_threads, char* err, size_t err_size) {
-  return guarded(err, err_size, [&] {
-    check_run(kernel, args, task_id, task_count);
-    static_cast<Region*>(kernel)->run_threads(args, max_threads);
-  });
-}
-
-int32_t kernel_prepare_threads(void* kernel, int32_t max_threads, char* err, size_t err_size) {
-  return guarded(err, err_size, [&] {
-    if (!kernel) throw RecordError("null kernel");
-    static_cast<Region*>(kernel)->prepare_threads(max_threads);
-  });
-}
-
-constexpr collage_rt_module_v1_t kModule = {
-    sizeof(collage_rt_module_v1_t),
-    COLLAGE_RT_MODULE_ABI_VERSION,
-    "openvino",
-    kVersion,
-    kernel_create,
-    kernel_task_count,
-    kernel_run,
-    kernel_destroy,
-    kernel_run_threads,
-    kernel_prepare_threads,
+// The entry points are the shared ones of a team-kernel module (../common/team_module.h).
+struct Traits {
+  using Kernel = Region;
+  static Kernel* create(const collage_kernel_desc_t& desc) { return rt_openvino::create(desc); }
+  static std::string message(const std::exception& e) {
+    if (dynamic_cast<const RecordError*>(&e)) return e.what();
+    return "OpenVINO: " + exception_text(e);
+  }
+  static constexpr const char* kKernels = "openvino regions";
 };
+
+constexpr collage_rt_module_v1_t kModule =
+    rt_common::TeamModule<Traits>::table("openvino", kVersion);
 
 }  // namespace
 
