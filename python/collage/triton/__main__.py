@@ -41,6 +41,9 @@ def main(argv=None):
                         "input: of its --input-shape, or of the model's shape) and serve with "
                         "Triton's dynamic batching up to N; 0 (default): the model's batch, "
                         "no batching")
+    b.add_argument("--queue-delay-us", type=int, default=100, metavar="US",
+                   help="with --max-batch: how long Triton's batcher may hold a batch that is "
+                        "not full, waiting for more requests (default 100)")
     b.add_argument("--instances", type=int, default=1, help="model instances (processes)")
     b.add_argument("--threads", type=int, default=0, help="threads per instance (0: all cores)")
     s = sub.add_parser("serve", help="run tritonserver (from nvidia-pytriton) on a repository")
@@ -59,8 +62,8 @@ def main(argv=None):
     name = args.name or os.path.splitext(os.path.basename(args.model))[0]
     artifact = repository.build_from_onnx(
         args.model, args.repository, name, args.max_batch, args.instances, args.threads,
-        input_shapes=dict(args.input_shape), placement=args.placement, budget=args.budget,
-        cost_db=args.cost_db, progress=_PhaseLog())
+        input_shapes=dict(args.input_shape), queue_delay_us=args.queue_delay_us,
+        placement=args.placement, budget=args.budget, cost_db=args.cost_db, progress=_PhaseLog())
     print(f"{args.repository}/{name}: artifact {len(artifact)} bytes")
     with open(os.path.join(args.repository, name, "config.pbtxt")) as f:
         sys.stdout.write(f.read())

@@ -10,14 +10,16 @@ from .config import config_pbtxt
 MODEL_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.py")
 
 
-def add_model(repository, name, artifact, instances=1, num_threads=0):
+def add_model(repository, name, artifact, instances=1, num_threads=0, queue_delay_us=100):
     """Writes model NAME into REPOSITORY for ARTIFACT (a collage.Artifact, bytes or a path), its
     config.pbtxt taken from the artifact's inputs, outputs and batch range (dynamic batching up
-    to its largest batch; none for an artifact without a range). Returns the config's text."""
+    to its largest batch, a batch waiting at most QUEUE_DELAY_US for more requests; none for an
+    artifact without a range). Returns the config's text."""
     with collage.load(artifact) as module:
         inputs, outputs, batch_range = module.inputs, module.outputs, module.batch_range
     parameters = {"artifact": "model.collage", "num_threads": num_threads}
-    text = config_pbtxt(name, inputs, outputs, batch_range, instances, parameters=parameters)
+    text = config_pbtxt(name, inputs, outputs, batch_range, instances, queue_delay_us,
+                        parameters=parameters)
     version = os.path.join(repository, name, "1")
     os.makedirs(version, exist_ok=True)
     if isinstance(artifact, (str, os.PathLike)):
@@ -60,16 +62,16 @@ def batched_shapes(input_shapes):
 
 
 def build_from_onnx(onnx_path, repository, name, max_batch=0, instances=1, num_threads=0,
-                    input_shapes=None, **compile_options):
+                    input_shapes=None, queue_delay_us=100, **compile_options):
     """Compiles ONNX_PATH with collage.compile(**COMPILE_OPTIONS) and adds it to REPOSITORY as
     NAME (add_model). MAX_BATCH > 1: compiled for the batch range 1..MAX_BATCH on the first
     dimension of every input (INPUT_SHAPES, or the model's own when not given), served with
-    Triton's dynamic batching up to MAX_BATCH; 0: as it is, without. Returns the
-    collage.Artifact."""
+    Triton's dynamic batching up to MAX_BATCH (add_model: QUEUE_DELAY_US); 0: as it is,
+    without. Returns the collage.Artifact."""
     input_shapes = dict(input_shapes or {})
     if max_batch:
         input_shapes = batched_shapes(input_shapes or onnx_input_shapes(onnx_path))
         compile_options["batch_range"] = (1, int(max_batch))
     artifact = collage.compile(onnx_path, input_shapes=input_shapes, **compile_options)
-    add_model(repository, name, artifact, instances, num_threads)
+    add_model(repository, name, artifact, instances, num_threads, queue_delay_us)
     return artifact
