@@ -102,6 +102,21 @@ def closed_loop(port, model, feeds, concurrency, seconds, max_requests=100000):
     return latencies, errors, time.monotonic() - t0
 
 
+def batching_summary(port, prefix):
+    """How Triton's dynamic batcher gathered the requests of PREFIX's contenders so far, from
+    the server's statistics: requests, executions and rows per execution."""
+    client = grpcclient.InferenceServerClient(f"127.0.0.1:{port}")
+    for contender in CONTENDERS:
+        stats = client.get_inference_statistics(f"{prefix}_{contender}",
+                                                as_json=True)["model_stats"][0]
+        requests = int(stats["inference_stats"]["success"]["count"])
+        executions = int(stats.get("execution_count", 0))
+        rows = int(stats.get("inference_count", 0))
+        print(f"  {prefix}_{contender}: {requests} requests in {executions} executions "
+              f"({rows / max(executions, 1):.1f} rows each)")
+    client.close()
+
+
 def percentile(values, q):
     return float(np.percentile(values, q)) if values else float("nan")
 
@@ -193,6 +208,8 @@ def main():
                           f"{row['throughput']:8.1f} req/s  p50 {row['p50_ms']:8.2f} ms  "
                           f"p99 {row['p99_ms']:8.2f} ms  errors {row['errors']}  "
                           f"({row['requests']} requests)", flush=True)
+            if prefix.endswith("_batched"):
+                batching_summary(server.grpc_port, prefix)
         print(f"load average after: {os.getloadavg()}")
     finally:
         code = server.stop()
