@@ -7,10 +7,16 @@ round, with a pause between them (ONNX Runtime's threads spin after a run).
 
     .venv-serve/bin/python bench/serving/serving_bench.py [--models resnet50_small,bert_small]
         [--concurrency 1,4,16] [--seconds 8] [--rounds 2] [--placement two-level --budget 20]
+        [--batched resnet50_small --max-batch 8 --batched-concurrency 4,16]
 
-Needs the wheel (scripts/build-wheel) and the model cache (tests/models/build_models.sh).
-Requests carry each model's cached inputs (its compiled batch); no dynamic batching, one
-instance per model, 2 threads each (collage: all cores; ONNX Runtime: intra_op_num_threads).
+Needs the wheel (scripts/build-wheel), the model cache (tests/models/build_models.sh) and, for
+the dynamic-batching variant, .venv's onnx. Fixed-batch rows: requests carry each model's cached
+inputs (its compiled batch), no dynamic batching. Dynamic-batching rows (the --batched models,
+"NAME 1..N batched"): the model with its batch made symbolic (batch_axis.py), compiled by
+build-repo --max-batch N, and run by ONNX Runtime at any batch, both served with Triton's
+dynamic batching up to N; each request carries one row (the first of the cached inputs), and
+Triton gathers concurrent ones. One instance per model; collage uses all cores, ONNX Runtime
+intra_op_num_threads as many.
 """
 import argparse
 import json
@@ -33,12 +39,19 @@ from triton_server import Server, clean_env, run, serve_venv, the_wheel  # noqa:
 CONTENDERS = ("collage", "ort")
 
 
-def build_repository(python, repo, model, cache, args):
-    """MODEL_collage (build-repo) and MODEL_ort (the same config, ort_model.py, the ONNX file)."""
-    onnx_path = os.path.join(cache, model["onnx"])
-    name = model["name"]
+def batched_onnx(model, cache, work):
+    """A copy of MODEL's ONNX file with a symbolic batch (batch_axis.py, in .venv for onnx)."""
+    path = os.path.join(work, f"{model['name']}_batched.onnx")
+    run([os.path.join(ROOT, ".venv", "bin", "python"), os.path.join(HERE, "batch_axis.py"),
+         os.path.join(cache, model["onnx"]), path])
+    return path
+
+
+def build_repository(python, repo, name, onnx_path, args, batch_options=()):
+    """NAME_collage (build-repo, with BATCH_OPTIONS) and NAME_ort (the same config,
+    ort_model.py, the ONNX file)."""
     command = [python, "-m", "collage.triton", "build-repo", onnx_path, repo,
-               "--name", f"{name}_collage", "--placement", args.placement]
+               "--name", f"{name}_collage", "--placement", args.placement, *batch_options]
     if args.budget:
         command += ["--budget", str(args.budget)]
     run(command, env=clean_env())
@@ -89,8 +102,47 @@ def closed_loop(port, model, feeds, concurrency, seconds, max_requests=100000):
     return latencies, errors, time.monotonic() - t0
 
 
+def batching_summary(port, prefix):
+    """How Triton's dynamic batcher gathered the requests of PREFIX's contenders so far, from
+    the server's statistics: requests, executions and rows per execution."""
+    client = grpcclient.InferenceServerClient(f"127.0.0.1:{port}")
+    for contender in CONTENDERS:
+        stats = client.get_inference_statistics(f"{prefix}_{contender}",
+                                                as_json=True)["model_stats"][0]
+        requests = int(stats["inference_stats"]["success"]["count"])
+        executions = int(stats.get("execution_count", 0))
+        rows = int(stats.get("inference_count", 0))
+        print(f"  {prefix}_{contender}: {requests} requests in {executions} executions "
+              f"({rows / max(executions, 1):.1f} rows each)")
+    client.close()
+
+
 def percentile(values, q):
     return float(np.percentile(values, q)) if values else float("nan")
+
+
+def entries_of(args, manifest, cache, python, repo, work):
+    """What is measured: (label, model prefix in the repository, request inputs, concurrency
+    levels), the repository built for each."""
+    entries = []
+    for name in filter(None, args.models.split(",")):
+        model = manifest[name]
+        build_repository(python, repo, name, os.path.join(cache, model["onnx"]), args)
+        feeds = dict(np.load(os.path.join(cache, model["inputs_npz"])))
+        entries.append((name, name, feeds, args.concurrency))
+    for name in filter(None, args.batched.split(",")):
+        model = manifest[name]
+        shapes = [f"{i['name']}=1x" + "x".join(str(d) for d in i["shape"][1:])
+                  for i in model["inputs"]]
+        options = ["--max-batch", str(args.max_batch)]
+        for shape in shapes:
+            options += ["--input-shape", shape]
+        build_repository(python, repo, f"{name}_batched", batched_onnx(model, cache, work), args,
+                         options)
+        feeds = {k: v[:1] for k, v in np.load(os.path.join(cache, model["inputs_npz"])).items()}
+        entries.append((f"{name} 1..{args.max_batch} batched", f"{name}_batched", feeds,
+                        args.batched_concurrency))
+    return entries
 
 
 def main():
@@ -98,6 +150,10 @@ def main():
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--models", default="resnet50_small,bert_small")
     p.add_argument("--concurrency", default="1,4,16")
+    p.add_argument("--batched", default="resnet50_small",
+                   help="models also served with dynamic batching (requests of one row)")
+    p.add_argument("--max-batch", type=int, default=8)
+    p.add_argument("--batched-concurrency", default="4,16")
     p.add_argument("--seconds", type=float, default=8)
     p.add_argument("--warmup", type=float, default=1)
     p.add_argument("--rounds", type=int, default=2)
@@ -106,31 +162,29 @@ def main():
     p.add_argument("--budget", type=float, default=20)
     p.add_argument("--json", help="write the figures here too")
     args = p.parse_args()
+    args.concurrency = [int(c) for c in args.concurrency.split(",")]
+    args.batched_concurrency = [int(c) for c in args.batched_concurrency.split(",")]
     cache = os.environ.get("COLLAGE_MODEL_CACHE", os.path.expanduser("~/.cache/collage/models"))
     manifest = {m["name"]: m for m in json.load(open(os.path.join(cache, "models.json")))["models"]}
-    models = [manifest[n] for n in args.models.split(",")]
-    levels = [int(c) for c in args.concurrency.split(",")]
 
     work = os.path.join(os.path.abspath(args.build), "serving-bench")
     shutil.rmtree(work, ignore_errors=True)
     python = serve_venv(os.path.join(work, "venv"), the_wheel(os.path.abspath(args.build)))
     repo = os.path.join(work, "repo")
-    for model in models:
-        build_repository(python, repo, model, cache, args)
+    entries = entries_of(args, manifest, cache, python, repo, work)
     server = Server(python, repo, os.path.join(work, "tritonserver.log"))
     results = []
     try:
-        server.wait_ready([f"{m['name']}_{c}" for m in models for c in CONTENDERS])
+        server.wait_ready([f"{prefix}_{c}" for _, prefix, _, _ in entries for c in CONTENDERS])
         print(f"load average before: {os.getloadavg()}", flush=True)
-        for model in models:
-            feeds = dict(np.load(os.path.join(cache, model["inputs_npz"])))
+        for label, prefix, feeds, levels in entries:
             for level in levels:
                 samples = {c: {"latencies": [], "errors": [], "throughput": []}
                            for c in CONTENDERS}
                 for r in range(args.rounds):
                     order = CONTENDERS if r % 2 == 0 else CONTENDERS[::-1]
                     for contender in order:
-                        name = f"{model['name']}_{contender}"
+                        name = f"{prefix}_{contender}"
                         closed_loop(server.grpc_port, name, feeds, level, args.warmup)
                         lat, err, wall = closed_loop(server.grpc_port, name, feeds, level,
                                                      args.seconds)
@@ -141,7 +195,7 @@ def main():
                         time.sleep(args.pause)
                 for contender in CONTENDERS:
                     s = samples[contender]
-                    row = {"model": model["name"], "contender": contender, "concurrency": level,
+                    row = {"model": label, "contender": contender, "concurrency": level,
                            "requests": len(s["latencies"]),
                            "throughput": statistics.median(s["throughput"]),
                            "p50_ms": percentile(s["latencies"], 50),
@@ -150,10 +204,12 @@ def main():
                     if s["errors"]:
                         print(f"  first error: {s['errors'][0]}")
                     results.append(row)
-                    print(f"{row['model']:16} {contender:8} c={level:<3} "
+                    print(f"{label:30} {contender:8} c={level:<3} "
                           f"{row['throughput']:8.1f} req/s  p50 {row['p50_ms']:8.2f} ms  "
                           f"p99 {row['p99_ms']:8.2f} ms  errors {row['errors']}  "
                           f"({row['requests']} requests)", flush=True)
+            if prefix.endswith("_batched"):
+                batching_summary(server.grpc_port, prefix)
         print(f"load average after: {os.getloadavg()}")
     finally:
         code = server.stop()
@@ -161,10 +217,10 @@ def main():
           "ORT p50 / p99 ms | errors |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     by = {(r["model"], r["concurrency"], r["contender"]): r for r in results}
-    for model in models:
+    for label, _, _, levels in entries:
         for level in levels:
-            c, o = by[(model["name"], level, "collage")], by[(model["name"], level, "ort")]
-            print(f"| {model['name']} | {level} | {c['throughput']:.1f} | {o['throughput']:.1f} | "
+            c, o = by[(label, level, "collage")], by[(label, level, "ort")]
+            print(f"| {label} | {level} | {c['throughput']:.1f} | {o['throughput']:.1f} | "
                   f"{c['throughput'] / o['throughput']:.2f}x | {c['p50_ms']:.2f} / "
                   f"{c['p99_ms']:.2f} | {o['p50_ms']:.2f} / {o['p99_ms']:.2f} | "
                   f"{c['errors'] + o['errors']} |")

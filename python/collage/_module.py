@@ -21,23 +21,36 @@ def _numpy_dtype(dtype, dl_dtype):
 
 class TensorInfo:
     """A graph input or output of a loaded artifact: name, numpy dtype (None where numpy has no
-    such type, e.g. bf16) and shape (a tuple of ints)."""
+    such type, e.g. bf16), shape (a tuple of ints; for an artifact with a batch range, the
+    largest batch's) and batch_axis (the axis whose size may be any batch of the module's
+    batch_range; None for a tensor without one)."""
 
-    __slots__ = ("name", "dtype", "shape")
+    __slots__ = ("name", "dtype", "shape", "batch_axis")
 
-    def __init__(self, name, dtype, shape):
+    def __init__(self, name, dtype, shape, batch_axis=None):
         self.name, self.dtype, self.shape = name, dtype, tuple(shape)
+        self.batch_axis = batch_axis
 
     def __repr__(self):
-        return f"TensorInfo({self.name!r}, {self.dtype}, {self.shape})"
+        batch = "" if self.batch_axis is None else f", batch_axis={self.batch_axis}"
+        return f"TensorInfo({self.name!r}, {self.dtype}, {self.shape}{batch})"
 
     def __eq__(self, other):
         return (isinstance(other, TensorInfo) and
-                (self.name, self.dtype, self.shape) == (other.name, other.dtype, other.shape))
+                (self.name, self.dtype, self.shape, self.batch_axis) ==
+                (other.name, other.dtype, other.shape, other.batch_axis))
 
 
 def _infos(raw):
-    return [TensorInfo(name, _numpy_dtype(dtype, dl), shape) for name, dtype, dl, shape in raw]
+    return [TensorInfo(name, _numpy_dtype(dtype, dl), shape, axis if axis >= 0 else None)
+            for name, dtype, dl, shape, (axis, _, _) in raw]
+
+
+def _batch_range(raw):
+    """(min, max) of the tensors with a batch axis (the runtime gives them all the same range);
+    None when there is none."""
+    ranges = {(low, high) for _, _, _, _, (axis, low, high) in raw if axis >= 0}
+    return ranges.pop() if ranges else None
 
 
 def _as_array(x):
@@ -51,14 +64,19 @@ def _as_array(x):
 class Module:
     """A loaded artifact. run() takes one array per graph input (numpy, or any CPU array that
     exports DLPack: PyTorch, JAX, CuPy host arrays, ...) and returns numpy arrays, which export
-    DLPack in turn (torch.from_dlpack(out) shares their memory). Thread-safe: run() may be called
+    DLPack in turn (torch.from_dlpack(out) shares their memory). An artifact compiled for a
+    batch range (batch_range: (min, max)) runs any batch of it on the inputs' batch_axis: the
+    runtime runs the plan compiled for that batch, or the next larger one, and the outputs have
+    the inputs' batch. Thread-safe: run() may be called
     from several threads at once, and releases the GIL while the model runs. close() (or a
     `with` block) releases the module; it is also released when collected."""
 
     def __init__(self, handle):
         self._m = handle
-        self.inputs = _infos(handle.inputs)
-        self.outputs = _infos(handle.outputs)
+        raw_inputs, raw_outputs = handle.inputs, handle.outputs
+        self.inputs = _infos(raw_inputs)
+        self.outputs = _infos(raw_outputs)
+        self.batch_range = _batch_range(raw_inputs + raw_outputs)
         self._by_name = {t.name: i for i, t in enumerate(self.inputs)}
 
     @property
@@ -68,15 +86,16 @@ class Module:
 
     def run(self, *inputs, out=None):
         """Runs the model. Inputs: one array per graph input, in order, or one dict by input
-        name. Returns a list with one new numpy array per output, or, with `out` (a list of
-        contiguous CPU arrays of the outputs' dtypes and shapes), writes into those and returns
-        them. A wrong count, dtype or shape raises collage.InvalidArgumentError naming the
-        input."""
+        name. Returns a list with one new numpy array per output (of the shape it comes out
+        with: the inputs' batch, an output whose size depends on data its size of this run), or,
+        with `out` (a list of contiguous CPU arrays of the outputs' dtypes and shapes), writes
+        into those and returns them. A wrong count, dtype or shape raises
+        collage.InvalidArgumentError naming the input."""
         if len(inputs) == 1 and isinstance(inputs[0], dict):
             inputs = self._ordered(inputs[0])
         arrays = [_as_array(x) for x in inputs]
         if out is None:
-            out = [np.empty(o.shape, o.dtype) for o in self.outputs]
+            return self._m.run_new(arrays)
         self._m.run(arrays, list(out))
         return out
 
@@ -115,7 +134,8 @@ class Module:
         self.close()
 
     def __repr__(self):
-        return f"collage.Module(inputs={self.inputs}, outputs={self.outputs})"
+        batch = "" if self.batch_range is None else f", batch_range={self.batch_range}"
+        return f"collage.Module(inputs={self.inputs}, outputs={self.outputs}{batch})"
 
 
 _EXECUTORS = {None: 0, "sequential": _runtime.LOAD_EXECUTOR_SEQUENTIAL,

@@ -29,6 +29,8 @@ struct CompileOptions {
   uint64_t seed = 0;
   int32_t num_threads = 0;
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  int64_t batch_min = 0, batch_max = 0;  // a batch range (-1 in input_shapes marks the axis)
+  std::vector<int64_t> batch_sizes;      // the batches given plans; empty: the library's choice
   nb::object progress;  // a callable(dict); unset: none
 };
 
@@ -113,6 +115,10 @@ class Compiler {
       shapes.push_back({name.c_str(), static_cast<int32_t>(dims.size()), dims.data()});
     o.num_input_shapes = static_cast<int32_t>(shapes.size());
     o.input_shapes = shapes.data();
+    o.batch_min = options.batch_min;
+    o.batch_max = options.batch_max;
+    o.num_batch_sizes = static_cast<int32_t>(options.batch_sizes.size());
+    o.batch_sizes = options.batch_sizes.empty() ? nullptr : options.batch_sizes.data();
     ProgressRelay relay{options.progress, std::nullopt};
     if (options.progress.is_valid() && !options.progress.is_none()) {
       o.progress = &ProgressRelay::tell;
@@ -152,6 +158,9 @@ NB_MODULE(_compiler, m) {
       .def_rw("tree_strategy", &CompileOptions::tree_strategy)
       .def_rw("num_threads", &CompileOptions::num_threads)
       .def_rw("input_shapes", &CompileOptions::input_shapes)
+      .def_rw("batch_min", &CompileOptions::batch_min)
+      .def_rw("batch_max", &CompileOptions::batch_max)
+      .def_rw("batch_sizes", &CompileOptions::batch_sizes)
       .def_rw("progress", &CompileOptions::progress);
   nb::class_<Compiler>(m, "Compiler")
       .def(nb::init<>())

@@ -8,6 +8,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
@@ -22,9 +23,10 @@ using collage_python::check;
 
 namespace {
 
-// (name, collage_dtype_t, DLPack (code, bits, lanes), shape) of an input or output.
-using TensorInfo =
-    std::tuple<std::string, int32_t, std::tuple<int, int, int>, std::vector<int64_t>>;
+// (name, collage_dtype_t, DLPack (code, bits, lanes), shape, (batch_axis, batch_min, batch_max))
+// of an input or output; batch_axis -1: no batch range.
+using TensorInfo = std::tuple<std::string, int32_t, std::tuple<int, int, int>,
+                              std::vector<int64_t>, std::tuple<int32_t, int64_t, int64_t>>;
 
 // Any contiguous CPU array; read-only ones are accepted as inputs. A non-contiguous one is made
 // contiguous by its own framework (nanobind's implicit conversion), the only case with a copy.
@@ -33,7 +35,11 @@ using OutArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
 
 class Module {
  public:
-  explicit Module(collage_module_t* m) : m_(m) {}
+  explicit Module(collage_module_t* m) : m_(m) {
+    // The runtime hands bool out as {kDLUInt, 8, 1}, as numpy's DLPack did; numpy's is bool.
+    for (const TensorInfo& t : outputs())
+      bool_outputs_.push_back(std::get<1>(t) == COLLAGE_DTYPE_BOOL);
+  }
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
   ~Module() { collage_module_release(m_); }
@@ -65,6 +71,45 @@ class Module {
     }
     if (closed) live();  // raises
     check(status);
+  }
+
+  // Runs the model into outputs the library allocates, each with the shape it comes out with
+  // (a dynamic-batch artifact's have the inputs' batch); returns them as numpy arrays that own
+  // the library's buffers, released with the last of them.
+  nb::list run_new(const std::vector<InArray>& inputs) {
+    std::vector<DLTensor> in(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) in[i] = view(inputs[i]);
+    collage_outputs_t* outputs = nullptr;
+    collage_status_t* status = nullptr;
+    bool closed = false;
+    {
+      nb::gil_scoped_release unlocked;
+      std::shared_lock running(mutex_);
+      if (!m_)
+        closed = true;
+      else
+        status = collage_module_run_outputs(m_, in.data(), static_cast<int32_t>(in.size()),
+                                            &outputs);
+    }
+    if (closed) live();  // raises
+    check(status);
+    auto owned = std::shared_ptr<collage_outputs_t>(outputs, collage_outputs_release);
+    nb::list result;
+    for (int32_t i = 0; i < collage_outputs_count(outputs); ++i) {
+      DLTensor t{};
+      check(collage_outputs_get(outputs, i, &t));
+      // The capsule keeps every output's buffers alive until its last array goes.
+      nb::capsule owner(new std::shared_ptr<collage_outputs_t>(owned), [](void* p) noexcept {
+        delete static_cast<std::shared_ptr<collage_outputs_t>*>(p);
+      });
+      std::vector<size_t> shape(t.shape, t.shape + t.ndim);
+      nb::dlpack::dtype dtype{t.dtype.code, t.dtype.bits, t.dtype.lanes};
+      if (bool_outputs_[i]) dtype = nb::dtype<bool>();
+      result.append(nb::ndarray<nb::numpy>(t.data, shape.size(), shape.data(), owner, nullptr,
+                                           dtype)
+                        .cast());
+    }
+    return result;
   }
 
   void set_profiling(bool enabled) { check(collage_module_set_profiling(live(), enabled)); }
@@ -114,7 +159,8 @@ class Module {
       out.emplace_back(
           info.name, info.dtype,
           std::tuple<int, int, int>(info.dl_dtype.code, info.dl_dtype.bits, info.dl_dtype.lanes),
-          std::vector<int64_t>(info.shape, info.shape + info.ndim));
+          std::vector<int64_t>(info.shape, info.shape + info.ndim),
+          std::tuple<int32_t, int64_t, int64_t>(info.batch_axis, info.batch_min, info.batch_max));
     }
     return out;
   }
@@ -138,6 +184,7 @@ class Module {
   }
 
   collage_module_t* m_;
+  std::vector<bool> bool_outputs_;
   std::shared_mutex mutex_;
 };
 
@@ -192,6 +239,7 @@ NB_MODULE(_runtime, m) {
       .def_prop_ro("outputs", &Module::outputs)
       .def_prop_ro("arena_bytes", &Module::arena_bytes)
       .def("run", &Module::run, nb::arg("inputs"), nb::arg("outputs"))
+      .def("run_new", &Module::run_new, nb::arg("inputs"))
       .def("set_profiling", &Module::set_profiling)
       .def("write_profile", &Module::write_profile)
       .def("executor_stats", &Module::executor_stats)

@@ -16,8 +16,7 @@ import time
 import numpy as np
 
 import collage
-from collage.triton.batching import gather, scatter
-from collage.triton.config import batch_of, config_pbtxt
+from collage.triton.config import config_pbtxt
 
 cache, capi = sys.argv[1], sys.argv[2]
 site = os.path.dirname(os.path.dirname(os.path.abspath(collage.__file__)))
@@ -161,23 +160,10 @@ except ValueError as e:
     assert "closed" in str(e)
 print("errors: codes and messages as expected")
 
-# --- the Triton pieces that need no server ------------------------------------------------------
+# --- the Triton config of an artifact without a batch range: its shapes, no batching ----------
 m = modules[1]
-assert batch_of(m.inputs, m.outputs) == 2
-text = config_pbtxt("bert", m.inputs, m.outputs, max_batch_size=2, parameters={"num_threads": 1})
-assert "max_batch_size: 2" in text and "dynamic_batching" in text, text
-assert f'{{ name: "{m.inputs[0].name}" data_type: TYPE_INT64 dims: [ 32 ] }}' in text, text
-assert 'dims: [ 32, 128 ]' in text and 'key: "num_threads"' in text, text
-plain = config_pbtxt("bert", m.inputs, m.outputs)
+assert m.batch_range is None and all(t.batch_axis is None for t in m.inputs + m.outputs)
+plain = config_pbtxt("bert", m.inputs, m.outputs, m.batch_range, parameters={"num_threads": 1})
 assert "max_batch_size: 0" in plain and "dims: [ 2, 32 ]" in plain and "dynamic" not in plain
-rows = [[np.full((1, 3), 1.0)], [np.full((1, 3), 2.0)]]
-batch, counts = gather(rows, 4)
-assert counts == [1, 1] and batch[0].shape == (4, 3) and batch[0][2:].sum() == 0
-parts = scatter([batch[0] * 10], counts)
-assert [p[0][0, 0] for p in parts] == [10.0, 20.0]
-try:
-    gather(rows * 3, 4)
-    raise AssertionError("6 rows gathered into a batch of 4")
-except ValueError as e:
-    assert "exceed" in str(e)
+assert 'dims: [ 2, 32, 128 ]' in plain and 'key: "num_threads"' in plain, plain
 print("package checks passed")

@@ -11,10 +11,13 @@ The wheel (BUILD_DIR/wheel, scripts/build-wheel) is installed into a venv of the
 .venv-serve's packages through a .pth file, so that .venv-serve stays as scripts/install-deps
 made it; the server's models run in that venv's Python (the first python3 on PATH).
 """
+import functools
 import json
 import os
 import shutil
 import sys
+import threading
+import time
 
 import numpy as np
 import onnxruntime as ort
@@ -57,6 +60,77 @@ def check(label, got, expected, rtol):
         assert error <= rtol, f"{label} {name}: error {error} > {rtol}"
 
 
+MAX_BATCH = 4
+
+
+def check_dynamic_batching(http, grpc, onnx_path, rows, rtol):
+    """gpt2 (batches 1..MAX_BATCH): requests of batch 1, 3 and MAX_BATCH one at a time over both
+    protocols, then 24 at once (HTTP and gRPC together), each against ONNX Runtime at its
+    batch; the server's statistics must show the concurrent requests gathered into fewer
+    executions than requests, and every row counted once."""
+    def feeds(batch, shift=0):
+        return {"input_ids": np.ascontiguousarray(rows[(np.arange(batch) + shift) % len(rows)])}
+
+    config = http.get_model_config("gpt2")
+    assert config["max_batch_size"] == MAX_BATCH and "dynamic_batching" in config, config
+    expected = {}
+    for batch in (1, 3, MAX_BATCH):
+        for shift in (0, 1):
+            expected[batch, shift] = ort_outputs(onnx_path, feeds(batch, shift))
+    before = http.get_inference_statistics("gpt2")["model_stats"][0]  # no request yet
+    for label, client, module in (("http", http, httpclient), ("grpc", grpc, grpcclient)):
+        for batch in (1, 3, MAX_BATCH):
+            check(f"gpt2 {label} batch {batch}",
+                  infer(client, module, "gpt2", feeds(batch), ["logits"]), expected[batch, 0],
+                  rtol)
+    sizes = [(1, 3, MAX_BATCH)[i % 3] for i in range(24)]
+    done, results = threading.Event(), {}
+
+    def finished(i, result, error):
+        results[i] = (result, error)
+        if len(results) == len(sizes) // 2:
+            done.set()
+
+    pending = {}
+    for i, batch in enumerate(sizes):
+        if i % 2:
+            grpc.async_infer("gpt2", callback=functools.partial(finished, i),
+                             **request(grpcclient, feeds(batch, i % 2), ["logits"]))
+        else:
+            pending[i] = http.async_infer("gpt2",
+                                          **request(httpclient, feeds(batch, i % 2), ["logits"]))
+    for i, p in pending.items():
+        result = p.get_result()
+        check(f"gpt2 concurrent http {i} (batch {sizes[i]})",
+              {"logits": result.as_numpy("logits")}, expected[sizes[i], 0], rtol)
+    assert done.wait(300), f"gRPC answered {len(results)} of {len(sizes) // 2} requests"
+    for i, (result, error) in sorted(results.items()):
+        assert error is None, f"gpt2 concurrent grpc {i}: {error}"
+        check(f"gpt2 concurrent grpc {i} (batch {sizes[i]})",
+              {"logits": result.as_numpy("logits")}, expected[sizes[i], 1], rtol)
+    # The server records a request's statistics after its response is sent: wait for all of
+    # them (6 one at a time, 2 * (1 + 3 + MAX_BATCH) rows, then the concurrent ones).
+    sent, rows_sent = 6 + len(sizes), 2 * (4 + MAX_BATCH) + sum(sizes)
+    deadline = time.monotonic() + 30
+    while True:
+        after = http.get_inference_statistics("gpt2")["model_stats"][0]
+        requests = (int(after["inference_stats"]["success"]["count"]) -
+                    int(before["inference_stats"]["success"]["count"]))
+        if requests >= sent or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    executions = int(after["execution_count"]) - int(before["execution_count"])
+    rows_run = int(after["inference_count"]) - int(before["inference_count"])
+    batches = {int(b["batch_size"]): int(b["compute_infer"]["count"])
+               for b in after.get("batch_stats", [])}
+    print(f"  gpt2 statistics: {requests} requests, {rows_run} rows, {executions} executions; "
+          f"executions by batch: {batches}")
+    assert requests == sent and rows_run == rows_sent, (requests, rows_run, sent, rows_sent)
+    # The 6 requests sent one at a time ran alone: the concurrent ones must have shared.
+    assert executions < requests, \
+        f"{requests} requests ran in {executions} executions: none were batched"
+
+
 def main():
     build, capi = (os.path.abspath(a) for a in sys.argv[1:3])
     cache = os.environ.get("COLLAGE_MODEL_CACHE", os.path.expanduser("~/.cache/collage/models"))
@@ -66,15 +140,20 @@ def main():
     python = serve_venv(os.path.join(work, "venv"), the_wheel(build))
     env = clean_env()
 
-    # The repository: a transformer encoder with dynamic batching (its artifact's batch, 2), a
-    # small MLP without, a damaged artifact and a missing one.
+    # The repository: a transformer encoder at its batch (2), a transformer decoder compiled for
+    # the batches 1..4 (dynamic batching up to 4, a batch waiting up to 50 ms to fill, so that
+    # concurrent requests meet), a small MLP, a damaged artifact and a missing one.
     manifest = {m["name"]: m for m in json.load(open(os.path.join(cache, "models.json")))["models"]}
-    bert = manifest["bert_small"]
-    bert_onnx = os.path.join(cache, bert["onnx"])
+    bert, gpt2 = manifest["bert_small"], manifest["gpt2_small"]
+    bert_onnx, gpt2_onnx = (os.path.join(cache, m["onnx"]) for m in (bert, gpt2))
     mlp_onnx = os.path.join(capi, "mlp.onnx")
     build_repo = [python, "-m", "collage.triton", "build-repo"]
     run(build_repo + [bert_onnx, repo, "--name", "bert", "--placement", "greedy",
-                      "--max-batch", "auto", "--threads", "1"], env=env)
+                      "--threads", "1"], env=env)
+    gpt2_input = dict(np.load(os.path.join(cache, gpt2["inputs_npz"])))["input_ids"]
+    run(build_repo + [gpt2_onnx, repo, "--name", "gpt2", "--placement", "greedy",
+                      "--max-batch", str(MAX_BATCH), "--queue-delay-us", "50000",
+                      "--input-shape", f"input_ids=1x{gpt2_input.shape[1]}"], env=env)
     run(build_repo + [mlp_onnx, repo, "--name", "mlp", "--placement", "single:eigen"], env=env)
     for broken in ("damaged", "missing"):
         shutil.copytree(os.path.join(repo, "mlp"), os.path.join(repo, broken))
@@ -90,29 +169,27 @@ def main():
     server = Server(python, repo, os.path.join(work, "tritonserver.log"))
     http = grpc = None
     try:
-        server.wait_ready(["bert", "mlp"])
+        server.wait_ready(["bert", "gpt2", "mlp"])
         http = httpclient.InferenceServerClient(f"127.0.0.1:{server.http_port}", concurrency=8)
         grpc = grpcclient.InferenceServerClient(f"127.0.0.1:{server.grpc_port}")
         print(f"tritonserver ready on 127.0.0.1:{server.http_port} (HTTP), {server.grpc_port} "
               f"(gRPC)")
 
-        # bert: the batch the artifact was compiled for, one row (padded), and concurrent rows
-        # that the dynamic batcher may gather.
+        # bert (no batch range: max_batch_size 0): its batch, over both protocols and 16 at once.
         feeds = {k: v for k, v in np.load(os.path.join(cache, bert["inputs_npz"])).items()}
         outputs = [o["name"] for o in bert["outputs"]]
         expected = ort_outputs(bert_onnx, feeds)
         for label, client, module in (("http", http, httpclient), ("grpc", grpc, grpcclient)):
             check(f"bert {label} batch 2", infer(client, module, "bert", feeds, outputs),
                   expected, bert["rtol"])
-            row = {k: v[1:2] for k, v in feeds.items()}
-            check(f"bert {label} batch 1", infer(client, module, "bert", row, outputs),
-                  {k: v[1:2] for k, v in expected.items()}, bert["rtol"])
-        rows = [{k: v[i % 2:i % 2 + 1] for k, v in feeds.items()} for i in range(16)]
-        pending = [http.async_infer("bert", **request(httpclient, r, outputs)) for r in rows]
+        pending = [http.async_infer("bert", **request(httpclient, feeds, outputs))
+                   for _ in range(16)]
         for i, p in enumerate(pending):
             result = p.get_result()
-            check(f"bert concurrent {i}", {n: result.as_numpy(n) for n in outputs},
-                  {k: v[i % 2:i % 2 + 1] for k, v in expected.items()}, bert["rtol"])
+            check(f"bert concurrent {i}", {n: result.as_numpy(n) for n in outputs}, expected,
+                  bert["rtol"])
+
+        check_dynamic_batching(http, grpc, gpt2_onnx, gpt2_input, gpt2["rtol"])
 
         x = np.load(os.path.join(capi, "input.npy"))
         mlp_expected = ort_outputs(mlp_onnx, {"x": x})

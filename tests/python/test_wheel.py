@@ -1,7 +1,8 @@
 """The collage wheel as a user installs it: into a fresh venv (numpy, its one dependency, from
-.venv/wheelhouse, no network), then check_package.py runs there, outside the checkout, without
-any environment variable; then the DLPack exchange with PyTorch in Debian's Python (torch and
-numpy 1), the wheel installed alone into a folder on its path.
+.venv/wheelhouse, no network), then check_package.py and check_batch_range.py (an artifact
+compiled for a batch range) run there, outside the checkout, without any environment variable;
+then the DLPack exchange with PyTorch in Debian's Python (torch and numpy 1), the wheel
+installed alone into a folder on its path.
 
     test_wheel.py BUILD_DIR        (the wheel: BUILD_DIR/wheel/collage-*.whl, scripts/build-wheel)
 """
@@ -49,6 +50,8 @@ def main():
     with tempfile.TemporaryDirectory(dir=work) as cwd:  # not the checkout: no python/ to import
         run([os.path.join(venv, "bin", "python"), os.path.join(HERE, "check_package.py"),
              cache, data], env=env, cwd=cwd)
+        run([os.path.join(venv, "bin", "python"), os.path.join(HERE, "check_batch_range.py"),
+             cache], env=env, cwd=cwd)
         # The collage command the wheel installs.
         run([os.path.join(venv, "bin", "collage"), "run", os.path.join(data, "mlp.collage"),
              "--repeat", "2"], env=env, cwd=cwd)

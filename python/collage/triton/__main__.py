@@ -36,10 +36,14 @@ def main(argv=None):
     b.add_argument("--cost-db", help="cost database file, read and extended")
     b.add_argument("--input-shape", action="append", type=_shape, default=[],
                    metavar="NAME=1x3x224x224", help="shape of an input with symbolic dimensions")
-    b.add_argument("--max-batch", default="0",
-                   help="dynamic batching up to the batch the artifact was compiled for: 'auto' "
-                        "(its first dimension, when all inputs and outputs share it) or N; "
-                        "0 (default): none")
+    b.add_argument("--max-batch", type=int, default=0, metavar="N",
+                   help="compile for every batch from 1 to N (the first dimension of each "
+                        "input: of its --input-shape, or of the model's shape) and serve with "
+                        "Triton's dynamic batching up to N; 0 (default): the model's batch, "
+                        "no batching")
+    b.add_argument("--queue-delay-us", type=int, default=100, metavar="US",
+                   help="with --max-batch: how long Triton's batcher may hold a batch that is "
+                        "not full, waiting for more requests (default 100)")
     b.add_argument("--instances", type=int, default=1, help="model instances (processes)")
     b.add_argument("--threads", type=int, default=0, help="threads per instance (0: all cores)")
     s = sub.add_parser("serve", help="run tritonserver (from nvidia-pytriton) on a repository")
@@ -56,11 +60,10 @@ def main(argv=None):
     if extra:
         p.error(f"unrecognized arguments: {' '.join(extra)}")
     name = args.name or os.path.splitext(os.path.basename(args.model))[0]
-    max_batch = args.max_batch if args.max_batch == "auto" else int(args.max_batch)
     artifact = repository.build_from_onnx(
-        args.model, args.repository, name, max_batch, args.instances, args.threads,
-        placement=args.placement, budget=args.budget, cost_db=args.cost_db,
-        input_shapes=dict(args.input_shape), progress=_PhaseLog())
+        args.model, args.repository, name, args.max_batch, args.instances, args.threads,
+        input_shapes=dict(args.input_shape), queue_delay_us=args.queue_delay_us,
+        placement=args.placement, budget=args.budget, cost_db=args.cost_db, progress=_PhaseLog())
     print(f"{args.repository}/{name}: artifact {len(artifact)} bytes")
     with open(os.path.join(args.repository, name, "config.pbtxt")) as f:
         sys.stdout.write(f.read())

@@ -1,24 +1,22 @@
 """Requests gathered into one batch and the batch's outputs handed back, for Triton models whose
-engine runs one fixed batch (a collage artifact is compiled for one): the requests' inputs are
-concatenated along the first dimension and padded to the batch with zeros, the outputs split."""
+artifact runs a range of batches: the requests' inputs are concatenated along the batch axis
+(the first) and run as they are, whatever their total (the runtime runs the plan compiled for
+that batch, or the next larger one), and the outputs are split into each request's rows."""
 import numpy as np
 
 
-def gather(per_request, batch):
+def gather(per_request, max_batch):
     """PER_REQUEST: for each request, its list of input arrays (first dimension: its rows).
-    Returns (inputs of BATCH rows each, rows per request). ValueError when the rows exceed
-    BATCH (Triton's dynamic batcher never sends more than max_batch_size)."""
+    Returns (the inputs of all the requests' rows, rows per request). ValueError when the rows
+    exceed MAX_BATCH (Triton's dynamic batcher never sends more than max_batch_size)."""
     counts = [len(arrays[0]) if arrays else 0 for arrays in per_request]
     total = sum(counts)
-    if total > batch:
-        raise ValueError(f"{total} rows in {len(per_request)} requests exceed the batch of "
-                         f"{batch}")
+    if total > max_batch:
+        raise ValueError(f"{total} rows in {len(per_request)} requests exceed the largest batch, "
+                         f"{max_batch}")
     inputs = []
     for i in range(len(per_request[0])):
         parts = [arrays[i] for arrays in per_request]
-        if total < batch:
-            pad = np.zeros((batch - total,) + parts[0].shape[1:], parts[0].dtype)
-            parts.append(pad)
         inputs.append(np.concatenate(parts) if len(parts) > 1 else parts[0])
     return inputs, counts
 

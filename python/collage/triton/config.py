@@ -19,42 +19,49 @@ def triton_type(dtype):
         raise ValueError(f"no Triton data type for {dtype}") from None
 
 
-def _tensors(kind, infos, max_batch_size):
+def _tensors(kind, infos, batched):
     entries = []
     for t in infos:
-        dims = t.shape[1:] if max_batch_size else t.shape
+        dims = t.shape[1:] if batched else t.shape
         entries.append(f'  {{ name: "{t.name}" data_type: {triton_type(t.dtype)} '
                        f'dims: [ {", ".join(str(d) for d in dims)} ] }}')
     return f"{kind} [\n" + ",\n".join(entries) + "\n]\n"
 
 
-def batch_of(inputs, outputs):
-    """The batch an artifact was compiled for when every input and output has it as its first
-    dimension; 0 otherwise (the model cannot be batched by Triton)."""
-    tensors = list(inputs) + list(outputs)
-    if not tensors or any(len(t.shape) == 0 for t in tensors):
+def max_batch_size(inputs, outputs, batch_range):
+    """Triton's max_batch_size for an artifact: the largest batch of its BATCH_RANGE (a module's
+    batch_range, None: 0, no batching). Triton's batch is the first dimension of every input
+    and output, and its dynamic batcher sends any batch from 1: ValueError for an artifact whose
+    range starts above 1 or whose tensors are not all batched on their first axis."""
+    if batch_range is None:
         return 0
-    first = {t.shape[0] for t in tensors}
-    return first.pop() if len(first) == 1 else 0
+    low, high = batch_range
+    if low != 1:
+        raise ValueError(f"the artifact's batch range {low}..{high} does not start at 1, the "
+                         f"smallest batch Triton's dynamic batcher sends: compile it for "
+                         f"1..{high}")
+    for t in list(inputs) + list(outputs):
+        if t.batch_axis != 0:
+            where = "no batch axis" if t.batch_axis is None else f"batch axis {t.batch_axis}"
+            raise ValueError(f"{t.name} has {where}; Triton batches every input and output on "
+                             f"its first dimension")
+    return high
 
 
-def config_pbtxt(name, inputs, outputs, max_batch_size=0, instances=1, queue_delay_us=100,
+def config_pbtxt(name, inputs, outputs, batch_range=None, instances=1, queue_delay_us=100,
                  parameters=None):
     """The config.pbtxt of model NAME for the Python backend. INPUTS, OUTPUTS: collage
-    TensorInfo lists (name, dtype, shape). With MAX_BATCH_SIZE > 0 the first dimension of every
-    tensor is the batch: Triton's dims leave it out and the dynamic batcher gathers requests up
-    to that batch, waiting at most QUEUE_DELAY_US. INSTANCES: CPU instances (processes).
+    TensorInfo lists (name, dtype, shape, batch_axis). BATCH_RANGE: the artifact's (a module's
+    batch_range): max_batch_size is its largest batch, Triton's dims leave the batch out, and
+    the dynamic batcher gathers requests up to that batch, waiting at most QUEUE_DELAY_US;
+    None: max_batch_size 0 and the full shapes. INSTANCES: CPU instances (processes).
     PARAMETERS: string parameters model.py reads (artifact, num_threads)."""
-    if max_batch_size:
-        for t in list(inputs) + list(outputs):
-            if not t.shape or t.shape[0] != max_batch_size:
-                raise ValueError(f"dynamic batching up to {max_batch_size}: {t.name} has shape "
-                                 f"{t.shape}; every input and output must have the batch first")
-    text = f'name: "{name}"\nbackend: "python"\nmax_batch_size: {max_batch_size}\n'
-    text += _tensors("input", inputs, max_batch_size)
-    text += _tensors("output", outputs, max_batch_size)
-    if max_batch_size:
-        text += (f"dynamic_batching {{ max_queue_delay_microseconds: {queue_delay_us} }}\n")
+    batch = max_batch_size(inputs, outputs, batch_range)
+    text = f'name: "{name}"\nbackend: "python"\nmax_batch_size: {batch}\n'
+    text += _tensors("input", inputs, batch)
+    text += _tensors("output", outputs, batch)
+    if batch:
+        text += f"dynamic_batching {{ max_queue_delay_microseconds: {queue_delay_us} }}\n"
     text += f"instance_group [ {{ kind: KIND_CPU count: {instances} }} ]\n"
     for key, value in sorted((parameters or {}).items()):
         text += f'parameters {{ key: "{key}" value: {{ string_value: "{value}" }} }}\n'

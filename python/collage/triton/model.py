@@ -2,8 +2,9 @@
 
 build-repo puts this file in NAME/1/model.py beside the artifact (NAME/1/model.collage, or the
 file the config's "artifact" parameter names). config.pbtxt declares the artifact's inputs and
-outputs; with max_batch_size > 0 (the artifact was compiled for that batch), Triton's dynamic
-batcher gathers requests, which are padded to the batch, run once and split. An artifact that is
+outputs; with max_batch_size > 0 (the largest batch of the artifact's batch range), Triton's
+dynamic batcher gathers requests, whose rows are run at once, as one batch of their total (the
+runtime runs the plan compiled for it), and split back. An artifact that is
 missing or fails its checks makes the model UNAVAILABLE, as Triton reports a model that fails to
 load: clients read the reason (collage's message, naming the file and the fault) in the
 repository index (HTTP POST /v2/repository/index, gRPC RepositoryIndex), requests to it are
@@ -32,7 +33,13 @@ class TritonPythonModel:
         except collage.Error as e:
             # The message names the artifact's path and what is wrong with it.
             raise pb_utils.TritonModelException(f"collage: {e}") from None
-        self.batch = int(config.get("max_batch_size", 0))
+        self.max_batch = int(config.get("max_batch_size", 0))
+        if self.max_batch and (self.module.batch_range is None or
+                               self.module.batch_range[1] < self.max_batch):
+            raise pb_utils.TritonModelException(
+                f"collage artifact {path}: config.pbtxt's max_batch_size {self.max_batch} "
+                f"exceeds the artifact's batch range "
+                f"{self.module.batch_range or 'none (a fixed batch)'}")
         declared = [t["name"] for t in config["input"]], [t["name"] for t in config["output"]]
         actual = [t.name for t in self.module.inputs], [t.name for t in self.module.outputs]
         if declared != actual:
@@ -43,7 +50,7 @@ class TritonPythonModel:
     def execute(self, requests):
         per_request = [[pb_utils.get_input_tensor_by_name(r, t.name).as_numpy()
                         for t in self.module.inputs] for r in requests]
-        if not self.batch:
+        if not self.max_batch:
             responses = []
             for arrays in per_request:
                 try:
@@ -52,7 +59,7 @@ class TritonPythonModel:
                     responses.append(self._response(error=e))
             return responses
         try:
-            inputs, counts = gather(per_request, self.batch)
+            inputs, counts = gather(per_request, self.max_batch)
             results = scatter(self.module.run(*inputs), counts)
         except (collage.Error, ValueError) as e:
             return [self._response(error=e) for _ in requests]
