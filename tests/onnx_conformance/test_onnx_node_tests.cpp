@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "collage/backends/dnnl.h"
+#include "collage/backends/dynamic.h"
 #include "collage/backends/eigen.h"
 #include "collage/backends/native.h"
 #include "collage/backends/trees.h"
@@ -93,6 +94,9 @@ TEST_CASE("ONNX node tests placed on the built-in backends", "[conformance]") {
   REQUIRE(register_eigen_backend(backends).ok());
   REQUIRE(register_trees_backend(backends).ok());
   REQUIRE(register_native_backend(backends).ok());
+  // Nodes whose shapes are known only at run time (data-dependent, or attributes computed by
+  // the model) run on the dynamic runtime module's kernels, as in an artifact.
+  REQUIRE(register_dynamic_backend(backends).ok());
   REQUIRE(backends.add(make_reference_backend()).ok());
   run_suite({"placed", &backends}, kPlacedFloor);
 }
