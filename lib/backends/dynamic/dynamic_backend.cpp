@@ -65,6 +65,22 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> lists_of(const Node& n, DynOp 
       const auto& a = n.get<ReduceAttrs>();
       return std::vector<std::vector<int64_t>>{a.axes, {a.keepdims}, {a.noop_with_empty_axes}};
     }
+    case DynOp::expand:
+      return std::vector<std::vector<int64_t>>{n.get<ExpandAttrs>().shape};
+    case DynOp::tile:
+      return std::vector<std::vector<int64_t>>{n.get<TileAttrs>().repeats};
+    case DynOp::constant_of_shape: {
+      const auto& a = n.get<ConstantOfShapeAttrs>();
+      std::vector<std::vector<int64_t>> lists{a.shape, {}};
+      if (!a.value.empty()) {
+        uint64_t bits = 0;
+        const auto* b = static_cast<const uint8_t*>(a.value.raw());
+        for (size_t i = 0; i < dtype_size(a.value.dtype()) && i < 8; ++i)
+          bits |= static_cast<uint64_t>(b[i]) << (8 * i);
+        lists[1] = {static_cast<int64_t>(bits)};
+      }
+      return lists;
+    }
     case DynOp::cast: {
       auto to = parse_dtype(n.get<CastAttrs>().to);
       if (!to) return absl::InvalidArgumentError(str_cat("Cast to '", n.get<CastAttrs>().to, "'"));

@@ -1,5 +1,6 @@
 // Reductions in the dynamic module: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd,
-// ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum and ReduceLogSumExp on f32, i32 and i64, over
+// ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum and ReduceLogSumExp on f32, i32 and i64 (Max
+// and Min on bool too), over
 // axes known only at run time. ONNX semantics as the reference kernels (lib/ops/reduction.cpp)
 // define them: float sums accumulate in double, NaN propagates through Max and Min, an empty
 // reduction gives the operation's identity, integer arithmetic wraps.
@@ -141,8 +142,13 @@ bool run_reduce_op(const DynParams& p, const std::vector<Value>& in, Outputs& ou
     case COLLAGE_DTYPE_F32: reduce<float>(p.op, x, plan, out); break;
     case COLLAGE_DTYPE_I32: reduce<int32_t>(p.op, x, plan, out); break;
     case COLLAGE_DTYPE_I64: reduce<int64_t>(p.op, x, plan, out); break;
+    case COLLAGE_DTYPE_BOOL:
+      if (p.op != DynOp::reduce_max && p.op != DynOp::reduce_min)
+        throw KernelError(std::string(dyn_op_name(p.op)) + " does not take bool");
+      reduce<bool>(p.op, x, plan, out);
+      break;
     default:
-      throw KernelError(std::string(dyn_op_name(p.op)) + " takes f32, i32 or i64 here, not " +
+      throw KernelError(std::string(dyn_op_name(p.op)) + " takes f32, i32, i64 or bool here, not " +
                         type_text(x.dtype, x.shape));
   }
   return true;

@@ -37,6 +37,10 @@ enum class DynOp : uint8_t {
   // axes, [keepdims], [noop_with_empty_axes]
   reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod, reduce_l1, reduce_l2,
   reduce_sum_square, reduce_log_sum, reduce_log_sum_exp,
+  expand,             // shape
+  tile,               // repeats
+  constant_of_shape,  // shape, [the value's bytes as one little-endian i64] (empty: zeros)
+  range,              // - (start, limit, delta are operands)
   count_,
 };
 

@@ -66,5 +66,6 @@ bool run_data_dependent_op(const DynParams& p, const std::vector<Value>& in, Out
 bool run_layout_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 bool run_math_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 bool run_reduce_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
+bool run_generate_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 
 }  // namespace collage::rt_dynamic
