@@ -2,6 +2,8 @@
 // (attr_inputs.h).
 #include "ir/attr_inputs.h"
 
+#include <algorithm>
+#include <cassert>
 #include <memory>
 
 #include "core/str_cat.h"
@@ -9,7 +11,7 @@
 namespace collage {
 namespace {
 
-// Checks the type of attribute input j (named by its attribute in errors); `what` prefixes them.
+// Checks the type of attribute input `a`, node input `index` (named by its attribute in errors).
 absl::Status check_type(const AttrInput& a, int index, const TensorType& t) {
   auto bad = [&](std::string_view want) {
     return absl::InvalidArgumentError(str_cat("input ", index, " (", a.attr, ") must be ", want,
@@ -51,15 +53,16 @@ std::string shown(const AttrInput& a, const Tensor& t) {
   return s + (t.numel() > 16 ? ", ...]" : "]");
 }
 
-struct Split {
+// The attributes with the values of the attribute inputs set.
+struct Applied {
   std::unique_ptr<OpAttrs> attrs;  // null when no attribute input is present
   std::string values;              // the values taken, for messages
 };
 
 // `attrs` with each present attribute input's value set; `value(i)` is input i's tensor.
 template <typename ValueOf>
-absl::StatusOr<Split> apply(const OpDef& def, const OpAttrs& attrs, int inputs, ValueOf value) {
-  Split out;
+absl::StatusOr<Applied> apply(const OpDef& def, const OpAttrs& attrs, int inputs, ValueOf value) {
+  Applied out;
   AttrMap map;
   for (size_t j = 0; j < def.attr_inputs.size(); ++j) {
     const int i = def.first_attr_input + static_cast<int>(j);
@@ -103,21 +106,21 @@ InferFn wrap_infer(const OpDef& def) {
         return in_node(s);
     }
     if (present && !known) return (def.infer_unknown ? def.infer_unknown : infer_all_unknown)(ctx);
-    auto split = apply(def, ctx.all_attrs(), ctx.num_inputs(),
+    auto applied = apply(def, ctx.all_attrs(), ctx.num_inputs(),
                        [&](int i) { return ctx.constant(i); });
-    if (!split.ok()) return in_node(split.status());
+    if (!applied.ok()) return in_node(applied.status());
     std::vector<const TensorType*> types;
     std::vector<const Tensor*> consts;
     for (int i = 0; i < std::min(first, ctx.num_inputs()); ++i) {
       types.push_back(ctx.has_input(i) ? &ctx.input(i) : nullptr);
       consts.push_back(ctx.constant(i));
     }
-    const OpAttrs& attrs = split->attrs ? *split->attrs : ctx.all_attrs();
+    const OpAttrs& attrs = applied->attrs ? *applied->attrs : ctx.all_attrs();
     InferContext inner(ctx.op_name(), ctx.node_name(), attrs, std::move(types), std::move(consts),
                        ctx.requested_outputs());
     if (absl::Status s = def.infer(inner); !s.ok()) {
-      if (split->values.empty()) return s;
-      return absl::Status(s.code(), str_cat(s.message(), " (", split->values, " from inputs)"));
+      if (applied->values.empty()) return s;
+      return absl::Status(s.code(), str_cat(s.message(), " (", applied->values, " from inputs)"));
     }
     for (size_t o = 0; o < inner.outputs().size(); ++o)
       ctx.set_output(static_cast<int>(o), inner.outputs()[o]);
@@ -129,12 +132,12 @@ KernelFn wrap_reference(const OpDef& def) {
   return [def](const KernelArgs& k) -> absl::Status {
     const auto n = static_cast<int>(k.inputs.size());
     if (n <= def.first_attr_input) return def.reference(k);
-    auto split = apply(def, k.attrs, n, [&](int i) {
+    auto applied = apply(def, k.attrs, n, [&](int i) {
       return k.inputs[i].empty() ? nullptr : &k.inputs[i];
     });
-    if (!split.ok()) return split.status();
+    if (!applied.ok()) return applied.status();
     KernelArgs inner{k.inputs.first(def.first_attr_input), k.outputs,
-                     split->attrs ? *split->attrs : k.attrs};
+                     applied->attrs ? *applied->attrs : k.attrs};
     return def.reference(inner);
   };
 }
