@@ -34,6 +34,14 @@ std::string run_time_shapes(const Graph& g, const Node& n) {
 
 }  // namespace
 
+absl::StatusOr<PlacementExecutor> parse_executor(std::string_view name) {
+  if (name == "waves") return PlacementExecutor::waves;
+  if (name == "sequential") return PlacementExecutor::sequential;
+  if (name == "auto") return PlacementExecutor::automatic;
+  return absl::InvalidArgumentError(
+      str_cat("executor '", name, "': expected waves, sequential or auto"));
+}
+
 absl::Status validate_placement(const Graph& g, const BackendRegistry& backends, Placement& p) {
   const size_t num_nodes = g.nodes().size();
   std::vector<int> owner(num_nodes, -1);
