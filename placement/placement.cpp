@@ -6,6 +6,7 @@
 #include <queue>
 
 #include "core/str_cat.h"
+#include "ir/attr_inputs.h"
 
 namespace collage {
 namespace {
@@ -17,6 +18,18 @@ std::string group_label(const Graph& g, const PlacedGroup& group, size_t index) 
   for (size_t i = 0; i < nodes.size() && i < 4; ++i) s += str_cat(" ", g.node(nodes[i]).name);
   if (nodes.size() > 4) s += str_cat(" and ", nodes.size() - 4, " more");
   return s + ")";
+}
+
+// Why node n needs a backend that handles shapes known only at run time, or "" when it does not.
+std::string run_time_shapes(const Graph& g, const Node& n) {
+  if (reads_attr_inputs(n)) return "takes an attribute from a value computed at run time";
+  for (ValueId v : n.inputs)
+    if (v != kNoValue && g.value(v).type.is_dynamic())
+      return str_cat("reads '", g.value(v).name, "', whose shape is known only at run time");
+  for (ValueId v : n.outputs)
+    if (g.value(v).type.is_dynamic())
+      return str_cat("writes '", g.value(v).name, "', whose shape is known only at run time");
+  return "";
 }
 
 }  // namespace
@@ -46,7 +59,13 @@ absl::Status validate_placement(const Graph& g, const BackendRegistry& backends,
     if (!reach.is_convex(group.nodes))
       return absl::InvalidArgumentError(
           str_cat(label, ": not convex (a path leaves the group and re-enters it)"));
+    const bool dynamic_ok = backends.find(group.backend)->supports_dynamic_shapes();
     for (NodeId n : group.nodes.to_vector()) {
+      if (const std::string why = dynamic_ok ? "" : run_time_shapes(g, g.node(n)); !why.empty())
+        return absl::InvalidArgumentError(
+            str_cat(label, ": ", g.node(n).op_name(), " '", g.node(n).name, "' ", why,
+                    ", which backend '", group.backend, "' cannot run; it needs one that "
+                    "handles run-time shapes (dynamic, reference)"));
       if (owner[n] >= 0)
         return absl::InvalidArgumentError(
             str_cat(label, ": node '", g.node(n).name, "' is also in group ", owner[n]));

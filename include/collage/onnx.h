@@ -35,10 +35,11 @@ struct OnnxImportOptions {
 };
 
 // Imports a model file. External-data weight files are resolved relative to the model's folder;
-// a location that escapes that folder is refused. Shape-like operator inputs (Reshape's shape,
-// Slice's starts, ...) must be compile-time constants; nodes whose inputs are all constants (and
+// a location that escapes that folder is refused. Nodes whose inputs are all constants (and
 // Shape of a statically shaped value) are evaluated at import time, so Shape->Gather->Concat->
-// Reshape chains fold away. Graph input and output values keep their ONNX names.
+// Reshape chains fold away and shape-like operator inputs (Reshape's shape, Slice's starts, a
+// Reduce's axes, ...) become attributes. One computed at run time stays an input of the node
+// (OpDef::attr_inputs): the node's output shape is then known only when the model runs. Graph input and output values keep their ONNX names.
 // Errors name the file, and the node (op type, node name, opset) or tensor at fault; nothing
 // half-built is returned. Codes: NotFound for a missing model or external-data file;
 // Unimplemented for valid ONNX that collage does not handle (an operator, domain, opset, element

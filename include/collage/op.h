@@ -46,6 +46,9 @@ class InferContext {
   int requested_outputs() const { return num_outputs_; }
   template <typename A>
   const A& attrs() const { return static_cast<const A&>(attrs_); }
+  const OpAttrs& all_attrs() const { return attrs_; }
+  std::string_view op_name() const { return op_; }
+  std::string_view node_name() const { return node_; }
 
   std::vector<TensorType>& outputs() { return outputs_; }
   void set_output(int i, TensorType t);
@@ -75,6 +78,18 @@ struct KernelArgs {
 using InferFn = std::function<absl::Status(InferContext&)>;
 using KernelFn = std::function<absl::Status(const KernelArgs&)>;
 
+// An attribute whose value may instead come from an input computed at run time (ONNX's
+// shape-like inputs: a Reduce's axes, Reshape's shape, Resize's scales).
+struct AttrInput {
+  enum class Kind : uint8_t {
+    ints,    // std::vector<int64_t> field, from an integer tensor of rank 0 or 1
+    floats,  // std::vector<float> field, from a floating-point tensor of rank 0 or 1
+    scalar,  // float field, from a one-element tensor
+  };
+  std::string attr;
+  Kind kind = Kind::ints;
+};
+
 // One operator. Names follow ONNX ("Conv", "MatMul"); collage-only operators use the same style.
 struct OpDef {
   std::string name;
@@ -94,6 +109,15 @@ struct OpDef {
   // Shape inference handles inputs with dynamic dimensions (kDynamicDim) itself. Otherwise
   // infer_output_types probes the operator's inference with sizes standing in for them.
   bool dynamic_shapes = false;
+  // Attributes that a node may take from trailing inputs instead: attr_inputs[j] is input
+  // first_attr_input + j, absent (the attribute holds the value) unless its value is computed at
+  // run time. OpRegistry::add wraps `infer` and `reference` (lib/ir/attr_inputs.h): with every
+  // present one's value known (a constant, or the actual tensor at run time) they see the
+  // attribute set to it, with the same validation; with one unknown, `infer_unknown` gives the
+  // outputs (dimensions kDynamicDim; null: input 0's dtype and rank, every dimension unknown).
+  std::vector<AttrInput> attr_inputs;
+  InferFn infer_unknown;
+  int first_attr_input = -1;  // set by OpRegistry::add: max_inputs before the attribute inputs
 };
 
 // The output types of a node of operator `op` (named `node` in errors) on inputs of types

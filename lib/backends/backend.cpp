@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/str_cat.h"
+#include "ir/attr_inputs.h"
 
 namespace collage {
 
@@ -27,10 +28,12 @@ void Backend::add_pattern_rule(std::string name, PatternRule rule) {
 
 namespace {
 
-// Nodes reading or writing a value with a dynamic dimension.
+// Nodes reading or writing a value with a dynamic dimension, or taking an attribute from a
+// run-time input (a static backend's kernel would read the attribute, not the input).
 std::vector<bool> dynamic_nodes(const Graph& g) {
   std::vector<bool> dynamic(g.nodes().size(), false);
   for (NodeId n = 0; n < static_cast<NodeId>(g.nodes().size()); ++n) {
+    dynamic[n] = reads_attr_inputs(g.node(n));
     for (ValueId v : g.node(n).inputs)
       if (v != kNoValue && g.value(v).type.is_dynamic()) dynamic[n] = true;
     for (ValueId v : g.node(n).outputs)

@@ -2,6 +2,7 @@
 #include "core/str_cat.h"
 #include "collage/context.h"
 #include "collage/op.h"
+#include "ir/attr_inputs.h"
 
 namespace collage {
 
@@ -28,6 +29,7 @@ absl::Status InferContext::error(std::string_view message) const {
 
 absl::Status OpRegistry::add(OpDef def) {
   if (ops_.count(def.name)) return absl::AlreadyExistsError("operator '" + def.name + "' exists");
+  if (!def.attr_inputs.empty()) wrap_attr_inputs(def);
   std::string name = def.name;
   ops_.emplace(name, std::make_unique<OpDef>(std::move(def)));
   return absl::OkStatus();

@@ -68,6 +68,7 @@ absl::Status infer_binary(InferContext& ctx, TypeSet allowed, const DType* out) 
 }
 
 void add_builtin_op(OpRegistry& r, OpDef def) {
+  declare_attr_inputs(def);
   [[maybe_unused]] absl::Status s = r.add(std::move(def));
   assert(s.ok() && "built-in operator registered twice");
 }

@@ -91,4 +91,7 @@ inline void copy_element(void* dst, int64_t di, const void* src, int64_t si, siz
 // "[1, 3, 224, 224]"-style text for error messages.
 std::string list_to_string(const std::vector<int64_t>& v);
 
+// Sets the attribute inputs of a built-in operator that has them (attr_inputs_builtin.cpp).
+void declare_attr_inputs(OpDef& def);
+
 }  // namespace collage::ops

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "ops/op_sets.h"
+#include "ops/op_util.h"
 
 namespace collage::ops {
 namespace {
@@ -255,6 +256,7 @@ void store_float_as(float v, DType t, void* out) {
 }
 
 void add_tensor_op(OpRegistry& r, OpDef def) {
+  declare_attr_inputs(def);
   [[maybe_unused]] absl::Status s = r.add(std::move(def));
   assert(s.ok());
 }

@@ -87,9 +87,14 @@ absl::Status infer_range(InferContext& ctx) {
                                dtype_name(t)));
     if (in.numel() != 1 || in.shape.size() > 1)
       return ctx.error(str_cat(kNames[i], " must be a scalar, got ", type_to_string(in)));
-    if (!ctx.constant(i)) return ctx.error(str_cat(kNames[i], " must be a compile-time constant"));
   }
   if (t == DType::boolean) return ctx.error("Range does not take bool");
+  // Bounds computed at run time: the length is known once they are (the reference executor
+  // infers again on the actual values).
+  if (!ctx.constant(0) || !ctx.constant(1) || !ctx.constant(2)) {
+    ctx.set_output(0, {t, {kDynamicDim}});
+    return absl::OkStatus();
+  }
   auto n = range_length(t, *ctx.constant(0), *ctx.constant(1), *ctx.constant(2));
   if (!n.ok()) return ctx.error(std::string(n.status().message()));
   ctx.set_output(0, {t, {*n}});
@@ -135,9 +140,7 @@ void register_generator_ops(OpRegistry& r) {
   add_tensor_op(r, std::move(shape));
   add_tensor_op(r, make_op<ConstantOfShapeAttrs>("ConstantOfShape", FusionKind::opaque, 0, 0,
                                                  infer_constant_of_shape, run_constant_of_shape));
-  OpDef range = make_op<NoAttrs>("Range", FusionKind::opaque, 3, 3, infer_range, run_range);
-  range.constant_inputs = {0, 1, 2};
-  add_tensor_op(r, std::move(range));
+  add_tensor_op(r, make_op<NoAttrs>("Range", FusionKind::opaque, 3, 3, infer_range, run_range));
 }
 
 }  // namespace collage::ops

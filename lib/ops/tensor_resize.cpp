@@ -30,6 +30,9 @@ struct ResizePlan {
   Rounding rounding;
   Shape out;
   std::vector<float> scales;  // per axis: as given, or output / input size when sizes are given
+  // Per axis, the output length align_corners maps onto: scale x input size, unrounded, when
+  // scales are given (as ONNX and ONNX Runtime have it), the output size when sizes are.
+  std::vector<float> resized;
   std::vector<float> roi;     // [starts..., ends...], only used by tf_crop_and_resize
 };
 
@@ -89,6 +92,7 @@ absl::StatusOr<ResizePlan> plan_resize(const ResizeAttrs& a, const TensorType& i
                                               " has rank ", rank));
   p.out.resize(rank);
   p.scales.resize(rank);
+  p.resized.resize(rank);
   for (size_t d = 0; d < rank; ++d) {
     const int64_t dim = in.shape[d];
     if (!a.scales.empty()) {
@@ -101,6 +105,7 @@ absl::StatusOr<ResizePlan> plan_resize(const ResizeAttrs& a, const TensorType& i
         return absl::InvalidArgumentError(
             str_cat("scale ", static_cast<double>(s), " makes axis ", d, " too large"));
       p.scales[d] = s;
+      p.resized[d] = size;
       p.out[d] = static_cast<int64_t>(size);
     } else {
       const int64_t size = a.sizes[d];
@@ -109,6 +114,7 @@ absl::StatusOr<ResizePlan> plan_resize(const ResizeAttrs& a, const TensorType& i
             str_cat("size ", size, " for axis ", d, " of size ", dim, " is invalid"));
       p.scales[d] = dim == 0 ? 1.f : static_cast<float>(size) / static_cast<float>(dim);
       p.out[d] = size;
+      p.resized[d] = static_cast<float>(size);
     }
   }
   if (p.coord == Coord::tf_crop_and_resize) {
@@ -146,7 +152,7 @@ float source_coordinate(const ResizePlan& p, size_t d, float x, float len_in) {
     case Coord::tf_half_pixel_for_nn:
       return (x + 0.5f) / scale;
     case Coord::align_corners:
-      return len_out == 1 ? 0.f : x * (len_in - 1) / (len_out - 1);
+      return len_out == 1 ? 0.f : x * (len_in - 1) / (p.resized[d] - 1);
     case Coord::tf_crop_and_resize: {
       const float start = p.roi[d], end = p.roi[d + p.out.size()];
       if (len_out > 1)

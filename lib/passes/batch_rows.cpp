@@ -6,6 +6,7 @@
 
 #include "collage/ops.h"
 #include "core/str_cat.h"
+#include "ir/attr_inputs.h"
 
 namespace collage {
 namespace {
@@ -135,6 +136,8 @@ class Tracer {
   }
 
   absl::StatusOr<int> rule(const Node& n) const {
+    // Its attributes are not what it computes with: its axes or shape come when the model runs.
+    if (reads_attr_inputs(n)) return mixes(n, "takes an attribute computed at run time");
     const std::string& op = n.op_name();
     const int a = axis(n.inputs[0]);
     const size_t rank = n.inputs[0] == kNoValue ? 0 : type(n.inputs[0]).shape.size();

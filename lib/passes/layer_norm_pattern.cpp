@@ -4,6 +4,7 @@
 #include "collage/ops/elementwise.h"
 #include "collage/ops/nn.h"
 #include "core/str_cat.h"
+#include "ir/attr_inputs.h"
 #include "ops/op_util.h"
 #include "passes/canonical_patterns.h"
 
@@ -21,8 +22,9 @@ struct LayerNormParts {
 };
 
 // The number of trailing axes a keepdims ReduceMean averages over, or 0 when it averages over
-// anything else (or drops the axes).
+// anything else, drops the axes or takes them from a run-time input.
 int64_t trailing_axes(const Node& mean, int64_t rank) {
+  if (reads_attr_inputs(mean)) return 0;  // axes known only at run time
   const auto& a = mean.get<ReduceAttrs>();
   if (a.keepdims == 0) return 0;
   if (a.axes.empty()) return a.noop_with_empty_axes ? 0 : rank;

@@ -16,17 +16,18 @@ using te::Expr;
 
 Expr f32(double v) { return te::make_const(DType::f32, v); }
 
-// The source coordinate (f32) that output position o of an axis samples.
+// The source coordinate (f32) that output position o of an axis samples. `resized` is the
+// output length align_corners maps onto: scale x input length, unrounded, when scales are given
+// (as ONNX and ONNX Runtime have it), the output length when sizes are.
 Expr source_coordinate(const std::string& mode, Expr o, float scale, int64_t len_in,
-                       int64_t len_out) {
+                       int64_t len_out, float resized) {
   Expr x = te::cast(DType::f32, o);
   if (mode == "asymmetric") return x / f32(scale);
   if (mode == "pytorch_half_pixel")
     return len_out > 1 ? (x + f32(0.5)) / f32(scale) - f32(0.5) : f32(0);
   if (mode == "tf_half_pixel_for_nn") return (x + f32(0.5)) / f32(scale);
   if (mode == "align_corners")
-    return len_out == 1 ? f32(0)
-                        : x * f32(static_cast<float>(len_in - 1)) / f32(static_cast<float>(len_out - 1));
+    return len_out == 1 ? f32(0) : x * f32(static_cast<float>(len_in - 1)) / f32(resized - 1);
   return (x + f32(0.5)) / f32(scale) - f32(0.5);  // half_pixel
 }
 
@@ -79,7 +80,9 @@ absl::StatusOr<std::vector<te::Tensor>> resize(const Graph& g, const Node& node,
         for (int64_t d = 0; d < rank; ++d) {
           if (scales[d] == 1.f) continue;
           const int64_t len = x.shape()[d];
-          Expr c = source_coordinate(coord, i[d], scales[d], len, out.shape[d]);
+          const float mapped = a.scales.empty() ? static_cast<float>(out.shape[d])
+                                                 : scales[d] * static_cast<float>(len);
+          Expr c = source_coordinate(coord, i[d], scales[d], len, out.shape[d], mapped);
           if (!linear) {
             base[d] = nearest_index(a.nearest_mode, c, len);
             continue;

@@ -2,7 +2,8 @@
 // the dynamic runtime module, next to static kernels on eigen, written (format version 2), loaded
 // through the C API and run with
 // collage_module_run_outputs; outputs equal to the reference executor's; collage_module_run
-// refuses such a model; in process, the same kernels run through CompiledModel.
+// refuses such a model; in process, the same kernels run through CompiledModel. Attributes
+// given by run-time inputs (Reduce axes, Reshape shape, Slice starts) run there too.
 #include <catch2/catch.hpp>
 
 #include "collage/backends/dynamic.h"
@@ -164,6 +165,79 @@ TEST_CASE("NonMaxSuppression's kept boxes come out of an artifact as the referen
   auto want = run_reference(*g, {box, score});
   REQUIRE(want.ok());
   CHECK(got[0].identical((*want)[0]));
+}
+
+// x f32[3x4], axes i64[1], shape i64[2], starts i64[1] -> ReduceMax(x, axes) -> Relu -> "max";
+// Reshape(x, shape) -> "reshaped"; Slice(x, starts, ends 99, axes 1) -> "sliced".
+Graph attr_input_graph(const Context& ctx) {
+  GraphBuilder b(ctx, "attr_inputs");
+  const ValueId x = b.add_input("x", {DType::f32, {3, 4}});
+  const ValueId axes = b.add_input("axes", {DType::i64, {1}});
+  const ValueId shape = b.add_input("shape", {DType::i64, {2}});
+  const ValueId starts = b.add_input("starts", {DType::i64, {1}});
+  const ValueId max = *b.add("ReduceMax", {x, axes},
+                             attrs<ReduceAttrs>([](auto& a) { a.keepdims = 0; }));
+  const ValueId relu = *b.add("Relu", {max});
+  const ValueId reshaped = *b.add("Reshape", {x, shape});
+  const ValueId sliced =
+      *b.add("Slice", {x, starts, kNoValue, kNoValue, kNoValue}, attrs<SliceAttrs>([](auto& a) {
+               a.ends = {99};
+               a.axes = {1};
+             }));
+  b.set_value_name(relu, "max");
+  b.set_value_name(reshaped, "reshaped");
+  b.set_value_name(sliced, "sliced");
+  b.add_output(relu);
+  b.add_output(reshaped);
+  b.add_output(sliced);
+  auto g = b.finish();
+  REQUIRE(g.ok());
+  return std::move(*g);
+}
+
+TEST_CASE("an artifact reads Reduce axes, Reshape's shape and Slice's starts at run time",
+          "[runtime][dynamic-shapes]") {
+  Context ctx;
+  const Graph g = attr_input_graph(ctx);
+  for (const Node& n : g.nodes()) CHECK(g.value(n.outputs[0]).type.is_dynamic());
+  BackendRegistry backends = backends_with_dynamic();
+  auto bytes = compile_artifact(ctx, backends, g, split_placement(g));
+  INFO(bytes.status().ToString());
+  REQUIRE(bytes.ok());
+  auto m = load_bytes(*bytes, nullptr, nullptr, nullptr);
+  REQUIRE(m);
+  const Tensor x = random_f32({3, 4}, 11);
+  auto i64s = [](std::vector<int64_t> v) {
+    const auto n = static_cast<int64_t>(v.size());
+    return Tensor::from_i64({n}, std::move(v));
+  };
+  struct Case {
+    std::vector<int64_t> axes, shape, starts;
+    Shape max, reshaped, sliced;
+  };
+  const Case cases[] = {{{1}, {2, 6}, {1}, {3}, {2, 6}, {3, 3}},
+                        {{-2}, {-1, 3}, {-1}, {4}, {4, 3}, {3, 1}},
+                        {{0}, {12, 1}, {0}, {4}, {12, 1}, {3, 4}}};
+  for (const Case& c : cases) {
+    const std::vector<Tensor> in = {x, i64s(c.axes), i64s(c.shape), i64s(c.starts)};
+    std::string message;
+    const std::vector<Tensor> got = run_outputs(m.get(), in, &message);
+    INFO(message);
+    REQUIRE(got.size() == 3);
+    auto want = run_reference(g, in);
+    INFO(want.status().ToString());
+    REQUIRE(want.ok());
+    CHECK(got[0].shape() == c.max);
+    CHECK(got[1].shape() == c.reshaped);
+    CHECK(got[2].shape() == c.sliced);
+    for (size_t i = 0; i < 3; ++i) CHECK(max_relative_error(got[i], (*want)[i]) == 0);
+  }
+  // Values the node cannot take are an error of the run naming the operator, not a crash.
+  std::string message;
+  run_outputs(m.get(), {x, i64s({2}), i64s({2, 6}), i64s({0})}, &message);
+  CHECK_THAT(message, Catch::Contains("ReduceMax") && Catch::Contains("out of range"));
+  run_outputs(m.get(), {x, i64s({1}), i64s({5, 2}), i64s({0})}, &message);
+  CHECK_THAT(message, Catch::Contains("Reshape") && Catch::Contains("cannot reshape"));
 }
 
 TEST_CASE("in process, the dynamic backend runs the same kernels", "[runtime][dynamic-shapes]") {

@@ -6,6 +6,7 @@
 #include "core/str_cat.h"
 #include "dyn_module.h"
 #include "dyn_params.h"
+#include "ir/attr_inputs.h"
 
 namespace collage {
 namespace {
@@ -14,6 +15,7 @@ using rt_dynamic::DynOp;
 using rt_dynamic::DynParams;
 
 bool touches_dynamic(const Graph& g, const Node& n) {
+  if (reads_attr_inputs(n)) return true;
   for (ValueId v : n.inputs)
     if (v != kNoValue && g.value(v).type.is_dynamic()) return true;
   for (ValueId v : n.outputs)
@@ -50,6 +52,35 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> lists_of(const Node& n, DynOp 
       return std::vector<std::vector<int64_t>>{n.get<TransposeAttrs>().perm};
     case DynOp::concat:
       return std::vector<std::vector<int64_t>>{{n.get<ConcatAttrs>().axis}};
+    case DynOp::reduce_sum:
+    case DynOp::reduce_mean:
+    case DynOp::reduce_max:
+    case DynOp::reduce_min:
+    case DynOp::reduce_prod:
+    case DynOp::reduce_l1:
+    case DynOp::reduce_l2:
+    case DynOp::reduce_sum_square:
+    case DynOp::reduce_log_sum:
+    case DynOp::reduce_log_sum_exp: {
+      const auto& a = n.get<ReduceAttrs>();
+      return std::vector<std::vector<int64_t>>{a.axes, {a.keepdims}, {a.noop_with_empty_axes}};
+    }
+    case DynOp::expand:
+      return std::vector<std::vector<int64_t>>{n.get<ExpandAttrs>().shape};
+    case DynOp::tile:
+      return std::vector<std::vector<int64_t>>{n.get<TileAttrs>().repeats};
+    case DynOp::constant_of_shape: {
+      const auto& a = n.get<ConstantOfShapeAttrs>();
+      std::vector<std::vector<int64_t>> lists{a.shape, {}};
+      if (!a.value.empty()) {
+        uint64_t bits = 0;
+        const auto* b = static_cast<const uint8_t*>(a.value.raw());
+        for (size_t i = 0; i < dtype_size(a.value.dtype()) && i < 8; ++i)
+          bits |= static_cast<uint64_t>(b[i]) << (8 * i);
+        lists[1] = {static_cast<int64_t>(bits)};
+      }
+      return lists;
+    }
     case DynOp::cast: {
       auto to = parse_dtype(n.get<CastAttrs>().to);
       if (!to) return absl::InvalidArgumentError(str_cat("Cast to '", n.get<CastAttrs>().to, "'"));
@@ -93,7 +124,20 @@ class DynamicBackend : public Backend {
     if (!lists.ok()) return lists.status();
     p.lists = std::move(*lists);
     KernelRecord record;
-    for (ValueId v : node.inputs) {
+    // The operator's own inputs, then each attribute input present, which gives the list of the
+    // same index at run time (lists_of puts the attributes that can be inputs first).
+    std::vector<ValueId> operands = node.inputs;
+    if (node.op->first_attr_input >= 0 &&
+        operands.size() > static_cast<size_t>(node.op->first_attr_input)) {
+      operands.resize(node.op->first_attr_input);
+      for (size_t j = 0; j < node.op->attr_inputs.size(); ++j) {
+        const size_t i = node.op->first_attr_input + j;
+        const bool present = i < node.inputs.size() && node.inputs[i] != kNoValue;
+        p.list_sources.push_back(present ? static_cast<int64_t>(operands.size()) : -1);
+        if (present) operands.push_back(node.inputs[i]);
+      }
+    }
+    for (ValueId v : operands) {
       if (v == kNoValue) {
         p.sources.push_back(-1);
       } else if (const Tensor* c = group.constant_of(v)) {

@@ -51,6 +51,11 @@ absl::StatusOr<Tensor> NodeContext::constant_input(int i, std::string_view role)
   return r->constant;
 }
 
+Ref* NodeContext::runtime_input(int i) const {
+  Ref* r = input(i);
+  return r && !r->is_constant() ? r : nullptr;
+}
+
 absl::Status NodeContext::input_to_ints(int i, std::string_view role, const std::string& attr) {
   if (!input(i)) return absl::OkStatus();
   auto t = constant_input(i, role);

@@ -45,6 +45,9 @@ class NodeContext {
   // The value of input i, which must be a compile-time constant; `role` ("shape") names it in
   // the error.
   absl::StatusOr<Tensor> constant_input(int i, std::string_view role) const;
+  // Input i when it is given and computed at run time (the IR operator then takes it as an
+  // attribute input, OpDef::attr_inputs), else null.
+  Ref* runtime_input(int i) const;
   // When input i is given, stores its constant value as integer-list attribute `attr`.
   absl::Status input_to_ints(int i, std::string_view role, const std::string& attr);
   // When input i is given, stores its single constant value as float attribute `attr`.

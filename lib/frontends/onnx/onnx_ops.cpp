@@ -16,10 +16,12 @@ Result generic(NodeContext& n) {
   return n.emit(n.op_type(), n.inputs(), n.num_outputs() > 0 ? n.num_outputs() : -1);
 }
 
-// Generic, after moving the constant input `index` into integer-list attribute `attr`.
+// Generic, after moving the constant input `index` into integer-list attribute `attr`; one
+// computed at run time stays an input (the IR operator's attribute input).
 template <int kIndex, const char* kRole, const char* kAttr>
 Result input_as_ints(NodeContext& n) {
   if (absl::Status s = n.check_inputs(kIndex + 1, kIndex + 1); !s.ok()) return s;
+  if (Ref* r = n.runtime_input(kIndex)) return n.emit(n.op_type(), {n.input(0), r});
   if (absl::Status s = n.input_to_ints(kIndex, kRole, kAttr); !s.ok()) return s;
   return n.emit(n.op_type(), {n.input(0)});
 }
@@ -187,6 +189,7 @@ Result reduce(NodeContext& n) {
   const int axes_input_since = n.op_type() == "ReduceSum" ? 13 : 18;
   if (n.opset() >= axes_input_since) {
     if (absl::Status s = n.check_inputs(1, 2); !s.ok()) return s;
+    if (Ref* axes = n.runtime_input(1)) return n.emit(n.op_type(), {n.input(0), axes});
     if (absl::Status s = n.input_to_ints(1, "axes", "axes"); !s.ok()) return s;
   } else if (absl::Status s = n.check_inputs(1, 1); !s.ok()) {
     return s;
@@ -199,6 +202,7 @@ Result squeeze(NodeContext& n) {
   if (n.opset() >= 13) {
     const int min = n.op_type() == "Unsqueeze" ? 2 : 1;
     if (absl::Status s = n.check_inputs(min, 2); !s.ok()) return s;
+    if (Ref* axes = n.runtime_input(1)) return n.emit(n.op_type(), {n.input(0), axes});
     if (absl::Status s = n.input_to_ints(1, "axes", "axes"); !s.ok()) return s;
   } else if (absl::Status s = n.check_inputs(1, 1); !s.ok()) {
     return s;
@@ -208,9 +212,12 @@ Result squeeze(NodeContext& n) {
 
 // Split: `split` is an input from opset 13; opset 18 adds num_outputs.
 Result split(NodeContext& n) {
+  Ref* runtime_split = nullptr;
   if (n.opset() >= 13) {
     if (absl::Status s = n.check_inputs(1, 2); !s.ok()) return s;
-    if (absl::Status s = n.input_to_ints(1, "split", "split"); !s.ok()) return s;
+    runtime_split = n.runtime_input(1);
+    if (!runtime_split)
+      if (absl::Status s = n.input_to_ints(1, "split", "split"); !s.ok()) return s;
   } else if (absl::Status s = n.check_inputs(1, 1); !s.ok()) {
     return s;
   }
@@ -221,7 +228,7 @@ Result split(NodeContext& n) {
       return n.error(str_cat("num_outputs does not match the ", outputs, " outputs of the node"));
     if (n.attrs().count("split")) return n.error("has both 'split' and num_outputs");
   }
-  return n.emit("Split", {n.input(0)}, outputs);
+  return n.emit("Split", {n.input(0), runtime_split}, outputs);
 }
 
 Result slice(NodeContext& n) {
@@ -231,10 +238,14 @@ Result slice(NodeContext& n) {
   }
   if (absl::Status s = n.check_inputs(3, 5); !s.ok()) return s;
   static const char* const kNames[] = {"starts", "ends", "axes", "steps"};
+  // Each one computed at run time stays an input (Slice's attribute inputs 1 to 4).
+  std::vector<Ref*> inputs = {n.input(0)};
   for (int i = 1; i <= 4; ++i) {
+    inputs.push_back(n.runtime_input(i));
+    if (inputs.back()) continue;
     if (absl::Status s = n.input_to_ints(i, kNames[i - 1], kNames[i - 1]); !s.ok()) return s;
   }
-  return n.emit("Slice", {n.input(0)});
+  return n.emit("Slice", inputs);
 }
 
 // Pad: pads and constant_value are inputs from version 11 (attributes before); 18 adds axes.
@@ -244,8 +255,14 @@ Result pad(NodeContext& n) {
     return n.emit("Pad", {n.input(0)});
   }
   if (absl::Status s = n.check_inputs(2, n.opset() >= 18 ? 4 : 3); !s.ok()) return s;
-  if (absl::Status s = n.input_to_ints(1, "pads", "pads"); !s.ok()) return s;
-  if (n.input(2)) {
+  // pads and constant_value computed at run time stay inputs (Pad's attribute inputs 1 and 2).
+  Ref* const runtime_pads = n.runtime_input(1);
+  Ref* const runtime_value = n.runtime_input(2);
+  if (runtime_pads && n.input(3))
+    return n.unsupported("pads computed at run time with axes given is not supported");
+  if (!runtime_pads)
+    if (absl::Status s = n.input_to_ints(1, "pads", "pads"); !s.ok()) return s;
+  if (n.input(2) && !runtime_value) {
     auto v = n.constant_input(2, "constant_value");
     if (!v.ok()) return v.status();
     if (v->numel() > 1) return n.error("constant_value must be a single value");
@@ -268,11 +285,12 @@ Result pad(NodeContext& n) {
     }
     n.attrs()["pads"] = full;
   }
-  return n.emit("Pad", {n.input(0)});
+  return n.emit("Pad", {n.input(0), runtime_pads, runtime_value});
 }
 
 Result constant_of_shape(NodeContext& n) {
   if (absl::Status s = n.check_inputs(1, 1); !s.ok()) return s;
+  if (Ref* shape = n.runtime_input(0)) return n.emit("ConstantOfShape", {shape});
   if (absl::Status s = n.input_to_ints(0, "shape", "shape"); !s.ok()) return s;
   return n.emit("ConstantOfShape", {});
 }
@@ -309,6 +327,34 @@ Result resize(NodeContext& n) {
       if (x < -rank || x >= rank) return n.error(str_cat("axis ", x, " is out of range"));
       axes.push_back(x < 0 ? x + rank : x);
     }
+  }
+  // roi, scales and sizes computed at run time stay inputs (Resize's attribute inputs 1 to 3);
+  // roi is read only by tf_crop_and_resize.
+  Ref* const runtime[] = {crop ? n.runtime_input(1) : nullptr, n.runtime_input(2),
+                          n.runtime_input(3)};
+  if (runtime[0] || runtime[1] || runtime[2]) {
+    if (!axes.empty())
+      return n.unsupported("roi, scales or sizes computed at run time with 'axes' is not supported");
+    if (auto p = n.take_attr("keep_aspect_ratio_policy");
+        p && !(std::get_if<std::string>(&*p) && std::get<std::string>(*p) == "stretch"))
+      return n.unsupported("keep_aspect_ratio_policy other than 'stretch' is not supported");
+    if (crop && !runtime[0]) {
+      auto roi = float_list(n, 1, "roi");
+      if (!roi.ok()) return roi.status();
+      if (!roi->empty()) n.attrs()["roi"] = *roi;
+    }
+    if (!runtime[1]) {
+      auto scales = float_list(n, 2, "scales");
+      if (!scales.ok()) return scales.status();
+      if (!scales->empty()) n.attrs()["scales"] = *scales;
+    }
+    if (!runtime[2] && n.input(3)) {
+      auto t = n.constant_input(3, "sizes");
+      if (!t.ok()) return t.status();
+      if (t->numel() > 0) n.attrs()["sizes"] = t->to_int64_vector();
+    }
+    std::vector<Ref*> inputs = {n.input(0), runtime[0], runtime[1], runtime[2]};
+    return n.emit("Resize", inputs);
   }
   auto roi = crop ? float_list(n, 1, "roi") : std::vector<float>();
   if (!roi.ok()) return roi.status();

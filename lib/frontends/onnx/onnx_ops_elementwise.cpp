@@ -20,6 +20,7 @@ Result generic(NodeContext& n) {
 Result reduce(NodeContext& n) {
   if (n.opset() >= 18) {
     if (absl::Status s = n.check_inputs(1, 2); !s.ok()) return s;
+    if (Ref* axes = n.runtime_input(1)) return n.emit(n.op_type(), {n.input(0), axes});
     if (absl::Status s = n.input_to_ints(1, "axes", "axes"); !s.ok()) return s;
   } else if (absl::Status s = n.check_inputs(1, 1); !s.ok()) {
     return s;

@@ -2,6 +2,7 @@
 #include "dyn_kernel.h"
 
 #include <memory>
+#include <optional>
 
 namespace collage::rt_dynamic {
 namespace {
@@ -23,6 +24,8 @@ Arity arity_of(DynOp op) {
     case DynOp::less:
     case DynOp::equal: return {2, 2, 1, 1};
     case DynOp::concat: return {1, -1, 1, 1};
+    case DynOp::constant_of_shape: return {0, 0, 1, 1};
+    case DynOp::range: return {3, 3, 1, 1};
     default: return {1, 1, 1, 1};
   }
 }
@@ -39,7 +42,12 @@ std::string DynKernel::create(const collage_kernel_desc_t& desc, DynKernel*& ker
            std::string(dyn_op_name(p.op));
   const int32_t outputs = desc.num_args - desc.num_inputs;
   const Arity a = arity_of(p.op);
-  const auto operands = static_cast<int64_t>(p.sources.size());
+  // The operands that give lists at run time come last and are not the operator's own.
+  int64_t operands = static_cast<int64_t>(p.sources.size());
+  for (int64_t s : p.list_sources) operands -= s >= 0;
+  for (int64_t s : p.list_sources)
+    if (s >= 0 && s < operands) return "a list source is one of the operator's own operands";
+  if (p.list_sources.size() > p.lists.size()) return "more list sources than lists";
   if (operands < a.min_inputs || (a.max_inputs >= 0 && operands > a.max_inputs) ||
       outputs < a.min_outputs || outputs > a.max_outputs || desc.num_inputs < 0)
     return std::string(dyn_op_name(p.op)) + " with " + std::to_string(operands) + " inputs and " +
@@ -71,6 +79,22 @@ std::string DynKernel::create(const collage_kernel_desc_t& desc, DynKernel*& ker
   return "";
 }
 
+DynParams DynKernel::with_run_time_lists(const std::vector<Value>& in) const {
+  DynParams p = params_;
+  for (size_t i = 0; i < p.list_sources.size(); ++i) {
+    const int64_t s = p.list_sources[i];
+    if (s < 0) continue;
+    const Value& v = in[s];
+    if (v.shape.size() > 1)
+      throw KernelError("input " + std::to_string(s) + " gives a list, but it has rank " +
+                        std::to_string(v.shape.size()));
+    std::vector<int64_t>& list = p.lists[i];
+    list.clear();
+    for (int64_t k = 0; k < v.numel(); ++k) list.push_back(int_at(v, k));
+  }
+  return p;
+}
+
 std::string DynKernel::run(const collage_rt_tensor_t* inputs, int32_t num_inputs,
                            collage_rt_alloc_fn alloc, void* alloc_ctx) const {
   if (num_inputs != static_cast<int32_t>(input_dtypes_.size()) || (num_inputs && !inputs) ||
@@ -91,8 +115,12 @@ std::string DynKernel::run(const collage_rt_tensor_t* inputs, int32_t num_inputs
   }
   Outputs out(alloc, alloc_ctx, output_dtypes_);
   try {
-    if (!run_data_dependent_op(params_, in, out) && !run_layout_op(params_, in, out) &&
-        !run_math_op(params_, in, out))
+    std::optional<DynParams> run_time;
+    if (!params_.list_sources.empty()) run_time = with_run_time_lists(in);
+    const DynParams& params = run_time ? *run_time : params_;
+    if (!run_data_dependent_op(params, in, out) && !run_layout_op(params, in, out) &&
+        !run_math_op(params, in, out) && !run_reduce_op(params, in, out) &&
+        !run_generate_op(params, in, out))
       return "operator " + std::string(dyn_op_name(params_.op)) + " has no implementation";
   } catch (const KernelError& e) {
     return std::string(dyn_op_name(params_.op)) + ": " + e.what();

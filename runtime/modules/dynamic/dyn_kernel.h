@@ -22,6 +22,10 @@ class DynKernel {
                   collage_rt_alloc_fn alloc, void* alloc_ctx) const;
 
  private:
+  // The parameters with each list that comes from an operand read from `in` (throws
+  // KernelError for an operand that holds no integer list).
+  DynParams with_run_time_lists(const std::vector<Value>& in) const;
+
   DynParams params_;
   std::vector<int32_t> input_dtypes_;
   std::vector<size_t> input_ranks_;

@@ -35,12 +35,6 @@ void copy_all(const Value& x, Outputs& out, const std::vector<int64_t>& shape) {
   if (x.numel()) std::memcpy(o, x.data, x.numel() * element_size(x.dtype));
 }
 
-int64_t index_value(const Value& idx, int64_t i) {
-  if (idx.dtype == COLLAGE_DTYPE_I64) return idx.as<int64_t>()[i];
-  if (idx.dtype == COLLAGE_DTYPE_I32) return idx.as<int32_t>()[i];
-  throw KernelError("indices must be i32 or i64, got " + type_text(idx.dtype, idx.shape));
-}
-
 void gather(const DynParams& p, const Value& data, const Value& idx, Outputs& out) {
   const auto rank = static_cast<int64_t>(data.shape.size());
   const int64_t axis = axis_in(p.value(0, 0), rank, "axis");
@@ -56,7 +50,7 @@ void gather(const DynParams& p, const Value& data, const Value& idx, Outputs& ou
   const size_t row = inner * element_size(data.dtype);
   uint8_t* o = out.make(0, shape);
   for (int64_t j = 0; j < count; ++j) {
-    int64_t k = index_value(idx, j);
+    int64_t k = int_at(idx, j);
     if (k < -dim || k >= dim)
       throw KernelError("index " + std::to_string(k) + " is out of range for axis " +
                         std::to_string(axis) + " of size " + std::to_string(dim));

@@ -10,7 +10,9 @@ namespace {
 constexpr std::array<std::string_view, static_cast<size_t>(DynOp::count_)> kNames = {
     "NonZero", "NonMaxSuppression", "Unique", "Gather", "Slice", "Squeeze", "Unsqueeze",
     "Reshape", "Transpose", "Concat", "Cast", "Identity", "Add", "Sub", "Mul", "Div", "Greater",
-    "Less", "Equal", "Relu", "Sigmoid", "Exp", "Neg", "Abs", "Sqrt"};
+    "Less", "Equal", "Relu", "Sigmoid", "Exp", "Neg", "Abs", "Sqrt", "ReduceSum", "ReduceMean",
+    "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare",
+    "ReduceLogSum", "ReduceLogSumExp", "Expand", "Tile", "ConstantOfShape", "Range"};
 
 void put_u32(std::vector<uint8_t>& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
@@ -84,6 +86,7 @@ std::vector<uint8_t> encode_params(const DynParams& p) {
     for (int64_t v : l) put_i64(out, v);
   };
   put_list(p.sources);
+  put_list(p.list_sources);
   put_u32(out, static_cast<uint32_t>(p.lists.size()));
   for (const auto& l : p.lists) put_list(l);
   return out;
@@ -94,8 +97,9 @@ std::string decode_params(const uint8_t* data, size_t size, DynParams* out) {
   uint32_t magic = 0, version = 0, lists = 0;
   uint8_t op = 0;
   if (!r.u32(&magic) || magic != kParamsMagic) return "parameters without the DYNP magic";
-  if (!r.u32(&version) || version != kParamsVersion)
-    return "parameters of version " + std::to_string(version) + "; this module reads version " +
+  // Version 1 had no list sources.
+  if (!r.u32(&version) || version < 1 || version > kParamsVersion)
+    return "parameters of version " + std::to_string(version) + "; this module reads versions 1 to " +
            std::to_string(kParamsVersion);
   if (!r.u8(&op) || op >= static_cast<uint8_t>(DynOp::count_))
     return "unknown operator " + std::to_string(op);
@@ -107,7 +111,11 @@ std::string decode_params(const uint8_t* data, size_t size, DynParams* out) {
     for (int64_t& v : l) r.i64(&v);
     return true;
   };
-  if (!get_list(out->sources)) return "truncated parameters";
+  if (!get_list(out->sources) || (version >= 2 && !get_list(out->list_sources)))
+    return "truncated parameters";
+  for (int64_t s : out->list_sources)
+    if (s < -1 || s >= static_cast<int64_t>(out->sources.size()))
+      return "a list source " + std::to_string(s) + " names no operand";
   if (!r.u32(&lists) || lists > r.left() / 4) return "truncated parameters";
   out->lists.assign(lists, {});
   for (auto& l : out->lists)

@@ -2,8 +2,8 @@
 // time) and their binary form, shared by the compiler (lib/backends/dynamic writes them) and the
 // module (reads them). Depends only on the C++ library.
 //
-// Layout: u32 magic "DYNP", u32 version, u8 operator, the sources (a list), u32 list count, then
-// each list. A list is a u32 count and that many little-endian i64. What each list means depends
+// Layout: u32 magic "DYNP", u32 version, u8 operator, the sources (a list), the list sources (a
+// list), u32 list count, then each list. A list is a u32 count and that many little-endian i64. What each list means depends
 // on the operator (DynOp).
 #pragma once
 
@@ -15,7 +15,7 @@
 namespace collage::rt_dynamic {
 
 inline constexpr uint32_t kParamsMagic = 0x504E5944;  // "DYNP" read as a little-endian u32
-inline constexpr uint32_t kParamsVersion = 1;
+inline constexpr uint32_t kParamsVersion = 2;
 
 // The operators the module runs, with the lists their parameters hold.
 enum class DynOp : uint8_t {
@@ -34,6 +34,13 @@ enum class DynOp : uint8_t {
   add, sub, mul, div,  // numpy broadcasting
   greater, less, equal,  // numpy broadcasting, bool output
   relu, sigmoid, exp, neg, abs, sqrt,
+  // axes, [keepdims], [noop_with_empty_axes]
+  reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod, reduce_l1, reduce_l2,
+  reduce_sum_square, reduce_log_sum, reduce_log_sum_exp,
+  expand,             // shape
+  tile,               // repeats
+  constant_of_shape,  // shape, [the value's bytes as one little-endian i64] (empty: zeros)
+  range,              // - (start, limit, delta are operands)
   count_,
 };
 
@@ -48,6 +55,10 @@ struct DynParams {
   // Where each input of the operator comes from: kernel argument k (k >= 0), kernel constant c
   // (-2 - c), or nowhere (-1: an absent optional input).
   std::vector<int64_t> sources;
+  // Lists whose values are computed at run time (an ONNX shape-like input: Reduce axes, Reshape
+  // shape): list i is read from operand list_sources[i] (an index into sources) when that is
+  // >= 0. Such operands come after the operator's own.
+  std::vector<int64_t> list_sources;
   std::vector<std::vector<int64_t>> lists;
   // List `i`, empty when absent.
   const std::vector<int64_t>& list(size_t i) const;

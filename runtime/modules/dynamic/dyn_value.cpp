@@ -49,6 +49,12 @@ int64_t axis_in(int64_t axis, int64_t rank, const char* what) {
   return axis < 0 ? axis + rank : axis;
 }
 
+int64_t int_at(const Value& v, int64_t i) {
+  if (v.dtype == COLLAGE_DTYPE_I64) return v.as<int64_t>()[i];
+  if (v.dtype == COLLAGE_DTYPE_I32) return v.as<int32_t>()[i];
+  throw KernelError("indices must be i32 or i64, got " + type_text(v.dtype, v.shape));
+}
+
 uint8_t* Outputs::make(size_t i, const std::vector<int64_t>& shape) {
   void* p = alloc_(ctx_, static_cast<int32_t>(i), shape.data());
   if (!p)

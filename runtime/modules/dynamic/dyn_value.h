@@ -37,6 +37,9 @@ struct Value {
   }
 };
 
+// Element i of an i32 or i64 tensor (indices, shape-like inputs); throws for another type.
+int64_t int_at(const Value& v, int64_t i);
+
 // The outputs of one run: each buffer asked of the runtime once its shape is known.
 class Outputs {
  public:
@@ -62,5 +65,7 @@ class Outputs {
 bool run_data_dependent_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 bool run_layout_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 bool run_math_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
+bool run_reduce_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
+bool run_generate_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 
 }  // namespace collage::rt_dynamic
