@@ -83,12 +83,16 @@ bool differs_from_onnx(const Graph& g, const Node& n) {
     // Ceil-mode windows that include padding: OpenVINO divides the last window by a smaller
     // count than ONNX Runtime.
     const auto& a = n.get<AveragePoolAttrs>();
+    // Dilated averaging (ONNX 19) is beyond OpenVINO's AvgPool.
+    for (int64_t d : a.dilations)
+      if (d != 1) return true;
     return a.ceil_mode != 0 &&
            (a.count_include_pad != 0 ||
             keeps_dropped_window(g, n, a.pads, a.strides, {}, a.kernel_shape));
   }
   if (op == "MaxPool") {
     const auto& a = n.get<MaxPoolAttrs>();
+    if (n.outputs.size() > 1) return true;  // Indices: OpenVINO numbers them differently
     return a.ceil_mode != 0 &&
            keeps_dropped_window(g, n, a.pads, a.strides, a.dilations, a.kernel_shape);
   }
