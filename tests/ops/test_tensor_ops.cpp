@@ -533,6 +533,26 @@ TEST_CASE("Resize nearest and linear", "[ops][tensor]") {
               i32({1, 1, 4, 4}, {0, 3, 8, 12, 5, 8, 13, 18, 15, 19, 23, 28, 21, 24, 29, 33}));
 }
 
+// Expected values: ONNX's node tests test_resize_downsample_scales_{linear,cubic}_antialias.
+TEST_CASE("Resize antialias widens the filter when downsampling", "[ops][tensor]") {
+  Tensor x = iota(DType::f32, {1, 1, 4, 4});  // 0..15; the ONNX tests have 1..16
+  for (const char* mode : {"linear", "cubic"}) {
+    auto attrs = make_attrs<ResizeAttrs>([&](auto& a) {
+      a.mode = mode;
+      a.antialias = 1;
+      a.scales = {1, 1, 0.6f, 0.6f};
+    });
+    Tensor y = run1("Resize", {{x}}, attrs);
+    const std::vector<float> onnx = std::string(mode) == "linear"
+                                        ? std::vector<float>{2.875f, 4.5f, 9.375f, 11.f}
+                                        : std::vector<float>{2.5180721f, 4.2858863f, 9.5893288f,
+                                                             11.357142f};
+    std::vector<float> minus_one;
+    for (float v : onnx) minus_one.push_back(v - 1.f);  // normalised weights: shift-invariant
+    check_close(y, f32({1, 1, 2, 2}, minus_one));
+  }
+}
+
 TEST_CASE("Resize cubic and tf_crop_and_resize", "[ops][tensor]") {
   Tensor c = iota(DType::f32, {1, 1, 3, 3});
   check_close(

@@ -100,7 +100,7 @@ bool differs_from_onnx(const Graph& g, const Node& n) {
     // OpenVINO's ONNX frontend reads no tf_crop_and_resize; its cubic weights outside the
     // input and its round_prefer_ceil differ from ONNX Runtime's.
     const auto& a = n.get<ResizeAttrs>();
-    return a.coordinate_transformation_mode == "tf_crop_and_resize" ||
+    return a.coordinate_transformation_mode == "tf_crop_and_resize" || a.antialias != 0 ||
            (a.mode == "cubic" && a.exclude_outside != 0) || a.nearest_mode == "round_prefer_ceil";
   }
   return false;

@@ -299,8 +299,6 @@ Result resize(NodeContext& n) {
     const auto* m = std::get_if<std::string>(&it->second);
     crop = m && *m == "tf_crop_and_resize";
   }
-  if (auto a = n.take_attr("antialias"); a && std::get_if<int64_t>(&*a) && std::get<int64_t>(*a))
-    return n.unsupported("antialias is not supported");
   if (!n.input(0)) return n.error("input 0 (X) is missing");
   const Shape& in = n.input(0)->type.shape;
   const auto rank = static_cast<int64_t>(in.size());
