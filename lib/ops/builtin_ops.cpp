@@ -25,6 +25,7 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_center_crop_pad_op(registry);
   ops::register_affine_grid_op(registry);
   ops::register_quantized_conv_ops(registry);
+  ops::register_col2im_op(registry);
 }
 
 }  // namespace collage

@@ -26,5 +26,6 @@ void register_signal_ops(OpRegistry& r);  // the window functions, MelWeightMatr
 void register_center_crop_pad_op(OpRegistry& r);  // CenterCropPad
 void register_affine_grid_op(OpRegistry& r);      // AffineGrid
 void register_quantized_conv_ops(OpRegistry& r);  // ConvInteger, QLinearConv
+void register_col2im_op(OpRegistry& r);           // Col2Im
 
 }  // namespace collage::ops

@@ -1,4 +1,4 @@
-// Attribute structs of CenterCropPad, AffineGrid and DeformConv.
+// Attribute structs of CenterCropPad, AffineGrid, DeformConv and Col2Im.
 #pragma once
 
 #include <cstdint>
@@ -49,6 +49,21 @@ struct DeformConvAttrs : AttrsOf<DeformConvAttrs> {
     v.field("group", group);
     v.field("kernel_shape", kernel_shape);
     v.field("offset_group", offset_group);
+    v.field("pads", pads);
+    v.field("strides", strides);
+  }
+};
+
+// Col2Im(input [N, C * prod(block_shape), L], image_shape, block_shape) -> [N, C,
+// image_shape...]: the inverse of im2col, each column's block added back at its sliding position
+// (L positions over the padded image, row-major), overlapping blocks summed (ONNX 18).
+struct Col2ImAttrs : AttrsOf<Col2ImAttrs> {
+  std::vector<int64_t> dilations;
+  std::vector<int64_t> pads;  // begin values of every axis, then end values
+  std::vector<int64_t> strides;
+  template <class V>
+  void fields(V& v) {
+    v.field("dilations", dilations);
     v.field("pads", pads);
     v.field("strides", strides);
   }

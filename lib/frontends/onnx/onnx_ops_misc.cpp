@@ -1,6 +1,6 @@
 // ONNX conversions of the remaining operators: the window functions, MelWeightMatrix, AffineGrid,
-// CenterCropPad, Upsample, DeformConv, ConvInteger, QLinearConv and
-// MaxUnpool.
+// CenterCropPad, Upsample, DeformConv, ConvInteger, QLinearConv,
+// MaxUnpool and Col2Im.
 #include <string_view>
 
 #include "core/str_cat.h"
@@ -78,6 +78,7 @@ constexpr Entry kConversions[] = {
     {"DeformConv", {generic, 19, true}},
     {"ConvInteger", {generic, 10, true}},
     {"MaxUnpool", {generic, 9, true}},
+    {"Col2Im", {generic, 18, true}},
     {"QLinearConv", {generic, 10, true}},
 };
 
