@@ -5,6 +5,9 @@
 #include <limits>
 
 #include "collage/graph.h"
+#include "collage/ops/geometry.h"
+#include "collage/ops/pooling.h"
+#include "collage/ops/signal.h"
 #include "collage/ops/tensor.h"
 #include "collage/reference.h"
 #include "common/test_util.h"
@@ -680,6 +683,35 @@ TEST_CASE("Tensor operator definitions", "[ops][tensor]") {
   CHECK(r.find("Range")->constant_inputs == std::vector<int>{0, 1, 2});
   CHECK(r.find("Concat")->max_inputs == -1);
   CHECK(r.find("ConstantOfShape")->max_inputs == 0);
+}
+
+// Operators whose output shape follows an input's value: dynamic when the value comes at run
+// time, exact (and checked) when it is a constant.
+TEST_CASE("Sizes given as inputs: window functions, CenterCropPad, MaxUnpool", "[ops][tensor]") {
+  auto periodic = make_attrs<SignalWindowAttrs>([](auto&) {});
+  check_close(run1("HannWindow", {{Tensor::scalar_i64(4)}}, periodic),
+              f32({4}, {0.f, 0.5f, 1.f, 0.5f}));
+  check_close(run1("HannWindow", {{Tensor::scalar_i64(4), true}}, periodic),
+              f32({4}, {0.f, 0.5f, 1.f, 0.5f}));
+  check_error(run_op("HannWindow", {{Tensor::scalar_i64(-3), true}}, periodic, 1, "w").status(),
+              "HannWindow 'w': size is -3");
+  check_error(run_op("HannWindow", {{Tensor::scalar_i64(-3)}}, periodic, 1, "w").status(),
+              "HannWindow 'w': size is -3");
+
+  auto all_axes = make_attrs<CenterCropPadAttrs>([](auto&) {});
+  check_equal(run1("CenterCropPad", {{iota(DType::i32, {3, 4})}, {i64({2}, {1, 6})}}, all_axes),
+              i32({1, 6}, {0, 4, 5, 6, 7, 0}));
+
+  auto unpool = make_attrs<MaxUnpoolAttrs>([](auto& a) {
+    a.kernel_shape = {2};
+    a.strides = {2};
+  });
+  check_equal(run1("MaxUnpool", {{f32({1, 1, 2}, {5, 7})}, {i64({1, 1, 2}, {1, 2})}}, unpool),
+              f32({1, 1, 4}, {0, 5, 7, 0}));
+  check_error(
+      run_op("MaxUnpool", {{f32({1, 1, 2}, {5, 7})}, {i64({1, 1, 2}, {1, 4})}}, unpool, 1, "u")
+          .status(),
+      "MaxUnpool 'u': index 4 (element 1 of I) is outside the unpooled 4 elements");
 }
 
 }  // namespace
