@@ -21,6 +21,11 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_text_ops(registry);
   ops::register_data_dependent_ops(registry);
   ops::register_control_flow_ops(registry);
+  ops::register_signal_ops(registry);
+  ops::register_center_crop_pad_op(registry);
+  ops::register_affine_grid_op(registry);
+  ops::register_quantized_conv_ops(registry);
+  ops::register_col2im_op(registry);
 }
 
 }  // namespace collage

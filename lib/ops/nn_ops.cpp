@@ -124,6 +124,9 @@ void register_nn_ops(OpRegistry& r) {
   register_conv_transpose_op(r);
   register_pool_ops(r);
   register_norm_ops(r);
+  register_batch_norm_training_op(r);
+  register_deform_conv_op(r);
+  register_max_unpool_op(r);
   register_softmax_ops(r);
   register_matmul_ops(r);
 }

@@ -14,6 +14,9 @@ void register_conv_op(OpRegistry& r);            // Conv
 void register_conv_transpose_op(OpRegistry& r);  // ConvTranspose
 void register_pool_ops(OpRegistry& r);           // MaxPool, AveragePool, GlobalAveragePool
 void register_norm_ops(OpRegistry& r);           // Batch-, Instance-, LayerNormalization
+void register_batch_norm_training_op(OpRegistry& r);  // BatchNormalizationTraining
+void register_deform_conv_op(OpRegistry& r);     // DeformConv
+void register_max_unpool_op(OpRegistry& r);      // MaxUnpool
 void register_softmax_ops(OpRegistry& r);        // Softmax, LogSoftmax
 void register_matmul_ops(OpRegistry& r);         // MatMul, Gemm
 

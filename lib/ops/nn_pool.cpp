@@ -4,6 +4,7 @@
 
 #include "collage/ops/nn.h"
 #include "core/str_cat.h"
+#include "ops/elementwise_common.h"
 #include "ops/nn_ops.h"
 #include "ops/nn_window.h"
 #include "ops/op_util.h"
@@ -15,17 +16,25 @@ WindowAttrs window_attrs(const MaxPoolAttrs& a) {
   return {a.auto_pad, a.strides, a.dilations, a.pads, a.ceil_mode != 0};
 }
 WindowAttrs window_attrs(const AveragePoolAttrs& a) {
-  return {a.auto_pad, a.strides, {}, a.pads, a.ceil_mode != 0};
+  return {a.auto_pad, a.strides, a.dilations, a.pads, a.ceil_mode != 0};
 }
 
-// Shared inference of the windowed pools: N x C x D1..Dn in, N x C x O1..On out.
+// Element types of MaxPool (ONNX 12 on: the 8-bit integers besides the floats).
+constexpr TypeSet kMaxPoolTypes = kFloatTypes | type_bit(DType::i8) | type_bit(DType::u8);
+
+// Shared inference of the windowed pools: N x C x D1..Dn in, N x C x O1..On out (and MaxPool's
+// Indices, i64 of the same shape).
 template <typename A>
-absl::Status infer_pool(InferContext& ctx) {
+absl::Status infer_pool(InferContext& ctx, TypeSet types, int max_outputs) {
   const auto& a = ctx.attrs<A>();
-  if (absl::Status s = require_f32(ctx, {"X"}); !s.ok()) return s;
-  if (ctx.requested_outputs() > 1)
-    return ctx.error(str_cat(ctx.requested_outputs(),
-                             " outputs requested; only the pooled output is supported"));
+  if (types == type_bit(DType::f32)) {
+    if (absl::Status s = require_f32(ctx, {"X"}); !s.ok()) return s;
+  } else if (absl::Status s = check_dtype(ctx, 0, types); !s.ok()) {
+    return s;
+  }
+  if (ctx.requested_outputs() > max_outputs)
+    return ctx.error(str_cat(ctx.requested_outputs(), " outputs requested; the operator has ",
+                             max_outputs));
   const Shape& x = ctx.input(0).shape;
   if (x.size() < 3 || x.size() > 5)
     return ctx.error(str_cat("input X has shape ", list_to_string(x), ", expected rank 3 to 5 ",
@@ -45,20 +54,21 @@ absl::Status infer_pool(InferContext& ctx) {
   }
   Shape out = {x[0], x[1]};
   out.insert(out.end(), win->out.begin(), win->out.end());
-  ctx.set_output(0, {DType::f32, out});
+  ctx.set_output(0, {ctx.input(0).dtype, out});
+  if (ctx.requested_outputs() == 2) ctx.set_output(1, {DType::i64, out});
   return absl::OkStatus();
 }
 
 absl::Status infer_max_pool(InferContext& ctx) {
   if (int64_t order = ctx.attrs<MaxPoolAttrs>().storage_order; order != 0 && order != 1)
     return ctx.error(str_cat("storage_order ", order, " must be 0 or 1"));
-  return infer_pool<MaxPoolAttrs>(ctx);
+  return infer_pool<MaxPoolAttrs>(ctx, kMaxPoolTypes, 2);
 }
 
 absl::Status infer_average_pool(InferContext& ctx) {
   if (int64_t c = ctx.attrs<AveragePoolAttrs>().count_include_pad; c != 0 && c != 1)
     return ctx.error(str_cat("count_include_pad ", c, " must be 0 or 1"));
-  return infer_pool<AveragePoolAttrs>(ctx);
+  return infer_pool<AveragePoolAttrs>(ctx, type_bit(DType::f32), 1);
 }
 
 // Runs `pool(plane_in, plane_out, g)` on every N x C plane.
@@ -69,36 +79,66 @@ void for_each_plane(const Tensor& x, Tensor& y, const Window3& g, F&& pool) {
     pool(x.data<float>() + p * g.in_size(), y.data<float>() + p * g.out_size());
 }
 
+// The first maximum of each window, in the element type; Indices (when asked for) is its flat
+// index in X, the spatial part row-major (storage_order 0) or column-major (1).
 absl::Status max_pool_reference(const KernelArgs& args) {
   const auto& a = args.get<MaxPoolAttrs>();
   const Tensor& x = args.inputs[0];
+  Tensor& y = args.outputs[0];
+  int64_t* indices = args.outputs.size() > 1 ? args.outputs[1].data<int64_t>() : nullptr;
   auto win = resolve_window(spatial_dims(x.shape()), a.kernel_shape, window_attrs(a));
   if (!win.ok()) return win.status();
   const Window3 g = to_3d(*win);
-  for_each_plane(x, args.outputs[0], g, [&](const float* in, float* out) {
-    for (int64_t od = 0; od < g.out[0]; ++od) {
-      const int64_t sd = od * g.stride[0] - g.pad[0];
-      const auto [kd_lo, kd_hi] = valid_range(sd, g.dilation[0], g.in[0], g.kernel[0]);
-      for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-        const int64_t sh = oh * g.stride[1] - g.pad[1];
-        const auto [kh_lo, kh_hi] = valid_range(sh, g.dilation[1], g.in[1], g.kernel[1]);
-        for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-          const int64_t sw = ow * g.stride[2] - g.pad[2];
-          const auto [kw_lo, kw_hi] = valid_range(sw, g.dilation[2], g.in[2], g.kernel[2]);
-          float m = -std::numeric_limits<float>::infinity();
-          for (int64_t kd = kd_lo; kd < kd_hi; ++kd)
-            for (int64_t kh = kh_lo; kh < kh_hi; ++kh) {
-              const float* row =
-                  in + ((sd + kd * g.dilation[0]) * g.in[1] + sh + kh * g.dilation[1]) * g.in[2];
-              for (int64_t kw = kw_lo; kw < kw_hi; ++kw)
-                m = std::max(m, row[sw + kw * g.dilation[2]]);
-            }
-          *out++ = m;
+  // Strides of the three (padded to 3-D) spatial axes in the index Indices reports.
+  std::array<int64_t, 3> istride = {g.in[1] * g.in[2], g.in[2], 1};
+  if (a.storage_order == 1) {
+    const int64_t r = win->rank();
+    int64_t acc = 1;
+    istride = {0, 0, 0};
+    for (int64_t j = 0; j < r; ++j) {
+      istride[3 - r + j] = acc;
+      acc *= g.in[3 - r + j];
+    }
+  }
+  const int64_t planes = x.shape()[0] * x.shape()[1];
+  return dispatch_codec<kMaxPoolTypes>(x.dtype(), [&](auto codec) {
+    using C = decltype(codec);
+    using T = typename C::Compute;
+    const auto* xs = x.data<typename C::Storage>();
+    auto* ys = y.data<typename C::Storage>();
+    for (int64_t p = 0; p < planes; ++p) {
+      const auto* in = xs + p * g.in_size();
+      int64_t o = p * g.out_size();
+      for (int64_t od = 0; od < g.out[0]; ++od) {
+        const int64_t sd = od * g.stride[0] - g.pad[0];
+        const auto [kd_lo, kd_hi] = valid_range(sd, g.dilation[0], g.in[0], g.kernel[0]);
+        for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+          const int64_t sh = oh * g.stride[1] - g.pad[1];
+          const auto [kh_lo, kh_hi] = valid_range(sh, g.dilation[1], g.in[1], g.kernel[1]);
+          for (int64_t ow = 0; ow < g.out[2]; ++ow, ++o) {
+            const int64_t sw = ow * g.stride[2] - g.pad[2];
+            const auto [kw_lo, kw_hi] = valid_range(sw, g.dilation[2], g.in[2], g.kernel[2]);
+            T m = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                       : std::numeric_limits<T>::lowest();
+            int64_t at = -1;
+            for (int64_t kd = kd_lo; kd < kd_hi; ++kd)
+              for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
+                for (int64_t kw = kw_lo; kw < kw_hi; ++kw) {
+                  const int64_t d = sd + kd * g.dilation[0], h = sh + kh * g.dilation[1],
+                                w = sw + kw * g.dilation[2];
+                  const T v = C::load(in[(d * g.in[1] + h) * g.in[2] + w]);
+                  if (at < 0 || v > m) {
+                    m = v;
+                    at = d * istride[0] + h * istride[1] + w * istride[2];
+                  }
+                }
+            ys[o] = C::store(m);
+            if (indices) indices[o] = p * g.in_size() + std::max<int64_t>(at, 0);
+          }
         }
       }
     }
   });
-  return absl::OkStatus();
 }
 
 absl::Status average_pool_reference(const KernelArgs& args) {
@@ -107,35 +147,41 @@ absl::Status average_pool_reference(const KernelArgs& args) {
   auto win = resolve_window(spatial_dims(x.shape()), a.kernel_shape, window_attrs(a));
   if (!win.ok()) return win.status();
   const Window3 g = to_3d(*win);
-  // With count_include_pad the divisor counts the pads but not the part of a ceil_mode window
-  // that hangs past the end padding.
-  std::array<int64_t, 3> padded_end;
+  // The divisor counts the taps inside the input, or with count_include_pad inside the padded
+  // input (not the taps of a ceil_mode window that hang past the end padding).
+  std::array<int64_t, 3> pad_end;
   for (int64_t i = 0; i < 3; ++i) {
     const int64_t j = i - (3 - win->rank());
-    padded_end[i] = g.in[i] + (j >= 0 ? win->pad_end[j] : 0);
+    pad_end[i] = j >= 0 ? win->pad_end[j] : 0;
   }
-  auto clipped = [&](int64_t i, int64_t start, int64_t lo, int64_t hi) {
-    if (!a.count_include_pad) return hi - lo;
-    return std::min(start + g.kernel[i], padded_end[i]) - std::max(start, -g.pad[i]);
+  auto taps = [&](int64_t i, int64_t start) {
+    const auto inside = valid_range(start, g.dilation[i], g.in[i], g.kernel[i]);
+    const auto counted =
+        a.count_include_pad
+            ? valid_range(start + g.pad[i], g.dilation[i], g.in[i] + g.pad[i] + pad_end[i],
+                          g.kernel[i])
+            : inside;
+    return std::array<int64_t, 3>{inside.first, inside.second, counted.second - counted.first};
   };
   for_each_plane(x, args.outputs[0], g, [&](const float* in, float* out) {
     for (int64_t od = 0; od < g.out[0]; ++od) {
       const int64_t sd = od * g.stride[0] - g.pad[0];
-      const int64_t d_lo = std::max<int64_t>(sd, 0), d_hi = std::min(sd + g.kernel[0], g.in[0]);
+      const auto d = taps(0, sd);
       for (int64_t oh = 0; oh < g.out[1]; ++oh) {
         const int64_t sh = oh * g.stride[1] - g.pad[1];
-        const int64_t h_lo = std::max<int64_t>(sh, 0), h_hi = std::min(sh + g.kernel[1], g.in[1]);
+        const auto h = taps(1, sh);
         for (int64_t ow = 0; ow < g.out[2]; ++ow) {
           const int64_t sw = ow * g.stride[2] - g.pad[2];
-          const int64_t w_lo = std::max<int64_t>(sw, 0), w_hi = std::min(sw + g.kernel[2], g.in[2]);
+          const auto w = taps(2, sw);
           float sum = 0.f;
-          for (int64_t id = d_lo; id < d_hi; ++id)
-            for (int64_t ih = h_lo; ih < h_hi; ++ih) {
-              const float* row = in + (id * g.in[1] + ih) * g.in[2];
-              for (int64_t iw = w_lo; iw < w_hi; ++iw) sum += row[iw];
+          for (int64_t kd = d[0]; kd < d[1]; ++kd)
+            for (int64_t kh = h[0]; kh < h[1]; ++kh) {
+              const float* row =
+                  in + ((sd + kd * g.dilation[0]) * g.in[1] + sh + kh * g.dilation[1]) * g.in[2];
+              for (int64_t kw = w[0]; kw < w[1]; ++kw) sum += row[sw + kw * g.dilation[2]];
             }
-          const int64_t count =
-              clipped(0, sd, d_lo, d_hi) * clipped(1, sh, h_lo, h_hi) * clipped(2, sw, w_lo, w_hi);
+          const int64_t count = std::max<int64_t>(d[2], 0) * std::max<int64_t>(h[2], 0) *
+                                std::max<int64_t>(w[2], 0);
           *out++ = count > 0 ? sum / static_cast<float>(count) : 0.f;
         }
       }

@@ -22,5 +22,10 @@ void register_recurrent_ops(OpRegistry& r);    // RNN, GRU, LSTM
 void register_text_ops(OpRegistry& r);         // TfIdfVectorizer
 void register_data_dependent_ops(OpRegistry& r);  // NonZero, Unique, NonMaxSuppression
 void register_control_flow_ops(OpRegistry& r);    // If, Loop, Scan (bodies are graphs)
+void register_signal_ops(OpRegistry& r);  // the window functions, MelWeightMatrix
+void register_center_crop_pad_op(OpRegistry& r);  // CenterCropPad
+void register_affine_grid_op(OpRegistry& r);      // AffineGrid
+void register_quantized_conv_ops(OpRegistry& r);  // ConvInteger, QLinearConv
+void register_col2im_op(OpRegistry& r);           // Col2Im
 
 }  // namespace collage::ops

@@ -78,6 +78,8 @@ absl::StatusOr<ResizePlan> plan_resize(const ResizeAttrs& a, const TensorType& i
   } else {
     return absl::InvalidArgumentError(str_cat("unknown nearest_mode '", n, "'"));
   }
+  if (a.antialias != 0 && a.antialias != 1)
+    return absl::InvalidArgumentError(str_cat("antialias ", a.antialias, " must be 0 or 1"));
   if (p.interp != Interp::nearest && in.dtype == DType::boolean)
     return absl::InvalidArgumentError(str_cat("mode '", a.mode, "' cannot interpolate bool"));
 
@@ -255,6 +257,50 @@ Taps cubic_taps(float x, int64_t len, float a, bool exclude_outside) {
   return t;
 }
 
+// Antialiased taps of a downsampling axis (scale < 1), as ONNX defines them: the filter (linear:
+// a triangle, cubic: Keys' kernel) is stretched by 1 / scale, its weights taken at the distances
+// to the n input positions nearest x (ties to the lower, positions past the edges clamped to
+// them) and normalised. With exclude_outside the positions past the edges weigh nothing.
+Taps antialias_taps(bool cubic, float x, int64_t len, float scale, float a, bool exclude_outside) {
+  const double xs = x;
+  const double ratio = xs == std::floor(xs) ? 1.0 : xs - std::floor(xs);
+  const auto start = static_cast<int64_t>(std::floor((cubic ? -2.0 : -1.0) / scale) + 1);
+  const int64_t n = 2 - 2 * start;
+  auto filter = [&](double d) {
+    d = std::fabs(d);
+    if (!cubic) return std::clamp(1.0 - d, 0.0, 1.0);
+    if (d <= 1) return ((a + 2) * d - (a + 3)) * d * d + 1;
+    if (d < 2) return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+    return 0.0;
+  };
+  std::vector<double> w(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) w[i] = filter(scale * (static_cast<double>(start + i) - ratio));
+  // The n positions nearest x on the axis padded by ceil(n / 2) edge copies on each side.
+  const int64_t pad = (n + 1) / 2, limit = len + 2 * pad;
+  const double y = xs + static_cast<double>(pad);
+  std::vector<int64_t> cand;
+  for (int64_t i = static_cast<int64_t>(std::floor(y)) - n; i <= static_cast<int64_t>(std::floor(y)) + n; ++i)
+    if (i >= 0 && i < limit) cand.push_back(i);
+  std::sort(cand.begin(), cand.end(), [&](int64_t l, int64_t r) {
+    const double dl = std::fabs(y - static_cast<double>(l)), dr = std::fabs(y - static_cast<double>(r));
+    return dl != dr ? dl < dr : l < r;
+  });
+  cand.resize(std::min<size_t>(cand.size(), static_cast<size_t>(n)));
+  std::sort(cand.begin(), cand.end());
+  Taps t;
+  double sum = 0;
+  for (size_t k = 0; k < cand.size(); ++k) {
+    const int64_t i = cand[k] - pad;
+    const double wk = exclude_outside && (i < 0 || i >= len) ? 0.0 : w[k];
+    t.index.push_back(std::clamp<int64_t>(i, 0, len - 1));
+    t.weight.push_back(static_cast<float>(wk));
+    sum += wk;
+  }
+  if (sum != 0)
+    for (float& v : t.weight) v = static_cast<float>(v / sum);
+  return t;
+}
+
 // Resamples axis d of the dense f32 buffer `src` (shape `shape`) into `dst`; `shape` is updated.
 void resample_axis(const std::vector<Taps>& taps, size_t d, Shape& shape, const float* src,
                    float* dst) {
@@ -294,9 +340,13 @@ absl::Status resize_interpolate(const ResizePlan& p, const ResizeAttrs& a, const
       const float x = source_coordinate(p, d, static_cast<float>(o), static_cast<float>(len));
       outside[d][o] = extrapolates(p, x, len);
       any_outside |= outside[d][o] != 0;
-      taps[o] = p.interp == Interp::linear
-                    ? linear_taps(x, len)
-                    : cubic_taps(x, len, a.cubic_coeff_a, a.exclude_outside != 0);
+      if (a.antialias != 0 && p.scales[d] < 1.f)
+        taps[o] = antialias_taps(p.interp == Interp::cubic, x, len, p.scales[d], a.cubic_coeff_a,
+                                 a.exclude_outside != 0);
+      else
+        taps[o] = p.interp == Interp::linear
+                      ? linear_taps(x, len)
+                      : cubic_taps(x, len, a.cubic_coeff_a, a.exclude_outside != 0);
     }
     Shape resized = shape;
     resized[d] = p.out[d];

@@ -145,6 +145,8 @@ class Tracer {
       if (!ok) return mixes(n, why);
       return a;
     };
+    if (op == "MaxPool" && n.outputs.size() > 1)
+      return mixes(n, "numbers its Indices across the whole batch");
     if (op == "Conv" || op == "ConvTranspose" || op == "MaxPool" || op == "AveragePool" ||
         op == "GlobalAveragePool" || op == "BatchNormalization" ||
         op == "InstanceNormalization" || op == "TreeEnsemble")

@@ -16,6 +16,7 @@ TeOpRegistry default_te_ops(const codegen::TargetSpec& target) {
   register_norm_extra_ops(r);
   register_rotary_op(r);
   register_grid_sample_op(r);
+  register_conv_integer_op(r);
   register_resize_op(r);
   register_conv_ops(r);
   register_dense_ops(r, target);

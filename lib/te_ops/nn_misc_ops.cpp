@@ -31,8 +31,13 @@ Outputs pool(const Graph& g, const Node& node, std::span<const te::Tensor> in, b
   const auto& a = node.get<A>();
   te::Tensor x = in[0];
   if (x.dtype() != DType::f32) return node_error(node, "only f32 inputs are supported");
+  if (node.outputs.size() > 1) return node_error(node, "MaxPool's Indices output is not supported");
   ops::WindowAttrs wa{a.auto_pad, a.strides, {}, a.pads, a.ceil_mode != 0};
   if constexpr (std::is_same_v<A, MaxPoolAttrs>) wa.dilations = a.dilations;
+  // The average's divisor below counts a contiguous window.
+  if constexpr (std::is_same_v<A, AveragePoolAttrs>)
+    for (int64_t d : a.dilations)
+      if (d != 1) return node_error(node, "dilations other than 1 are not supported");
   auto w = window(node, x.shape(), a.kernel_shape, wa);
   if (!w.ok()) return w.status();
   const int64_t rank = w->rank();

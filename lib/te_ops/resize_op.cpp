@@ -56,6 +56,7 @@ absl::StatusOr<std::vector<te::Tensor>> resize(const Graph& g, const Node& node,
   const bool linear = a.mode == "linear";
   if (a.mode != "nearest" && !linear)
     return node_error(node, str_cat("mode '", a.mode, "' is not supported (nearest, linear)"));
+  if (a.antialias != 0 && linear) return node_error(node, "antialias is not supported");
   const std::string& coord = a.coordinate_transformation_mode;
   if (coord != "half_pixel" && coord != "pytorch_half_pixel" && coord != "align_corners" &&
       coord != "asymmetric" && coord != "tf_half_pixel_for_nn")

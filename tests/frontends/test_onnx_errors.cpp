@@ -424,13 +424,15 @@ TEST_CASE("bad nodes", "[onnx][errors]") {
 
 TEST_CASE("training-only features are refused", "[onnx][errors]") {
   Context ctx;
-  SECTION("MaxPool Indices used") {
-    OnnxModel m;
-    m.input("x", TP::FLOAT, {1, 1, 4, 4});
-    attr_ints(m.node("MaxPool", {"x"}, {"y", "idx"}, "mp"), "kernel_shape", {2, 2});
-    m.output("y").output("idx");
+  SECTION("BatchNormalization 9 statistics used") {
+    OnnxModel m(9);  // before version 14 the training outputs are the running and saved ones
+    m.input("x", TP::FLOAT, {1, 2, 2, 2});
+    for (const char* n : {"s", "b", "m", "v"})
+      m.initializer(n, Tensor::from_f32({2}, std::vector<float>{1, 1}));
+    m.node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y", "rm"}, "bn");
+    m.output("y").output("rm");
     check_error(m.import(ctx).status(), StatusCode::kUnimplemented,
-                "MaxPool 'mp': output 1 ('idx', Indices) is used");
+                "BatchNormalization 'bn': output 1 ('rm', training statistics) is used");
   }
   SECTION("BatchNormalization running statistics used") {
     OnnxModel m(14);

@@ -285,7 +285,10 @@ TEST_CASE("pool shape inference errors are precise", "[ops][nn]") {
   CHECK(error("MaxPool", {zeros({1, 1, 4, 4})}, mp([](auto& a) {
                 a.kernel_shape = {2, 2};
               }),
-              2) == "MaxPool 'n1': 2 outputs requested; only the pooled output is supported");
+              3) == "MaxPool 'n1': 3 outputs requested; the operator has 2");
+  CHECK(error("AveragePool", {zeros({1, 1, 4, 4})},
+              make_attrs<AveragePoolAttrs>([](auto& a) { a.kernel_shape = {2, 2}; }), 2) ==
+        "AveragePool 'n1': 2 outputs requested; the operator has 1");
   CHECK(error("MaxPool", {zeros({1, 1, 4, 4})}, mp([](auto& a) {
                 a.kernel_shape = {5, 2};
               })) == "MaxPool 'n1': kernel 5 is larger than padded input 4 on spatial axis 0");

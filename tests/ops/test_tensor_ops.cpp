@@ -5,6 +5,9 @@
 #include <limits>
 
 #include "collage/graph.h"
+#include "collage/ops/geometry.h"
+#include "collage/ops/pooling.h"
+#include "collage/ops/signal.h"
 #include "collage/ops/tensor.h"
 #include "collage/reference.h"
 #include "common/test_util.h"
@@ -527,6 +530,26 @@ TEST_CASE("Resize nearest and linear", "[ops][tensor]") {
               i32({1, 1, 4, 4}, {0, 3, 8, 12, 5, 8, 13, 18, 15, 19, 23, 28, 21, 24, 29, 33}));
 }
 
+// Expected values: ONNX's node tests test_resize_downsample_scales_{linear,cubic}_antialias.
+TEST_CASE("Resize antialias widens the filter when downsampling", "[ops][tensor]") {
+  Tensor x = iota(DType::f32, {1, 1, 4, 4});  // 0..15; the ONNX tests have 1..16
+  for (const char* mode : {"linear", "cubic"}) {
+    auto attrs = make_attrs<ResizeAttrs>([&](auto& a) {
+      a.mode = mode;
+      a.antialias = 1;
+      a.scales = {1, 1, 0.6f, 0.6f};
+    });
+    Tensor y = run1("Resize", {{x}}, attrs);
+    const std::vector<float> onnx = std::string(mode) == "linear"
+                                        ? std::vector<float>{2.875f, 4.5f, 9.375f, 11.f}
+                                        : std::vector<float>{2.5180721f, 4.2858863f, 9.5893288f,
+                                                             11.357142f};
+    std::vector<float> minus_one;
+    for (float v : onnx) minus_one.push_back(v - 1.f);  // normalised weights: shift-invariant
+    check_close(y, f32({1, 1, 2, 2}, minus_one));
+  }
+}
+
 TEST_CASE("Resize cubic and tf_crop_and_resize", "[ops][tensor]") {
   Tensor c = iota(DType::f32, {1, 1, 3, 3});
   check_close(
@@ -657,6 +680,35 @@ TEST_CASE("Tensor operator definitions", "[ops][tensor]") {
   CHECK(r.find("Concat")->max_inputs == -1);
   CHECK(r.find("ConstantOfShape")->first_attr_input == 0);
   CHECK(r.find("ConstantOfShape")->max_inputs == 1);
+}
+
+// Operators whose output shape follows an input's value: dynamic when the value comes at run
+// time, exact (and checked) when it is a constant.
+TEST_CASE("Sizes given as inputs: window functions, CenterCropPad, MaxUnpool", "[ops][tensor]") {
+  auto periodic = make_attrs<SignalWindowAttrs>([](auto&) {});
+  check_close(run1("HannWindow", {{Tensor::scalar_i64(4)}}, periodic),
+              f32({4}, {0.f, 0.5f, 1.f, 0.5f}));
+  check_close(run1("HannWindow", {{Tensor::scalar_i64(4), true}}, periodic),
+              f32({4}, {0.f, 0.5f, 1.f, 0.5f}));
+  check_error(run_op("HannWindow", {{Tensor::scalar_i64(-3), true}}, periodic, 1, "w").status(),
+              "HannWindow 'w': size is -3");
+  check_error(run_op("HannWindow", {{Tensor::scalar_i64(-3)}}, periodic, 1, "w").status(),
+              "HannWindow 'w': size is -3");
+
+  auto all_axes = make_attrs<CenterCropPadAttrs>([](auto&) {});
+  check_equal(run1("CenterCropPad", {{iota(DType::i32, {3, 4})}, {i64({2}, {1, 6})}}, all_axes),
+              i32({1, 6}, {0, 4, 5, 6, 7, 0}));
+
+  auto unpool = make_attrs<MaxUnpoolAttrs>([](auto& a) {
+    a.kernel_shape = {2};
+    a.strides = {2};
+  });
+  check_equal(run1("MaxUnpool", {{f32({1, 1, 2}, {5, 7})}, {i64({1, 1, 2}, {1, 2})}}, unpool),
+              f32({1, 1, 4}, {0, 5, 7, 0}));
+  check_error(
+      run_op("MaxUnpool", {{f32({1, 1, 2}, {5, 7})}, {i64({1, 1, 2}, {1, 4})}}, unpool, 1, "u")
+          .status(),
+      "MaxUnpool 'u': index 4 (element 1 of I) is outside the unpooled 4 elements");
 }
 
 }  // namespace

@@ -77,6 +77,7 @@ struct AveragePoolAttrs : AttrsOf<AveragePoolAttrs> {
   std::string auto_pad = "NOTSET";
   int64_t ceil_mode = 0;
   int64_t count_include_pad = 0;
+  std::vector<int64_t> dilations;  // opset 19; empty: all 1
   std::vector<int64_t> kernel_shape;  // required
   std::vector<int64_t> pads;
   std::vector<int64_t> strides;
@@ -85,6 +86,7 @@ struct AveragePoolAttrs : AttrsOf<AveragePoolAttrs> {
     v.field("auto_pad", auto_pad);
     v.field("ceil_mode", ceil_mode);
     v.field("count_include_pad", count_include_pad);
+    v.field("dilations", dilations);
     v.field("kernel_shape", kernel_shape);
     v.field("pads", pads);
     v.field("strides", strides);

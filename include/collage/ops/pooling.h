@@ -1,4 +1,4 @@
-// Attribute struct of LpPool.
+// Attribute structs of LpPool and MaxUnpool.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +26,21 @@ struct LpPoolAttrs : AttrsOf<LpPoolAttrs> {
     v.field("dilations", dilations);
     v.field("kernel_shape", kernel_shape);
     v.field("p", p);
+    v.field("pads", pads);
+    v.field("strides", strides);
+  }
+};
+
+// MaxUnpool(X, I, [output_shape]): zeros of the shape MaxPool came from ((in - 1) * stride +
+// kernel - pads per spatial axis, or output_shape), with X's values written at the flat indices
+// I that MaxPool gave (ONNX 9, 11 and 22).
+struct MaxUnpoolAttrs : AttrsOf<MaxUnpoolAttrs> {
+  std::vector<int64_t> kernel_shape;  // required
+  std::vector<int64_t> pads;
+  std::vector<int64_t> strides;
+  template <class V>
+  void fields(V& v) {
+    v.field("kernel_shape", kernel_shape);
     v.field("pads", pads);
     v.field("strides", strides);
   }

@@ -190,8 +190,11 @@ struct ResizeAttrs : AttrsOf<ResizeAttrs> {
   std::vector<float> roi;
   std::vector<float> scales;
   std::vector<int64_t> sizes;
+  // 1: linear and cubic widen their filter by 1 / scale when downsampling (ONNX 18).
+  int64_t antialias = 0;
   template <class V>
   void fields(V& v) {
+    v.field("antialias", antialias);
     v.field("mode", mode);
     v.field("coordinate_transformation_mode", coordinate_transformation_mode);
     v.field("nearest_mode", nearest_mode);

@@ -399,10 +399,14 @@ absl::StatusOr<WindowGeometry> window_geometry(const Graph& g, const Node& n) {
     out_padding = a.output_padding, output_shape = a.output_shape;
   } else if (op == "MaxPool") {
     const auto& a = n.get<MaxPoolAttrs>();
+    if (n.outputs.size() > 1) return unsupported(n, "MaxPool's Indices output");
     auto_pad = a.auto_pad, pads = a.pads, w.strides = a.strides, w.dilations = a.dilations;
     w.kernel = a.kernel_shape, ceil_mode = a.ceil_mode != 0;
   } else if (op == "AveragePool") {
     const auto& a = n.get<AveragePoolAttrs>();
+    // dnnl's averaging divides by the window's span, not by its dilated taps.
+    for (int64_t d : a.dilations)
+      if (d != 1) return unsupported(n, "AveragePool with dilations other than 1");
     auto_pad = a.auto_pad, pads = a.pads, w.strides = a.strides, w.kernel = a.kernel_shape;
     ceil_mode = a.ceil_mode != 0;
   } else if (op == "GlobalAveragePool") {

@@ -83,12 +83,16 @@ bool differs_from_onnx(const Graph& g, const Node& n) {
     // Ceil-mode windows that include padding: OpenVINO divides the last window by a smaller
     // count than ONNX Runtime.
     const auto& a = n.get<AveragePoolAttrs>();
+    // Dilated averaging (ONNX 19) is beyond OpenVINO's AvgPool.
+    for (int64_t d : a.dilations)
+      if (d != 1) return true;
     return a.ceil_mode != 0 &&
            (a.count_include_pad != 0 ||
             keeps_dropped_window(g, n, a.pads, a.strides, {}, a.kernel_shape));
   }
   if (op == "MaxPool") {
     const auto& a = n.get<MaxPoolAttrs>();
+    if (n.outputs.size() > 1) return true;  // Indices: OpenVINO numbers them differently
     return a.ceil_mode != 0 &&
            keeps_dropped_window(g, n, a.pads, a.strides, a.dilations, a.kernel_shape);
   }
@@ -96,7 +100,7 @@ bool differs_from_onnx(const Graph& g, const Node& n) {
     // OpenVINO's ONNX frontend reads no tf_crop_and_resize; its cubic weights outside the
     // input and its round_prefer_ceil differ from ONNX Runtime's.
     const auto& a = n.get<ResizeAttrs>();
-    return a.coordinate_transformation_mode == "tf_crop_and_resize" ||
+    return a.coordinate_transformation_mode == "tf_crop_and_resize" || a.antialias != 0 ||
            (a.mode == "cubic" && a.exclude_outside != 0) || a.nearest_mode == "round_prefer_ceil";
   }
   return false;

@@ -265,10 +265,14 @@ absl::Status GraphImporter::import_node(const onnx::NodeProto& node, int index) 
       if (node.op_type() == "TreeEnsembleRegressor" ||
           node.op_type() == "TreeEnsembleClassifier" || node.op_type() == "Scaler")
         return import_ml_node(node, shown);
+      // The others collage imports have a single version.
+      if (const OpConversion* ml = find_ml_conversion(node.op_type()))
+        return import_converted(node, shown, *ml, 1);
       return absl::UnimplementedError(str_cat("unsupported operator 'ai.onnx.ml.", node.op_type(),
                                               "' (node '", shown, "'): of the ai.onnx.ml domain "
                                               "collage imports TreeEnsembleRegressor, "
-                                              "TreeEnsembleClassifier and Scaler"));
+                                              "TreeEnsembleClassifier, Scaler, Binarizer and "
+                                              "ArrayFeatureExtractor"));
     }
     return absl::UnimplementedError(str_cat("unsupported operator '", domain, ".", node.op_type(),
                                             "' (node '", shown, "', domain '", domain,
@@ -308,7 +312,11 @@ absl::Status GraphImporter::import_node(const onnx::NodeProto& node, int index) 
         str_cat("unsupported operator '", node.op_type(), "' version ", *version, " (node '", shown,
                 "', opset ", opset_, "): collage imports versions ", conv->first_version,
                 " and newer"));
+  return import_converted(node, shown, *conv, *version);
+}
 
+absl::Status GraphImporter::import_converted(const onnx::NodeProto& node, const std::string& shown,
+                                             const OpConversion& conv, int version) {
   std::vector<Ref*> inputs;
   for (int i = 0; i < node.input_size(); ++i) {
     const std::string& name = node.input(i);
@@ -326,8 +334,8 @@ absl::Status GraphImporter::import_node(const onnx::NodeProto& node, int index) 
   }
   auto attrs = convert_attributes(node, source_, str_cat(node.op_type(), " '", shown, "'"));
   if (!attrs.ok()) return attrs.status();
-  NodeContext nc(*this, node, shown, opset_, *version, std::move(inputs), std::move(*attrs));
-  auto results = conv->convert(nc);
+  NodeContext nc(*this, node, shown, opset_, version, std::move(inputs), std::move(*attrs));
+  auto results = conv.convert(nc);
   if (!results.ok()) return results.status();
   return bind_outputs(node, shown, std::move(*results));
 }

@@ -19,6 +19,8 @@ namespace collage::onnx_import {
 // One ONNX tensor as the importer knows it: a value of the graph being built, or a constant known
 // at import time that is added to the graph only when a node or graph output needs it (so
 // constants consumed entirely by import-time folding leave nothing behind).
+struct OpConversion;  // frontends/onnx/onnx_node.h
+
 struct Ref {
   ValueId id = kNoValue;  // kNoValue: a constant not yet added to the graph
   Tensor constant;        // non-empty when the value is known at import time
@@ -79,6 +81,9 @@ class GraphImporter {
   ValueId materialize(Ref& r);
   // ai.onnx.ml TreeEnsembleRegressor/Classifier and Scaler, converted by the tree frontend.
   absl::Status import_ml_node(const onnx::NodeProto& node, const std::string& shown);
+  // Converts `node` (operator version `version`) with `conv` and binds its outputs.
+  absl::Status import_converted(const onnx::NodeProto& node, const std::string& shown,
+                                const OpConversion& conv, int version);
   // Evaluates `op` at import time; nullopt when the result would be too large to keep.
   absl::StatusOr<std::optional<std::vector<Ref>>> fold(const OpDef& op, const OpAttrs& attrs,
                                                        const std::vector<Ref*>& inputs,

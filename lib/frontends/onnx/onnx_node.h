@@ -88,9 +88,12 @@ struct OpConversion {
 
 // The conversion of ONNX operator `op_type`, or null when collage does not import it.
 const OpConversion* find_conversion(std::string_view op_type);
-// The parts of the table in onnx_ops_elementwise.cpp and onnx_ops_indexing.cpp (find_conversion
-// looks there too).
+// The parts of the table in onnx_ops_elementwise.cpp, onnx_ops_indexing.cpp and
+// onnx_ops_misc.cpp (find_conversion looks there too).
 const OpConversion* find_elementwise_conversion(std::string_view op_type);
 const OpConversion* find_indexing_conversion(std::string_view op_type);
+const OpConversion* find_misc_conversion(std::string_view op_type);
+// The ai.onnx.ml operators converted to default-domain ones (onnx_ops_ml.cpp).
+const OpConversion* find_ml_conversion(std::string_view op_type);
 
 }  // namespace collage::onnx_import

@@ -146,7 +146,20 @@ Result softmax(NodeContext& n) {
   return n.emit("Reshape", {&norm->front()});
 }
 
+// BatchNormalization: training_mode = 1 (version 14 on) is BatchNormalizationTraining, which
+// also gives the running statistics; older versions' training outputs are refused.
 Result batch_norm(NodeContext& n) {
+  if (auto it = n.attrs().find("training_mode"); it != n.attrs().end() && n.version() >= 14) {
+    const auto* v = std::get_if<int64_t>(&it->second);
+    if (!v) return n.error("'training_mode' must be an integer");
+    if (*v != 0) {
+      if (absl::Status s = n.check_inputs(5, 5); !s.ok()) return s;
+      int outputs = 1;
+      for (int i = 1; i < n.num_outputs(); ++i)
+        if (n.output_used(i)) outputs = i + 1;
+      return n.emit("BatchNormalizationTraining", n.inputs(), outputs);
+    }
+  }
   if (absl::Status s = n.refuse_outputs_from(1, "training statistics"); !s.ok()) return s;
   n.take_attr("is_test");  // version 6: inference is all collage runs
   if (auto spatial = n.take_attr("spatial")) {  // versions 6 and 7
@@ -169,19 +182,9 @@ Result layer_norm(NodeContext& n) {
   return n.emit("LayerNormalization", n.inputs(), outputs);
 }
 
+// MaxPool: Indices is produced only when used (the fast kernels give Y).
 Result max_pool(NodeContext& n) {
-  if (absl::Status s = n.refuse_outputs_from(1, "Indices"); !s.ok()) return s;
-  return n.emit("MaxPool", n.inputs(), 1);
-}
-
-Result average_pool(NodeContext& n) {
-  // Opset 19 adds dilations; all-ones is the only value the IR expresses.
-  if (auto d = n.take_attr("dilations")) {
-    const auto* v = std::get_if<std::vector<int64_t>>(&*d);
-    for (size_t i = 0; v && i < v->size(); ++i)
-      if ((*v)[i] != 1) return n.unsupported("dilations other than 1 are not supported");
-  }
-  return generic(n);
+  return n.emit("MaxPool", n.inputs(), n.output_used(1) ? 2 : 1);
 }
 
 // Reduce*: axes moved from attribute to input at opset 13 (ReduceSum) or 18 (the others).
@@ -314,8 +317,6 @@ Result resize(NodeContext& n) {
     const auto* m = std::get_if<std::string>(&it->second);
     crop = m && *m == "tf_crop_and_resize";
   }
-  if (auto a = n.take_attr("antialias"); a && std::get_if<int64_t>(&*a) && std::get<int64_t>(*a))
-    return n.unsupported("antialias is not supported");
   if (!n.input(0)) return n.error("input 0 (X) is missing");
   const Shape& in = n.input(0)->type.shape;
   const auto rank = static_cast<int64_t>(in.size());
@@ -407,7 +408,7 @@ constexpr Entry kConversions[] = {
     {"Conv", {generic, 1, true}},
     {"ConvTranspose", {generic, 1, true}},
     {"MaxPool", {max_pool, 1, true}},
-    {"AveragePool", {average_pool, 1, true}},
+    {"AveragePool", {generic, 1, true}},
     {"GlobalAveragePool", {generic, 1, true}},
     {"BatchNormalization", {batch_norm, 6, true}},
     {"InstanceNormalization", {generic, 6, true}},
@@ -481,7 +482,8 @@ const OpConversion* find_conversion(std::string_view op_type) {
   for (const Entry& e : kConversions)
     if (e.op_type == op_type) return &e.conversion;
   if (const OpConversion* c = find_elementwise_conversion(op_type)) return c;
-  return find_indexing_conversion(op_type);
+  if (const OpConversion* c = find_indexing_conversion(op_type)) return c;
+  return find_misc_conversion(op_type);
 }
 
 }  // namespace collage::onnx_import
