@@ -1,12 +1,38 @@
-// Post-op chains for the dnnl conformance tests.
+// Data of the dnnl tests: the group check and the post-op chains.
 #include "post_op_cases.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "backends/common/module_kernel.h"
+#include "collage/backends/dnnl.h"
 #include "collage/ops.h"
+#include "dnnl_module.h"
 
 namespace collage::testing {
+
+const Backend& dnnl_backend() {
+  static const std::unique_ptr<Backend> backend = make_dnnl_backend();
+  return *backend;
+}
+
+GroupCheck dnnl_check(const TestGraph& t, const Graph& g, double tolerance) {
+  GroupCheck check{.tolerance = tolerance,
+                   .elementwise = true,
+                   .floor_fraction = 0.01,
+                   .claim = true,
+                   .threads = {0},
+                   .inputs = t.feed(g)};
+  // The record is fully packed: loading it reorders no constant.
+  check.inspect = [](const GroupResult& r, const Graph& group) {
+    KernelDesc desc(r.record, group);
+    const rt_dnnl::ProbeResult probe = rt_dnnl::probe_kernel(desc.desc());
+    INFO(probe.error);
+    REQUIRE(probe.error.empty());
+    CHECK(probe.packed.empty());
+  };
+  return check;
+}
 namespace {
 
 template <typename A, typename F>
@@ -195,10 +221,10 @@ std::vector<PostOpCase> chained_post_ops() {
 
 void check_post_op_case(const TestGraph& t, const Graph& g, const PostOpCase& p) {
   if (!p.refused) {
-    check_dnnl_graph(t, g, p.tolerance);
+    check_group(dnnl_backend(), g, dnnl_check(t, g, p.tolerance));
     return;
   }
-  const DnnlRejection r = try_dnnl_graph(t, g);
+  const GroupAttempt r = try_group(dnnl_backend(), g);
   CHECK_FALSE(r.offered);
   CHECK_THAT(std::string(r.build.message()), Catch::Contains("oneDNN 2.6"));
 }

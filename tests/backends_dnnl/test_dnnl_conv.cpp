@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "collage/ops.h"
-#include "dnnl_test_util.h"
+#include "common/backend_check.h"
 #include "post_op_cases.h"
 
 using namespace collage;
@@ -128,7 +128,7 @@ TEST_CASE("dnnl conv: every geometry, alone and with BN + sum + Relu", "[dnnl][c
           v = t.op("Relu", {t.op("Add", {v, t.input(t.shape(v))})});
         }
         Graph g = t.finish(v);
-        DnnlCheck r = check_dnnl_graph(t, g);
+        GroupResult r = check_group(dnnl_backend(), g, dnnl_check(t, g));
         CHECK(r.origin == "dnnl.conv");
       }
     }
@@ -225,7 +225,7 @@ TEST_CASE("dnnl conv_transpose: geometries and post-ops", "[dnnl][conv_transpose
     DYNAMIC_SECTION(c.name) {
       TestGraph t;
       Graph g = t.finish(add_deconv(t, c));
-      DnnlCheck r = check_dnnl_graph(t, g);
+      GroupResult r = check_group(dnnl_backend(), g, dnnl_check(t, g));
       CHECK(r.origin == "dnnl.conv_transpose");
     }
   }

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "collage/ops.h"
+#include "common/backend_check.h"
 #include "common/test_util.h"
-#include "dnnl_test_util.h"
 #include "post_op_cases.h"
 
 using namespace collage;
@@ -46,7 +46,8 @@ TEST_CASE("dnnl eltwise: every operator alone", "[dnnl][eltwise]") {
                            << shape_to_string(x) << " in [" << c.lo << ", " << c.hi << ")") {
         TestGraph t;
         Graph g = t.finish(t.op(c.op, {t.input(x, DType::f32, c.lo, c.hi)}, c.attrs));
-        CHECK(check_dnnl_graph(t, g, c.tolerance).origin == "dnnl.eltwise");
+        CHECK(check_group(dnnl_backend(), g, dnnl_check(t, g, c.tolerance)).origin ==
+              "dnnl.eltwise");
       }
     }
   }
@@ -77,9 +78,9 @@ TEST_CASE("dnnl binary: broadcasting and operand kinds", "[dnnl][binary]") {
         ValueId b = c.b_constant ? t.constant(c.b, lo, 2.f) : t.input(c.b, DType::f32, lo, 2.f);
         Graph g = t.finish(t.op(op, {t.input(c.a), b}));
         const Shape& out = g.value(g.outputs()[0]).type.shape;
-        DnnlRejection r = try_dnnl_graph(t, g);
+        GroupAttempt r = try_group(dnnl_backend(), g);
         if (c.a == out || c.b == out) {
-          CHECK(check_dnnl_graph(t, g).origin == "dnnl.binary");
+          CHECK(check_group(dnnl_backend(), g, dnnl_check(t, g)).origin == "dnnl.binary");
         } else {
           // oneDNN broadcasts only its second source.
           CHECK_FALSE(r.offered);
@@ -98,7 +99,7 @@ TEST_CASE("dnnl binary: every post-op", "[dnnl][binary]") {
       TestGraph t;
       ValueId v = t.op("Add", {t.input({1, 4, 7, 9}), t.constant({4, 1, 1})});
       Graph g = t.finish(p.apply(t, v));
-      DnnlRejection r = try_dnnl_graph(t, g);
+      GroupAttempt r = try_group(dnnl_backend(), g);
       // Post-op chains on a binary anchor are at most three long.
       if (g.nodes().size() <= 4) {
         check_post_op_case(t, g, p);
@@ -140,7 +141,7 @@ TEST_CASE("dnnl concat: axes, inputs, constants, integers", "[dnnl][concat]") {
         }
         auto attrs = make_attrs<ConcatAttrs>([&](ConcatAttrs& a) { a.axis = c.axis; });
         Graph g = t.finish(t.op("Concat", in, attrs));
-        DnnlCheck r = check_dnnl_graph(t, g, 0.0);
+        GroupResult r = check_group(dnnl_backend(), g, dnnl_check(t, g, 0.0));
         CHECK(r.origin == "dnnl.concat");
       }
     }
@@ -154,7 +155,7 @@ TEST_CASE("dnnl refuses what it cannot compute exactly", "[dnnl][rejections]") {
     ValueId conv = t.op("Conv", {t.input({1, 3, 7, 9}), t.constant({4, 3, 3, 3})});
     auto slope = make_attrs<LeakyReluAttrs>([](auto& a) { a.alpha = 0.5f; });
     Graph g = t.finish(t.op("Relu", {t.op("LeakyRelu", {conv}, slope)}));
-    DnnlRejection r = try_dnnl_graph(t, g);
+    GroupAttempt r = try_group(dnnl_backend(), g);
     CHECK_FALSE(r.offered);
     CHECK_THAT(std::string(r.build.message()), Catch::Contains("oneDNN 2.6"));
   }
@@ -163,12 +164,12 @@ TEST_CASE("dnnl refuses what it cannot compute exactly", "[dnnl][rejections]") {
     ValueId conv = t.op("Conv", {t.input({1, 3, 7, 9}), t.constant({4, 3, 3, 3})});
     auto hs = make_attrs<HardSigmoidAttrs>([](auto& a) { a.alpha = 0.3f; });
     Graph g = t.finish(t.op("HardSigmoid", {t.op("Neg", {conv})}, hs));
-    check_dnnl_graph(t, g);
+    check_group(dnnl_backend(), g, dnnl_check(t, g));
   }
   SECTION("Add with both operands broadcast") {
     TestGraph t;
     Graph g = t.finish(t.op("Add", {t.input({3, 1}), t.input({1, 4})}));
-    DnnlRejection r = try_dnnl_graph(t, g);
+    GroupAttempt r = try_group(dnnl_backend(), g);
     CHECK_FALSE(r.offered);
     CHECK(r.build.code() == absl::StatusCode::kInvalidArgument);
     CHECK_THAT(std::string(r.build.message()), Catch::Contains("oneDNN broadcasts only src1"));
@@ -180,21 +181,21 @@ TEST_CASE("dnnl refuses what it cannot compute exactly", "[dnnl][rejections]") {
       a.max = 0.f;
     });
     Graph g = t.finish(t.op("Clip", {t.input({7, 9})}, attrs));
-    DnnlRejection r = try_dnnl_graph(t, g);
+    GroupAttempt r = try_group(dnnl_backend(), g);
     CHECK_FALSE(r.offered);
     CHECK_THAT(std::string(r.build.message()), Catch::Contains("no kernel"));
   }
   SECTION("Conv with computed weights") {
     TestGraph t;
     Graph g = t.finish(t.op("Conv", {t.input({1, 3, 7, 9}), t.input({4, 3, 3, 3})}));
-    DnnlRejection r = try_dnnl_graph(t, g);
+    GroupAttempt r = try_group(dnnl_backend(), g);
     CHECK_FALSE(r.offered);
     CHECK_THAT(std::string(r.build.message()), Catch::Contains("weights are not a constant"));
   }
   SECTION("integer Add") {
     TestGraph t;
     Graph g = t.finish(t.op("Add", {t.input({7, 9}, DType::i32), t.input({7, 9}, DType::i32)}));
-    DnnlRejection r = try_dnnl_graph(t, g);
+    GroupAttempt r = try_group(dnnl_backend(), g);
     CHECK_FALSE(r.offered);
     CHECK_THAT(std::string(r.build.message()), Catch::Contains("dnnl runs f32"));
   }
@@ -202,7 +203,7 @@ TEST_CASE("dnnl refuses what it cannot compute exactly", "[dnnl][rejections]") {
     TestGraph t;
     ValueId conv = t.op("Conv", {t.input({1, 3, 7, 9}), t.constant({4, 3, 3, 3})});
     Graph g = t.finish(t.op("Mul", {t.op("Relu", {conv}), conv}));
-    DnnlRejection r = try_dnnl_graph(t, g);
+    GroupAttempt r = try_group(dnnl_backend(), g);
     CHECK_FALSE(r.offered);
     CHECK_FALSE(r.build.ok());
   }
@@ -210,7 +211,7 @@ TEST_CASE("dnnl refuses what it cannot compute exactly", "[dnnl][rejections]") {
     TestGraph t;
     auto attrs = make_attrs<MaxPoolAttrs>([](auto& a) { a.kernel_shape = {2, 2}; });
     Graph g = t.finish(t.op("Relu", {t.op("MaxPool", {t.input({1, 3, 7, 9})}, attrs)}));
-    DnnlRejection r = try_dnnl_graph(t, g);
+    GroupAttempt r = try_group(dnnl_backend(), g);
     CHECK_FALSE(r.offered);
     CHECK_THAT(std::string(r.build.message()), Catch::Contains("takes no post-ops"));
   }

@@ -3,7 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "collage/ops.h"
-#include "dnnl_test_util.h"
+#include "common/backend_check.h"
+#include "post_op_cases.h"
 
 using namespace collage;
 using namespace collage::testing;
@@ -78,7 +79,7 @@ TEST_CASE("dnnl pool: MaxPool geometries", "[dnnl][pool]") {
     DYNAMIC_SECTION(c.name) {
       TestGraph t;
       Graph g = t.finish(t.op("MaxPool", {t.input(c.x)}, make_attrs<MaxPoolAttrs>(c.f)));
-      CHECK(check_dnnl_graph(t, g).origin == "dnnl.pool");
+      CHECK(check_group(dnnl_backend(), g, dnnl_check(t, g)).origin == "dnnl.pool");
     }
   }
 }
@@ -100,9 +101,9 @@ TEST_CASE("dnnl pool: AveragePool and GlobalAveragePool", "[dnnl][pool]") {
             a.ceil_mode = ceil;
           });
           Graph g = t.finish(t.op("AveragePool", {t.input(x)}, attrs));
-          DnnlRejection r = try_dnnl_graph(t, g);
+          GroupAttempt r = try_group(dnnl_backend(), g);
           if (r.offered) {
-            check_dnnl_graph(t, g);
+            check_group(dnnl_backend(), g, dnnl_check(t, g));
           } else {
             // oneDNN would divide windows that hang past the end pad by the full kernel size.
             CHECK(include_pad == 1);
@@ -118,7 +119,7 @@ TEST_CASE("dnnl pool: AveragePool and GlobalAveragePool", "[dnnl][pool]") {
     DYNAMIC_SECTION("GlobalAveragePool " << shape_to_string(x)) {
       TestGraph t;
       Graph g = t.finish(t.op("GlobalAveragePool", {t.input(x)}));
-      check_dnnl_graph(t, g);
+      check_group(dnnl_backend(), g, dnnl_check(t, g));
     }
   }
 }
@@ -133,7 +134,7 @@ TEST_CASE("dnnl softmax: every axis, Softmax and LogSoftmax", "[dnnl][softmax]")
           ValueId in = t.input(x, DType::f32, -4.f, 4.f);
           Graph g = t.finish(
               t.op(op, {in}, make_attrs<SoftmaxAttrs>([&](SoftmaxAttrs& a) { a.axis = axis; })));
-          CHECK(check_dnnl_graph(t, g).origin == "dnnl.softmax");
+          CHECK(check_group(dnnl_backend(), g, dnnl_check(t, g)).origin == "dnnl.softmax");
         }
       }
     }
@@ -160,7 +161,7 @@ TEST_CASE("dnnl layer norm: axes, broadcast scale, with and without bias", "[dnn
       if (c.bias) in.push_back(t.constant(c.scale));
       auto attrs = make_attrs<LayerNormalizationAttrs>([&](auto& a) { a.axis = c.axis; });
       Graph g = t.finish(t.op("LayerNormalization", in, attrs));
-      CHECK(check_dnnl_graph(t, g).origin == "dnnl.layer_norm");
+      CHECK(check_group(dnnl_backend(), g, dnnl_check(t, g)).origin == "dnnl.layer_norm");
     }
   }
 }

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "collage/ops.h"
-#include "dnnl_test_util.h"
+#include "common/backend_check.h"
 #include "post_op_cases.h"
 
 using namespace collage;
@@ -42,7 +42,7 @@ TEST_CASE("dnnl matmul: shapes, alone and with bias + Relu", "[dnnl][matmul]") {
     DYNAMIC_SECTION(c.name) {
       TestGraph t;
       Graph g = t.finish(add_matmul(t, c));
-      CHECK(check_dnnl_graph(t, g).origin == "dnnl.matmul");
+      CHECK(check_group(dnnl_backend(), g, dnnl_check(t, g)).origin == "dnnl.matmul");
     }
     DYNAMIC_SECTION(c.name << " + bias + Relu") {
       TestGraph t;
@@ -50,7 +50,7 @@ TEST_CASE("dnnl matmul: shapes, alone and with bias + Relu", "[dnnl][matmul]") {
       const Shape& s = t.shape(v);
       if (!s.empty()) v = t.op("Add", {v, t.constant({s.back()})});
       Graph g = t.finish(t.op("Relu", {v}));
-      check_dnnl_graph(t, g);
+      check_group(dnnl_backend(), g, dnnl_check(t, g));
     }
   }
 }
@@ -101,13 +101,13 @@ TEST_CASE("dnnl gemm: transposes, alpha, beta and C shapes", "[dnnl][gemm]") {
                   });
                   ValueId v = t.op("Gemm", in, attrs);
                   Graph g = t.finish(t.op("Relu", {v}));
-                  DnnlRejection r = try_dnnl_graph(t, g);
+                  GroupAttempt r = try_group(dnnl_backend(), g);
                   if (has_c && !c_const && beta != 1.f) {
                     // A computed C with beta != 1 has no oneDNN form: refused, not miscomputed.
                     CHECK_FALSE(r.offered);
                     CHECK_FALSE(r.build.ok());
                   } else {
-                    check_dnnl_graph(t, g);
+                    check_group(dnnl_backend(), g, dnnl_check(t, g));
                   }
                 }
               }

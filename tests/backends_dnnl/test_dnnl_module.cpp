@@ -9,13 +9,15 @@
 #include <random>
 #include <thread>
 
+#include "backends/common/module_kernel.h"
 #include "collage/backends/dnnl.h"
 #include "collage/ops.h"
 #include "collage/runtime.h"
 #include "collage/subgraph.h"
+#include "common/backend_check.h"
 #include "common/test_util.h"
 #include "dnnl_module.h"
-#include "dnnl_test_util.h"
+#include "post_op_cases.h"
 
 using namespace collage;
 using namespace collage::testing;

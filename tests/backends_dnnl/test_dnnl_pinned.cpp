@@ -7,11 +7,13 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
+#include "backends/common/module_kernel.h"
 #include "collage/backends/dnnl.h"
 #include "collage/ops.h"
 #include "collage/subgraph.h"
+#include "common/backend_check.h"
 #include "dnnl_module.h"
-#include "dnnl_test_util.h"
+#include "post_op_cases.h"
 
 using namespace collage;
 using namespace collage::testing;

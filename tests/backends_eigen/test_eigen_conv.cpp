@@ -5,7 +5,7 @@
 #include "collage/backends/eigen.h"
 #include "collage/ops.h"
 #include "common/test_util.h"
-#include "eigen_test_util.h"
+#include "eigen_cases.h"
 
 using namespace collage;
 using namespace collage::testing;
@@ -81,7 +81,7 @@ TEST_CASE("eigen Conv: strides, pads, dilations, groups, depthwise, pointwise, 1
   Context ctx;
   for (const ConvCase& c : conv_cases()) {
     INFO("conv case " << c.name);
-    check_eigen_group(conv_graph(ctx, c));
+    check_group(eigen_backend(), conv_graph(ctx, c), eigen_check());
   }
 }
 
@@ -91,7 +91,7 @@ TEST_CASE("eigen Conv: bias with every epilogue step", "[eigen]") {
   for (const ConvCase& c : {cases[2], cases[8], cases[9], cases[13]}) {
     for (const EpilogueStep& step : epilogue_steps()) {
       INFO("conv case " << c.name << " + " << step.name);
-      check_eigen_group(conv_graph(ctx, c, {step}));
+      check_group(eigen_backend(), conv_graph(ctx, c, {step}), eigen_check());
     }
   }
 }
@@ -109,7 +109,8 @@ TEST_CASE("eigen Conv: bias Add, residual Add and Relu fused", "[eigen]") {
          {ConvCase{"no bias", {1, 6, 9, 9}, {6, 6, 3, 3}, {}, {1, 1, 1, 1}, {}, 1, "NOTSET", false},
           ConvCase{"depthwise", {1, 6, 9, 9}, {6, 1, 3, 3}, {}, {1, 1, 1, 1}, {}, 6}}) {
       INFO(c.name << " + channel bias + residual + " << act.name);
-      check_eigen_group(conv_graph(ctx, c, {channel_bias, residual, act}));
+      check_group(eigen_backend(), conv_graph(ctx, c, {channel_bias, residual, act}),
+                  eigen_check());
     }
   }
 }
@@ -122,7 +123,7 @@ TEST_CASE("eigen Conv: 3-D convolutions are not claimed", "[eigen]") {
   b.add_output(*b.add("Conv", {x, w}));
   auto g = b.finish();
   REQUIRE(g.ok());
-  CHECK_FALSE(eigen_claims_whole_graph(*g));
+  CHECK_FALSE(claims_whole_graph(eigen_backend(), *g));
   auto built = make_eigen_backend()->build(*g, {});
   REQUIRE_FALSE(built.ok());
   CHECK_THAT(std::string(built.status().message()),

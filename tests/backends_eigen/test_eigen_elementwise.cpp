@@ -5,7 +5,7 @@
 #include "collage/backends/eigen.h"
 #include "collage/ops.h"
 #include "common/test_util.h"
-#include "eigen_test_util.h"
+#include "eigen_cases.h"
 #include "ops/op_util.h"
 
 using namespace collage;
@@ -86,8 +86,8 @@ TEST_CASE("eigen elementwise: every unary operator on odd shapes", "[eigen]") {
     for (const Shape& shape : {Shape{3, 5, 7}, Shape{1}, Shape{}, Shape{2001}, Shape{64, 1000}}) {
       INFO(c.op << " {" << (c.attrs ? c.attrs->to_string() : std::string()) << "} on "
                 << shape_to_string(shape));
-      check_eigen_group(unary_graph(ctx, c.op, c.attrs, shape),
-                        {.elementwise = true, .lo = c.lo, .hi = c.hi});
+      check_group(eigen_backend(), unary_graph(ctx, c.op, c.attrs, shape),
+                  eigen_check(true, c.lo, c.hi));
     }
   }
 }
@@ -114,8 +114,8 @@ TEST_CASE("eigen elementwise: binary operators with broadcasting", "[eigen]") {
         INFO(op << " " << shape_to_string(a) << " , " << shape_to_string(c)
                 << (constant_b ? " (constant)" : ""));
         // Positive operands keep Pow real; Div by values away from zero stays well scaled.
-        check_eigen_group(binary_graph(ctx, op, a, c, constant_b),
-                          {.elementwise = true, .lo = 0.5f, .hi = 2.f});
+        check_group(eigen_backend(), binary_graph(ctx, op, a, c, constant_b),
+                    eigen_check(true, 0.5f, 2.f));
       }
     }
   }
@@ -129,14 +129,14 @@ TEST_CASE("eigen elementwise: chains after a unary or binary operator", "[eigen]
     ValueId x = b.add_input("x", {DType::f32, {6, 9, 11}});
     ValueId y = b.add_input("y", {DType::f32, {9, 11}});
     ValueId s = *b.add("Add", {x, y});
-    check_eigen_group(finish(b, add_steps(b, s, {6, 9, 11}, {step})));
+    check_group(eigen_backend(), finish(b, add_steps(b, s, {6, 9, 11}, {step})), eigen_check());
   }
   GraphBuilder b(ctx, "three");
   ValueId x = b.add_input("x", {DType::f32, {5, 130}});
   ValueId v = *b.add("Neg", {x});
   v = add_steps(b, v, {5, 130},
                 {find_step("Add(x,bias)"), find_step("Relu"), find_step("Mul(x,scalar)")});
-  check_eigen_group(finish(b, v));
+  check_group(eigen_backend(), finish(b, v), eigen_check());
 }
 
 TEST_CASE("eigen reductions: sum, mean and max over adjacent axes", "[eigen]") {
@@ -161,7 +161,7 @@ TEST_CASE("eigen reductions: sum, mean and max over adjacent axes", "[eigen]") {
           a.axes = c.axes;
           a.keepdims = keepdims;
         });
-        check_eigen_group(finish(b, *b.add(op, {x}, attrs)));
+        check_group(eigen_backend(), finish(b, *b.add(op, {x}, attrs)), eigen_check());
       }
 }
 
@@ -171,7 +171,7 @@ TEST_CASE("eigen reductions: non-adjacent axes are not claimed", "[eigen]") {
   ValueId x = b.add_input("x", {DType::f32, {3, 4, 5}});
   auto attrs = make_attrs<ReduceAttrs>([](ReduceAttrs& a) { a.axes = {0, 2}; });
   const Graph g = finish(b, *b.add("ReduceSum", {x}, attrs));
-  CHECK_FALSE(eigen_claims_whole_graph(g));
+  CHECK_FALSE(claims_whole_graph(eigen_backend(), g));
   auto built = make_eigen_backend()->build(g, {});
   REQUIRE_FALSE(built.ok());
   CHECK_THAT(std::string(built.status().message()), Catch::Contains("must be adjacent"));
@@ -189,6 +189,7 @@ TEST_CASE("eigen Softmax and LogSoftmax over any axis", "[eigen]") {
       GraphBuilder b(ctx, "softmax");
       ValueId x = b.add_input("x", {DType::f32, shape});
       auto attrs = make_attrs<SoftmaxAttrs>([axis = axis](SoftmaxAttrs& a) { a.axis = axis; });
-      check_eigen_group(finish(b, *b.add(op, {x}, attrs)), {.lo = -10.f, .hi = 10.f});
+      check_group(eigen_backend(), finish(b, *b.add(op, {x}, attrs)),
+                  eigen_check(false, -10.f, 10.f));
     }
 }

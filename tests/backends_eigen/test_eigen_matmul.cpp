@@ -5,7 +5,7 @@
 #include "collage/backends/eigen.h"
 #include "collage/ops.h"
 #include "common/test_util.h"
-#include "eigen_test_util.h"
+#include "eigen_cases.h"
 
 using namespace collage;
 using namespace collage::testing;
@@ -89,7 +89,7 @@ TEST_CASE("eigen MatMul: 2-D, batched, broadcast batch and vector operands", "[e
   };
   for (const MatMulCase& c : cases) {
     INFO("A " << shape_to_string(c.a) << " B " << shape_to_string(c.b));
-    check_eigen_group(matmul_graph(ctx, c));
+    check_group(eigen_backend(), matmul_graph(ctx, c), eigen_check());
   }
 }
 
@@ -100,7 +100,7 @@ TEST_CASE("eigen MatMul: every epilogue step", "[eigen]") {
         MatMulCase{{2, 9, 33}, {2, 33, 70}, false}, MatMulCase{{150, 260}, {260, 130}}}) {
     for (const EpilogueStep& step : epilogue_steps()) {
       INFO("A " << shape_to_string(c.a) << " epilogue " << step.name);
-      check_eigen_group(matmul_graph(ctx, c, {step}));
+      check_group(eigen_backend(), matmul_graph(ctx, c, {step}), eigen_check());
     }
   }
 }
@@ -111,12 +111,16 @@ TEST_CASE("eigen MatMul: bias then every activation, and three-step epilogues", 
   const MatMulCase c{{9, 31}, {31, 21}};
   for (const EpilogueStep& act : activation_steps()) {
     INFO("bias + " << act.name);
-    check_eigen_group(matmul_graph(ctx, c, {find("Add(x,bias)"), act}));
+    check_group(eigen_backend(), matmul_graph(ctx, c, {find("Add(x,bias)"), act}), eigen_check());
     INFO("bias + residual + " << act.name);
-    check_eigen_group(matmul_graph(ctx, c, {find("Add(bias,x)"), find("Add(x,residual)"), act}));
+    check_group(eigen_backend(),
+                matmul_graph(ctx, c, {find("Add(bias,x)"), find("Add(x,residual)"), act}),
+                eigen_check());
   }
-  check_eigen_group(matmul_graph(ctx, {{3, 4, 9}, {9, 12}},
-                                 {find("Mul(x,scalar)"), find("Sub(bias,x)"), find("Tanh")}));
+  check_group(eigen_backend(),
+              matmul_graph(ctx, {{3, 4, 9}, {9, 12}},
+                           {find("Mul(x,scalar)"), find("Sub(bias,x)"), find("Tanh")}),
+              eigen_check());
 }
 
 TEST_CASE("eigen Gemm: transposes, alpha, beta and every bias shape", "[eigen]") {
@@ -140,7 +144,7 @@ TEST_CASE("eigen Gemm: transposes, alpha, beta and every bias shape", "[eigen]")
                    << " transB=" << c.trans_b << " alpha=" << c.alpha << " beta=" << c.beta
                    << " C=" << (c.c ? shape_to_string(*c.c) : "none") << " const B/C "
                    << c.constant_b << c.constant_c);
-    check_eigen_group(gemm_graph(ctx, c));
+    check_group(eigen_backend(), gemm_graph(ctx, c), eigen_check());
   }
 }
 
@@ -148,7 +152,8 @@ TEST_CASE("eigen Gemm: bias then every activation", "[eigen]") {
   Context ctx;
   for (const EpilogueStep& act : activation_steps()) {
     INFO("Gemm + " << act.name);
-    check_eigen_group(gemm_graph(ctx, {10, 12, 14, 0, 1, 1.f, 1.f, Shape{12}}, {act}));
+    check_group(eigen_backend(), gemm_graph(ctx, {10, 12, 14, 0, 1, 1.f, 1.f, Shape{12}}, {act}),
+                eigen_check());
   }
 }
 
@@ -175,7 +180,7 @@ TEST_CASE("eigen MatMul: unsupported groups are not claimed", "[eigen]") {
   b.add_output(*b.add("Add", {m, big}));
   auto g = b.finish();
   REQUIRE(g.ok());
-  CHECK_FALSE(eigen_claims_whole_graph(*g));
+  CHECK_FALSE(claims_whole_graph(eigen_backend(), *g));
   GraphReachability reach(*g);
   auto candidates = make_eigen_backend()->candidates(*g, reach);
   bool matmul_alone = false;

@@ -7,9 +7,9 @@
 #include "collage/backends/eigen.h"
 #include "collage/ops.h"
 #include "common/test_util.h"
+#include "eigen_cases.h"
 #include "eigen_module.h"
 #include "eigen_params.h"
-#include "eigen_test_util.h"
 
 using namespace collage;
 using namespace collage::testing;

@@ -2,13 +2,13 @@
 // grouped key/value heads, masks of every rank (float and bool), causal and sliding windows,
 // soft-capping, the key/value cache with present outputs, padding lengths, the qk output modes;
 // and RotaryEmbedding.
+#include <catch2/catch.hpp>
 #include <optional>
 
-#include <catch2/catch.hpp>
-
 #include "collage/ops/attention.h"
+#include "common/backend_check.h"
 #include "core/str_cat.h"
-#include "te_ops_test_util.h"
+#include "native_backend.h"
 
 using namespace collage;
 using namespace collage::testing;
@@ -46,34 +46,37 @@ TensorType f32(Shape s) { return {DType::f32, std::move(s)}; }
 
 TEST_CASE("te_ops: Attention matches the reference", "[te_ops]") {
   Context ctx;
-  const NativeCheck check{.tolerance = 1e-4, .lo = -1.f, .hi = 1.f, .elementwise = false};
+  const GroupCheck check{.tolerance = 1e-4, .lo = -1.f, .hi = 1.f, .elementwise = false};
   SECTION("4-D, grouped heads, causal, windows, soft-capping") {
     for (int causal : {0, 1})
       for (float softcap : {0.f, 2.f}) {
         INFO("causal " << causal << " softcap " << softcap);
-        check_native(attention_graph(ctx, {f32({2, 4, 5, 8}), f32({2, 2, 7, 8}), f32({2, 2, 7, 6})},
-                                     [&](auto& a) {
-                                       a.is_causal = causal;
-                                       a.softcap = softcap;
-                                     }),
-                     check);
+        check_group(native_backend(),
+                    attention_graph(ctx, {f32({2, 4, 5, 8}), f32({2, 2, 7, 8}), f32({2, 2, 7, 6})},
+                                    [&](auto& a) {
+                                      a.is_causal = causal;
+                                      a.softcap = softcap;
+                                    }),
+                    check);
       }
-    check_native(attention_graph(ctx, {f32({1, 2, 6, 4}), f32({1, 2, 6, 4}), f32({1, 2, 6, 4})},
-                                 [](auto& a) {
-                                   a.left_window_size = 2;
-                                   a.right_window_size = 1;
-                                   a.scale = 0.3f;
-                                 }),
-                 check);
+    check_group(native_backend(),
+                attention_graph(ctx, {f32({1, 2, 6, 4}), f32({1, 2, 6, 4}), f32({1, 2, 6, 4})},
+                                [](auto& a) {
+                                  a.left_window_size = 2;
+                                  a.right_window_size = 1;
+                                  a.scale = 0.3f;
+                                }),
+                check);
   }
   SECTION("3-D with head counts") {
-    check_native(attention_graph(ctx, {f32({2, 5, 12}), f32({2, 7, 4}), f32({2, 7, 10})},
-                                 [](auto& a) {
-                                   a.q_num_heads = 6;
-                                   a.kv_num_heads = 2;
-                                   a.is_causal = 1;
-                                 }),
-                 check);
+    check_group(native_backend(),
+                attention_graph(ctx, {f32({2, 5, 12}), f32({2, 7, 4}), f32({2, 7, 10})},
+                                [](auto& a) {
+                                  a.q_num_heads = 6;
+                                  a.kv_num_heads = 2;
+                                  a.is_causal = 1;
+                                }),
+                check);
   }
   SECTION("masks") {
     const std::vector<std::pair<DType, Shape>> masks = {
@@ -81,36 +84,40 @@ TEST_CASE("te_ops: Attention matches the reference", "[te_ops]") {
         {DType::boolean, {7}}, {DType::f32, {5, 4}}};
     for (const auto& [t, s] : masks) {
       INFO("mask " << dtype_name(t) << " " << shape_to_string(s));
-      check_native(attention_graph(ctx,
-                                   {f32({2, 4, 5, 8}), f32({2, 4, 7, 8}), f32({2, 4, 7, 8}),
-                                    TensorType{t, s}},
-                                   [](auto&) {}),
-                   check);
+      check_group(
+          native_backend(),
+          attention_graph(
+              ctx, {f32({2, 4, 5, 8}), f32({2, 4, 7, 8}), f32({2, 4, 7, 8}), TensorType{t, s}},
+              [](auto&) {}),
+          check);
     }
   }
   SECTION("cache, present outputs and the qk output modes") {
     for (int64_t mode : {0, 1, 2, 3}) {
       INFO("qk_matmul_output_mode " << mode);
-      check_native(attention_graph(ctx,
-                                   {f32({1, 4, 3, 8}), f32({1, 2, 3, 8}), f32({1, 2, 3, 8}),
-                                    f32({3, 6}), f32({1, 2, 3, 8}), f32({1, 2, 3, 8})},
-                                   [&](auto& a) {
-                                     a.is_causal = 1;
-                                     a.qk_matmul_output_mode = mode;
-                                   },
-                                   4),
-                   check);
+      check_group(native_backend(),
+                  attention_graph(
+                      ctx,
+                      {f32({1, 4, 3, 8}), f32({1, 2, 3, 8}), f32({1, 2, 3, 8}), f32({3, 6}),
+                       f32({1, 2, 3, 8}), f32({1, 2, 3, 8})},
+                      [&](auto& a) {
+                        a.is_causal = 1;
+                        a.qk_matmul_output_mode = mode;
+                      },
+                      4),
+                  check);
     }
   }
   SECTION("padding lengths") {
     Tensor lengths = Tensor::from_i64({2}, std::vector<int64_t>{4, 7});
-    check_native(attention_graph(ctx,
-                                 {f32({2, 2, 3, 8}), f32({2, 2, 7, 8}), f32({2, 2, 7, 8}),
-                                  std::nullopt, std::nullopt, std::nullopt,
-                                  TensorType{DType::i64, {2}}},
-                                 [](auto& a) { a.is_causal = 1; }, 1,
-                                 {Tensor(), Tensor(), Tensor(), Tensor(), Tensor(), Tensor(), lengths}),
-                 check);
+    check_group(
+        native_backend(),
+        attention_graph(ctx,
+                        {f32({2, 2, 3, 8}), f32({2, 2, 7, 8}), f32({2, 2, 7, 8}), std::nullopt,
+                         std::nullopt, std::nullopt, TensorType{DType::i64, {2}}},
+                        [](auto& a) { a.is_causal = 1; }, 1,
+                        {Tensor(), Tensor(), Tensor(), Tensor(), Tensor(), Tensor(), lengths}),
+        check);
   }
 }
 
@@ -126,12 +133,15 @@ TEST_CASE("te_ops: RotaryEmbedding matches the reference", "[te_ops]") {
       });
       const int64_t half = (rot ? rot : 8) / 2;
       // 4-D with caches per (batch, seq); 3-D with position ids into longer caches.
-      check_native(single_op_graph(ctx, "RotaryEmbedding",
-                                   {f32({2, 3, 5, 8}), f32({2, 5, half}), f32({2, 5, half})}, attrs));
+      check_group(
+          native_backend(),
+          single_op_graph(ctx, "RotaryEmbedding",
+                          {f32({2, 3, 5, 8}), f32({2, 5, half}), f32({2, 5, half})}, attrs));
       Tensor pos = Tensor::from_i64({2, 5}, std::vector<int64_t>{0, 1, 2, 3, 4, 6, 5, 9, 8, 7});
-      check_native(single_op_graph(ctx, "RotaryEmbedding",
-                                   {f32({2, 5, 24}), f32({10, half}), f32({10, half}),
-                                    TensorType{DType::i64, {2, 5}}},
-                                   attrs, {Tensor(), Tensor(), Tensor(), pos}));
+      check_group(native_backend(),
+                  single_op_graph(ctx, "RotaryEmbedding",
+                                  {f32({2, 5, 24}), f32({10, half}), f32({10, half}),
+                                   TensorType{DType::i64, {2, 5}}},
+                                  attrs, {Tensor(), Tensor(), Tensor(), pos}));
     }
 }

@@ -4,7 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include "collage/ops/elementwise.h"
-#include "te_ops_test_util.h"
+#include "common/backend_check.h"
+#include "native_backend.h"
 
 using namespace collage;
 using namespace collage::testing;
@@ -36,7 +37,8 @@ TEST_CASE("te_ops: unary operators match the reference on odd shapes", "[te_ops]
     for (const Shape& s : kShapes) {
       INFO(c.op << " on " << shape_to_string(s));
       // 1e-4: libm's and LLVM's erf/tanh/exp differ in the last bits.
-      check_native(single_op_graph(ctx, c.op, {{DType::f32, s}}, c.attrs), {1e-4, c.lo, c.hi});
+      check_group(native_backend(), single_op_graph(ctx, c.op, {{DType::f32, s}}, c.attrs),
+                  {1e-4, c.lo, c.hi});
     }
   }
 }
@@ -46,10 +48,13 @@ TEST_CASE("te_ops: integer unary operators are exact", "[te_ops]") {
   for (const char* op : {"Relu", "Neg", "Abs", "Identity"})
     for (DType t : {DType::i32, DType::i64}) {
       INFO(op << " " << dtype_name(t));
-      check_native(single_op_graph(ctx, op, {{t, {3, 19}}}));
+      check_group(native_backend(), single_op_graph(ctx, op, {{t, {3, 19}}}));
     }
-  check_native(single_op_graph(ctx, "Clip", {{DType::i32, {2, 9}}},
-                               make_attrs<ClipAttrs>([](auto& a) { a.min = 0.5f; a.max = 3.2f; })));
+  check_group(native_backend(), single_op_graph(ctx, "Clip", {{DType::i32, {2, 9}}},
+                                                make_attrs<ClipAttrs>([](auto& a) {
+                                                  a.min = 0.5f;
+                                                  a.max = 3.2f;
+                                                })));
 }
 
 TEST_CASE("te_ops: binary operators broadcast like numpy", "[te_ops]") {
@@ -62,15 +67,17 @@ TEST_CASE("te_ops: binary operators broadcast like numpy", "[te_ops]") {
       // PRelu's slope must broadcast into x's shape.
       if (std::string(op) == "PRelu" && (a.size() < b.size() || a.size() == 3)) continue;
       INFO(op << " " << shape_to_string(a) << " " << shape_to_string(b));
-      check_native(single_op_graph(ctx, op, {{DType::f32, a}, {DType::f32, b}}),
-                   {1e-5, 0.5f, 2.f});
+      check_group(native_backend(), single_op_graph(ctx, op, {{DType::f32, a}, {DType::f32, b}}),
+                  {1e-5, 0.5f, 2.f});
     }
   }
   // Pow with a positive base, and with the constant exponent 2 of LayerNorm decompositions.
-  check_native(single_op_graph(ctx, "Pow", {{DType::f32, {3, 17}}, {DType::f32, {17}}}),
-               {1e-5, 0.5f, 2.f});
-  check_native(single_op_graph(ctx, "Pow", {{DType::f32, {3, 17}}, {DType::f32, {}}}, nullptr,
-                               {Tensor(), Tensor::scalar_f32(2.f)}));
+  check_group(native_backend(),
+              single_op_graph(ctx, "Pow", {{DType::f32, {3, 17}}, {DType::f32, {17}}}),
+              {1e-5, 0.5f, 2.f});
+  check_group(native_backend(),
+              single_op_graph(ctx, "Pow", {{DType::f32, {3, 17}}, {DType::f32, {}}}, nullptr,
+                              {Tensor(), Tensor::scalar_f32(2.f)}));
 }
 
 TEST_CASE("te_ops: integer arithmetic wraps and divides toward zero", "[te_ops]") {
@@ -78,22 +85,27 @@ TEST_CASE("te_ops: integer arithmetic wraps and divides toward zero", "[te_ops]"
   for (const char* op : {"Add", "Sub", "Mul", "Equal", "Less", "Greater"})
     for (DType t : {DType::i32, DType::i64}) {
       INFO(op << " " << dtype_name(t));
-      check_native(single_op_graph(ctx, op, {{t, {3, 19}}, {t, {19}}}));
+      check_group(native_backend(), single_op_graph(ctx, op, {{t, {3, 19}}, {t, {19}}}));
     }
   Tensor divisor = Tensor::from_i64({4}, std::vector<int64_t>{3, -2, 1, 7});
-  check_native(single_op_graph(ctx, "Div", {{DType::i64, {5, 4}}, {DType::i64, {4}}}, nullptr,
-                               {Tensor(), divisor}));
+  check_group(native_backend(),
+              single_op_graph(ctx, "Div", {{DType::i64, {5, 4}}, {DType::i64, {4}}}, nullptr,
+                              {Tensor(), divisor}));
 }
 
 TEST_CASE("te_ops: Where, Cast and comparisons on bool", "[te_ops]") {
   Context ctx;
-  check_native(single_op_graph(
-      ctx, "Where", {{DType::boolean, {3, 1, 17}}, {DType::f32, {17}}, {DType::f32, {3, 5, 1}}}));
-  check_native(single_op_graph(ctx, "Equal", {{DType::boolean, {33}}, {DType::boolean, {33}}}));
+  check_group(
+      native_backend(),
+      single_op_graph(ctx, "Where",
+                      {{DType::boolean, {3, 1, 17}}, {DType::f32, {17}}, {DType::f32, {3, 5, 1}}}));
+  check_group(native_backend(),
+              single_op_graph(ctx, "Equal", {{DType::boolean, {33}}, {DType::boolean, {33}}}));
   for (const char* to : {"i32", "i64", "f16", "bf16", "bool", "f32"}) {
     INFO("Cast to " << to);
     auto attrs = make_attrs<CastAttrs>([&](auto& a) { a.to = to; });
-    check_native(single_op_graph(ctx, "Cast", {{DType::f32, {3, 37}}}, attrs), {1e-5, -4.f, 4.f});
-    check_native(single_op_graph(ctx, "Cast", {{DType::i64, {3, 37}}}, attrs));
+    check_group(native_backend(), single_op_graph(ctx, "Cast", {{DType::f32, {3, 37}}}, attrs),
+                {1e-5, -4.f, 4.f});
+    check_group(native_backend(), single_op_graph(ctx, "Cast", {{DType::i64, {3, 37}}}, attrs));
   }
 }

@@ -6,8 +6,9 @@
 #include "collage/ops/elementwise.h"
 #include "collage/ops/nn.h"
 #include "collage/ops/tensor.h"
+#include "common/backend_check.h"
 #include "common/test_util.h"
-#include "te_ops_test_util.h"
+#include "native_backend.h"
 
 using namespace collage;
 using namespace collage::testing;
@@ -42,7 +43,7 @@ TEST_CASE("te_ops fused: elementwise chain with broadcast constants", "[te_ops]"
   v = add(b, "Mul", {v, scale});
   v = add(b, "Sigmoid", {v});
   b.add_output(v);
-  check_native(finish(b));
+  check_group(native_backend(), finish(b));
 }
 
 TEST_CASE("te_ops fused: reductions inside a chain", "[te_ops]") {
@@ -54,7 +55,7 @@ TEST_CASE("te_ops fused: reductions inside a chain", "[te_ops]") {
     v = add(b, "Mul", {v, b.add_constant("s", random_f32({67}, 2))});
     v = add(b, "Add", {v, x});
     b.add_output(v);
-    check_native(finish(b), {.tolerance = 1e-5, .elementwise = false});
+    check_group(native_backend(), finish(b), {.tolerance = 1e-5, .elementwise = false});
   }
   SECTION("decomposed layer norm (BERT's ReduceMean, Sub, Pow, Sqrt, Div)") {
     GraphBuilder b(ctx);
@@ -68,7 +69,7 @@ TEST_CASE("te_ops fused: reductions inside a chain", "[te_ops]") {
     ValueId y = add(b, "Div", {d, den});
     y = add(b, "Erf", {y});
     b.add_output(y);
-    check_native(finish(b), {.tolerance = 1e-5, .elementwise = false});
+    check_group(native_backend(), finish(b), {.tolerance = 1e-5, .elementwise = false});
   }
   SECTION("layer norm then gelu") {
     GraphBuilder b(ctx);
@@ -77,7 +78,7 @@ TEST_CASE("te_ops fused: reductions inside a chain", "[te_ops]") {
                     {x, b.add_constant("g", random_f32({131}, 3)), b.add_constant("b", random_f32({131}, 4))});
     v = add(b, "Gelu", {v});
     b.add_output(v);
-    check_native(finish(b), {.tolerance = 1e-5, .elementwise = false});
+    check_group(native_backend(), finish(b), {.tolerance = 1e-5, .elementwise = false});
   }
   SECTION("pool then relu") {
     GraphBuilder b(ctx);
@@ -88,7 +89,7 @@ TEST_CASE("te_ops fused: reductions inside a chain", "[te_ops]") {
                     }));
     v = add(b, "Relu", {add(b, "Add", {v, b.add_constant("c", random_f32({8, 1, 1}, 8))})});
     b.add_output(v);
-    check_native(finish(b));
+    check_group(native_backend(), finish(b));
   }
 }
 
@@ -103,7 +104,7 @@ TEST_CASE("te_ops fused: layout chains and several outputs", "[te_ops]") {
   b.add_output(c);
   b.add_output(e);  // an intermediate that is also an output
   b.add_output(x);  // a graph input passed through
-  check_native(finish(b));
+  check_group(native_backend(), finish(b));
 }
 
 TEST_CASE("te_ops: unsupported operators and dtypes are InvalidArgument naming the node",
@@ -126,12 +127,17 @@ TEST_CASE("te_ops: unsupported operators and dtypes are InvalidArgument naming t
 
 TEST_CASE("te_ops: empty tensors and f16 data", "[te_ops]") {
   Context ctx;
-  check_native(single_op_graph(ctx, "Add", {{DType::f32, {0, 5}}, {DType::f32, {5}}}));
-  check_native(single_op_graph(ctx, "Concat", {{DType::f32, {2, 0}}, {DType::f32, {2, 3}}},
-                               make_attrs<ConcatAttrs>([](auto& a) { a.axis = 1; })));
-  check_native(single_op_graph(ctx, "ReduceSum", {{DType::f32, {3, 0}}},
-                               make_attrs<ReduceAttrs>([](auto& a) { a.axes = {1}; })));
-  check_native(single_op_graph(ctx, "Mul", {{DType::f16, {3, 37}}, {DType::f16, {37}}}),
-               {.tolerance = 1e-3});
-  check_native(single_op_graph(ctx, "Exp", {{DType::bf16, {3, 37}}}), {.tolerance = 1e-2});
+  check_group(native_backend(),
+              single_op_graph(ctx, "Add", {{DType::f32, {0, 5}}, {DType::f32, {5}}}));
+  check_group(native_backend(),
+              single_op_graph(ctx, "Concat", {{DType::f32, {2, 0}}, {DType::f32, {2, 3}}},
+                              make_attrs<ConcatAttrs>([](auto& a) { a.axis = 1; })));
+  check_group(native_backend(),
+              single_op_graph(ctx, "ReduceSum", {{DType::f32, {3, 0}}},
+                              make_attrs<ReduceAttrs>([](auto& a) { a.axes = {1}; })));
+  check_group(native_backend(),
+              single_op_graph(ctx, "Mul", {{DType::f16, {3, 37}}, {DType::f16, {37}}}),
+              {.tolerance = 1e-3});
+  check_group(native_backend(), single_op_graph(ctx, "Exp", {{DType::bf16, {3, 37}}}),
+              {.tolerance = 1e-2});
 }

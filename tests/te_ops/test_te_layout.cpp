@@ -5,7 +5,8 @@
 
 #include "collage/ops/tensor.h"
 #include "collage/ops/trees.h"
-#include "te_ops_test_util.h"
+#include "common/backend_check.h"
+#include "native_backend.h"
 
 using namespace collage;
 using namespace collage::testing;
@@ -13,21 +14,28 @@ using namespace collage::testing;
 TEST_CASE("te_ops: Reshape, Flatten, Squeeze, Unsqueeze and Transpose", "[te_ops]") {
   Context ctx;
   const TensorType x = {DType::f32, {2, 3, 1, 35}};
-  check_native(single_op_graph(ctx, "Reshape", {x},
-                               make_attrs<ReshapeAttrs>([](auto& a) { a.shape = {6, -1, 5}; })));
-  check_native(single_op_graph(ctx, "Flatten", {x},
-                               make_attrs<FlattenAttrs>([](auto& a) { a.axis = 2; })));
-  check_native(single_op_graph(ctx, "Squeeze", {x},
-                               make_attrs<SqueezeAttrs>([](auto& a) { a.axes = {2}; })));
-  check_native(single_op_graph(ctx, "Unsqueeze", {x},
-                               make_attrs<UnsqueezeAttrs>([](auto& a) { a.axes = {0, -1}; })));
+  check_group(native_backend(),
+              single_op_graph(ctx, "Reshape", {x}, make_attrs<ReshapeAttrs>([](auto& a) {
+                                a.shape = {6, -1, 5};
+                              })));
+  check_group(
+      native_backend(),
+      single_op_graph(ctx, "Flatten", {x}, make_attrs<FlattenAttrs>([](auto& a) { a.axis = 2; })));
+  check_group(native_backend(),
+              single_op_graph(ctx, "Squeeze", {x},
+                              make_attrs<SqueezeAttrs>([](auto& a) { a.axes = {2}; })));
+  check_group(native_backend(),
+              single_op_graph(ctx, "Unsqueeze", {x}, make_attrs<UnsqueezeAttrs>([](auto& a) {
+                                a.axes = {0, -1};
+                              })));
   for (const std::vector<int64_t>& perm :
        std::vector<std::vector<int64_t>>{{}, {0, 3, 1, 2}, {3, 2, 1, 0}, {1, 0, 2, 3}}) {
     INFO("perm size " << perm.size());
-    check_native(single_op_graph(ctx, "Transpose", {{DType::f32, {3, 5, 7, 37}}},
-                                 make_attrs<TransposeAttrs>([&](auto& a) { a.perm = perm; })));
+    check_group(native_backend(),
+                single_op_graph(ctx, "Transpose", {{DType::f32, {3, 5, 7, 37}}},
+                                make_attrs<TransposeAttrs>([&](auto& a) { a.perm = perm; })));
   }
-  check_native(single_op_graph(ctx, "Transpose", {{DType::i64, {3, 5}}}));
+  check_group(native_backend(), single_op_graph(ctx, "Transpose", {{DType::i64, {3, 5}}}));
 }
 
 TEST_CASE("te_ops: Concat and Split along any axis", "[te_ops]") {
@@ -38,19 +46,21 @@ TEST_CASE("te_ops: Concat and Split along any axis", "[te_ops]") {
     const int64_t k = axis < 0 ? 2 : axis;
     b[k] = 5;
     c[k] = 1;
-    check_native(single_op_graph(ctx, "Concat", {{DType::f32, a}, {DType::f32, b}, {DType::f32, c}},
-                                 make_attrs<ConcatAttrs>([&](auto& x) { x.axis = axis; })));
-    check_native(single_op_graph(ctx, "Split", {{DType::f32, {4, 9, 37}}},
-                                 make_attrs<SplitAttrs>([&](auto& x) {
-                                   x.axis = axis;
-                                   x.split = {1, 3};
-                                   if (axis != 0) x.split = {2, 7};
-                                   if (axis == -1) x.split = {30, 7};
-                                 }),
-                                 {}, 2));
+    check_group(native_backend(),
+                single_op_graph(ctx, "Concat", {{DType::f32, a}, {DType::f32, b}, {DType::f32, c}},
+                                make_attrs<ConcatAttrs>([&](auto& x) { x.axis = axis; })));
+    check_group(native_backend(), single_op_graph(ctx, "Split", {{DType::f32, {4, 9, 37}}},
+                                                  make_attrs<SplitAttrs>([&](auto& x) {
+                                                    x.axis = axis;
+                                                    x.split = {1, 3};
+                                                    if (axis != 0) x.split = {2, 7};
+                                                    if (axis == -1) x.split = {30, 7};
+                                                  }),
+                                                  {}, 2));
   }
-  check_native(single_op_graph(ctx, "Split", {{DType::f32, {7, 3}}},
-                               make_attrs<SplitAttrs>([](auto& x) { x.axis = 0; }), {}, 3));
+  check_group(native_backend(),
+              single_op_graph(ctx, "Split", {{DType::f32, {7, 3}}},
+                              make_attrs<SplitAttrs>([](auto& x) { x.axis = 0; }), {}, 3));
 }
 
 TEST_CASE("te_ops: Slice with clamping and negative steps", "[te_ops]") {
@@ -70,7 +80,7 @@ TEST_CASE("te_ops: Slice with clamping and negative steps", "[te_ops]") {
       a.axes = c.axes;
       a.steps = c.steps;
     });
-    check_native(single_op_graph(ctx, "Slice", {{DType::f32, {5, 7, 13}}}, attrs));
+    check_group(native_backend(), single_op_graph(ctx, "Slice", {{DType::f32, {5, 7, 13}}}, attrs));
   }
 }
 
@@ -79,19 +89,23 @@ TEST_CASE("te_ops: Gather and GatherElements with negative indices", "[te_ops]")
   Tensor idx = Tensor::from_i64({2, 3}, std::vector<int64_t>{0, -1, 2, 4, -5, 1});
   for (int64_t axis : {0, 1, -1}) {
     INFO("axis " << axis);
-    check_native(single_op_graph(ctx, "Gather", {{DType::f32, {5, 6, 5}}, {DType::i64, {2, 3}}},
-                                 make_attrs<GatherAttrs>([&](auto& a) { a.axis = axis; }),
-                                 {Tensor(), idx}));
+    check_group(
+        native_backend(),
+        single_op_graph(ctx, "Gather", {{DType::f32, {5, 6, 5}}, {DType::i64, {2, 3}}},
+                        make_attrs<GatherAttrs>([&](auto& a) { a.axis = axis; }), {Tensor(), idx}));
   }
-  check_native(single_op_graph(ctx, "Gather", {{DType::f32, {5, 4}}, {DType::i64, {}}}, nullptr,
-                               {Tensor(), Tensor::scalar_i64(-2)}));
+  check_group(native_backend(),
+              single_op_graph(ctx, "Gather", {{DType::f32, {5, 4}}, {DType::i64, {}}}, nullptr,
+                              {Tensor(), Tensor::scalar_i64(-2)}));
   Tensor ge = Tensor::from_i64({2, 3}, std::vector<int64_t>{1, -1, 0, 2, 0, -3});
-  check_native(single_op_graph(ctx, "GatherElements", {{DType::f32, {3, 4}}, {DType::i64, {2, 3}}},
-                               make_attrs<GatherElementsAttrs>([](auto& a) { a.axis = 0; }),
-                               {Tensor(), ge}));
-  check_native(single_op_graph(ctx, "GatherElements", {{DType::f32, {2, 4}}, {DType::i64, {2, 3}}},
-                               make_attrs<GatherElementsAttrs>([](auto& a) { a.axis = 1; }),
-                               {Tensor(), ge}));
+  check_group(native_backend(),
+              single_op_graph(ctx, "GatherElements", {{DType::f32, {3, 4}}, {DType::i64, {2, 3}}},
+                              make_attrs<GatherElementsAttrs>([](auto& a) { a.axis = 0; }),
+                              {Tensor(), ge}));
+  check_group(native_backend(),
+              single_op_graph(ctx, "GatherElements", {{DType::f32, {2, 4}}, {DType::i64, {2, 3}}},
+                              make_attrs<GatherElementsAttrs>([](auto& a) { a.axis = 1; }),
+                              {Tensor(), ge}));
 }
 
 TEST_CASE("te_ops: Pad in constant, reflect and edge modes, with cropping", "[te_ops]") {
@@ -106,23 +120,28 @@ TEST_CASE("te_ops: Pad in constant, reflect and edge modes, with cropping", "[te
         a.mode = mode;
         a.value = 1.5f;
       });
-      check_native(single_op_graph(ctx, "Pad", {{DType::f32, {3, 5, 7}}}, attrs));
+      check_group(native_backend(), single_op_graph(ctx, "Pad", {{DType::f32, {3, 5, 7}}}, attrs));
     }
 }
 
 TEST_CASE("te_ops: Expand, Tile, Shape and ConstantOfShape", "[te_ops]") {
   Context ctx;
-  check_native(single_op_graph(ctx, "Expand", {{DType::f32, {3, 1, 7}}},
-                               make_attrs<ExpandAttrs>([](auto& a) { a.shape = {2, 1, 5, 1}; })));
-  check_native(single_op_graph(ctx, "Tile", {{DType::f32, {3, 1, 7}}},
-                               make_attrs<TileAttrs>([](auto& a) { a.repeats = {2, 3, 1}; })));
-  check_native(single_op_graph(ctx, "Shape", {{DType::f32, {3, 1, 7}}},
-                               make_attrs<ShapeAttrs>([](auto& a) { a.start = -2; })));
-  check_native(single_op_graph(ctx, "ConstantOfShape", {},
-                               make_attrs<ConstantOfShapeAttrs>([](auto& a) {
-                                 a.shape = {3, 4};
-                                 a.value = Tensor::scalar_i64(7);
-                               })));
+  check_group(native_backend(), single_op_graph(ctx, "Expand", {{DType::f32, {3, 1, 7}}},
+                                                make_attrs<ExpandAttrs>([](auto& a) {
+                                                  a.shape = {2, 1, 5, 1};
+                                                })));
+  check_group(native_backend(), single_op_graph(ctx, "Tile", {{DType::f32, {3, 1, 7}}},
+                                                make_attrs<TileAttrs>([](auto& a) {
+                                                  a.repeats = {2, 3, 1};
+                                                })));
+  check_group(native_backend(),
+              single_op_graph(ctx, "Shape", {{DType::f32, {3, 1, 7}}},
+                              make_attrs<ShapeAttrs>([](auto& a) { a.start = -2; })));
+  check_group(native_backend(), single_op_graph(ctx, "ConstantOfShape", {},
+                                                make_attrs<ConstantOfShapeAttrs>([](auto& a) {
+                                                  a.shape = {3, 4};
+                                                  a.value = Tensor::scalar_i64(7);
+                                                })));
 }
 
 TEST_CASE("te_ops: Resize nearest and linear with the coordinate modes", "[te_ops]") {
@@ -150,28 +169,33 @@ TEST_CASE("te_ops: Resize nearest and linear with the coordinate modes", "[te_op
       a.scales = c.scales;
       a.sizes = c.sizes;
     });
-    check_native(single_op_graph(ctx, "Resize", {{DType::f32, {1, 3, 5, 6}}}, attrs));
+    check_group(native_backend(),
+                single_op_graph(ctx, "Resize", {{DType::f32, {1, 3, 5, 6}}}, attrs));
   }
 }
 
 TEST_CASE("te_ops: integer and bool data through the layout operators, Range", "[te_ops]") {
   Context ctx;
-  check_native(single_op_graph(ctx, "Gather", {{DType::i64, {5, 4}}, {DType::i32, {3}}}, nullptr,
-                               {Tensor(), Tensor::from_i64({3}, std::vector<int64_t>{4, -1, 0})
-                                              .cast(DType::i32)}));
-  check_native(single_op_graph(ctx, "Concat", {{DType::i32, {2, 3}}, {DType::i32, {1, 3}}}));
-  check_native(single_op_graph(ctx, "Pad", {{DType::i64, {3, 4}}},
-                               make_attrs<PadAttrs>([](auto& a) {
-                                 a.pads = {1, 0, 0, 2};
-                                 a.value = 7.f;
-                               })));
-  check_native(single_op_graph(ctx, "Transpose", {{DType::boolean, {3, 5}}}));
-  check_native(single_op_graph(ctx, "Squeeze", {{DType::f32, {1, 3, 1, 5}}}));
+  check_group(
+      native_backend(),
+      single_op_graph(
+          ctx, "Gather", {{DType::i64, {5, 4}}, {DType::i32, {3}}}, nullptr,
+          {Tensor(), Tensor::from_i64({3}, std::vector<int64_t>{4, -1, 0}).cast(DType::i32)}));
+  check_group(native_backend(),
+              single_op_graph(ctx, "Concat", {{DType::i32, {2, 3}}, {DType::i32, {1, 3}}}));
+  check_group(native_backend(),
+              single_op_graph(ctx, "Pad", {{DType::i64, {3, 4}}}, make_attrs<PadAttrs>([](auto& a) {
+                                a.pads = {1, 0, 0, 2};
+                                a.value = 7.f;
+                              })));
+  check_group(native_backend(), single_op_graph(ctx, "Transpose", {{DType::boolean, {3, 5}}}));
+  check_group(native_backend(), single_op_graph(ctx, "Squeeze", {{DType::f32, {1, 3, 1, 5}}}));
   for (DType t : {DType::i64, DType::i32, DType::f32}) {
     INFO("Range " << dtype_name(t));
     Tensor start = Tensor::scalar_i64(-3).cast(t), limit = Tensor::scalar_i64(17).cast(t),
            delta = Tensor::scalar_i64(4).cast(t);
-    check_native(single_op_graph(ctx, "Range", {start.type(), limit.type(), delta.type()}, nullptr,
-                                 {start, limit, delta}));
+    check_group(native_backend(),
+                single_op_graph(ctx, "Range", {start.type(), limit.type(), delta.type()}, nullptr,
+                                {start, limit, delta}));
   }
 }

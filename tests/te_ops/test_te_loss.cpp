@@ -3,7 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "collage/ops/loss.h"
-#include "te_ops_test_util.h"
+#include "common/backend_check.h"
+#include "native_backend.h"
 
 using namespace collage;
 using namespace collage::testing;
@@ -25,11 +26,12 @@ TEST_CASE("te_ops: the losses match the reference", "[te_ops]") {
               a.reduction = reduction;
               a.ignore_index = ignore;
             });
-            check_native(single_op_graph(ctx, op, ins, attrs), {1e-4, 0.1f, 2.f});
+            check_group(native_backend(), single_op_graph(ctx, op, ins, attrs), {1e-4, 0.1f, 2.f});
           }
   // SoftmaxCrossEntropyLoss's log_prob output, from f16 scores.
-  check_native(single_op_graph(ctx, "SoftmaxCrossEntropyLoss",
-                               {{DType::f16, {4, 5, 3}}, {DType::i32, {4, 3}}},
-                               make_attrs<LossAttrs>([](auto& a) { a.reduction = "sum"; }), {}, 2),
-               {2e-3});
+  check_group(native_backend(),
+              single_op_graph(ctx, "SoftmaxCrossEntropyLoss",
+                              {{DType::f16, {4, 5, 3}}, {DType::i32, {4, 3}}},
+                              make_attrs<LossAttrs>([](auto& a) { a.reduction = "sum"; }), {}, 2),
+              {2e-3});
 }

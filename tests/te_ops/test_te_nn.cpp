@@ -4,8 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include "collage/ops/nn.h"
+#include "common/backend_check.h"
 #include "common/test_util.h"
-#include "te_ops_test_util.h"
+#include "native_backend.h"
 
 using namespace collage;
 using namespace collage::testing;
@@ -35,7 +36,7 @@ TEST_CASE("te_ops: MaxPool with pads, strides, dilations and ceil_mode", "[te_op
       a.ceil_mode = c.ceil_mode;
       a.auto_pad = c.auto_pad;
     });
-    check_native(single_op_graph(ctx, "MaxPool", {{DType::f32, c.x}}, attrs));
+    check_group(native_backend(), single_op_graph(ctx, "MaxPool", {{DType::f32, c.x}}, attrs));
     if (!c.dilations.empty()) continue;
     for (int64_t include : {0, 1}) {
       auto avg = make_attrs<AveragePoolAttrs>([&](auto& a) {
@@ -47,21 +48,27 @@ TEST_CASE("te_ops: MaxPool with pads, strides, dilations and ceil_mode", "[te_op
         a.count_include_pad = include;
       });
       INFO("AveragePool count_include_pad " << include);
-      check_native(single_op_graph(ctx, "AveragePool", {{DType::f32, c.x}}, avg));
+      check_group(native_backend(), single_op_graph(ctx, "AveragePool", {{DType::f32, c.x}}, avg));
     }
   }
-  check_native(single_op_graph(ctx, "GlobalAveragePool", {{DType::f32, {2, 5, 7, 9}}}), {1e-5});
-  check_native(single_op_graph(ctx, "GlobalAveragePool", {{DType::f32, {1, 67, 11}}}), {1e-5});
+  check_group(native_backend(),
+              single_op_graph(ctx, "GlobalAveragePool", {{DType::f32, {2, 5, 7, 9}}}), {1e-5});
+  check_group(native_backend(),
+              single_op_graph(ctx, "GlobalAveragePool", {{DType::f32, {1, 67, 11}}}), {1e-5});
 }
 
 TEST_CASE("te_ops: BatchNormalization in inference", "[te_ops]") {
   Context ctx;
   Tensor var = random_f32({6}, 9, 0.5f, 2.f);
-  check_native(single_op_graph(ctx, "BatchNormalization",
-                               {{DType::f32, {2, 6, 7, 9}}, {DType::f32, {6}}, {DType::f32, {6}},
-                                {DType::f32, {6}}, {DType::f32, {6}}},
-                               nullptr, {Tensor(), Tensor(), Tensor(), Tensor(), var}),
-               {1e-5});
+  check_group(native_backend(),
+              single_op_graph(ctx, "BatchNormalization",
+                              {{DType::f32, {2, 6, 7, 9}},
+                               {DType::f32, {6}},
+                               {DType::f32, {6}},
+                               {DType::f32, {6}},
+                               {DType::f32, {6}}},
+                              nullptr, {Tensor(), Tensor(), Tensor(), Tensor(), var}),
+              {1e-5});
 }
 
 TEST_CASE("te_ops: ConvTranspose with strides, pads, groups and output_padding", "[te_ops]") {
@@ -93,9 +100,10 @@ TEST_CASE("te_ops: ConvTranspose with strides, pads, groups and output_padding",
     });
     std::vector<TensorType> in = {{DType::f32, c.x}, {DType::f32, c.w}};
     if (c.bias) in.push_back({DType::f32, {c.w[1] * c.group}});
-    check_native(single_op_graph(ctx, "ConvTranspose", in, attrs), {1e-4});
+    check_group(native_backend(), single_op_graph(ctx, "ConvTranspose", in, attrs), {1e-4});
     // Constant weights: the anchor schedule (packed weights, channels as vector lanes).
-    check_native(single_op_graph(ctx, "ConvTranspose", in, attrs, {Tensor(), random_f32(c.w, 5)}),
-                 {1e-4});
+    check_group(native_backend(),
+                single_op_graph(ctx, "ConvTranspose", in, attrs, {Tensor(), random_f32(c.w, 5)}),
+                {1e-4});
   }
 }

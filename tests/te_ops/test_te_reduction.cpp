@@ -5,7 +5,8 @@
 #include "collage/ops/elementwise.h"
 #include "collage/ops/nn.h"
 #include "collage/ops/trees.h"
-#include "te_ops_test_util.h"
+#include "common/backend_check.h"
+#include "native_backend.h"
 
 using namespace collage;
 using namespace collage::testing;
@@ -21,20 +22,27 @@ TEST_CASE("te_ops: ReduceSum, ReduceMean and ReduceMax over any axes", "[te_ops]
           a.axes = ax;
           a.keepdims = keep;
         });
-        check_native(single_op_graph(ctx, op, {{DType::f32, {5, 67, 13}}}, attrs), {1e-4});
+        check_group(native_backend(), single_op_graph(ctx, op, {{DType::f32, {5, 67, 13}}}, attrs),
+                    {1e-4});
       }
   // Long innermost axes reduce in blocks of partial results: with and without a last partial block.
   for (int64_t n : {1000, 1024})
     for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax"}) {
       INFO(op << " over " << n);
-      check_native(single_op_graph(ctx, op, {{DType::f32, {3, 5, n}}},
-                                   make_attrs<ReduceAttrs>([](auto& a) { a.axes = {1, 2}; })),
-                   {.tolerance = 1e-5, .elementwise = false});
+      check_group(
+          native_backend(),
+          single_op_graph(ctx, op, {{DType::f32, {3, 5, n}}}, make_attrs<ReduceAttrs>([](auto& a) {
+                            a.axes = {1, 2};
+                          })),
+          {.tolerance = 1e-5, .elementwise = false});
     }
-  check_native(single_op_graph(ctx, "ReduceSum", {{DType::i64, {4, 9}}},
-                               make_attrs<ReduceAttrs>([](auto& a) { a.axes = {1}; })));
-  check_native(single_op_graph(ctx, "ReduceMean", {{DType::f32, {4, 9}}},
-                               make_attrs<ReduceAttrs>([](auto& a) { a.noop_with_empty_axes = 1; })));
+  check_group(native_backend(),
+              single_op_graph(ctx, "ReduceSum", {{DType::i64, {4, 9}}},
+                              make_attrs<ReduceAttrs>([](auto& a) { a.axes = {1}; })));
+  check_group(
+      native_backend(),
+      single_op_graph(ctx, "ReduceMean", {{DType::f32, {4, 9}}},
+                      make_attrs<ReduceAttrs>([](auto& a) { a.noop_with_empty_axes = 1; })));
 }
 
 TEST_CASE("te_ops: ArgMax picks the first or last maximum", "[te_ops]") {
@@ -48,11 +56,14 @@ TEST_CASE("te_ops: ArgMax picks the first or last maximum", "[te_ops]") {
           a.select_last_index = last;
         });
         INFO("axis " << axis << " keepdims " << keep << " last " << last);
-        check_native(single_op_graph(ctx, "ArgMax", {{DType::f32, {6, 11, 7}}}, attrs));
+        check_group(native_backend(),
+                    single_op_graph(ctx, "ArgMax", {{DType::f32, {6, 11, 7}}}, attrs));
         // Integers in [0, 5): ties everywhere.
-        check_native(single_op_graph(ctx, "ArgMax", {{DType::i64, {6, 11, 7}}}, attrs));
+        check_group(native_backend(),
+                    single_op_graph(ctx, "ArgMax", {{DType::i64, {6, 11, 7}}}, attrs));
         // Long axes reduce in blocks of partial results.
-        check_native(single_op_graph(ctx, "ArgMax", {{DType::i64, {3, 70, 100}}}, attrs));
+        check_group(native_backend(),
+                    single_op_graph(ctx, "ArgMax", {{DType::i64, {3, 70, 100}}}, attrs));
       }
 }
 
@@ -62,9 +73,12 @@ TEST_CASE("te_ops: Softmax and LogSoftmax over every axis", "[te_ops]") {
     for (int64_t axis : {0, 1, 2, -1}) {
       INFO(op << " axis " << axis);
       auto attrs = make_attrs<SoftmaxAttrs>([&](auto& a) { a.axis = axis; });
-      check_native(single_op_graph(ctx, op, {{DType::f32, {3, 45, 37}}}, attrs), {1e-4, -4.f, 4.f});
-      check_native(single_op_graph(ctx, op, {{DType::f32, {2, 5, 3}}}, attrs), {1e-4});
-      check_native(single_op_graph(ctx, op, {{DType::f32, {3, 2, 1000}}}, attrs), {1e-4});
+      check_group(native_backend(), single_op_graph(ctx, op, {{DType::f32, {3, 45, 37}}}, attrs),
+                  {1e-4, -4.f, 4.f});
+      check_group(native_backend(), single_op_graph(ctx, op, {{DType::f32, {2, 5, 3}}}, attrs),
+                  {1e-4});
+      check_group(native_backend(), single_op_graph(ctx, op, {{DType::f32, {3, 2, 1000}}}, attrs),
+                  {1e-4});
     }
 }
 
@@ -78,14 +92,17 @@ TEST_CASE("te_ops: LayerNormalization and InstanceNormalization", "[te_ops]") {
     });
     const Shape x = {3, 41, 37};
     const Shape norm(x.begin() + (axis < 0 ? 3 + axis : axis), x.end());
-    check_native(single_op_graph(ctx, "LayerNormalization",
-                                 {{DType::f32, x}, {DType::f32, norm}, {DType::f32, norm}}, attrs),
-                 {.tolerance = 1e-5, .lo = 0.f, .hi = 2.f, .elementwise = false});
-    check_native(single_op_graph(ctx, "LayerNormalization", {{DType::f32, x}, {DType::f32, {x[2]}}},
-                                 attrs),
-                 {.tolerance = 1e-5, .elementwise = false});
+    check_group(native_backend(),
+                single_op_graph(ctx, "LayerNormalization",
+                                {{DType::f32, x}, {DType::f32, norm}, {DType::f32, norm}}, attrs),
+                {.tolerance = 1e-5, .lo = 0.f, .hi = 2.f, .elementwise = false});
+    check_group(
+        native_backend(),
+        single_op_graph(ctx, "LayerNormalization", {{DType::f32, x}, {DType::f32, {x[2]}}}, attrs),
+        {.tolerance = 1e-5, .elementwise = false});
   }
-  check_native(single_op_graph(ctx, "InstanceNormalization",
-                               {{DType::f32, {2, 5, 9, 11}}, {DType::f32, {5}}, {DType::f32, {5}}}),
-               {.tolerance = 1e-5, .elementwise = false});
+  check_group(native_backend(),
+              single_op_graph(ctx, "InstanceNormalization",
+                              {{DType::f32, {2, 5, 9, 11}}, {DType::f32, {5}}, {DType::f32, {5}}}),
+              {.tolerance = 1e-5, .elementwise = false});
 }

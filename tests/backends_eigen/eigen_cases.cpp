@@ -1,127 +1,29 @@
-// Implementation of the Eigen backend test helpers.
-#include "eigen_test_util.h"
+// Data of the Eigen backend tests: epilogue steps and the group check.
+#include "eigen_cases.h"
 
 #include <catch2/catch.hpp>
-#include <cmath>
-#include <thread>
 
-#include "backends/common/module_kernel.h"
 #include "collage/backends/eigen.h"
 #include "collage/ops.h"
-#include "collage/reference.h"
-#include "collage/subgraph.h"
 #include "common/test_util.h"
 #include "eigen_module.h"
 
 namespace collage::testing {
 
-std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed, float lo, float hi) {
-  std::vector<Tensor> inputs;
-  for (ValueId v : g.inputs()) inputs.push_back(random_f32(g.value(v).type.shape, seed++, lo, hi));
-  return inputs;
+const Backend& eigen_backend() {
+  static const std::unique_ptr<Backend> backend = make_eigen_backend();
+  return *backend;
 }
 
-ModuleInstance::ModuleInstance(const collage_rt_module_v1_t* module, const KernelRecord& record,
-                               const Graph& group)
-    : module_(module), group_(group) {
-  KernelDesc desc(record, group);
-  char err[512] = {0};
-  if (module->kernel_create(&desc.desc(), &instance_, err, sizeof err) != 0) {
-    error_ = err;
-    instance_ = nullptr;
-  }
-}
-
-ModuleInstance::~ModuleInstance() {
-  module_->kernel_destroy(instance_);
-}
-
-std::vector<Tensor> ModuleInstance::run(const std::vector<Tensor>& inputs, int32_t task_count,
-                                        int threads) {
-  std::vector<Tensor> outputs;
-  std::vector<void*> args;
-  for (const Tensor& t : inputs) args.push_back(const_cast<void*>(t.raw()));
-  for (ValueId v : group_.outputs()) {
-    const TensorType& t = group_.value(v).type;
-    // NaN-filled, so an element a kernel forgets to write shows up.
-    Tensor out = Tensor(t.dtype, t.shape);
-    for (int64_t i = 0; i < out.numel(); ++i) out.data<float>()[i] = std::nanf("");
-    outputs.push_back(out);
-    args.push_back(out.raw());
-  }
-  std::vector<std::string> errors(task_count);
-  auto run_tasks = [&](int first, int step) {
-    for (int32_t t = first; t < task_count; t += step) {
-      char err[512] = {0};
-      if (module_->kernel_run(instance_, args.data(), t, task_count, err, sizeof err) != 0)
-        errors[t] = err[0] ? err : "failed without a message";
-    }
-  };
-  if (threads <= 1) {
-    run_tasks(0, 1);
-  } else {
-    std::vector<std::thread> pool;
-    for (int i = 0; i < threads; ++i) pool.emplace_back(run_tasks, i, threads);
-    for (std::thread& t : pool) t.join();
-  }
-  for (const std::string& e : errors)
-    if (!e.empty()) {
-      error_ = e;
-      return {};
-    }
-  return outputs;
-}
-
-bool eigen_claims_whole_graph(const Graph& g) {
-  const auto backend = make_eigen_backend();
-  GraphReachability reach(g);
-  for (const Candidate& c : backend->candidates(g, reach))
-    if (c.nodes.count() == g.nodes().size()) return true;
-  return false;
-}
-
-void check_eigen_group(const Graph& g, const EigenCheck& check) {
-  INFO(print_graph(g));
-  REQUIRE(eigen_claims_whole_graph(g));
-  const auto backend = make_eigen_backend();
-  auto kernel = backend->build(g, {});
-  INFO(kernel.status().ToString());
-  REQUIRE(kernel.ok());
-  CHECK((*kernel)->record().module == "eigen");
-
-  const std::vector<Tensor> inputs = random_inputs(g, check.seed, check.lo, check.hi);
-  auto expected = run_reference(g, inputs);
-  REQUIRE(expected.ok());
-  REQUIRE(expected->size() == 1);
-
-  // Through the Kernel interface, with the kernel's own task count.
-  std::vector<void*> args;
-  for (const Tensor& t : inputs) args.push_back(const_cast<void*>(t.raw()));
-  const TensorType& out_type = g.value(g.outputs()[0]).type;
-  Tensor out(out_type.dtype, out_type.shape);
-  args.push_back(out.raw());
-  const int32_t tasks = (*kernel)->task_count();
-  REQUIRE(tasks >= 1);
-  for (int32_t t = 0; t < tasks; ++t) REQUIRE((*kernel)->run_task(args.data(), t).ok());
-  INFO(describe_mismatch(out, (*expected)[0]));
-  CHECK(max_scaled_error(out, (*expected)[0]) <= check.tolerance);
-  if (check.elementwise) CHECK(max_relative_error(out, (*expected)[0]) <= check.tolerance);
-
-  // The same record through the module's C table, with other task splits and on threads.
-  ModuleInstance instance(rt_eigen::module_table(), (*kernel)->record(), g);
-  INFO(instance.error());
-  REQUIRE(instance.ok());
-  CHECK(instance.task_count() == tasks);
-  for (int32_t split : {1, 2, 3, 7, tasks, tasks + 5}) {
-    INFO("task count " << split);
-    std::vector<Tensor> again = instance.run(inputs, split);
-    INFO(instance.error());
-    REQUIRE(again.size() == 1);
-    CHECK(again[0].identical(out));
-  }
-  std::vector<Tensor> threaded = instance.run(inputs, tasks, 4);
-  REQUIRE(threaded.size() == 1);
-  CHECK(threaded[0].identical(out));
+GroupCheck eigen_check(bool elementwise, float lo, float hi) {
+  return {.tolerance = 1e-4,
+          .lo = lo,
+          .hi = hi,
+          .seed = 1,
+          .elementwise = elementwise,
+          .claim = true,
+          .threads = {0},
+          .module = rt_eigen::module_table()};
 }
 
 }  // namespace collage::testing
