@@ -4,7 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include "collage/ops/nn.h"
-#include "te_ops_test_util.h"
+#include "common/backend_check.h"
+#include "native_backend.h"
 
 using namespace collage;
 using namespace collage::testing;
@@ -36,6 +37,7 @@ TEST_CASE("te_ops: ConvInteger matches the reference", "[te_ops]") {
           inputs.push_back({t, {}});
           inputs.push_back({t, zero_points == 1 ? Shape{} : Shape{c.w[0]}});
         }
-        check_native(single_op_graph(ctx, "ConvInteger", inputs, attrs), {.elementwise = false});
+        check_group(native_backend(), single_op_graph(ctx, "ConvInteger", inputs, attrs),
+                    {.elementwise = false});
       }
 }
