@@ -30,10 +30,8 @@ struct ResizePlan {
   Rounding rounding;
   Shape out;
   std::vector<float> scales;  // per axis: as given, or output / input size when sizes are given
-  // Per axis, the output length align_corners maps onto: in linear mode, scale x input size,
-  // unrounded, when scales are given (as ONNX and ONNX Runtime have it); otherwise (sizes given,
-  // nearest and cubic modes, whose ONNX Runtime kernels map onto the rounded length) the output
-  // size.
+  // Per axis, the output length align_corners maps onto: scale x input size, unrounded, when
+  // scales are given (as ONNX and ONNX Runtime have it), the output size when sizes are.
   std::vector<float> resized;
   std::vector<float> roi;     // [starts..., ends...], only used by tf_crop_and_resize
 };
@@ -109,7 +107,7 @@ absl::StatusOr<ResizePlan> plan_resize(const ResizeAttrs& a, const TensorType& i
         return absl::InvalidArgumentError(
             str_cat("scale ", static_cast<double>(s), " makes axis ", d, " too large"));
       p.scales[d] = s;
-      p.resized[d] = p.interp == Interp::linear ? size : std::floor(size);
+      p.resized[d] = size;
       p.out[d] = static_cast<int64_t>(size);
     } else {
       const int64_t size = a.sizes[d];

@@ -18,7 +18,7 @@ Expr f32(double v) { return te::make_const(DType::f32, v); }
 
 // The source coordinate (f32) that output position o of an axis samples. `resized` is the
 // output length align_corners maps onto: scale x input length, unrounded, when scales are given
-// in linear mode (as ONNX and ONNX Runtime have it), the output length otherwise (nearest).
+// (as ONNX and ONNX Runtime have it), the output length when sizes are.
 Expr source_coordinate(const std::string& mode, Expr o, float scale, int64_t len_in,
                        int64_t len_out, float resized) {
   Expr x = te::cast(DType::f32, o);
@@ -81,8 +81,8 @@ absl::StatusOr<std::vector<te::Tensor>> resize(const Graph& g, const Node& node,
         for (int64_t d = 0; d < rank; ++d) {
           if (scales[d] == 1.f) continue;
           const int64_t len = x.shape()[d];
-          const float mapped = a.scales.empty() || !linear ? static_cast<float>(out.shape[d])
-                                                           : scales[d] * static_cast<float>(len);
+          const float mapped = a.scales.empty() ? static_cast<float>(out.shape[d])
+                                                 : scales[d] * static_cast<float>(len);
           Expr c = source_coordinate(coord, i[d], scales[d], len, out.shape[d], mapped);
           if (!linear) {
             base[d] = nearest_index(a.nearest_mode, c, len);

@@ -262,6 +262,11 @@ def resize_case(name, x, attrs, scales=None, sizes=None, roi=None, rtol=1e-4):
     return Case(name, "Resize", {"x": x}, attrs, inits, node_inputs=node_inputs, rtol=rtol)
 
 
+def integral_lengths(x, scales):
+    """Whether every scale x input length is a whole number (or sizes are given)."""
+    return scales is None or all(float(s * n).is_integer() for s, n in zip(scales, x.shape))
+
+
 def resize_cases():
     x4 = rand(1, 2, 5, 7)
     x2 = rand(6, 5, seed=3)
@@ -281,6 +286,12 @@ def resize_cases():
         yield resize_case(f"resize_linear_{rname}_{coord}", x,
                           {"mode": "linear", "coordinate_transformation_mode": coord},
                           scales, sizes)
+        if coord == "align_corners" and not integral_lengths(x, scales):
+            # ONNX maps align_corners onto the unrounded scale x length (its reference, and its
+            # node test test_resize_downsample_scales_cubic_align_corners, which collage passes);
+            # ONNX Runtime's cubic kernel maps onto the rounded output length and fails that node
+            # test. The two agree where scale x length is a whole number, checked below.
+            continue
         yield resize_case(f"resize_cubic_{rname}_{coord}", x,
                           {"mode": "cubic", "coordinate_transformation_mode": coord},
                           scales, sizes)
