@@ -80,6 +80,7 @@ std::optional<double> EndToEndMeasurer::wave_latency_ms(const Placement& p) {
   build.num_threads = pool_->num_threads();
   build.target = options_.target;
   build.code_cache = options_.code_cache;
+  build.channel_block = options_.channel_block;
   auto kernels = build_artifact_kernels(ctx_, cached_, g_, p, build);
   if (!kernels.ok()) return std::nullopt;
   ArtifactOptions options;
@@ -117,6 +118,7 @@ absl::StatusOr<double> EndToEndMeasurer::latency_ms(const Placement& p) {
   build.num_threads = pool_->num_threads();
   build.target = options_.target;
   build.code_cache = options_.code_cache;
+  build.channel_block = options_.channel_block;
   auto model = compile_placement(ctx_, cached_, g_, p, build, pool_);
   if (!model.ok()) return model.status();
   for (int i = 0; i < options_.warmup_runs; ++i)

@@ -27,6 +27,7 @@ struct EndToEndOptions {
   double wave_max_ms = 1000;  // wall-clock bound of those runs (after 5 of each)
   std::string target;         // BuildOptions::target of every kernel built
   std::string code_cache;     // BuildOptions::code_cache of every kernel built
+  int32_t channel_block = -1; // BuildOptions::channel_block of every placement built
 };
 
 // Compiles the placement (every group built by its backend, kernels run on `pool`), runs it on

@@ -144,6 +144,9 @@ class Optimizer {
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     pool_ = std::make_unique<ThreadPool>(threads);
     start_ms_ = now_ms();
+    BuildOptions build;
+    build.channel_block = options_.channel_block;
+    channel_block_ = channel_block(build);
 
     OptimizeResult result;
     if (options_.strategy == "greedy" || options_.strategy.starts_with("single:")) {
@@ -221,7 +224,9 @@ class Optimizer {
           ctx_, registry_, g_, pool_.get(),
           EndToEndOptions{.executor = options_.executor,
                           .target = options_.target,
-                          .code_cache = options_.code_cache}, options_.seed);
+                          .code_cache = options_.code_cache,
+                          .channel_block = channel_block_},
+          options_.seed);
     return *end_to_end_;
   }
 
@@ -274,7 +279,8 @@ class Optimizer {
   }
 
   void cost_all() {
-    cost_candidates(ctx_, g_, cands_, 0, *model_, {options_.charge_boundaries}, costs_,
+    cost_candidates(ctx_, g_, cands_, 0, *model_, {options_.charge_boundaries, channel_block_},
+                    costs_,
                     [&](size_t done, size_t total) { report("measure", done, total); });
     size_t unusable = 0;
     for (const CandidateCost& c : costs_) unusable += c.kernel_ms < 0;
@@ -289,8 +295,8 @@ class Optimizer {
   // Seeds of the graph-level search may bring candidates the caps dropped: cost them too.
   void cost_new_candidates() {
     if (costs_.size() < cands_.size())
-      cost_candidates(ctx_, g_, cands_, costs_.size(), *model_, {options_.charge_boundaries},
-                      costs_);
+      cost_candidates(ctx_, g_, cands_, costs_.size(), *model_,
+                      {options_.charge_boundaries, channel_block_}, costs_);
   }
 
   Placement make_placement(const std::vector<size_t>& genes, std::string strategy) const {
@@ -500,6 +506,7 @@ class Optimizer {
   std::vector<CandidateCost> costs_;
   std::vector<size_t> op_genes_;
   std::vector<std::string> notes_;
+  int32_t channel_block_ = 0;  // PlacementOptions::channel_block, resolved
   bool reused_ = false;  // the placement is one an earlier search chose
 };
 

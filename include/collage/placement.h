@@ -141,6 +141,9 @@ struct PlacementOptions {
   // BuildOptions::code_cache of every kernel built ("": none): compiled code kept between
   // compiles, beside the cost database (code_cache_dir).
   std::string code_cache;
+  // Channel block of the blocked layouts groups pass each other, as the placement will be
+  // compiled (BuildOptions::channel_block): candidates and placements are measured with them.
+  int32_t channel_block = -1;
   PlacementExecutor executor = PlacementExecutor::sequential;
   // Measure the chosen placement and every single-backend baseline end to end, interleaved, and
   // report the figures (OptimizeResult::compared).

@@ -237,6 +237,9 @@ absl::StatusOr<CompiledModel> compile_placement(const Context& ctx, const Backen
   std::vector<bool> is_graph_output(num_values, false);
   for (ValueId v : graph.outputs()) is_graph_output[v] = true;
 
+  const std::vector<Layout> layouts =
+      assign_layouts(ctx, backends, graph, placement, channel_block(options));
+
   // Build the groups; note which group produces and which last reads each value.
   std::vector<int> produced_by(num_values, -1), last_use(num_values, -1);
   for (size_t i = 0; i < placement.groups.size(); ++i) {
@@ -246,7 +249,7 @@ absl::StatusOr<CompiledModel> compile_placement(const Context& ctx, const Backen
     if (!backend)
       return absl::InvalidArgumentError(
           str_cat(label, ": no backend named '", group.backend, "' is registered"));
-    auto sub = extract_subgraph(ctx, graph, group.nodes);
+    auto sub = extract_subgraph(ctx, graph, group.nodes, layouts);
     if (!sub.ok())
       return absl::Status(sub.status().code(), str_cat(label, ": ", sub.status().message()));
     GroupExec exec;
