@@ -33,15 +33,16 @@ struct CostingOptions {
   int32_t channel_block = 0;
 };
 
-// The layouts (one per value of `g`, plain but for the candidate's boundary) candidate `c` is
-// costed with: a value it reads or writes is channel-blocked by `c_block` when the candidate's
-// backend takes it blocked both in the candidate (`plain`, the candidate cut out with every
-// layout plain) and in each node on the other side run alone on the same backend (its
-// producer, or each reader outside the candidate), as assign_layouts would decide if those
-// nodes were groups of that backend. `single` caches the one-node groups by node id.
+// The layouts (one per value of `g`, plain but for the candidate's boundary; empty when all are
+// plain) candidate `c` is costed with: a value it reads or writes is channel-blocked by `c_block`
+// when the candidate's backend takes it blocked both in the candidate (`plain`, the candidate cut
+// out with every layout plain) and in the group on the other side, as a fusion rule would form
+// it on the same backend (the chain back from the producer, or from each reader outside the
+// candidate, to a convolution or matmul anchor): what assign_layouts would decide if the
+// neighbours ran on that backend. `chains` caches those neighbour groups by node id.
 std::vector<Layout> measured_layouts(const Context& ctx, const Graph& g, const Candidate& c,
                                      const ExtractedSubgraph& plain, int32_t c_block,
-                                     std::map<NodeId, absl::StatusOr<ExtractedSubgraph>>& single);
+                                     std::map<NodeId, absl::StatusOr<ExtractedSubgraph>>& chains);
 
 // Costs candidates [first, candidates.size()) into `costs` (resized to fit), one prefetch batch per
 // first node so that competing candidates are measured together. `progress(done, total)` after

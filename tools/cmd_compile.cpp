@@ -113,6 +113,7 @@ absl::StatusOr<ArtifactSummary> write_artifact(const Context& ctx, const PlacedM
   options.waves.executor = wave_choice(placement.executor);
   options.build.target = placement.target;
   options.build.code_cache = placement.code_cache;
+  options.build.channel_block = placement.channel_block;
   return write_artifact_for(ctx, *placed.backends, g, p, path, options);
 }
 

@@ -82,6 +82,10 @@ void PlacementArgs::declare(ArgParser& parser, bool with_strategy, std::string_v
                 "(= x86-64-v3), avx512 (= x86-64-v4) or a CPU LLVM knows (haswell,\n"
                 "znver3, ...); this machine must run its code. Costs are kept per target",
                 &target);
+  parser.flag("--plain-layouts",
+              "keep every value between groups in plain NCHW (default: values passed\n"
+              "between native convolutions stay in their 16-channel blocked layout)",
+              &plain_layouts);
   parser.check([this]() -> std::optional<std::string> {
     char* end = nullptr;
     budget_s = std::strtod(budget.c_str(), &end);
@@ -111,6 +115,7 @@ PlacementOptions PlacementArgs::options() const {
   o.code_cache = code_cache_dir(o.cost_db_path);
   o.max_depth = static_cast<int>(max_depth);
   o.target = target_cpu;
+  if (plain_layouts) o.channel_block = 0;
   size_t start = 0;
   while (start < backends.size()) {
     size_t comma = backends.find(',', start);
@@ -189,6 +194,7 @@ absl::StatusOr<std::unique_ptr<PlacedModel>> place_model(const Context& ctx, con
   BuildOptions build;
   build.target = options.target;
   build.code_cache = options.code_cache;
+  build.channel_block = options.channel_block;
   auto model = compile_placement(ctx, *placed->backends, g, placed->result.placement, build);
   if (!model.ok()) return model.status();
   placed->model.emplace(*std::move(model));

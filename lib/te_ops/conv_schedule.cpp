@@ -124,11 +124,13 @@ void direct_space(const Geometry& g, int lanes, tune::ScheduleTemplate& t) {
 // by the block; one stored channel-blocked (layout_views.h: [N, M/16, (OH,) OW, 16]) has both.
 struct OutAxes {
   te::IterVar mo, mi, oh, ow;
+  bool stored = false;  // channel-blocked: the channels within a block are innermost in memory
 };
 
 OutAxes out_axes(te::Stage& so, const Geometry& g, int rank) {
   OutAxes a;
-  if (rank == g.spatial + 3) {
+  a.stored = rank == g.spatial + 3;
+  if (a.stored) {
     a.mo = so.axis(1);
     a.mi = so.axis(rank - 1);
   } else {
@@ -172,9 +174,10 @@ absl::StatusOr<ScheduledGroup> apply_blocked(const AnchorGroup& grp, const Parts
     auto [mt, mr] = so.split(out.mo, oc_t);
     auto [mto, mti] = so.split_nparts(mt, oc_outer);
     auto [owo, owi] = so.split(out.ow, ow_t);
-    std::vector<te::IterVar> inner =
-        knob_or(k, "epi_vec", 0) ? std::vector<te::IterVar>{mr, owi, mi}
-                                 : std::vector<te::IterVar>{mr, mi, owi};
+    // A blocked output is stored 16 channels at a time, whatever epi_vec says.
+    const bool channels_inner = out.stored || knob_or(k, "epi_vec", 0);
+    std::vector<te::IterVar> inner = channels_inner ? std::vector<te::IterVar>{mr, owi, mi}
+                                                    : std::vector<te::IterVar>{mr, mi, owi};
     // The parallel loop is the outermost of output-row chunks or output-channel chunks; the data
     // is packed at the innermost of the chunk loops, for the rows that chunk reads (bounds are
     // not inferred through fused loops, so none is fused).
@@ -296,8 +299,9 @@ absl::StatusOr<ScheduledGroup> apply_depthwise(const AnchorGroup& grp, const Par
     const OutAxes out = out_axes(so, g, e.out.ndim());
     const te::IterVar mo = out.mo, mi = out.mi;
     auto [owo, owi] = so.split(out.ow, ow_t);
-    std::vector<te::IterVar> inner = knob_or(k, "epi_vec", 0) ? std::vector<te::IterVar>{owi, mi}
-                                                              : std::vector<te::IterVar>{mi, owi};
+    std::vector<te::IterVar> inner = out.stored || knob_or(k, "epi_vec", 0)
+                                         ? std::vector<te::IterVar>{owi, mi}
+                                         : std::vector<te::IterVar>{mi, owi};
     te::IterVar par, pack_at;
     std::vector<te::IterVar> order;
     if (g.spatial == 2) {

@@ -15,6 +15,7 @@
 #include "collage/runtime.h"
 #include "common/runtime_c_util.h"
 #include "common/test_util.h"
+#include "placement/cost_model.h"
 
 using namespace collage;
 using namespace collage::testing;
@@ -246,4 +247,35 @@ TEST_CASE("layouts: conv groups with blocked values keep the conv schedules", "[
     REQUIRE(lowered.ok());
     CHECK(lowered->schedule == "anchor Conv");
   }
+}
+
+TEST_CASE("layouts: candidates are costed with the layouts their native neighbours give them",
+          "[native][layout]") {
+  Context ctx;
+  Values v;
+  Graph g = model(ctx, v);
+  auto backend = make_native_backend();
+  const Layout blocked = Layout::channel_blocked(16);
+  std::map<NodeId, absl::StatusOr<ExtractedSubgraph>> chains;
+  auto layouts = [&](std::vector<NodeId> nodes, int32_t block) {
+    Candidate c{NodeSet::of(g.nodes().size(), nodes), backend.get(), "test"};
+    auto plain = extract_subgraph(ctx, g, c.nodes);
+    REQUIRE(plain.ok());
+    return measured_layouts(ctx, g, c, *plain, block, chains);
+  };
+  // The depthwise group: its input comes from the chain Conv -> Relu, its output goes to a conv.
+  std::vector<Layout> b = layouts({2, 3}, 16);
+  REQUIRE(b.size() == g.values().size());
+  CHECK(b[v.r1] == blocked);
+  CHECK(b[v.r2] == blocked);
+  // The group of the first conv: r1 is read by the depthwise conv and by the residual Add, whose
+  // chain runs back to the 1x1 conv.
+  std::vector<Layout> a = layouts({0, 1}, 16);
+  REQUIRE(a.size() == g.values().size());
+  CHECK(a[v.r1] == blocked);
+  // The conv before the pooling: its output stays plain (all layouts plain: an empty list).
+  CHECK(layouts({4, 5, 6}, 16).size() == g.values().size());
+  CHECK(layouts({4, 5, 6}, 16)[v.r3].plain());
+  CHECK(layouts({8, 9}, 16).empty());
+  CHECK(layouts({2, 3}, 0).empty());
 }
