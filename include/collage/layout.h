@@ -1,7 +1,7 @@
 // Memory layouts of values passed between kernels: plain row-major, or channel-blocked (oneDNN's
-// nChw16c and friends), which convolution kernels of the native and dnnl backends read and write
-// without repacking. A layout is a property of a value in the placed graph: the placement decides
-// it where a group's inputs and outputs cross into other groups (assign_layouts, executor.h).
+// nChw16c and friends), which the native backend's convolution kernels read and write without
+// repacking. A layout is a property of a value in the placed graph: the placement decides it where
+// a group's inputs and outputs cross into other groups (assign_layouts, executor.h).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,8 @@
 // Convolution schedules: the blocked NCHWc template (register tiles of ow_t x oc_t vectors of 16
 // output channels, data packed per parallel chunk, weight pre-packed), the blocked depthwise one
 // (ow_t vectors of 16 channels, one weight vector per tap) and the direct NCHW template (vectors
-// along the output row), each with the group's elementwise chain fused into the store.
+// along the output row), each with the group's elementwise chain fused into the store; the blocked
+// ones also read and write values kept in 16-channel blocks between groups (layout_views.h).
 #include <algorithm>
 #include <tuple>
 
