@@ -279,3 +279,39 @@ TEST_CASE("layouts: candidates are costed with the layouts their native neighbou
   CHECK(layouts({8, 9}, 16).empty());
   CHECK(layouts({2, 3}, 0).empty());
 }
+
+TEST_CASE("layouts: an elementwise group between convolutions computes in blocks",
+          "[native][layout]") {
+  Context ctx;
+  GraphBuilder b(ctx, "scaled");
+  ValueId x = b.add_input("x", {DType::f32, {1, 16, 9, 7}});
+  ValueId c1 = add(b, "Conv",
+                   {x, b.add_constant("w1", random_f32({32, 16, 3, 3}, 1, -0.3f, 0.3f))},
+                   conv_attrs(1));                                                  // 0
+  ValueId r = add(b, "Relu", {c1});                                                 // 1
+  ValueId m = add(b, "Mul", {r, b.add_constant("s", random_f32({1, 32, 1, 1}, 2))});  // 2
+  ValueId e = add(b, "Sigmoid", {m});                                               // 3
+  ValueId c2 = add(b, "Conv",
+                   {e, b.add_constant("w2", random_f32({16, 32, 1, 1}, 3, -0.3f, 0.3f))},
+                   conv_attrs(0));                                                  // 4
+  b.add_output(c2);
+  auto g = b.finish();
+  REQUIRE(g.ok());
+  BackendRegistry backends = registry();
+  Placement p;
+  for (std::vector<NodeId> nodes : {std::vector<NodeId>{0, 1}, {2, 3}, {4}})
+    p.groups.push_back(PlacedGroup{.nodes = NodeSet::of(g->nodes().size(), nodes),
+                                   .backend = std::string(kNativeBackend)});
+  const std::vector<Layout> layouts = assign_layouts(ctx, backends, *g, p, 16);
+  CHECK(layouts[r] == Layout::channel_blocked(16));
+  CHECK(layouts[e] == Layout::channel_blocked(16));
+  Tensor in = random_f32({1, 16, 9, 7}, 4);
+  auto expected = run_reference(*g, {in});
+  REQUIRE(expected.ok());
+  auto model = compile_placement(ctx, backends, *g, p, BuildOptions{.num_threads = 2});
+  INFO(model.status().ToString());
+  REQUIRE(model.ok());
+  auto out = model->run({in});
+  REQUIRE(out.ok());
+  check_outputs(*out, *expected);
+}

@@ -13,6 +13,18 @@ bool is_anchor(const Node& n) {
   return op == "Conv" || op == "MatMul" || op == "Gemm";
 }
 
+// An elementwise group (every node elementwise or broadcast, one output): its stages are inlined
+// into the output's, which the default schedule vectorizes along the innermost axis, the 16
+// channels of a block when the output is stored blocked. It takes the output and the inputs of
+// the output's shape blocked (a smaller broadcast operand, as a per-channel scale, stays plain).
+bool elementwise_takes(const Graph& group, ValueId v) {
+  if (group.outputs().size() != 1) return false;
+  for (const Node& n : group.nodes())
+    if (n.op->fusion != FusionKind::elementwise && n.op->fusion != FusionKind::broadcast)
+      return false;
+  return group.value(v).type.shape == group.value(group.outputs()[0]).type.shape;
+}
+
 }  // namespace
 
 bool takes_layout(const Graph& group, ValueId v, const Layout& layout) {
@@ -25,7 +37,7 @@ bool takes_layout(const Graph& group, ValueId v, const Layout& layout) {
     if (conv >= 0 || group.node(n).op_name() != "Conv") return false;
     conv = n;
   }
-  if (conv < 0) return false;
+  if (conv < 0) return elementwise_takes(group, v);
   const Node& node = group.node(conv);
   if (node.inputs.size() < 2 || node.inputs[0] == kNoValue || node.inputs[1] == kNoValue)
     return false;
