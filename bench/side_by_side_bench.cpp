@@ -32,6 +32,7 @@
 #include "collage/backends/dnnl.h"
 #include "collage/backends/eigen.h"
 #include "collage/backends/native.h"
+#include "collage/compiler.h"
 #include "collage/onnx.h"
 #include "collage/passes.h"
 #include "collage/placement.h"
@@ -100,7 +101,8 @@ std::vector<Measured> measure_all(const Context& ctx, const BackendRegistry& bac
   EndToEndMeasurer sequential(ctx, backends, g, &pool,
                               EndToEndOptions{.executor = PlacementExecutor::sequential});
   EndToEndMeasurer waves(ctx, backends, g, &pool,
-                         EndToEndOptions{.executor = PlacementExecutor::waves});
+                         EndToEndOptions{.executor = PlacementExecutor::waves,
+                                         .executor_latency = artifact_executor_latency(ctx)});
   std::vector<std::vector<double>> seq_ms(placements.size()), wave_ms(placements.size());
   for (int r = 0; r < rounds; ++r)
     for (size_t k = 0; k < placements.size(); ++k) {
@@ -134,6 +136,7 @@ void compare_settings(const Context& ctx, const BackendRegistry& backends, const
   for (const Setting& s : kSettings) {
     PlacementOptions options = base;
     options.executor = s.executor;
+    options.executor_latency = artifact_executor_latency(ctx);
     const auto t0 = std::chrono::steady_clock::now();
     auto r = optimize_detailed(ctx, backends, g, options);
     const double search_s =

@@ -22,7 +22,7 @@
 #include "te_ops/conv_dense_templates.h"
 #include "tune/group_kernel.h"
 #include "tune/tuner.h"
-#include "tune/tuning_log.h"
+#include "collage/tuning_log.h"
 
 using namespace collage;
 using namespace collage::bench;

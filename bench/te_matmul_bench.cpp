@@ -28,7 +28,7 @@
 #include <random>
 #include <string>
 
-#include "codegen/llvm/target.h"
+#include "collage/target.h"
 #include "collage/context.h"
 #include "dnnl.hpp"
 #include "te_bench_util.h"

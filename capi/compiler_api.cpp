@@ -1,33 +1,15 @@
-// The compiler C API (include/collage/collage.h): a thin skin over import, passes, placement
-// (optimize) and the artifact writer.
+// The compiler C API (include/collage/collage.h): a thin skin over the compile driver
+// (include/collage/compiler.h).
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
-#include <span>
-#include <nlohmann/json.hpp>
 
-#include "artifact/artifact.h"
-#include "collage/backend_loader.h"
-#include "collage/backends/dnnl.h"
-#include "collage/backends/dynamic.h"
-#include "collage/backends/eigen.h"
-#include "collage/backends/native.h"
-#include "collage/backends/openvino.h"
-#include "collage/backends/trees.h"
 #include "collage/collage.h"
-#include "collage/executor.h"
-#include "collage/onnx.h"
-#include "collage/passes.h"
-#include "collage/placement.h"
-#include "collage/trees.h"
-#include "io/file_io.h"
-#include "placement/batch_variants.h"
-#include "placement/tree_strategy.h"
+#include "collage/compiler.h"
 #include "status.h"
 
 struct collage_compiler {
-  collage::Context ctx;
-  collage::BackendRegistry backends;
+  collage::Compiler compiler;
 };
 
 namespace {
@@ -89,50 +71,32 @@ struct Progress {
   }
 };
 
-struct Options {
-  collage::PlacementOptions placement;
-  collage::ModelImportOptions import;
-  collage::ArtifactOptions artifact;
-  collage::TreeStrategyMode tree_strategy;  // measured by default
-  collage::BatchRange batch;                // batch.max 0: no batch range
-  Progress progress;
-};
+// The driver's progress hooks telling `progress`: its steps, the placement's phases and the tree
+// strategies.
+void relay_progress(const Progress& progress, collage::CompileOptions& out) {
+  if (!progress.fn) return;
+  out.step_progress = [progress](const char* step) { progress.tell(step); };
+  out.placement.progress = [progress](const collage::PlacementProgress& p) {
+    // PlacementProgress::phase is one of a fixed set of literals; the callback gets static
+    // storage, as collage.h promises.
+    static constexpr const char* kPhases[] = {"candidates", "measure",   "op-level",
+                                              "evolve",     "finalists", "done"};
+    const char* phase = "placement";
+    for (const char* name : kPhases)
+      if (p.phase == name) phase = name;
+    progress.tell(phase, p.measured, p.total, p.generation, p.best_ms);
+  };
+  out.tree_progress = [progress](const std::string& label) {
+    progress.tell("tree-strategy", 0, 0, 0, -1, label.c_str());
+  };
+  out.batch_progress = [progress](int64_t, size_t index, size_t count) {
+    progress.tell("batch", index, count);
+  };
+}
 
-absl::Status options_of(const collage_compile_options_t* in, Options* out_options) {
-  Options& out = *out_options;
-  collage_compile_options_t o;
-  collage_compile_options_init(&o);
-  if (in) std::memcpy(&o, in, std::min<size_t>(in->struct_size, sizeof o));
-  if (o.strategy && *o.strategy) out.placement.strategy = o.strategy;
-  if (o.budget_seconds > 0) out.placement.time_budget_s = o.budget_seconds;
-  out.placement.seed = o.seed;
-  if (o.cost_db_path) out.placement.cost_db_path = o.cost_db_path;
-  out.placement.code_cache = collage::code_cache_dir(out.placement.cost_db_path);
-  out.artifact.build.code_cache = out.placement.code_cache;
-  for (const char* p = o.backends; p && *p;) {
-    const char* comma = std::strchr(p, ',');
-    std::string name(p, comma ? comma : p + std::strlen(p));
-    if (!name.empty()) out.placement.backends.push_back(std::move(name));
-    p = comma ? comma + 1 : nullptr;
-  }
-  // Generated code runs every operator and has a runtime form, so it takes what no library does
-  // (as in the CLI); "reference" must be asked for.
-  out.placement.fallback = (o.fallback && *o.fallback) ? o.fallback : "native";
-  out.placement.num_threads = o.num_threads;
-  out.artifact.build.num_threads = o.num_threads;
-  if (o.target && *o.target) {
-    absl::StatusOr<std::string> cpu = collage::resolve_native_target(o.target);
-    if (!cpu.ok())
-      return absl::InvalidArgumentError(std::string("target: ") +
-                                        std::string(cpu.status().message()));
-    out.placement.target = *cpu;
-    out.artifact.build.target = *cpu;
-  }
-  if (o.tree_strategy && *o.tree_strategy) {
-    auto mode = collage::parse_tree_strategy_mode(o.tree_strategy);
-    if (!mode.ok()) return mode.status();
-    out.tree_strategy = *mode;
-  }
+// The input shapes and the batch range of `o` (batch_min..batch_max; the dimension given as -1 is
+// the batch, imported at each batch of the range).
+absl::Status batch_range_of(const collage_compile_options_t& o, collage::CompileOptions& out) {
   const bool range = o.batch_max > 0;
   if (range && (o.batch_min < 1 || o.batch_max <= o.batch_min))
     return absl::InvalidArgumentError("batch range " + std::to_string(o.batch_min) + ".." +
@@ -142,18 +106,6 @@ absl::Status options_of(const collage_compile_options_t* in, Options* out_option
   out.batch.max = o.batch_max;
   if (o.num_batch_sizes > 0 && o.batch_sizes)
     out.batch.sizes.assign(o.batch_sizes, o.batch_sizes + o.num_batch_sizes);
-  out.progress = Progress{o.progress, o.progress_user_data};
-  if (o.progress)
-    out.placement.progress = [progress = out.progress](const collage::PlacementProgress& p) {
-      // PlacementProgress::phase is one of a fixed set of literals; the callback gets static
-      // storage, as collage.h promises.
-      static constexpr const char* kPhases[] = {"candidates", "measure",   "op-level",
-                                                "evolve",     "finalists", "done"};
-      const char* phase = "placement";
-      for (const char* name : kPhases)
-        if (p.phase == name) phase = name;
-      progress.tell(phase, p.measured, p.total, p.generation, p.best_ms);
-    };
   for (int32_t i = 0; i < o.num_input_shapes && o.input_shapes; ++i) {
     const collage_input_shape_t& s = o.input_shapes[i];
     if (!s.name || s.ndim < 0 || (s.ndim > 0 && !s.shape))
@@ -178,70 +130,45 @@ absl::Status options_of(const collage_compile_options_t* in, Options* out_option
   return absl::OkStatus();
 }
 
-// The model compiled for the batch range of `o` (collage_compile_options_t::batch_min..max),
-// each batch imported by `import_at` with its shapes; the report lists each batch's placement.
-absl::StatusOr<std::string> compile_batch_range(
-    collage_compiler_t* c, const Options& o,
-    const std::function<absl::StatusOr<collage::Graph>(const collage::ModelImportOptions&)>&
-        import_at,
-    std::string* report) {
-  const collage::ImportAtBatch import = [&](int64_t batch) -> absl::StatusOr<collage::Graph> {
-    collage::ModelImportOptions at = o.import;
-    for (const auto& [name, axis] : o.batch.axes) at.onnx.input_shapes[name][axis] = batch;
-    auto g = import_at(at);
-    if (!g.ok()) return g.status();
-    return collage::run_passes(c->ctx, *g);
-  };
-  auto result = collage::compile_batch_variants(
-      c->ctx, c->backends, import, o.batch, o.placement, o.artifact,
-      [&](int64_t, size_t index, size_t count) { o.progress.tell("batch", index, count); });
-  if (!result.ok()) return result.status();
-  if (report) {
-    nlohmann::ordered_json batches = nlohmann::ordered_json::array();
-    for (const collage::BatchVariant& v : result->variants)
-      batches.push_back({{"batch", v.batch},
-                         {"placement", nlohmann::ordered_json::parse(
-                                           v.result.placement.to_json(v.graph))}});
-    nlohmann::ordered_json j = {{"batch_min", o.batch.min}, {"batch_max", o.batch.max},
-                                {"padded", result->padded}, {"note", result->note},
-                                {"batches", std::move(batches)}};
-    *report = j.dump();
+absl::Status options_of(const collage_compile_options_t* in, collage::CompileOptions* out_options) {
+  collage::CompileOptions& out = *out_options;
+  collage_compile_options_t o;
+  collage_compile_options_init(&o);
+  if (in) std::memcpy(&o, in, std::min<size_t>(in->struct_size, sizeof o));
+  if (o.strategy && *o.strategy) out.placement.strategy = o.strategy;
+  if (o.budget_seconds > 0) out.placement.time_budget_s = o.budget_seconds;
+  out.placement.seed = o.seed;
+  if (o.cost_db_path) out.placement.cost_db_path = o.cost_db_path;
+  out.placement.code_cache = collage::code_cache_dir(out.placement.cost_db_path);
+  for (const char* p = o.backends; p && *p;) {
+    const char* comma = std::strchr(p, ',');
+    std::string name(p, comma ? comma : p + std::strlen(p));
+    if (!name.empty()) out.placement.backends.push_back(std::move(name));
+    p = comma ? comma + 1 : nullptr;
   }
-  return std::move(result->artifact);
-}
-
-// Passes, placement and artifact bytes for an imported graph; the placement report (with the
-// tree strategies', when there are `trees`) goes to `report` when it is not null.
-absl::StatusOr<std::string> compile_graph(
-    collage_compiler_t* c, const collage::Graph& imported, const Options& o, std::string* report,
-    const std::vector<collage::TreeStrategyReport>& trees = {}) {
-  auto g = collage::run_passes(c->ctx, imported);
-  if (!g.ok()) return g.status();
-  auto placement = collage::optimize(c->ctx, c->backends, *g, o.placement);
-  if (!placement.ok()) return placement.status();
-  o.progress.tell("build");
-  auto bytes = collage::compile_artifact(c->ctx, c->backends, *g, *placement, o.artifact);
-  if (!bytes.ok()) return bytes.status();
-  if (report && trees.empty()) *report = placement->to_json(*g);
-  if (report && !trees.empty()) {
-    nlohmann::ordered_json j = nlohmann::ordered_json::parse(placement->to_json(*g));
-    j["tree_strategies"] = nlohmann::ordered_json::parse(collage::tree_strategy_json(trees));
-    *report = j.dump();
+  // Generated code runs every operator and has a runtime form, so it takes what no library does
+  // (the driver's default); "reference" must be asked for.
+  if (o.fallback && *o.fallback) out.placement.fallback = o.fallback;
+  out.placement.num_threads = o.num_threads;
+  if (o.target && *o.target) {
+    absl::StatusOr<std::string> cpu = collage::resolve_native_target(o.target);
+    if (!cpu.ok())
+      return absl::InvalidArgumentError(std::string("target: ") +
+                                        std::string(cpu.status().message()));
+    out.placement.target = *cpu;
   }
-  return bytes;
-}
-
-// A tree model's strategy is placed and costed as the model will be (its passes included).
-collage::TreeCompileOptions tree_compile_options(const Options& o) {
-  collage::TreeCompileOptions trees;
-  trees.mode = o.tree_strategy;
-  trees.placement = o.placement;
-  trees.artifact = true;
-  if (o.progress.fn)
-    trees.progress = [progress = o.progress](const std::string& label) {
-      progress.tell("tree-strategy", 0, 0, 0, -1, label.c_str());
-    };
-  return trees;
+  if (o.tree_strategy && *o.tree_strategy) {
+    auto mode = collage::parse_tree_strategy_mode(o.tree_strategy);
+    if (!mode.ok()) return mode.status();
+    out.tree_strategy = *mode;
+  }
+  if (o.executor && *o.executor) {
+    auto executor = collage::parse_executor(o.executor);
+    if (!executor.ok()) return executor.status();
+    out.placement.executor = *executor;
+  }
+  relay_progress(Progress{o.progress, o.progress_user_data}, out);
+  return batch_range_of(o, out);
 }
 
 }  // namespace
@@ -252,25 +179,17 @@ COLLAGE_API const char* collage_compiler_version(void) {
   return COLLAGE_VERSION;
 }
 
+COLLAGE_API uint32_t collage_compiler_abi_version(void) {
+  return COLLAGE_COMPILER_ABI_VERSION;
+}
+
 COLLAGE_API collage_status_t* collage_compiler_create(collage_compiler_t** compiler) {
   return guarded("collage_compiler_create", [&]() -> collage_status_t* {
     if (!compiler) return invalid("collage_compiler_create: NULL compiler pointer");
     *compiler = nullptr;
-    auto c = std::make_unique<collage_compiler>();
-    if (absl::Status s = c->backends.add(collage::make_reference_backend()); !s.ok())
-      return to_c(s);
-    if (absl::Status s = collage::register_eigen_backend(c->backends); !s.ok()) return to_c(s);
-    if (absl::Status s = collage::register_dnnl_backend(c->backends); !s.ok()) return to_c(s);
-    if (absl::Status s = collage::register_trees_backend(c->backends); !s.ok()) return to_c(s);
-    if (absl::Status s = collage::register_native_backend(c->backends); !s.ok()) return to_c(s);
-    if (absl::Status s = collage::register_dynamic_backend(c->backends); !s.ok()) return to_c(s);
-#ifdef COLLAGE_HAVE_OPENVINO
-    if (absl::Status s = collage::register_openvino_backend(c->backends); !s.ok()) return to_c(s);
-#else
-    c->backends.add_unavailable(std::string(collage::kOpenvinoBackend),
-                                std::string(collage::kOpenvinoNotBuilt));
-#endif
-    *compiler = c.release();
+    auto c = collage::Compiler::create();
+    if (!c.ok()) return to_c(c.status());
+    *compiler = new collage_compiler{*std::move(c)};
     return nullptr;
   });
 }
@@ -283,56 +202,44 @@ COLLAGE_API collage_status_t* collage_compiler_load_plugin(collage_compiler_t* c
                                                            const char* path) {
   return guarded("collage_compiler_load_plugin", [&]() -> collage_status_t* {
     if (!compiler || !path) return invalid("collage_compiler_load_plugin: NULL compiler or path");
-    auto backend = collage::load_backend_plugin(path);
-    if (!backend.ok()) return to_c(backend.status());
-    return to_c(compiler->backends.add(std::move(*backend)));
+    return to_c(compiler->compiler.load_plugin(path));
   });
 }
 
-COLLAGE_API void collage_compile_options_init(collage_compile_options_t* options) {
-  if (!options) return;
-  std::memset(options, 0, sizeof *options);
-  options->struct_size = sizeof *options;
+COLLAGE_API void collage_compile_options_init_size(collage_compile_options_t* options,
+                                                   size_t size) {
+  if (!options || size < sizeof options->struct_size) return;
+  collage_compile_options_t defaults{};
+  defaults.struct_size = static_cast<uint32_t>(std::min(size, sizeof defaults));
+  std::memcpy(options, &defaults, defaults.struct_size);
+}
+
+COLLAGE_API void(collage_compile_options_init)(collage_compile_options_t* options) {
+  collage_compile_options_init_size(options, COLLAGE_COMPILE_OPTIONS_V1_SIZE);
+}
+
+COLLAGE_API collage_status_t* collage_compile(collage_compiler_t* compiler, const char* model_path,
+                                              const collage_compile_options_t* options,
+                                              const char* artifact_path, char** report_json) {
+  return guarded("collage_compile", [&]() -> collage_status_t* {
+    if (report_json) *report_json = nullptr;
+    if (!compiler || !model_path || !artifact_path)
+      return invalid("collage_compile: NULL compiler, model path or artifact path");
+    collage::CompileOptions o;
+    if (absl::Status s = options_of(options, &o); !s.ok()) return to_c(s);
+    auto r = compiler->compiler.compile_to_file(collage::ModelSource::file(model_path), o,
+                                                artifact_path);
+    if (!r.ok()) return to_c(r.status());
+    if (report_json) *report_json = static_cast<char*>(copy_out(r->report_json()));
+    return nullptr;
+  });
 }
 
 COLLAGE_API collage_status_t* collage_compile_file(collage_compiler_t* compiler,
                                                    const char* model_path,
                                                    const collage_compile_options_t* options,
                                                    const char* artifact_path, char** report_json) {
-  return guarded("collage_compile_file", [&]() -> collage_status_t* {
-    if (report_json) *report_json = nullptr;
-    if (!compiler || !model_path || !artifact_path)
-      return invalid("collage_compile_file: NULL compiler, model path or artifact path");
-    Options o;
-    if (absl::Status s = options_of(options, &o); !s.ok()) return to_c(s);
-    const collage::TreeCompileOptions trees = tree_compile_options(o);
-    o.progress.tell("import");
-    std::string report;
-    absl::StatusOr<std::string> bytes;
-    if (o.batch.max) {
-      bytes = compile_batch_range(
-          compiler, o,
-          [&](const collage::ModelImportOptions& at) -> absl::StatusOr<collage::Graph> {
-            auto m = collage::import_compile_model(compiler->ctx, compiler->backends, model_path,
-                                                   at, trees);
-            if (!m.ok()) return m.status();
-            return std::move(m->graph);
-          },
-          report_json ? &report : nullptr);
-    } else {
-      auto m = collage::import_compile_model(compiler->ctx, compiler->backends, model_path,
-                                             o.import, trees);
-      if (!m.ok()) return to_c(m.status());
-      bytes = compile_graph(compiler, m->graph, o, report_json ? &report : nullptr, m->trees);
-    }
-    if (!bytes.ok()) return to_c(bytes.status());
-    auto writer = collage::io::AtomicFileWriter::create(artifact_path);
-    absl::Status s = writer.ok() ? (*writer)->write(*bytes) : writer.status();
-    if (s.ok()) s = (*writer)->commit();
-    if (!s.ok()) return to_c(s);
-    if (report_json) *report_json = static_cast<char*>(copy_out(report));
-    return nullptr;
-  });
+  return collage_compile(compiler, model_path, options, artifact_path, report_json);
 }
 
 COLLAGE_API collage_status_t* collage_compile_memory(collage_compiler_t* compiler,
@@ -346,33 +253,15 @@ COLLAGE_API collage_status_t* collage_compile_memory(collage_compiler_t* compile
       return invalid("collage_compile_memory: NULL compiler, model or artifact pointer");
     *artifact = nullptr;
     *artifact_size = 0;
-    Options o;
+    collage::CompileOptions o;
     if (absl::Status s = options_of(options, &o); !s.ok()) return to_c(s);
-    const collage::TreeCompileOptions trees = tree_compile_options(o);
-    std::vector<collage::TreeStrategyReport> reports;
-    o.import.onnx.tree_strategy =
-        collage::compile_tree_strategy_chooser(compiler->ctx, compiler->backends, trees, reports);
-    const std::span<const uint8_t> bytes_in(static_cast<const uint8_t*>(model), model_size);
-    o.progress.tell("import");
-    std::string report;
-    absl::StatusOr<std::string> bytes;
-    if (o.batch.max) {
-      bytes = compile_batch_range(
-          compiler, o,
-          [&](const collage::ModelImportOptions& at) {
-            return collage::import_onnx_buffer(compiler->ctx, bytes_in, at.onnx);
-          },
-          report_json ? &report : nullptr);
-    } else {
-      auto g = collage::import_onnx_buffer(compiler->ctx, bytes_in, o.import.onnx);
-      if (!g.ok()) return to_c(g.status());
-      bytes = compile_graph(compiler, *g, o, report_json ? &report : nullptr, reports);
-    }
-    if (!bytes.ok()) return to_c(bytes.status());
-    std::unique_ptr<void, decltype(&std::free)> out(copy_out(*bytes), &std::free);
-    if (report_json) *report_json = static_cast<char*>(copy_out(report));
+    auto r = compiler->compiler.compile(
+        collage::ModelSource::onnx_bytes({static_cast<const uint8_t*>(model), model_size}), o);
+    if (!r.ok()) return to_c(r.status());
+    std::unique_ptr<void, decltype(&std::free)> out(copy_out(r->artifact), &std::free);
+    if (report_json) *report_json = static_cast<char*>(copy_out(r->report_json()));
     *artifact = out.release();
-    *artifact_size = bytes->size();
+    *artifact_size = r->artifact.size();
     return nullptr;
   });
 }

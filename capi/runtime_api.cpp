@@ -104,10 +104,15 @@ COLLAGE_API DLDataType collage_dtype_to_dlpack(int32_t dtype) {
   return dtype >= 0 && dtype < rt::kNumDTypes ? rt::dlpack_dtype(dtype) : DLDataType{0, 0, 0};
 }
 
-COLLAGE_API void collage_load_options_init(collage_load_options_t* options) {
-  if (!options) return;
-  std::memset(options, 0, sizeof *options);
-  options->struct_size = sizeof *options;
+COLLAGE_API void collage_load_options_init_size(collage_load_options_t* options, size_t size) {
+  if (!options || size < sizeof options->struct_size) return;
+  collage_load_options_t defaults{};
+  defaults.struct_size = static_cast<uint32_t>(std::min(size, sizeof defaults));
+  std::memcpy(options, &defaults, defaults.struct_size);
+}
+
+COLLAGE_API void(collage_load_options_init)(collage_load_options_t* options) {
+  collage_load_options_init_size(options, COLLAGE_LOAD_OPTIONS_V1_SIZE);
 }
 
 COLLAGE_API collage_status_t* collage_module_load_file(const char* path,

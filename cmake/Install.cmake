@@ -1,6 +1,7 @@
 # Install rules: the runtime (libcollage_runtime and the backend runtime modules next to it), the
-# compiler's C API (libcollage_compiler), the C headers, the `collage` command, a CMake package
-# (find_package(collage) with collage::runtime and collage::compiler) and pkg-config files.
+# compiler (libcollage_compiler: its C API and the C++ API), the public headers, the `collage`
+# command, a CMake package (find_package(collage) with collage::runtime and collage::compiler) and
+# pkg-config files.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -26,12 +27,10 @@ if(TARGET collage_rt_openvino)
   install(TARGETS collage_rt_openvino LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
 install(TARGETS collage RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES
-  ${PROJECT_SOURCE_DIR}/include/collage/runtime.h
-  ${PROJECT_SOURCE_DIR}/include/collage/runtime_module.h
-  ${PROJECT_SOURCE_DIR}/include/collage/collage.h
-  ${PROJECT_SOURCE_DIR}/include/collage/backend_plugin.h
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/collage)
+# Every public header: the C ABI (runtime.h, runtime_module.h, backend_plugin.h, collage.h) and the
+# C++ API the compiler library exports.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/collage DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  FILES_MATCHING PATTERN "*.h")
 
 set(COLLAGE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/collage)
 install(EXPORT collageTargets NAMESPACE collage:: DESTINATION ${COLLAGE_CMAKE_DIR})

@@ -5,13 +5,10 @@
 #include <memory>
 #include <mutex>
 
-#include "artifact/artifact.h"
 #include "core/str_cat.h"
 
 namespace collage {
 namespace {
-
-constexpr char kUnlinkedNativeCode[] = "native code not linked: the artifact is only scored";
 
 // A kernel shared by several compiled models (kernels may run from several threads at once).
 class SharedKernel : public Kernel {
@@ -73,52 +70,20 @@ EndToEndMeasurer::EndToEndMeasurer(const Context& ctx, const BackendRegistry& ba
     inputs_.push_back(random_tensor(g.value(g.inputs()[i]).type, seed + i));
 }
 
-std::optional<double> EndToEndMeasurer::wave_latency_ms(const Placement& p) {
-  for (const PlacedGroup& group : p.groups)
-    if (group.backend == kReferenceBackend) return std::nullopt;
+absl::StatusOr<double> EndToEndMeasurer::latency_ms(const Placement& p) {
   BuildOptions build;
   build.num_threads = pool_->num_threads();
   build.target = options_.target;
   build.code_cache = options_.code_cache;
   build.channel_block = options_.channel_block;
-  auto kernels = build_artifact_kernels(ctx_, cached_, g_, p, build);
-  if (!kernels.ok()) return std::nullopt;
-  ArtifactOptions options;
-  options.build = build;
-  options.waves.executor = options_.executor == PlacementExecutor::waves
-                               ? waves::ExecutorChoice::waves
-                               : waves::ExecutorChoice::automatic;
-  options.waves.workers = static_cast<uint32_t>(pool_->num_threads());
-  options.waves.profile_repeats = 2;
-  options.waves.measure_runs = options_.wave_runs;
-  options.waves.measure_max_ms = options_.wave_max_ms;
-  // The artifact's bytes are thrown away: only its wave schedule, profiled and measured on the
-  // live kernels in process (native ones run their JIT-compiled code), is wanted. So native code
-  // is not linked (a linker run per placement scored): kUnlinkedNativeCode, a marker string,
-  // takes the place of the shared object the artifact would embed. Without it, every placement
-  // with a generated kernel would be scored sequentially, against wave-scored library placements.
-  options.native_library = kUnlinkedNativeCode;
-  ArtifactSummary summary;
-  if (!serialize_artifact(g_, *kernels, options, &summary).ok() || summary.waves_ms <= 0)
-    return std::nullopt;
-  return options_.executor == PlacementExecutor::waves
-             ? summary.waves_ms
-             : std::min(summary.waves_ms, summary.sequential_ms);
-}
-
-absl::StatusOr<double> EndToEndMeasurer::latency_ms(const Placement& p) {
-  if (options_.executor != PlacementExecutor::sequential) {
-    if (std::optional<double> ms = wave_latency_ms(p)) {
+  if (options_.executor != PlacementExecutor::sequential && options_.executor_latency) {
+    if (std::optional<double> ms =
+            options_.executor_latency(cached_, g_, p, build, options_.executor)) {
       ++wave_scored_;
       return *ms;
     }
   }
   ++sequential_scored_;
-  BuildOptions build;
-  build.num_threads = pool_->num_threads();
-  build.target = options_.target;
-  build.code_cache = options_.code_cache;
-  build.channel_block = options_.channel_block;
   auto model = compile_placement(ctx_, cached_, g_, p, build, pool_);
   if (!model.ok()) return model.status();
   for (int i = 0; i < options_.warmup_runs; ++i)

@@ -17,17 +17,16 @@ struct EndToEndOptions {
   SamplingOptions sampling{/*min_samples=*/3, /*max_samples=*/15, /*settle_within=*/0.02,
                            /*max_ms=*/2000};
   int warmup_runs = 1;
-  // waves / automatic: a placement the runtime can run (no group on the reference backend) is
-  // scored as its artifact would run: kernels profiled, wave-scheduled, and the wave executor
-  // measured (automatic: the faster of it and the sequential executor), so two smaller kernels
-  // side by side can beat one faster kernel. Other placements, and sequential, are measured
+  // waves / automatic, with `executor_latency`: a placement is scored as its artifact would run
+  // (the driver's scorer profiles its kernels, wave-schedules them and measures the wave
+  // executor; automatic: the faster of it and the sequential one), so two smaller kernels side by
+  // side can beat one faster kernel. Placements it cannot score, and sequential, are measured
   // running in process one kernel after another.
   PlacementExecutor executor = PlacementExecutor::sequential;
-  int wave_runs = 7;          // whole runs per executor when scoring with waves (median), at most
-  double wave_max_ms = 1000;  // wall-clock bound of those runs (after 5 of each)
-  std::string target;         // BuildOptions::target of every kernel built
-  std::string code_cache;     // BuildOptions::code_cache of every kernel built
-  int32_t channel_block = -1; // BuildOptions::channel_block of every placement built
+  std::string target;      // BuildOptions::target of every kernel built
+  std::string code_cache;  // BuildOptions::code_cache of every kernel built
+  ExecutorLatency executor_latency;
+  int32_t channel_block = -1;  // BuildOptions::channel_block of every placement built
 };
 
 // Compiles the placement (every group built by its backend, kernels run on `pool`), runs it on
@@ -48,8 +47,6 @@ class EndToEndMeasurer : public PlacementEvaluator {
   int sequential_scored() const { return sequential_scored_; }
 
  private:
-  // The artifact's executor time of `p`, or nullopt when the runtime cannot run it.
-  std::optional<double> wave_latency_ms(const Placement& p);
 
   const Context& ctx_;
   BackendRegistry cached_;  // caching proxies of the backends, by the same names

@@ -219,14 +219,20 @@ class Optimizer {
 
   PlacementEvaluator& evaluator() {
     if (options_.evaluator) return *options_.evaluator;
-    if (!end_to_end_)
-      end_to_end_ = std::make_unique<EndToEndMeasurer>(
-          ctx_, registry_, g_, pool_.get(),
-          EndToEndOptions{.executor = options_.executor,
-                          .target = options_.target,
-                          .code_cache = options_.code_cache,
-                          .channel_block = channel_block_},
-          options_.seed);
+    if (!end_to_end_) {
+      EndToEndOptions e2e;
+      e2e.executor = options_.executor;
+      e2e.target = options_.target;
+      e2e.code_cache = options_.code_cache;
+      e2e.executor_latency = options_.executor_latency;
+      e2e.channel_block = channel_block_;
+      if (options_.executor != PlacementExecutor::sequential && !options_.executor_latency)
+        notes_.push_back(
+            "no executor scorer was given (PlacementOptions::executor_latency): placements are "
+            "measured in process, one kernel after another");
+      end_to_end_ =
+          std::make_unique<EndToEndMeasurer>(ctx_, registry_, g_, pool_.get(), e2e, options_.seed);
+    }
     return *end_to_end_;
   }
 

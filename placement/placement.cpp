@@ -21,6 +21,14 @@ std::string group_label(const Graph& g, const PlacedGroup& group, size_t index) 
 
 }  // namespace
 
+absl::StatusOr<PlacementExecutor> parse_executor(std::string_view name) {
+  if (name == "waves") return PlacementExecutor::waves;
+  if (name == "sequential") return PlacementExecutor::sequential;
+  if (name == "auto") return PlacementExecutor::automatic;
+  return absl::InvalidArgumentError(
+      str_cat("executor '", name, "': expected waves, sequential or auto"));
+}
+
 absl::Status validate_placement(const Graph& g, const BackendRegistry& backends, Placement& p) {
   const size_t num_nodes = g.nodes().size();
   std::vector<int> owner(num_nodes, -1);

@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 
 #include "absl/strings/str_format.h"
 #include "collage/onnx.h"
-#include "collage/trees.h"
 #include "core/str_cat.h"
 
 namespace collage::cli {
@@ -39,14 +39,27 @@ absl::Status refuse_ranges(const ModelArgs& args, std::string_view command) {
               command, "` takes one size"));
 }
 
+absl::StatusOr<ModelImportOptions> ModelArgs::import_options() const {
+  ModelImportOptions options;
+  options.onnx.input_shapes = shapes;
+  auto parsed = parse_model_format(format);
+  if (!parsed.ok()) return parsed.status();
+  options.format = *parsed;
+  return options;
+}
+
 absl::StatusOr<Graph> load_model(const Context& ctx, const ModelArgs& args) {
   if (absl::Status s = refuse_ranges(args, "this command"); !s.ok()) return s;
-  ModelImportOptions options;
-  options.onnx.input_shapes = args.shapes;
-  auto format = parse_model_format(args.format);
-  if (!format.ok()) return format.status();
-  options.format = *format;
-  return import_model_file(ctx, args.model, options);
+  auto options = args.import_options();
+  if (!options.ok()) return options.status();
+  return import_model_file(ctx, args.model, *options);
+}
+
+absl::Status write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) return absl::UnavailableError(str_cat(path, ": cannot write"));
+  return absl::OkStatus();
 }
 
 int report_failure(std::string_view command, const absl::Status& status) {

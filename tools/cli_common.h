@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "cli_args.h"
 #include "collage/graph.h"
+#include "collage/trees.h"
 
 namespace collage::cli {
 
@@ -25,6 +26,8 @@ struct ModelArgs {
   std::map<std::string, ShapeRange> ranges;  // dimensions given as MIN..MAX (compile only)
   std::string format = "auto";  // auto|onnx|xgboost|lightgbm
   void declare(ArgParser& parser);
+  // --format and --input-shape as import options; InvalidArgument for an unknown format.
+  absl::StatusOr<ModelImportOptions> import_options() const;
 };
 
 // InvalidArgument when args.ranges is not empty: `command` takes one size per dimension.
@@ -32,6 +35,9 @@ absl::Status refuse_ranges(const ModelArgs& args, std::string_view command);
 
 // Imports args.model with args.shapes (refusing ranges). Errors are the importer's.
 absl::StatusOr<Graph> load_model(const Context& ctx, const ModelArgs& args);
+
+// Writes `text` to `path`; Unavailable naming the path when it cannot.
+absl::Status write_text_file(const std::string& path, const std::string& text);
 
 // Prints "collage <command>: error: <message>" to stderr and returns kExitFailure.
 int report_failure(std::string_view command, const absl::Status& status);

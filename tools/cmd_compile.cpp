@@ -1,17 +1,15 @@
-// `collage compile`: places a model on the backends (Collage), prints the placement with its
-// costs and the speedup over each single-backend placement, writes the report and, with -o, the
-// artifact that `collage run` and the runtime library load.
+// `collage compile`: the driver (collage/compiler.h) places a model on the backends (Collage) and,
+// with -o, writes the artifact that `collage run` and the runtime library load; this prints the
+// placement with its costs and the speedup over each single-backend placement, and writes the
+// report.
 #include <cstdio>
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_format.h"
-#include "artifact/artifact.h"
+#include "collage/compiler.h"
 #include "cli_common.h"
 #include "compile_batch.h"
-#include "collage/passes.h"
 #include "core/str_cat.h"
-#include "placement/timing.h"
 #include "placement_cli.h"
 #include "tree_strategy_cli.h"
 
@@ -85,59 +83,6 @@ std::string artifact_summary(const std::string& path, const ArtifactSummary& s) 
               : std::string());
 }
 
-// write_artifact_for, after checking that every group has a runtime module to go to: the
-// reference fallback has none, so a group only it can run is named with the way out.
-// `selected` is --backends (empty: every registered backend).
-absl::StatusOr<ArtifactSummary> write_artifact(const Context& ctx, const PlacedModel& placed,
-                                               const Graph& g, const std::string& path,
-                                               const std::vector<std::string>& selected,
-                                               const PlacementOptions& placement) {
-  const Placement& p = placed.result.placement;
-  for (size_t i = 0; i < p.groups.size(); ++i) {
-    if (p.groups[i].backend != kReferenceBackend) continue;
-    std::vector<std::string> names = selected;
-    if (names.empty())
-      for (const Backend* b : placed.backends->all()) names.push_back(b->name());
-    std::string others;
-    for (const std::string& name : names)
-      if (name != kReferenceBackend) others += str_cat(others.empty() ? "" : ", ", name);
-    return absl::InvalidArgumentError(str_cat(
-        path, ": group ", i, " (", group_nodes(g, p.groups[i]),
-        ") is placed on the reference backend, which has no runtime module: an artifact needs "
-        "every group on a backend with one (taking part: ", others,
-        "). The generated-code backend (native), which runs any operator, takes the reference's "
-        "place in artifacts where it is built in; without it, run the placement in process "
-        "(collage run MODEL --placement ...)"));
-  }
-  ArtifactOptions options;
-  options.waves.executor = wave_choice(placement.executor);
-  options.build.target = placement.target;
-  options.build.code_cache = placement.code_cache;
-  options.build.channel_block = placement.channel_block;
-  return write_artifact_for(ctx, *placed.backends, g, p, path, options);
-}
-
-absl::Status write_report(const std::string& path, const Graph& g, const CompileArgs& args,
-                          const OptimizeResult& r, const std::vector<TreeStrategyReport>& trees) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::parse(r.placement.to_json(g));
-  j["model"] = args.model.model;
-  j["passes"] = !args.no_passes;
-  j["candidates"] = r.candidates;
-  j["measured"] = r.measured;
-  j["cached"] = r.cached;
-  j["evaluations"] = r.evaluations;
-  nlohmann::ordered_json compared = nlohmann::ordered_json::array();
-  for (const MeasuredPlacement& m : r.compared)
-    compared.push_back({{"strategy", m.strategy}, {"ms", m.ms}, {"note", m.note}});
-  j["compared"] = std::move(compared);
-  if (!trees.empty())
-    j["tree_strategies"] = nlohmann::ordered_json::parse(tree_strategy_json(trees));
-  std::ofstream out(path);
-  out << j.dump(2) << "\n";
-  if (!out) return absl::UnavailableError(str_cat(path, ": cannot write the report"));
-  return absl::OkStatus();
-}
-
 int run_compile(std::span<const std::string> raw_args) {
   ArgParser parser(
       "compile",
@@ -186,53 +131,51 @@ int run_compile(std::span<const std::string> raw_args) {
       "module: a group only the reference fallback can run makes -o fail, naming it.");
   if (std::optional<int> exit = parser.parse(raw_args)) return *exit;
 
-  Context ctx;
-  PlacementOptions options = args.placement.options();
-  options.compare_baselines = !args.no_compare;
-  if (!args.output.empty()) keep_reference_out(options);
+  auto compiler = make_compiler(args.placement.plugins);
+  if (!compiler.ok()) return report_failure("compile", compiler.status());
+  CompileOptions options;
+  auto import = args.model.import_options();
+  if (!import.ok()) return report_failure("compile", import.status());
+  options.import = *std::move(import);
   auto tree_mode = parse_tree_strategy_mode(args.tree_strategy);
   if (!tree_mode.ok()) {
     const std::string message = str_cat("--tree-strategy: ", tree_mode.status().message());
     return report_failure("compile", absl::InvalidArgumentError(message));
   }
-  TreeCompileOptions tree_options;
-  tree_options.mode = *tree_mode;
-  tree_options.placement = options;
-  tree_options.passes = !args.no_passes;
-  tree_options.artifact = !args.output.empty();
-  tree_options.progress = [&](const std::string& label) {
+  options.tree_strategy = *tree_mode;
+  options.tree_progress = [](const std::string& label) {
     std::fprintf(stderr, "tree strategy: placing and costing %s\n", label.c_str());
   };
-  if (!args.model.ranges.empty()) {
-    auto executor = parse_executor(args.executor);
-    if (!executor.ok()) return report_failure("compile", executor.status());
-    BatchCompileArgs batch{&args.model, options, args.placement.plugins, tree_options,
-                           !args.no_passes, args.output, args.batch_sizes};
-    batch.placement.executor = *executor;
-    return run_batch_compile(batch);
-  }
-  auto imported = load_compile_model(ctx, args.model, tree_options, args.placement.plugins);
-  if (!imported.ok()) return report_failure("compile", imported.status());
-  absl::StatusOr<Graph> g = std::move(imported->graph);
-  if (!args.no_passes) {
-    g = run_passes(ctx, *g);
-    if (!g.ok()) return report_failure("compile", g.status());
-  }
+  options.passes = !args.no_passes;
+  options.artifact = !args.output.empty();
+  options.placement = args.placement.options();
+  options.placement.compare_baselines = !args.no_compare;
   auto executor = parse_executor(args.executor);
-  if (!executor.ok()) return report_failure("compile", executor.status());
-  options.executor = *executor;
-  const double start = now_ms();
-  double compare_start = -1;
-  options.progress = [&](const PlacementProgress& progress) {
-    if (progress.phase == "compare" && compare_start < 0) compare_start = now_ms();
+  if (!executor.ok())
+    return report_failure("compile", absl::InvalidArgumentError(
+                                         str_cat("--", executor.status().message())));
+  options.placement.executor = *executor;
+  auto batch = batch_range(args.model, args.batch_sizes);
+  if (!batch.ok()) return report_failure("compile", batch.status());
+  options.batch = *std::move(batch);
+  options.batch_progress = [](int64_t batch, size_t i, size_t n) {
+    std::fprintf(stderr, "batch %lld (%zu of %zu): placing\n", static_cast<long long>(batch),
+                 i + 1, n);
   };
-  // The comparison runs the chosen placement in process (alternately with the baselines).
-  auto placed = place_model(ctx, *g, options, /*progress=*/true, /*compile=*/false,
-                            args.placement.plugins);
-  if (!placed.ok()) return report_failure("compile", placed.status());
-  const double end = now_ms();
-  if (compare_start < 0) compare_start = end;
-  const OptimizeResult& r = (*placed)->result;
+  ProgressLine line;
+  options.placement.progress = with_progress_line(line, nullptr);
+  const ModelSource model = ModelSource::file(args.model.model);
+  auto compiled = args.output.empty() ? compiler->compile(model, options)
+                                      : compiler->compile_to_file(model, options, args.output);
+  line.finish();
+  if (!compiled.ok()) return report_failure("compile", compiled.status());
+  if (!compiled->batches.empty()) {
+    std::fputs(batch_summary(args.model.model, *compiled).c_str(), stdout);
+    std::fputs(artifact_summary(args.output, compiled->summary).c_str(), stdout);
+    return kExitOk;
+  }
+  const Graph* g = &compiled->graph;
+  const OptimizeResult& r = compiled->optimized;
   const Placement& p = r.placement;
 
   std::string out = absl::StrFormat("%s: %d nodes in %d groups, placement %s\n", args.model.model,
@@ -242,12 +185,12 @@ int run_compile(std::span<const std::string> raw_args) {
         "  %d candidates: %d kernels measured, %d costs reused (cost database%s or an\n"
         "  identical group)\n",
         r.candidates, r.measured, r.cached,
-        options.cost_db_path.empty() ? " (none)" : " " + options.cost_db_path);
-  out += absl::StrFormat("  placement took %.1f s", (compare_start - start) / 1000);
-  out += r.compared.empty() ? "\n"
-                            : absl::StrFormat(", the comparison below %.1f s\n",
-                                              (end - compare_start) / 1000);
-  for (const TreeStrategyReport& t : imported->trees) out += tree_strategy_summary(t);
+        options.placement.cost_db_path.empty() ? " (none)" : " " + options.placement.cost_db_path);
+  out += absl::StrFormat("  placement took %.1f s", compiled->placement_s - compiled->compare_s);
+  out += r.compared.empty()
+             ? "\n"
+             : absl::StrFormat(", the comparison below %.1f s\n", compiled->compare_s);
+  for (const TreeStrategyReport& t : compiled->trees) out += tree_strategy_summary(t);
   out += placement_table(*g, p);
   out += comparison_table(r.compared);
   if (!p.notes.empty()) {
@@ -256,15 +199,12 @@ int run_compile(std::span<const std::string> raw_args) {
   }
   std::fputs(out.c_str(), stdout);
   if (!args.report.empty()) {
-    if (absl::Status s = write_report(args.report, *g, args, r, imported->trees); !s.ok())
+    if (absl::Status s = write_text_file(args.report, compiled->report_json()); !s.ok())
       return report_failure("compile", s);
     std::printf("wrote %s\n", args.report.c_str());
   }
-  if (!args.output.empty()) {
-    auto summary = write_artifact(ctx, **placed, *g, args.output, options.backends, options);
-    if (!summary.ok()) return report_failure("compile", summary.status());
-    std::fputs(artifact_summary(args.output, *summary).c_str(), stdout);
-  }
+  if (!args.output.empty())
+    std::fputs(artifact_summary(args.output, compiled->summary).c_str(), stdout);
   return kExitOk;
 }
 

@@ -18,13 +18,6 @@ std::string with_extension(const std::string& path, const char* ext) {
   return (has_ext ? path.substr(0, dot) : path) + ext;
 }
 
-absl::Status write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) return absl::UnavailableError(str_cat(path, ": cannot write"));
-  return absl::OkStatus();
-}
-
 int run_explain(std::span<const std::string> raw_args) {
   ArgParser parser("explain",
                    "Render the placement a `collage compile --report` wrote: Graphviz DOT (one\n"
@@ -64,9 +57,9 @@ int run_explain(std::span<const std::string> raw_args) {
         "explain", absl::Status(e.status().code(), str_cat(report, ": ", e.status().message())));
   if (dot.empty()) dot = with_extension(report, ".dot");
   if (html.empty()) html = with_extension(report, ".html");
-  if (absl::Status s = write_file(dot, render_dot(*g, *e)); !s.ok())
+  if (absl::Status s = write_text_file(dot, render_dot(*g, *e)); !s.ok())
     return report_failure("explain", s);
-  if (absl::Status s = write_file(html, render_html(*g, *e)); !s.ok())
+  if (absl::Status s = write_text_file(html, render_html(*g, *e)); !s.ok())
     return report_failure("explain", s);
   std::printf("%s: %zu groups over %zu nodes\nwrote %s\nwrote %s\n", model.model.c_str(),
               e->groups.size(), g->nodes().size(), dot.c_str(), html.c_str());

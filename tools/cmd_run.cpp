@@ -13,12 +13,13 @@
 #include "absl/strings/str_format.h"
 #include "artifact_runner.h"
 #include "cli_common.h"
-#include "placement_cli.h"
+#include "collage/compiler.h"
+#include "collage/executor.h"
 #include "collage/npz.h"
-#include "collage/passes.h"
 #include "collage/reference.h"
 #include "collage/trees.h"
 #include "core/str_cat.h"
+#include "placement_cli.h"
 
 namespace collage::cli {
 namespace {
@@ -29,9 +30,9 @@ struct RunArgs {
   int64_t repeat = 1, warmup = 0, seed = 0;
   bool no_passes = false;
   PlacementArgs placement;  // strategy "reference": the reference executor, no placement
-  std::string executor;   // --executor KIND (artifacts): waves or sequential
+  std::string executor;       // --executor KIND (artifacts): waves or sequential
   bool no_recompile = false;  // --no-recompile (artifacts): COLLAGE_LOAD_NO_RECOMPILE
-  std::string profile;    // --profile FILE (artifacts): Chrome trace of the timed runs
+  std::string profile;        // --profile FILE (artifacts): Chrome trace of the timed runs
 };
 
 constexpr std::string_view kRandomInputs =
@@ -175,13 +176,7 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-int run_run(std::span<const std::string> raw_args) {
-  ArgParser parser("run",
-                   "Import an ONNX model, run the optimisation passes, place it on the backends "
-                   "and run\nit in process, or run an artifact (written by collage compile, told "
-                   "apart by its\ncontent) through the runtime library; print the median wall "
-                   "time and a summary of\neach output.");
-  RunArgs args;
+void declare(ArgParser& parser, RunArgs& args) {
   args.model.declare(parser);
   parser.option("--inputs", "FILE.npz", "input arrays, one per graph input, by name", &args.inputs);
   parser.option("--outputs", "FILE.npz", "write the outputs here, by graph output name",
@@ -193,12 +188,12 @@ int run_run(std::span<const std::string> raw_args) {
               &args.no_passes);
   args.placement.budget = "10";
   args.placement.declare(parser, /*with_strategy=*/true, "--placement-seed");
-  parser.epilog(str_cat(
-      "An ONNX model is placed on the backends (--placement, default two-level with a\n"
-      "10 s budget, costs reused from the cost database) and its kernels run in process;\n"
-      "--placement reference runs the reference executor instead (no placement).\n"
-      "XGBoost and LightGBM models are placed greedily unless --placement is given.\n\n",
-      kRandomInputs));
+  parser.epilog(
+      str_cat("An ONNX model is placed on the backends (--placement, default two-level with a\n"
+              "10 s budget, costs reused from the cost database) and its kernels run in process;\n"
+              "--placement reference runs the reference executor instead (no placement).\n"
+              "XGBoost and LightGBM models are placed greedily unless --placement is given.\n\n",
+              kRandomInputs));
   parser.option("--executor", "KIND",
                 "artifacts: run with the wave executor (inter-operator parallelism) or\n"
                 "the sequential one; default: the one the compiler measured faster",
@@ -212,84 +207,108 @@ int run_run(std::span<const std::string> raw_args) {
                 "artifacts: write each kernel's time in the timed runs as a Chrome trace\n"
                 "(chrome://tracing, Perfetto)",
                 &args.profile);
-  if (std::optional<int> exit = parser.parse(raw_args)) return *exit;
-  const bool strategy_given = std::any_of(raw_args.begin(), raw_args.end(), [](const auto& a) {
-    return a == "--placement" || std::string_view(a).starts_with("--placement=");
-  });
+}
 
+// An artifact, run by the runtime library through `artifact` (which must outlive the result).
+absl::StatusOr<Runnable> artifact_runnable(const RunArgs& args,
+                                           std::optional<ArtifactRunner>& artifact) {
+  auto loaded =
+      ArtifactRunner::load(args.model.model, args.executor, /*num_threads=*/0, args.no_recompile);
+  if (!loaded.ok()) return loaded.status();
+  artifact = std::move(*loaded);
+  if (const std::string notes = artifact->load_notes(); !notes.empty())
+    std::fprintf(stderr, "collage run: %s\n", notes.c_str());
+  return Runnable{artifact->input_names(), artifact->output_names(), artifact->input_types(),
+                  artifact->input_batch_axes(),
+                  "artifact, arena " + human_bytes(static_cast<int64_t>(artifact->arena_bytes())),
+                  [&artifact](const std::vector<Tensor>& in) { return artifact->run(in); }};
+}
+
+// A model file, imported and run on the reference executor (--placement reference) or placed and
+// run in process, kernel after kernel.
+absl::StatusOr<Runnable> model_runnable(RunArgs& args, bool strategy_given) {
+  if (!args.executor.empty() || !args.profile.empty())
+    return absl::InvalidArgumentError(str_cat(args.executor.empty() ? "--profile" : "--executor",
+                                              " applies to artifacts (collage compile output)"));
+  if (absl::Status s = refuse_ranges(args.model, "run"); !s.ok()) return s;
+  auto made = make_compiler(args.placement.plugins);
+  if (!made.ok()) return made.status();
+  auto compiler = std::make_shared<Compiler>(*std::move(made));
+  // XGBoost and LightGBM models run placed (greedy: the trees backend's TreeEnsemble kernel)
+  // rather than on the reference executor, unless --placement names another strategy.
+  auto format = parse_model_format(args.model.format);
+  if (format.ok() && *format == ModelFormat::automatic)
+    format = detect_model_format(args.model.model);
+  if (!strategy_given && format.ok() &&
+      (*format == ModelFormat::xgboost || *format == ModelFormat::lightgbm))
+    args.placement.strategy = "greedy";
+  CompileOptions options;
+  auto import = args.model.import_options();
+  if (!import.ok()) return import.status();
+  options.import = *std::move(import);
+  options.tree_strategy = {/*measured=*/false, TreeStrategy::automatic};
+  options.passes = !args.no_passes;
+  options.artifact = false;
+  auto imported = compiler->import_model(ModelSource::file(args.model.model), options);
+  if (!imported.ok()) return imported.status();
+  auto g = std::make_shared<const Graph>(std::move(imported->graph));
   Runnable runnable;
-  Context ctx;
-  absl::StatusOr<Graph> g;
-  std::optional<ArtifactRunner> artifact;
-  if (is_artifact_file(args.model.model)) {
-    auto loaded = ArtifactRunner::load(args.model.model, args.executor, /*num_threads=*/0,
-                                       args.no_recompile);
-    if (!loaded.ok()) return report_failure("run", loaded.status());
-    artifact = std::move(*loaded);
-    if (const std::string notes = artifact->load_notes(); !notes.empty())
-      std::fprintf(stderr, "collage run: %s\n", notes.c_str());
-    runnable = {artifact->input_names(), artifact->output_names(), artifact->input_types(),
-                artifact->input_batch_axes(),
-                "artifact, arena " + human_bytes(static_cast<int64_t>(artifact->arena_bytes())),
-                [&](const std::vector<Tensor>& in) { return artifact->run(in); }};
-  } else {
-    if (!args.executor.empty() || !args.profile.empty())
-      return report_failure("run", absl::InvalidArgumentError(
-                                       str_cat(args.executor.empty() ? "--profile" : "--executor",
-                                               " applies to artifacts (collage compile output)")));
-    g = load_model(ctx, args.model);
-    if (!g.ok()) return report_failure("run", g.status());
-    // XGBoost and LightGBM models run placed (greedy: the trees backend's TreeEnsemble kernel)
-    // rather than on the reference executor, unless --placement names another strategy.
-    auto format = parse_model_format(args.model.format);
-    if (format.ok() && *format == ModelFormat::automatic)
-      format = detect_model_format(args.model.model);
-    if (!strategy_given && format.ok() &&
-        (*format == ModelFormat::xgboost || *format == ModelFormat::lightgbm))
-      args.placement.strategy = "greedy";
-    if (!args.no_passes) {
-      g = run_passes(ctx, *g);
-      if (!g.ok()) return report_failure("run", g.status());
-    }
-    for (ValueId v : g->inputs()) {
-      runnable.input_names.push_back(g->value(v).name);
-      runnable.input_types.push_back(g->value(v).type);
-    }
-    for (ValueId v : g->outputs()) runnable.output_names.push_back(g->value(v).name);
-    runnable.description = str_cat(g->nodes().size(), " nodes");
-    runnable.run = [&](const std::vector<Tensor>& in) { return run_reference(*g, in); };
-    if (args.placement.strategy != kReferenceBackend) {
-      auto placed = place_model(ctx, *g, args.placement.options(), /*progress=*/true,
-                                /*compile=*/true, args.placement.plugins);
-      if (!placed.ok()) return report_failure("run", placed.status());
-      runnable.description += str_cat(", ", (*placed)->result.placement.groups.size(),
-                                      " groups placed ", args.placement.strategy);
-      runnable.run = [model = std::shared_ptr<PlacedModel>(*std::move(placed))](
-                         const std::vector<Tensor>& in) { return model->model->run(in); };
-    }
+  for (ValueId v : g->inputs()) {
+    runnable.input_names.push_back(g->value(v).name);
+    runnable.input_types.push_back(g->value(v).type);
   }
-  auto inputs = make_inputs(runnable, args);
-  if (!inputs.ok()) return report_failure("run", inputs.status());
+  for (ValueId v : g->outputs()) runnable.output_names.push_back(g->value(v).name);
+  runnable.description = str_cat(g->nodes().size(), " nodes");
+  if (args.placement.strategy == kReferenceBackend) {
+    // The graph refers to the compiler's context: the run keeps it alive.
+    runnable.run = [compiler, g](const std::vector<Tensor>& in) { return run_reference(*g, in); };
+    return runnable;
+  }
+  PlacementOptions placement = args.placement.options();
+  placement.executor = PlacementExecutor::sequential;
+  ProgressLine line;
+  placement.progress = with_progress_line(line, nullptr);
+  auto placed = optimize(compiler->context(), compiler->backends(), *g, placement);
+  line.finish();
+  if (!placed.ok()) return placed.status();
+  BuildOptions build;
+  build.target = placement.target;
+  build.code_cache = placement.code_cache;
+  build.channel_block = placement.channel_block;
+  auto model = compile_placement(compiler->context(), compiler->backends(), *g, *placed, build);
+  if (!model.ok()) return model.status();
+  runnable.description +=
+      str_cat(", ", placed->groups.size(), " groups placed ", args.placement.strategy);
+  // The kernels refer to the compiler's backends and context: the run keeps them alive.
+  runnable.run = [compiler, g, model = std::make_shared<CompiledModel>(*std::move(model))](
+                     const std::vector<Tensor>& in) { return model->run(in); };
+  return runnable;
+}
 
-  std::vector<double> times_ms;
-  absl::StatusOr<std::vector<Tensor>> outputs;
+// The warmup and timed runs: the timed runs' wall times and the last run's outputs. With
+// --profile the artifact's profiling is on for the timed runs.
+absl::Status time_runs(const Runnable& runnable, const RunArgs& args,
+                       const std::vector<Tensor>& inputs, std::optional<ArtifactRunner>& artifact,
+                       std::vector<double>& times_ms, std::vector<Tensor>& outputs) {
   for (int64_t i = 0; i < args.warmup + args.repeat; ++i) {
     if (i == args.warmup && !args.profile.empty()) {
-      if (absl::Status s = artifact->set_profiling(true); !s.ok()) return report_failure("run", s);
+      if (absl::Status s = artifact->set_profiling(true); !s.ok()) return s;
     }
     const auto start = std::chrono::steady_clock::now();
-    auto result = runnable.run(*inputs);
+    auto result = runnable.run(inputs);
     const auto stop = std::chrono::steady_clock::now();
-    if (!result.ok()) return report_failure("run", result.status());
+    if (!result.ok()) return result.status();
     if (i >= args.warmup)
       times_ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
-    outputs = std::move(result);  // the previous run's outputs are freed outside the timing
+    outputs = *std::move(result);  // the previous run's outputs are freed outside the timing
   }
+  return absl::OkStatus();
+}
 
-  if (!args.profile.empty()) {
-    if (absl::Status s = artifact->write_profile(args.profile); !s.ok())
-      return report_failure("run", s);
-  }
+// The timing line, the artifact executor's statistics, and the outputs' table.
+std::string report(const Runnable& runnable, const RunArgs& args,
+                   const std::vector<double>& times_ms, const std::vector<Tensor>& outputs,
+                   const std::optional<ArtifactRunner>& artifact) {
   std::string out = absl::StrFormat(
       "%s: %s, median %.3f ms over %d run%s (min %.3f, max %.3f), %d warmup\n", args.model.model,
       runnable.description, median(times_ms), times_ms.size(), times_ms.size() == 1 ? "" : "s",
@@ -310,18 +329,47 @@ int run_run(std::span<const std::string> raw_args) {
     out += "\n";
   }
   TextTable table({false, false, false});
-  NamedTensors named;
-  for (size_t i = 0; i < runnable.output_names.size(); ++i) {
-    const std::string& name = runnable.output_names[i];
-    const Tensor& t = (*outputs)[i];
-    table.add({name, type_to_string(t.type()), summarize(t)});
-    // A value listed twice as an output is written once.
-    if (std::none_of(named.begin(), named.end(), [&](const auto& n) { return n.first == name; }))
-      named.emplace_back(name, t);
+  for (size_t i = 0; i < runnable.output_names.size(); ++i)
+    table.add({runnable.output_names[i], type_to_string(outputs[i].type()), summarize(outputs[i])});
+  return out + "outputs\n" + table.render(2);
+}
+
+int run_run(std::span<const std::string> raw_args) {
+  ArgParser parser("run",
+                   "Import an ONNX model, run the optimisation passes, place it on the backends "
+                   "and run\nit in process, or run an artifact (written by collage compile, told "
+                   "apart by its\ncontent) through the runtime library; print the median wall "
+                   "time and a summary of\neach output.");
+  RunArgs args;
+  declare(parser, args);
+  if (std::optional<int> exit = parser.parse(raw_args)) return *exit;
+  const bool strategy_given = std::any_of(raw_args.begin(), raw_args.end(), [](const auto& a) {
+    return a == "--placement" || std::string_view(a).starts_with("--placement=");
+  });
+
+  std::optional<ArtifactRunner> artifact;
+  auto runnable = is_artifact_file(args.model.model) ? artifact_runnable(args, artifact)
+                                                     : model_runnable(args, strategy_given);
+  if (!runnable.ok()) return report_failure("run", runnable.status());
+  auto inputs = make_inputs(*runnable, args);
+  if (!inputs.ok()) return report_failure("run", inputs.status());
+  std::vector<double> times_ms;
+  std::vector<Tensor> outputs;
+  if (absl::Status s = time_runs(*runnable, args, *inputs, artifact, times_ms, outputs); !s.ok())
+    return report_failure("run", s);
+  if (!args.profile.empty()) {
+    if (absl::Status s = artifact->write_profile(args.profile); !s.ok())
+      return report_failure("run", s);
   }
-  out += "outputs\n" + table.render(2);
-  std::fputs(out.c_str(), stdout);
+  std::fputs(report(*runnable, args, times_ms, outputs, artifact).c_str(), stdout);
   if (!args.outputs.empty()) {
+    NamedTensors named;
+    for (size_t i = 0; i < runnable->output_names.size(); ++i) {
+      const std::string& name = runnable->output_names[i];
+      // A value listed twice as an output is written once.
+      if (std::none_of(named.begin(), named.end(), [&](const auto& n) { return n.first == name; }))
+        named.emplace_back(name, outputs[i]);
+    }
     if (absl::Status s = write_npz(args.outputs, named); !s.ok()) return report_failure("run", s);
     std::printf("wrote %s\n", args.outputs.c_str());
   }
@@ -332,7 +380,7 @@ int run_run(std::span<const std::string> raw_args) {
 }  // namespace
 
 extern const Command kRunCommand;
-const Command kRunCommand{
-    "run", "run a model (placed on the backends) or an artifact, and time it", run_run};
+const Command kRunCommand{"run", "run a model (placed on the backends) or an artifact, and time it",
+                          run_run};
 
 }  // namespace collage::cli

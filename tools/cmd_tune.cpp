@@ -8,13 +8,13 @@
 
 #include "absl/strings/str_format.h"
 #include "cli_common.h"
-#include "codegen/llvm/target.h"
+#include "collage/target.h"
 #include "collage/context.h"
 #include "collage/placement.h"
 #include "collage/thread_pool.h"
 #include "te_ops/conv_dense_templates.h"
 #include "tune/tuner.h"
-#include "tune/tuning_log.h"
+#include "collage/tuning_log.h"
 
 namespace collage::cli {
 namespace {

@@ -1,28 +1,21 @@
-// `collage compile` with a batch range (--input-shape x=1..32x3x224x224): one artifact holding a
-// plan per batch size (placement/batch_variants.h), and its summary.
+// `collage compile` with a batch range (--input-shape x=1..32x3x224x224): the range the driver
+// compiles into one artifact with a plan per batch size (CompileOptions::batch), and its summary.
 #pragma once
 
 #include <string>
-#include <vector>
 
+#include "absl/status/statusor.h"
 #include "cli_common.h"
-#include "collage/placement.h"
-#include "placement/tree_strategy.h"
+#include "collage/compiler.h"
 
 namespace collage::cli {
 
-struct BatchCompileArgs {
-  const ModelArgs* model = nullptr;  // with at least one range
-  PlacementOptions placement;        // the reference fallback kept out
-  std::vector<std::string> plugins;
-  TreeCompileOptions trees;          // the tree strategy, as a plain compile uses it
-  bool passes = true;
-  std::string output;                // the artifact
-  std::string batch_sizes;           // --batch-sizes: "1,8,32"; empty: the default list
-};
+// The batch range of the --input-shape ranges of `model` and --batch-sizes `sizes` ("1,8,32";
+// empty: the default list); max 0 when no shape has a range. Every batched input shares one range.
+absl::StatusOr<BatchRange> batch_range(const ModelArgs& model, const std::string& sizes);
 
-// Compiles, writes the artifact and prints a line per batch and the artifact's figures. Returns
-// the exit code (errors are reported on stderr).
-int run_batch_compile(const BatchCompileArgs& args);
+// A line for the range, a table of the plans (batch, groups, backends, strategy) and how batches
+// between plans run.
+std::string batch_summary(const std::string& model, const CompileResult& compiled);
 
 }  // namespace collage::cli

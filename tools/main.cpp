@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cli_args.h"
-#include "dnnl_openmp.h"
+#include "openmp_wait.h"
 
 namespace collage::cli {
 
@@ -85,7 +85,7 @@ int main_impl(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   // Before anything runs: oneDNN's OpenMP threads must not spin on the cores our thread pool needs.
-  collage::rt_dnnl::use_passive_openmp_wait(argv);
+  collage::cli::use_passive_openmp_wait(argv);
   // Errors are statuses; an exception reaching here is a bug, reported rather than aborting.
   try {
     return collage::cli::main_impl(std::vector<std::string>(argv + 1, argv + argc));

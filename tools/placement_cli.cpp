@@ -1,48 +1,24 @@
-// Built-in backends, placement options, the default cost database and the progress line.
+// The compiler with its plugins, placement options, the default cost database and the progress
+// line.
 #include "placement_cli.h"
 
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
 
 #include "absl/strings/str_format.h"
-#include "collage/backend_loader.h"
-#include "collage/backends/dnnl.h"
-#include "collage/backends/dynamic.h"
-#include "collage/backends/eigen.h"
-#include "collage/backends/native.h"
-#include "collage/backends/openvino.h"
-#include "collage/backends/trees.h"
 #include "core/str_cat.h"
 #include "placement/timing.h"
 
 namespace collage::cli {
 
-absl::Status register_builtin_backends(BackendRegistry& registry) {
-  if (absl::Status s = register_dnnl_backend(registry); !s.ok()) return s;
-  if (absl::Status s = register_eigen_backend(registry); !s.ok()) return s;
-  if (absl::Status s = register_trees_backend(registry); !s.ok()) return s;
-  if (absl::Status s = register_native_backend(registry); !s.ok()) return s;
-  if (absl::Status s = register_dynamic_backend(registry); !s.ok()) return s;
-#ifdef COLLAGE_HAVE_OPENVINO
-  if (absl::Status s = register_openvino_backend(registry); !s.ok()) return s;
-#else
-  registry.add_unavailable(std::string(kOpenvinoBackend), std::string(kOpenvinoNotBuilt));
-#endif
-  return registry.add(make_reference_backend());
-}
-
-absl::Status register_backends(BackendRegistry& registry, const std::vector<std::string>& plugins) {
-  if (absl::Status s = register_builtin_backends(registry); !s.ok()) return s;
-  for (const std::string& path : plugins) {
-    auto plugin = load_backend_plugin(path);
-    if (!plugin.ok()) return plugin.status();
-    if (absl::Status s = registry.add(*std::move(plugin)); !s.ok())
-      return absl::InvalidArgumentError(str_cat("--plugin ", path, ": ", s.message()));
-  }
-  return absl::OkStatus();
+absl::StatusOr<Compiler> make_compiler(const std::vector<std::string>& plugins) {
+  auto compiler = Compiler::create();
+  if (!compiler.ok()) return compiler.status();
+  for (const std::string& path : plugins)
+    if (absl::Status s = compiler->load_plugin(path); !s.ok()) return s;
+  return compiler;
 }
 
 std::string default_cost_db_path() {
@@ -104,11 +80,10 @@ std::string PlacementArgs::cost_db_path() const {
 }
 
 PlacementOptions PlacementArgs::options() const {
-  PlacementOptions o;
+  // Generated code (native) takes what single:NAME and greedy leave, as in BYOC; the reference
+  // backend still takes part in a search whose result is not written as an artifact.
+  PlacementOptions o = default_compile_placement();
   o.strategy = strategy;
-  // register_builtin_backends always has native: what single:NAME and greedy leave goes to
-  // generated code, as in BYOC; the reference backend still takes part in the search.
-  o.fallback = "native";
   o.time_budget_s = budget_s;
   o.seed = static_cast<uint64_t>(seed);
   o.cost_db_path = cost_db_path();
@@ -124,16 +99,6 @@ PlacementOptions PlacementArgs::options() const {
     start = comma + 1;
   }
   return o;
-}
-
-void keep_reference_out(PlacementOptions& options) {
-  BackendRegistry probe;
-  if (!register_builtin_backends(probe).ok() || !probe.find("native")) return;
-  options.fallback = "native";
-  if (options.backends.empty())
-    for (const Backend* b : probe.all())
-      if (b->name() != kReferenceBackend) options.backends.push_back(b->name());
-  std::erase(options.backends, std::string(kReferenceBackend));
 }
 
 ProgressLine::ProgressLine() : tty_(::isatty(STDERR_FILENO) != 0) {}
@@ -173,32 +138,12 @@ void ProgressLine::finish() {
   width_ = 0;
 }
 
-absl::StatusOr<std::unique_ptr<PlacedModel>> place_model(const Context& ctx, const Graph& g,
-                                                         PlacementOptions options, bool progress,
-                                                         bool compile,
-                                                         const std::vector<std::string>& plugins) {
-  auto placed = std::make_unique<PlacedModel>();
-  placed->backends = std::make_unique<BackendRegistry>();
-  if (absl::Status s = register_backends(*placed->backends, plugins); !s.ok()) return s;
-  ProgressLine line;
-  if (progress)
-    options.progress = [&line, inner = options.progress](const PlacementProgress& p) {
-      line.update(p);
-      if (inner) inner(p);
-    };
-  auto result = optimize_detailed(ctx, *placed->backends, g, options);
-  line.finish();
-  if (!result.ok()) return result.status();
-  placed->result = *std::move(result);
-  if (!compile) return placed;
-  BuildOptions build;
-  build.target = options.target;
-  build.code_cache = options.code_cache;
-  build.channel_block = options.channel_block;
-  auto model = compile_placement(ctx, *placed->backends, g, placed->result.placement, build);
-  if (!model.ok()) return model.status();
-  placed->model.emplace(*std::move(model));
-  return placed;
+std::function<void(const PlacementProgress&)> with_progress_line(
+    ProgressLine& line, std::function<void(const PlacementProgress&)> inner) {
+  return [&line, inner = std::move(inner)](const PlacementProgress& p) {
+    line.update(p);
+    if (inner) inner(p);
+  };
 }
 
 }  // namespace collage::cli

@@ -1,9 +1,10 @@
 // Placement on the command line, shared by `collage compile`, `explain`, `run` and `cost-db`:
-// the built-in backends, placement options, the default cost-database path and the live
+// the compiler with its plugins, placement options, the default cost-database path and the live
 // progress line.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,16 +12,14 @@
 
 #include "absl/status/statusor.h"
 #include "cli_args.h"
-#include "collage/executor.h"
+#include "collage/compiler.h"
 #include "collage/placement.h"
 
 namespace collage::cli {
 
-// Registers the built-in backends in priority order: dnnl, eigen, trees, native, dynamic, then the
-// reference backend.
-absl::Status register_builtin_backends(BackendRegistry& registry);
-// register_builtin_backends, then each plugin library of `plugins` (load_backend_plugin), in order.
-absl::Status register_backends(BackendRegistry& registry, const std::vector<std::string>& plugins);
+// A compiler with the built-in backends and then each plugin library of `plugins` (--plugin), in
+// order; errors name the plugin's path.
+absl::StatusOr<Compiler> make_compiler(const std::vector<std::string>& plugins);
 
 // $XDG_CACHE_HOME/collage/cost-db.jsonl, else $HOME/.cache/collage/cost-db.jsonl; empty when
 // neither variable is set.
@@ -49,12 +48,6 @@ struct PlacementArgs {
   std::string cost_db_path() const;
 };
 
-// The options of a placement that goes into an artifact. An artifact cannot hold kernels of the
-// reference backend (the runtime has none), and the measured search may well find one cheaper (a
-// MaxPool of ResNet-50 once was): when the generated-code backend `native`, which runs any node, is
-// built in, it replaces the reference fallback and the reference takes no part.
-void keep_reference_out(PlacementOptions& options);
-
 // Prints the optimizer's progress on one stderr line, rewritten in place on a terminal (one line
 // per phase otherwise); finish() ends the line.
 class ProgressLine {
@@ -70,19 +63,8 @@ class ProgressLine {
   size_t width_ = 0;
 };
 
-// A placed, compiled model together with the backends it needs.
-struct PlacedModel {
-  std::unique_ptr<BackendRegistry> backends;
-  OptimizeResult result;
-  std::optional<CompiledModel> model;
-};
-
-// Optimizes `g` with the built-in backends and `plugins` (progress on stderr when `progress`,
-// besides any options.progress) and, when `compile`, compiles the placement for in-process runs
-// (generated code for options.target).
-absl::StatusOr<std::unique_ptr<PlacedModel>> place_model(const Context& ctx, const Graph& g,
-                                                         PlacementOptions options, bool progress,
-                                                         bool compile,
-                                                         const std::vector<std::string>& plugins);
+// The optimizer's progress on the ProgressLine `line`, then `inner` (may be empty).
+std::function<void(const PlacementProgress&)> with_progress_line(
+    ProgressLine& line, std::function<void(const PlacementProgress&)> inner);
 
 }  // namespace collage::cli

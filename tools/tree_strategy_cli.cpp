@@ -1,25 +1,10 @@
-// The tree strategy in `collage compile`: the library's measured choice on the command line's
-// model and backends, and the summary printed for it.
+// The tree strategy in `collage compile`: the summary printed for the driver's choice.
 #include "tree_strategy_cli.h"
 
 #include "absl/strings/str_format.h"
 #include "core/str_cat.h"
-#include "placement_cli.h"
 
 namespace collage::cli {
-
-absl::StatusOr<CompileModel> load_compile_model(const Context& ctx, const ModelArgs& args,
-                                                const TreeCompileOptions& options,
-                                                const std::vector<std::string>& plugins) {
-  ModelImportOptions import;
-  import.onnx.input_shapes = args.shapes;
-  auto format = parse_model_format(args.format);
-  if (!format.ok()) return format.status();
-  import.format = *format;
-  BackendRegistry backends;
-  if (absl::Status s = register_backends(backends, plugins); !s.ok()) return s;
-  return import_compile_model(ctx, backends, args.model, import, options);
-}
 
 std::string tree_strategy_summary(const TreeStrategyReport& r) {
   std::string out =

@@ -32,10 +32,12 @@
 #include "bench_util.h"
 #include "cli_args.h"
 #include "cli_common.h"
+#include "collage/compiler.h"
+#include "collage/executor.h"
 #include "collage/onnx.h"
 #include "collage/passes.h"
 #include "collage/thread_pool.h"
-#include "dnnl_openmp.h"
+#include "openmp_wait.h"
 #include "placement_cli.h"
 
 namespace collage::bench {
@@ -175,7 +177,12 @@ void print_kernel_table(const std::vector<ArtifactKernel>& kernels,
 bool bench_model(const std::string& name, const Args& args, double budget_s) {
   const fs::path cache = model_cache();
   const fs::path model = cache / (name + ".onnx");
-  Context ctx;
+  auto compiler = Compiler::create();
+  if (!compiler.ok()) {
+    std::printf("%s: %s\n\n", name.c_str(), std::string(compiler.status().message()).c_str());
+    return false;
+  }
+  const Context& ctx = compiler->context();
   std::optional<CachedModel> loaded = load_cached_model(ctx, name);
   if (!loaded) return false;
   const Graph& g = loaded->graph;
@@ -185,39 +192,33 @@ bool bench_model(const std::string& name, const Args& args, double budget_s) {
   // The placement `collage compile -o` makes (the same options, so that a search remembered in
   // the cost database is reused): two-level, the generated-code backend in the reference
   // fallback's place, the executor chosen by measurement.
-  BackendRegistry backends;
-  if (absl::Status s = cli::register_builtin_backends(backends); !s.ok()) {
-    std::printf("%s: %s\n\n", name.c_str(), std::string(s.message()).c_str());
-    return false;
-  }
-  cli::PlacementArgs placement_args;
-  placement_args.budget_s = budget_s;
-  placement_args.cost_db = args.cost_db;
-  PlacementOptions o = placement_args.options();
-  cli::keep_reference_out(o);
-  o.executor = PlacementExecutor::automatic;
-  std::fprintf(stderr, "%s: placing two-level\n", name.c_str());
-  auto placement = optimize(ctx, backends, g, o);
-  if (!placement.ok()) {
-    std::printf("%s: %s\n\n", name.c_str(), std::string(placement.status().message()).c_str());
-    return false;
-  }
   const int threads = args.threads > 0
                           ? static_cast<int>(args.threads)
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  cli::PlacementArgs placement_args;
+  placement_args.budget_s = budget_s;
+  placement_args.cost_db = args.cost_db;
+  CompileOptions options;
+  options.passes = false;  // load_cached_model ran them
+  options.placement = placement_args.options();
+  options.placement.num_threads = threads;
+  const fs::path file =
+      fs::temp_directory_path() / absl::StrFormat("artifact_bench-%d-%s.collage", getpid(), name);
+  std::fprintf(stderr, "%s: placing two-level\n", name.c_str());
+  auto compiled = compiler->compile_to_file(ModelSource::graph(g), options, file);
+  if (!compiled.ok()) {
+    std::printf("%s: %s\n\n", name.c_str(), std::string(compiled.status().message()).c_str());
+    return false;
+  }
+  const Placement* placement = &compiled->optimized.placement;
+  const BackendRegistry& backends = compiler->backends();
   ThreadPool pool(threads);
   BuildOptions build;
   build.num_threads = threads;
   auto in_process = compile_placement(ctx, backends, g, *placement, build, &pool);
-  ArtifactOptions ao;
-  ao.build = build;
-  ao.waves.executor = wave_choice(o.executor);
-  const fs::path file =
-      fs::temp_directory_path() / absl::StrFormat("artifact_bench-%d-%s.collage", getpid(), name);
-  auto summary = write_artifact_for(ctx, backends, g, *placement, file, ao);
+  const ArtifactSummary* summary = &compiled->summary;
   absl::StatusOr<cli::ArtifactRunner> artifact =
-      summary.ok() ? cli::ArtifactRunner::load(file.string(), args.executor, threads)
-                   : summary.status();
+      cli::ArtifactRunner::load(file.string(), args.executor, threads);
   if (!in_process.ok() || !artifact.ok()) {
     std::printf(
         "%s: %s\n\n", name.c_str(),
@@ -352,6 +353,6 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   // oneDNN's OpenMP workers must not spin on the cores the other backends' threads need.
-  collage::rt_dnnl::use_passive_openmp_wait(argv);
+  collage::cli::use_passive_openmp_wait(argv);
   return collage::bench::run(argc, argv);
 }

@@ -24,10 +24,11 @@
 #include "bench_util.h"
 #include "cli_args.h"
 #include "cli_common.h"
+#include "collage/executor.h"
 #include "collage/onnx.h"
 #include "collage/passes.h"
 #include "collage/thread_pool.h"
-#include "dnnl_openmp.h"
+#include "openmp_wait.h"
 #include "placement_cli.h"
 #ifdef COLLAGE_HAVE_OPENVINO
 #include "ov_region.h"
@@ -318,7 +319,7 @@ int run(int argc, char** argv) {
       models.insert(models.end(), {"efficientnet_b0", "regnet_y_400mf"});
   }
   BackendRegistry backends;
-  if (absl::Status s = cli::register_builtin_backends(backends); !s.ok()) {
+  if (absl::Status s = register_builtin_backends(backends); !s.ok()) {
     std::fprintf(stderr, "model_bench: %s\n", std::string(s.message()).c_str());
     return 1;
   }
@@ -334,6 +335,6 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   // oneDNN's OpenMP workers must not spin on the cores the other backends' thread pool needs.
-  collage::rt_dnnl::use_passive_openmp_wait(argv);
+  collage::cli::use_passive_openmp_wait(argv);
   return collage::bench::run(argc, argv);
 }

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "codegen/llvm/target.h"
+#include "collage/target.h"
 #include "collage/loop_ir.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"

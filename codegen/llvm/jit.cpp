@@ -1,6 +1,6 @@
 // JitModule: builds the kernel module for the host and hands it to an ORC LLJIT instance that
 // resolves libc/libm symbols (malloc, powf) from the process.
-#include "codegen/llvm/jit.h"
+#include "collage/jit.h"
 
 #include "codegen/llvm/kernel_module.h"
 #include "codegen/llvm/llvm_target.h"

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "codegen/llvm/target.h"
+#include "collage/target.h"
 #include "collage/loop_ir.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"

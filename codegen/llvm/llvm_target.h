@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "codegen/llvm/target.h"
+#include "collage/target.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Target/TargetMachine.h"
 

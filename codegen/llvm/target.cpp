@@ -1,5 +1,5 @@
 // TargetSpec: host detection through LLVM, and the properties code generation asks about.
-#include "codegen/llvm/target.h"
+#include "collage/target.h"
 
 #include <algorithm>
 #include <set>

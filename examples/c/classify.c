@@ -1,11 +1,12 @@
 /* Classifies one input with a compiled model: loads an artifact with the collage runtime, reads
  * the input from a .npy file, runs the model and prints the class with the highest score.
  *
- *   collage_classify model.collage input.npy [scores.npy]
+ *   collage_classify [--module-dir DIR] model.collage input.npy [scores.npy]
  *
  * With a third argument the scores (the model's output) are also written there as .npy.
  * Link with -lcollage_runtime; the runtime modules the artifact needs
- * (libcollage_rt_<name>.so) are found next to libcollage_runtime.so. */
+ * (libcollage_rt_<name>.so) are found in DIR (a plugin's runtime module, examples/c_plugin),
+ * then next to libcollage_runtime.so. */
 #include <collage/runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,12 +23,20 @@ static int failed(const char* what, collage_status_t* status) {
 }
 
 int main(int argc, char** argv) {
+  collage_load_options_t options;
+  collage_load_options_init(&options);
+  if (argc > 2 && strcmp(argv[1], "--module-dir") == 0) {
+    options.module_dir = argv[2];
+    argc -= 2;
+    argv += 2;
+  }
   if (argc != 3 && argc != 4) {
-    fprintf(stderr, "usage: %s MODEL.collage INPUT.npy [SCORES.npy]\n", argv[0]);
+    fprintf(stderr, "usage: collage_classify [--module-dir DIR] MODEL.collage INPUT.npy "
+                    "[SCORES.npy]\n");
     return 2;
   }
   collage_module_t* module = NULL;
-  if (failed("load", collage_module_load_file(argv[1], NULL, &module))) return 1;
+  if (failed("load", collage_module_load_file(argv[1], &options, &module))) return 1;
 
   collage_tensor_info_t in_info, out_info;
   memset(&in_info, 0, sizeof in_info);

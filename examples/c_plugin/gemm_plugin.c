@@ -1,28 +1,24 @@
-/* A collage backend plugin written in C: a small f32 GEMM for 2-D MatMul with an optional fused
- * Relu after it, and a standalone Relu. Build it as a shared library and load it with
- * collage::load_backend_plugin("libcollage_gemm_plugin.so"). */
+/* The compile-time half of a collage backend plugin written in C (libcollage_gemm_plugin.so): a
+ * small f32 GEMM for 2-D MatMul with an optional fused Relu after it, and a standalone Relu. It
+ * names what it runs with patterns, builds kernels that run in process while the compiler
+ * measures them, and records each kernel (kernel_record) so that an artifact can hold it: at run
+ * time its runtime module (gemm_module.c, libcollage_rt_cgemm.so) re-creates the kernel. Load it
+ * with collage_compiler_load_plugin, `collage compile --plugin` or collage::load_backend_plugin. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "collage/backend_plugin.h"
+#include "collage/runtime.h" /* collage_status_code_t: the error convention */
+#include "gemm_kernel.h"
 
-enum { KIND_MATMUL = 0, KIND_RELU = 1 };
-enum { MAX_TASKS = 4 };
-
-/* One operand: a kernel argument (arg >= 0) or constant data. */
+/* A built kernel: its parameters, its constants (the group's weights) and its output type. */
 typedef struct {
-  int32_t arg;
-  const float* constant;
-} operand_t;
-
-typedef struct {
-  int kind;
-  int relu;        /* KIND_MATMUL: apply Relu to the result */
-  int64_t m, k, n; /* KIND_MATMUL: [m x k] @ [k x n]; KIND_RELU: n elements */
-  operand_t a, b;  /* b unused for KIND_RELU */
-  int32_t out_arg;
-  int32_t tasks;
+  gemm_params_t params;
+  int32_t num_constants;
+  const void* constants[2];
+  collage_tensor_desc_t constant_descs[2];
+  int64_t constant_shapes[2][COLLAGE_PLUGIN_MAX_RANK];
   int32_t out_rank;
   int64_t out_shape[COLLAGE_PLUGIN_MAX_RANK];
 } kernel_t;
@@ -32,17 +28,25 @@ static const collage_backend_pattern_t kPatterns[] = {
     {"relu", "(Relu *[dtype=f32])"},
 };
 
-static int fail(char* err, size_t err_size, const char* message) {
+static int32_t fail(char* err, size_t err_size, int32_t code, const char* message) {
   snprintf(err, err_size, "%s", message);
-  return 1;
+  return code;
 }
 
-/* Maps a group value to a kernel argument or constant data. */
-static int operand(const collage_group_t* g, int32_t value, operand_t* out) {
+/* Maps group value `value` to a kernel argument or a constant of `k` (its data stays valid until
+ * the kernel is destroyed; its descriptor is copied). */
+static int operand(const collage_group_t* g, int32_t value, kernel_t* k, gemm_operand_t* out) {
   out->arg = -1;
-  out->constant = NULL;
-  if (g->values[value].kind == COLLAGE_VALUE_CONSTANT) {
-    out->constant = (const float*)g->values[value].data;
+  out->constant = -1;
+  const collage_group_value_t* v = &g->values[value];
+  if (v->kind == COLLAGE_VALUE_CONSTANT) {
+    if (v->type.rank > COLLAGE_PLUGIN_MAX_RANK || k->num_constants == 2) return 1;
+    const int32_t c = k->num_constants++;
+    k->constants[c] = v->data;
+    memcpy(k->constant_shapes[c], v->type.shape, sizeof(int64_t) * (size_t)v->type.rank);
+    k->constant_descs[c] = (collage_tensor_desc_t){v->type.dtype, v->type.rank,
+                                                   k->constant_shapes[c]};
+    out->constant = c;
     return 0;
   }
   for (int32_t i = 0; i < g->num_inputs; ++i)
@@ -53,58 +57,69 @@ static int operand(const collage_group_t* g, int32_t value, operand_t* out) {
   return 1;
 }
 
+static int32_t build_matmul(const collage_group_t* g, kernel_t* k, char* err, size_t err_size) {
+  const collage_group_node_t* mm = &g->nodes[0];
+  const collage_tensor_desc_t* a = &g->values[mm->inputs[0]].type;
+  const collage_tensor_desc_t* b = &g->values[mm->inputs[1]].type;
+  gemm_params_t* p = &k->params;
+  p->kind = GEMM_KIND_MATMUL;
+  p->relu = g->num_nodes == 2;
+  if (p->relu && strcmp(g->nodes[1].op, "Relu") != 0)
+    return fail(err, err_size, COLLAGE_STATUS_INVALID_ARGUMENT, "the node after MatMul must be Relu");
+  p->m = a->shape[0];
+  p->k = a->shape[1];
+  p->n = b->shape[1];
+  k->out_rank = 2;
+  k->out_shape[0] = p->m;
+  k->out_shape[1] = p->n;
+  if (operand(g, mm->inputs[0], k, &p->a) || operand(g, mm->inputs[1], k, &p->b))
+    return fail(err, err_size, COLLAGE_STATUS_INVALID_ARGUMENT,
+                "a MatMul operand is neither an input nor a constant");
+  return 0;
+}
+
+static int32_t build_relu(const collage_group_t* g, kernel_t* k, char* err, size_t err_size) {
+  const collage_tensor_desc_t* x = &g->values[g->nodes[0].inputs[0]].type;
+  if (x->rank > COLLAGE_PLUGIN_MAX_RANK)
+    return fail(err, err_size, COLLAGE_STATUS_INVALID_ARGUMENT, "Relu input rank too large");
+  k->params.kind = GEMM_KIND_RELU;
+  k->params.n = 1;
+  k->out_rank = x->rank;
+  for (int32_t d = 0; d < x->rank; ++d) {
+    k->params.n *= x->shape[d];
+    k->out_shape[d] = x->shape[d];
+  }
+  if (operand(g, g->nodes[0].inputs[0], k, &k->params.a))
+    return fail(err, err_size, COLLAGE_STATUS_INVALID_ARGUMENT,
+                "the Relu operand is neither an input nor a constant");
+  return 0;
+}
+
 static int32_t build(void* user_data, const collage_group_t* g, void** out, char* err,
                      size_t err_size) {
   (void)user_data;
-  const collage_group_node_t* first = &g->nodes[0];
-  const collage_group_node_t* last = &g->nodes[g->num_nodes - 1];
   if (g->num_outputs != 1 || g->num_nodes > 2)
-    return fail(err, err_size, "only MatMul, Relu or MatMul+Relu groups with one output");
+    return fail(err, err_size, COLLAGE_STATUS_INVALID_ARGUMENT,
+                "only MatMul, Relu or MatMul+Relu groups with one output");
   kernel_t* k = calloc(1, sizeof *k);
-  if (!k) return fail(err, err_size, "out of memory");
-  k->out_arg = g->num_inputs;
-  if (strcmp(first->op, "MatMul") == 0) {
-    const collage_tensor_desc_t* a = &g->values[first->inputs[0]].type;
-    const collage_tensor_desc_t* b = &g->values[first->inputs[1]].type;
-    k->kind = KIND_MATMUL;
-    k->relu = g->num_nodes == 2 && strcmp(last->op, "Relu") == 0;
-    k->m = a->shape[0];
-    k->k = a->shape[1];
-    k->n = b->shape[1];
-    k->out_rank = 2;
-    k->out_shape[0] = k->m;
-    k->out_shape[1] = k->n;
-    if (operand(g, first->inputs[0], &k->a) || operand(g, first->inputs[1], &k->b)) {
-      free(k);
-      return fail(err, err_size, "MatMul operand is neither an input nor a constant");
-    }
-    if (g->num_nodes == 2 && !k->relu) {
-      free(k);
-      return fail(err, err_size, "the node after MatMul must be Relu");
-    }
-  } else if (strcmp(first->op, "Relu") == 0 && g->num_nodes == 1) {
-    const collage_tensor_desc_t* x = &g->values[first->inputs[0]].type;
-    if (x->rank > COLLAGE_PLUGIN_MAX_RANK) {
-      free(k);
-      return fail(err, err_size, "Relu input rank too large");
-    }
-    k->kind = KIND_RELU;
-    k->n = 1;
-    k->out_rank = x->rank;
-    for (int32_t d = 0; d < x->rank; ++d) {
-      k->n *= x->shape[d];
-      k->out_shape[d] = x->shape[d];
-    }
-    if (operand(g, first->inputs[0], &k->a)) {
-      free(k);
-      return fail(err, err_size, "Relu operand is neither an input nor a constant");
-    }
-  } else {
+  if (!k) return fail(err, err_size, COLLAGE_STATUS_INTERNAL, "out of memory");
+  int32_t rc;
+  if (strcmp(g->nodes[0].op, "MatMul") == 0)
+    rc = build_matmul(g, k, err, err_size);
+  else if (strcmp(g->nodes[0].op, "Relu") == 0 && g->num_nodes == 1)
+    rc = build_relu(g, k, err, err_size);
+  else
+    rc = fail(err, err_size, COLLAGE_STATUS_INVALID_ARGUMENT, "unsupported group");
+  if (rc != 0) {
     free(k);
-    return fail(err, err_size, "unsupported group");
+    return rc;
   }
-  int64_t rows = k->kind == KIND_MATMUL ? k->m : k->n;
-  k->tasks = rows < MAX_TASKS ? (int32_t)(rows > 0 ? rows : 1) : MAX_TASKS;
+  gemm_params_t* p = &k->params;
+  p->magic = GEMM_PARAMS_MAGIC;
+  p->out_arg = g->num_inputs;
+  p->num_args = g->num_inputs + 1;
+  const int64_t rows = p->kind == GEMM_KIND_MATMUL ? p->m : p->n;
+  p->tasks = rows < GEMM_MAX_TASKS ? (int32_t)(rows > 0 ? rows : 1) : GEMM_MAX_TASKS;
   *out = k;
   return 0;
 }
@@ -112,7 +127,7 @@ static int32_t build(void* user_data, const collage_group_t* g, void** out, char
 static int32_t output_type(void* kernel, int32_t index, int32_t* dtype, int32_t* rank,
                            int64_t* shape, char* err, size_t err_size) {
   const kernel_t* k = kernel;
-  if (index != 0) return fail(err, err_size, "one output only");
+  if (index != 0) return fail(err, err_size, COLLAGE_STATUS_INVALID_ARGUMENT, "one output only");
   *dtype = COLLAGE_DTYPE_F32;
   *rank = k->out_rank;
   for (int32_t d = 0; d < k->out_rank; ++d) shape[d] = k->out_shape[d];
@@ -120,37 +135,33 @@ static int32_t output_type(void* kernel, int32_t index, int32_t* dtype, int32_t*
 }
 
 static int32_t task_count(void* kernel) {
-  return ((const kernel_t*)kernel)->tasks;
-}
-
-static const float* data_of(const operand_t* o, const DLTensor* args) {
-  return o->constant ? o->constant : (const float*)args[o->arg].data;
+  return ((const kernel_t*)kernel)->params.tasks;
 }
 
 static int32_t run(void* kernel, const DLTensor* args, int32_t num_args, int32_t task_id,
                    int32_t tasks, char* err, size_t err_size) {
   const kernel_t* k = kernel;
-  if (num_args != k->out_arg + 1) return fail(err, err_size, "wrong argument count");
-  const float* a = data_of(&k->a, args);
-  float* c = (float*)args[k->out_arg].data;
-  int64_t rows = k->kind == KIND_MATMUL ? k->m : k->n;
-  int64_t begin = rows * task_id / tasks, end = rows * (task_id + 1) / tasks;
-  if (k->kind == KIND_RELU) {
-    for (int64_t i = begin; i < end; ++i) c[i] = a[i] > 0.f ? a[i] : 0.f;
-    return 0;
-  }
-  const float* b = data_of(&k->b, args);
-  for (int64_t i = begin; i < end; ++i) {
-    float* row = c + i * k->n;
-    for (int64_t j = 0; j < k->n; ++j) row[j] = 0.f;
-    for (int64_t p = 0; p < k->k; ++p) {
-      float av = a[i * k->k + p];
-      const float* brow = b + p * k->n;
-      for (int64_t j = 0; j < k->n; ++j) row[j] += av * brow[j];
-    }
-    if (k->relu)
-      for (int64_t j = 0; j < k->n; ++j) row[j] = row[j] > 0.f ? row[j] : 0.f;
-  }
+  if (num_args != k->params.num_args)
+    return fail(err, err_size, COLLAGE_STATUS_INVALID_ARGUMENT, "wrong argument count");
+  void* buffers[8];
+  if (num_args > 8) return fail(err, err_size, COLLAGE_STATUS_INVALID_ARGUMENT, "too many arguments");
+  for (int32_t i = 0; i < num_args; ++i) buffers[i] = args[i].data;
+  gemm_run(&k->params, buffers, k->constants, task_id, tasks);
+  return 0;
+}
+
+/* What an artifact stores: the parameters and the constants, which the runtime module receives
+ * in its kernel descriptor. */
+static int32_t record(void* kernel, collage_kernel_record_t* r, char* err, size_t err_size) {
+  (void)err;
+  (void)err_size;
+  const kernel_t* k = kernel;
+  r->entry = "cgemm";
+  r->params = (const uint8_t*)&k->params;
+  r->params_size = sizeof k->params;
+  r->num_constants = k->num_constants;
+  r->constant_descs = k->constant_descs;
+  r->constants = k->constants;
   return 0;
 }
 
@@ -162,7 +173,7 @@ static const collage_backend_v1_t kTable = {
     .struct_size = sizeof(collage_backend_v1_t),
     .abi_version = COLLAGE_BACKEND_ABI_VERSION,
     .name = "cgemm",
-    .version = "1",
+    .version = "2",
     .device = COLLAGE_DEVICE_CPU,
     .num_patterns = sizeof kPatterns / sizeof kPatterns[0],
     .patterns = kPatterns,
@@ -173,6 +184,7 @@ static const collage_backend_v1_t kTable = {
     .kernel_task_count = task_count,
     .kernel_run = run,
     .kernel_destroy = destroy,
+    .kernel_record = record,
 };
 
 __attribute__((visibility("default"))) const collage_backend_v1_t* collage_backend_v1_get(void) {

@@ -1,13 +1,15 @@
 // A user-defined backend in C++: a hand-written GEMM for 2-D f32 MatMul (Relu optionally fused
 // after it) and a Relu, registered next to the reference backend and placed by the greedy
-// baseline. The backend is the first 60 lines; the rest builds a model and runs it.
+// strategy, then run in process. The backend is the first 60 lines; the rest builds a model and
+// runs it. (Its kernels have no runtime module, so they run in process only: a backend whose
+// kernels ship in artifacts is examples/c_plugin or examples/compile_and_run.)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "collage/executor.h"
+#include "collage/placement.h"
 #include "collage/reference.h"
-#include "placement/baselines.h"
 
 using namespace collage;
 
@@ -86,7 +88,9 @@ int main() {
   b.add_output(*b.add("Sigmoid", {h}));
   Graph g = *b.finish();
 
-  auto placement = place_greedy(g, backends);
+  PlacementOptions options;
+  options.strategy = "greedy";  // backends in registration order claim what their patterns match
+  auto placement = optimize(ctx, backends, g, options);
   if (!placement.ok()) return std::printf("%s\n", placement.status().ToString().c_str()), 1;
   std::printf("%s\n", placement->to_json(g).c_str());
   auto model = compile_placement(ctx, backends, g, *placement);

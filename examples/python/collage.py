@@ -80,7 +80,8 @@ class _CompileOptions(ctypes.Structure):
                 ("tree_strategy", ctypes.c_char_p), ("progress", ctypes.c_void_p),
                 ("progress_user_data", ctypes.c_void_p), ("target", ctypes.c_char_p),
                 ("batch_min", ctypes.c_int64), ("batch_max", ctypes.c_int64),
-                ("num_batch_sizes", ctypes.c_int32), ("batch_sizes", ctypes.POINTER(ctypes.c_int64))]
+                ("num_batch_sizes", ctypes.c_int32), ("batch_sizes", ctypes.POINTER(ctypes.c_int64)),
+                ("executor", ctypes.c_char_p)]
 
 
 def _open(name):
@@ -93,6 +94,11 @@ _libs = {}
 
 def _runtime():
     if "runtime" not in _libs:
+        # The oneDNN runtime module and the compiler run on OpenMP (libgomp), which reads its wait
+        # policy once, when it is loaded: passive, so that its idle workers do not spin on the
+        # cores collage's own threads need. The library leaves the environment to its host
+        # (include/collage/runtime.h); this binding is the host here. A policy already set is kept.
+        os.environ.setdefault("OMP_WAIT_POLICY", "passive")
         lib = _open("libcollage_runtime.so")
         P, c = ctypes.POINTER, ctypes
         status = c.c_void_p
@@ -101,7 +107,7 @@ def _runtime():
             "collage_status_code": (c.c_int32, [status]),
             "collage_status_message": (c.c_char_p, [status]),
             "collage_status_free": (None, [status]),
-            "collage_load_options_init": (None, [P(_LoadOptions)]),
+            "collage_load_options_init_size": (None, [P(_LoadOptions), c.c_size_t]),
             "collage_module_load_file": (status, [c.c_char_p, P(_LoadOptions), P(c.c_void_p)]),
             "collage_module_load_memory": (status, [c.c_void_p, c.c_size_t, P(_LoadOptions),
                                                     P(c.c_void_p)]),
@@ -131,17 +137,13 @@ def _runtime():
 def _compiler_lib():
     if "compiler" not in _libs:
         _runtime()
-        # The compiler links oneDNN, hence libgomp, which reads its wait policy once, when loaded:
-        # passive, so that its idle workers do not spin on the cores collage's threads need (the
-        # runtime does the same before it loads the oneDNN module). A policy already set is kept.
-        os.environ.setdefault("OMP_WAIT_POLICY", "passive")
         lib = _open("libcollage_compiler.so")
         P, c = ctypes.POINTER, ctypes
         sigs = {
             "collage_compiler_create": (c.c_void_p, [P(c.c_void_p)]),
             "collage_compiler_release": (None, [c.c_void_p]),
             "collage_compiler_load_plugin": (c.c_void_p, [c.c_void_p, c.c_char_p]),
-            "collage_compile_options_init": (None, [P(_CompileOptions)]),
+            "collage_compile_options_init_size": (None, [P(_CompileOptions), c.c_size_t]),
             "collage_compile_file": (c.c_void_p, [c.c_void_p, c.c_char_p, P(_CompileOptions),
                                                   c.c_char_p, P(c.c_void_p)]),
             "collage_compile_memory": (c.c_void_p, [c.c_void_p, c.c_void_p, c.c_size_t,
@@ -229,7 +231,7 @@ class Module(_Handle):
     def __init__(self, artifact, num_threads=0, module_dir=None):
         rt = _runtime()
         options = _LoadOptions()
-        rt.collage_load_options_init(ctypes.byref(options))
+        rt.collage_load_options_init_size(ctypes.byref(options), ctypes.sizeof(options))
         options.num_threads = num_threads
         options.module_dir = module_dir.encode() if module_dir else None
         handle = ctypes.c_void_p()
@@ -346,7 +348,8 @@ class Compiler(_Handle):
 
     def compile(self, model, artifact_path=None, strategy=None, budget_seconds=0, seed=0,
                 cost_db=None, backends=None, fallback=None, input_shapes=None, num_threads=0,
-                tree_strategy=None, target=None, batch_range=None, batch_sizes=None):
+                tree_strategy=None, target=None, batch_range=None, batch_sizes=None,
+                executor=None):
         """Compiles `model` (a path to an ONNX, XGBoost JSON or LightGBM text model, or ONNX
         bytes) into an artifact. With `artifact_path` the artifact is written there and the path
         returned, else its bytes are returned. Returns (artifact, report), the report being the
@@ -356,10 +359,11 @@ class Compiler(_Handle):
         an LLVM CPU name, as collage_compile_options_t.target).
         `batch_range` (min, max) makes an artifact that runs any batch of the range: a dimension
         of `input_shapes` given as -1 is the batch; `batch_sizes` lists the batches that get a
-        plan (None: the range's ends and the powers of two between)."""
+        plan (None: the range's ends and the powers of two between).
+        `executor` the artifact's default executor ("auto" when None, "waves", "sequential")."""
         lib = _compiler_lib()
         o = _CompileOptions()
-        lib.collage_compile_options_init(ctypes.byref(o))
+        lib.collage_compile_options_init_size(ctypes.byref(o), ctypes.sizeof(o))
         keep = []
 
         def text(s):
@@ -379,6 +383,7 @@ class Compiler(_Handle):
                 sizes = (ctypes.c_int64 * len(batch_sizes))(*batch_sizes)
                 keep.append(sizes)
                 o.num_batch_sizes, o.batch_sizes = len(batch_sizes), sizes
+        o.executor = text(executor)
         shapes = list((input_shapes or {}).items())
         if shapes:
             arr = (_InputShape * len(shapes))()

@@ -2,6 +2,15 @@
  * the subgraphs it can run with pattern text (include/collage/pattern.h documents the syntax),
  * builds a matched group into an opaque kernel, and runs kernels on DLPack tensors.
  *
+ * A plugin's kernels ship in artifacts when its table has kernel_record: at compile time each
+ * kernel says how to re-create it (an entry, parameter bytes and constants, written into the
+ * artifact), and at run time libcollage_runtime opens the plugin's runtime module,
+ * libcollage_rt_<name>.so (the runtime-module ABI of include/collage/runtime_module.h, `name` the
+ * table's), and hands it those in a collage_kernel_desc_t. The runtime looks for the module in
+ * collage_load_options_t.module_dir, next to libcollage_runtime.so, then on the library path; an
+ * artifact whose module is nowhere gives COLLAGE_STATUS_NOT_FOUND naming the module and the
+ * file. examples/c_plugin has both halves.
+ *
  * A plugin exports `collage_backend_v1_get`, returning a table in static storage (never freed).
  * collage loads it with load_backend_plugin (include/collage/backend_loader.h), which checks the
  * table (struct_size, abi_version, non-null callbacks, every pattern parses) and turns every
@@ -10,7 +19,9 @@
  *
  * ABI rules: structs start with `struct_size` so fields can be appended; functions are only ever
  * added; no C++ exception may cross this boundary; every pointer's owner is stated. Functions
- * returning int32_t return 0 on success and otherwise write a NUL-terminated message into `err`
+ * returning int32_t follow the error convention of runtime_module.h: 0 on success, else a
+ * collage_status_code_t (COLLAGE_STATUS_INVALID_ARGUMENT for a group the plugin will not take or
+ * build, COLLAGE_STATUS_KERNEL_FAILED for a failed run) with a NUL-terminated message in `err`
  * (capacity `err_size`, always >= 1). */
 #ifndef COLLAGE_BACKEND_PLUGIN_H_
 #define COLLAGE_BACKEND_PLUGIN_H_
@@ -101,6 +112,20 @@ typedef struct {
   const int32_t* outputs;
 } collage_group_t;
 
+/* How a runtime module re-creates a kernel (kernel_record fills it; everything it points to is
+ * owned by the kernel and stays valid until kernel_destroy). At run time the plugin's runtime
+ * module receives `entry`, `params` and the constants in its collage_kernel_desc_t, with the
+ * group's arguments (inputs, then outputs) as `args`. */
+typedef struct {
+  uint32_t struct_size; /* set by collage before the call: sizeof(collage_kernel_record_t) */
+  const char* entry;    /* the kernel's kind for the runtime module, NUL-terminated */
+  const uint8_t* params; /* module-specific parameters, copied into the artifact */
+  size_t params_size;
+  int32_t num_constants; /* constants the module receives, in this order (e.g. weights) */
+  const collage_tensor_desc_t* constant_descs;
+  const void* const* constants; /* dense row-major data of each, copied into the artifact */
+} collage_kernel_record_t;
+
 /* The plugin's table. */
 typedef struct collage_backend_v1 {
   uint32_t struct_size; /* sizeof(collage_backend_v1_t) as the plugin was compiled */
@@ -134,7 +159,23 @@ typedef struct collage_backend_v1 {
                         int32_t task_count, char* err, size_t err_size);
   /* Releases a kernel; accepts NULL. */
   void (*kernel_destroy)(void* kernel);
+  /* ---- Appended after the first version: present only where struct_size covers them
+   * (COLLAGE_BACKEND_HAS). A table of the first version's size (COLLAGE_BACKEND_V1_BASE_SIZE)
+   * is still accepted. */
+  /* Optional (NULL: the plugin's kernels run in process only; compiling an artifact that holds
+   * one fails, naming the plugin): fills `record` with how the plugin's runtime module
+   * re-creates `kernel`. */
+  int32_t (*kernel_record)(void* kernel, collage_kernel_record_t* record, char* err,
+                           size_t err_size);
 } collage_backend_v1_t;
+
+/* The struct_size of a table with the first version's fields only: the least a plugin gives. */
+#define COLLAGE_BACKEND_V1_BASE_SIZE offsetof(collage_backend_v1_t, kernel_record)
+
+/* Whether `table` (a collage_backend_v1_t*) has the appended, optional function `field`. */
+#define COLLAGE_BACKEND_HAS(table, field)                                          \
+  ((table)->struct_size >= offsetof(collage_backend_v1_t, field) + sizeof(void*) && \
+   (table)->field != NULL)
 
 #define COLLAGE_PLUGIN_MAX_RANK 8
 

@@ -16,7 +16,7 @@
 #ifndef COLLAGE_COLLAGE_H_
 #define COLLAGE_COLLAGE_H_
 
-#include <stddef.h>
+#include <stddef.h> /* offsetof */
 #include <stdint.h>
 
 #include "collage/runtime.h"
@@ -28,21 +28,28 @@ extern "C" {
 /* The compiler library's version, e.g. "0.1.0" (static storage). */
 COLLAGE_API const char* collage_compiler_version(void);
 
+/* Incremented when a function's meaning changes incompatibly (never expected within 1). */
+#define COLLAGE_COMPILER_ABI_VERSION 1
+/* COLLAGE_COMPILER_ABI_VERSION of the library. */
+COLLAGE_API uint32_t collage_compiler_abi_version(void);
+
 typedef struct collage_compiler collage_compiler_t;
 
-/* A compiler with the built-in backends registered: eigen, dnnl, trees, native (generated code),
- * dynamic (nodes whose shapes depend on data) and reference. On
- * success *compiler receives a compiler the caller owns. */
-COLLAGE_API collage_status_t* collage_compiler_create(collage_compiler_t** compiler);
+/* A compiler with the built-in backends registered: dnnl, eigen, trees, native (generated code),
+ * openvino (where the build has it), dynamic (nodes whose shapes depend on data) and reference.
+ * On success *compiler receives a compiler the caller owns. */
+COLLAGE_API COLLAGE_MUST_USE collage_status_t* collage_compiler_create(
+    collage_compiler_t** compiler);
 /* Releases a compiler (and the plugins it loaded); accepts NULL. */
 COLLAGE_API void collage_compiler_release(collage_compiler_t* compiler);
 
 /* Loads a backend plugin (a shared library implementing include/collage/backend_plugin.h) and
  * registers it under the name it declares. Errors name the path: a library that does not load,
- * a bad plugin table, a backend name that is taken. Note that an artifact can only run a
- * plugin's kernels where a runtime module of the same name (libcollage_rt_<name>.so) exists. */
-COLLAGE_API collage_status_t* collage_compiler_load_plugin(collage_compiler_t* compiler,
-                                                           const char* path);
+ * a bad plugin table, a backend name that is taken. A plugin's kernels go into an artifact when
+ * its table serializes them (kernel_record); the artifact then runs where the plugin's runtime
+ * module, libcollage_rt_<name>.so, is found. */
+COLLAGE_API COLLAGE_MUST_USE collage_status_t* collage_compiler_load_plugin(
+    collage_compiler_t* compiler, const char* path);
 
 /* A shape for a graph input with symbolic dimensions (or, for tree models, "input" sets the
  * batch size). */
@@ -73,7 +80,8 @@ typedef void (*collage_compile_progress_fn)(void* user_data,
                                             const collage_compile_progress_t* progress);
 
 typedef struct {
-  uint32_t struct_size; /* set by collage_compile_options_init */
+  uint32_t struct_size; /* the bytes of this struct the caller has: collage_compile_options_init
+                           sets it; an older, smaller struct gets the defaults for the rest */
   /* "two-level" (default), "op-level", "single:NAME" or "greedy". */
   const char* strategy;
   /* Wall-clock budget of the graph-level search in seconds; <= 0: the default (60). */
@@ -91,9 +99,9 @@ typedef struct {
   const collage_input_shape_t* input_shapes;
   /* Threads a kernel may use while measured (0: one per core). */
   int32_t num_threads;
-  /* Appended last: a struct with an older, smaller struct_size gets the default. Note that
-   * collage_compile_options_init writes this header's whole struct, so bindings that mirror it
-   * (examples/python/collage.py) must list this field too. The strategy of an XGBoost or
+  /* ---- Appended after the first version (COLLAGE_COMPILE_OPTIONS_V1_SIZE ends here). A
+   * struct with an older, smaller struct_size gets the default of each field it lacks. */
+  /* The strategy of an XGBoost or
    * LightGBM model, and of each ai.onnx.ml tree-ensemble node of an ONNX model (at the batch of
    * the node's input): NULL, "" or "measured" (the default): every strategy the model can use
    * (fused, ptt, tt, gemm) is placed and costed with the backends, cost database and threads
@@ -126,12 +134,30 @@ typedef struct {
   int64_t batch_max;
   int32_t num_batch_sizes;
   const int64_t* batch_sizes;
+  /* Appended after batch_sizes: the executor the artifact runs under by default, which the
+   * graph-level search also scores placements with: NULL, "" or "auto" (the default: the faster
+   * of the two, measured at compile time and recorded with the artifact's wave schedule),
+   * "waves" or "sequential" (as `collage compile --executor`). */
+  const char* executor;
 } collage_compile_options_t;
 
-/* Fills `options` with the defaults and sets struct_size. */
-COLLAGE_API void collage_compile_options_init(collage_compile_options_t* options);
+/* The size of the first version of collage_compile_options_t (through num_threads). */
+#define COLLAGE_COMPILE_OPTIONS_V1_SIZE offsetof(collage_compile_options_t, tree_strategy)
 
-/* Imports the model at `model_path` (ONNX, XGBoost JSON or LightGBM text, told apart by content),
+/* Fills the first `size` bytes of `options` (the caller's sizeof: never more) with the defaults
+ * and sets struct_size to min(size, the library's sizeof). Call it as
+ * collage_compile_options_init, which passes sizeof *options; a size below 4 leaves `options`
+ * alone. */
+COLLAGE_API void collage_compile_options_init_size(collage_compile_options_t* options, size_t size);
+/* The first version's entry point, kept for programs built before the one above: it writes the
+ * first version's fields only (COLLAGE_COMPILE_OPTIONS_V1_SIZE bytes). */
+COLLAGE_API void(collage_compile_options_init)(collage_compile_options_t* options);
+#define collage_compile_options_init(options) \
+  collage_compile_options_init_size((options), sizeof *(options))
+
+/* collage_compile: the compiler in one call, from a model file to an artifact file (the C++
+ * driver, include/collage/compiler.h, is the same pipeline).
+ * Imports the model at `model_path` (ONNX, XGBoost JSON or LightGBM text, told apart by content),
  * runs the graph passes, places it (`options` may be NULL: defaults), builds every group and
  * writes the artifact to `artifact_path` atomically. If `report_json` is not NULL it receives the
  * placement report (JSON with a "groups" list; free with collage_free); for a tree model, or an
@@ -140,18 +166,20 @@ COLLAGE_API void collage_compile_options_init(collage_compile_options_t* options
  * "note", "candidates": [{"strategy", "ms" (-1: skipped), "skipped" (why)}]}], the choices made
  * by the options' tree_strategy. Errors name the model
  * file, node, group or backend at fault; COLLAGE_STATUS_INVALID_ARGUMENT for bad input. */
-COLLAGE_API collage_status_t* collage_compile_file(collage_compiler_t* compiler,
-                                                   const char* model_path,
-                                                   const collage_compile_options_t* options,
-                                                   const char* artifact_path, char** report_json);
+COLLAGE_API COLLAGE_MUST_USE collage_status_t* collage_compile(
+    collage_compiler_t* compiler, const char* model_path, const collage_compile_options_t* options,
+    const char* artifact_path, char** report_json);
+/* collage_compile under the name it had first. */
+COLLAGE_API COLLAGE_MUST_USE collage_status_t* collage_compile_file(
+    collage_compiler_t* compiler, const char* model_path, const collage_compile_options_t* options,
+    const char* artifact_path, char** report_json);
 
 /* The same for an ONNX model of `model_size` bytes in memory (external data is refused); the
  * artifact is returned in *artifact / *artifact_size (free with collage_free). */
-COLLAGE_API collage_status_t* collage_compile_memory(collage_compiler_t* compiler,
-                                                     const void* model, size_t model_size,
-                                                     const collage_compile_options_t* options,
-                                                     void** artifact, size_t* artifact_size,
-                                                     char** report_json);
+COLLAGE_API COLLAGE_MUST_USE collage_status_t* collage_compile_memory(
+    collage_compiler_t* compiler, const void* model, size_t model_size,
+    const collage_compile_options_t* options, void** artifact, size_t* artifact_size,
+    char** report_json);
 
 /* Frees a buffer returned by this library; accepts NULL. */
 COLLAGE_API void collage_free(void* buffer);

@@ -16,7 +16,9 @@ namespace collage {
 // it (include/collage/runtime_module.h), the module-specific entry and parameters, and the
 // constants it owns (already in the layout the kernel wants, e.g. pre-packed weights).
 struct KernelRecord {
-  std::string module;  // "native", "dnnl", "eigen", or a plugin backend's name
+  // "native", "dnnl", "eigen", or a plugin backend's name; empty for a kernel that runs in
+  // process only (a plugin without kernel_record), which no artifact can hold.
+  std::string module;
   std::string entry;   // kernel kind or native symbol name
   std::vector<uint8_t> params;
   std::vector<Tensor> constants;

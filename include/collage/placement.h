@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -99,6 +100,18 @@ struct PlacementProgress {
 // parallelism, or one kernel after another); the graph-level search scores placements with it.
 // `automatic`: the faster of the two, as the artifact writer chooses.
 enum class PlacementExecutor : uint8_t { sequential, waves, automatic };
+// "waves", "sequential" or "auto"; InvalidArgument naming `name` otherwise.
+absl::StatusOr<PlacementExecutor> parse_executor(std::string_view name);
+
+// The latency in milliseconds of placement `p` of `g` as the runtime's executor `executor` (waves
+// or automatic: the faster of waves and sequential) would run its artifact, its kernels built with
+// `backends` and `build` (threads, target, code cache); nullopt when it cannot be scored that way (then the placement
+// is measured in process, one kernel after another). The compile driver supplies one that writes
+// the artifact's wave schedule (artifact_executor_latency, collage/compiler.h): the placement
+// search itself links no artifact writer.
+using ExecutorLatency = std::function<std::optional<double>(
+    const BackendRegistry& backends, const Graph& g, const Placement& p, const BuildOptions& build,
+    PlacementExecutor executor)>;
 
 struct PlacementOptions {
   // Backends that may take part, by name; empty means every registered backend. The fallback is
@@ -145,6 +158,9 @@ struct PlacementOptions {
   // compiled (BuildOptions::channel_block): candidates and placements are measured with them.
   int32_t channel_block = -1;
   PlacementExecutor executor = PlacementExecutor::sequential;
+  // How placements are scored under `executor` when it is not sequential; empty: in process, one
+  // kernel after another (noted in the placement).
+  ExecutorLatency executor_latency;
   // Measure the chosen placement and every single-backend baseline end to end, interleaved, and
   // report the figures (OptimizeResult::compared).
   bool compare_baselines = false;

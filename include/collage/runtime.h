@@ -15,7 +15,16 @@
  *
  * Thread safety: every function may be called from any thread. A loaded module can be run from
  * many threads at once (each run has its own intermediate buffers); it must not be released
- * while a call on it is in progress. */
+ * while a call on it is in progress.
+ *
+ * Environment: the library never sets environment variables (setenv is not safe while other
+ * threads of the host run). One matters to the host: the oneDNN module (libcollage_rt_dnnl) runs
+ * on OpenMP (libgomp), whose idle workers spin by default for a while after every parallel
+ * region, on the cores the runtime's own threads need next. libgomp reads OMP_WAIT_POLICY once,
+ * when it is loaded (at start-up when the program links it, else when the first artifact with
+ * oneDNN kernels is loaded), so a host that runs such artifacts and does not use OpenMP itself
+ * should start with OMP_WAIT_POLICY=passive in its environment. README.md has the measured
+ * effect. */
 #ifndef COLLAGE_RUNTIME_H_
 #define COLLAGE_RUNTIME_H_
 
@@ -33,6 +42,14 @@ extern "C" {
 #define COLLAGE_API __attribute__((visibility("default")))
 #else
 #define COLLAGE_API
+#endif
+
+/* On every function returning a collage_status_t*: ignoring the status leaks it and loses the
+ * error, so compilers that can warn about an unused result do. */
+#if defined(__GNUC__) || defined(__clang__)
+#define COLLAGE_MUST_USE __attribute__((warn_unused_result))
+#else
+#define COLLAGE_MUST_USE
 #endif
 
 /* Incremented when a function's meaning changes incompatibly (never expected within 1). */
@@ -66,7 +83,8 @@ typedef enum {
 
 /* A new status (for plugins and wrappers that report through the same type); the caller owns
  * it. COLLAGE_STATUS_OK gives NULL. `message` is copied; NULL counts as "". */
-COLLAGE_API collage_status_t* collage_status_create(int32_t code, const char* message);
+COLLAGE_API COLLAGE_MUST_USE collage_status_t* collage_status_create(int32_t code,
+                                                                     const char* message);
 /* The code of `status`; COLLAGE_STATUS_OK for NULL. */
 COLLAGE_API int32_t collage_status_code(const collage_status_t* status);
 /* The message, naming the file, module, kernel or tensor at fault; "" for NULL. Owned by the
@@ -94,7 +112,8 @@ typedef struct collage_module collage_module_t;
 #define COLLAGE_LOAD_NO_RECOMPILE 8u
 
 typedef struct {
-  uint32_t struct_size;   /* sizeof(collage_load_options_t), as set by collage_load_options_init */
+  uint32_t struct_size;   /* the bytes of this struct the caller has: collage_load_options_init
+                             sets it; an older, smaller struct gets the defaults for the rest */
   int32_t num_threads;    /* threads a kernel's tasks spread over, caller included; 0: all cores */
   const char* module_dir; /* searched first for libcollage_rt_<name>.so; NULL: not used. After
                              it: the directory of libcollage_runtime.so, then the default
@@ -102,22 +121,31 @@ typedef struct {
   uint32_t flags;         /* COLLAGE_LOAD_* bits */
 } collage_load_options_t;
 
-/* Fills `options` with the defaults and sets struct_size. */
-COLLAGE_API void collage_load_options_init(collage_load_options_t* options);
+/* The size of the first version of collage_load_options_t (all four fields above). */
+#define COLLAGE_LOAD_OPTIONS_V1_SIZE (offsetof(collage_load_options_t, flags) + sizeof(uint32_t))
+
+/* Fills the first `size` bytes of `options` (the caller's sizeof: never more) with the defaults
+ * and sets struct_size to min(size, the library's sizeof). Call it as collage_load_options_init,
+ * which passes sizeof *options; a size below 4 (no room for struct_size) leaves it alone. */
+COLLAGE_API void collage_load_options_init_size(collage_load_options_t* options, size_t size);
+/* The first version's entry point, kept for programs built before the one above: it writes the
+ * first version's fields only (COLLAGE_LOAD_OPTIONS_V1_SIZE bytes). */
+COLLAGE_API void(collage_load_options_init)(collage_load_options_t* options);
+#define collage_load_options_init(options) \
+  collage_load_options_init_size((options), sizeof *(options))
 
 /* Loads the artifact at `path` (memory-mapped; constants are used in place). Everything is
  * checked first: header, checksums of every section (embedded native code never runs if its
  * checksum fails), and every field of the plan. Then the runtime modules the artifact names are
  * opened and its kernels created. `options` may be NULL (defaults). On success *module receives
  * a module the caller owns (collage_module_release); on failure *module is set to NULL. */
-COLLAGE_API collage_status_t* collage_module_load_file(const char* path,
-                                                       const collage_load_options_t* options,
-                                                       collage_module_t** module);
+COLLAGE_API COLLAGE_MUST_USE collage_status_t* collage_module_load_file(
+    const char* path, const collage_load_options_t* options, collage_module_t** module);
 /* The same from `size` bytes at `data`, which are copied unless COLLAGE_LOAD_BORROW_BUFFER is
  * set (then they must outlive the module). */
-COLLAGE_API collage_status_t* collage_module_load_memory(const void* data, size_t size,
-                                                         const collage_load_options_t* options,
-                                                         collage_module_t** module);
+COLLAGE_API COLLAGE_MUST_USE collage_status_t* collage_module_load_memory(
+    const void* data, size_t size, const collage_load_options_t* options,
+    collage_module_t** module);
 /* Releases a module and everything it owns; accepts NULL. */
 COLLAGE_API void collage_module_release(collage_module_t* module);
 
@@ -147,11 +175,10 @@ typedef struct {
 
 /* Describes input / output `index`. The caller sets info->struct_size; only fields that fit in
  * it are written. Errors: NULL arguments, index out of range. */
-COLLAGE_API collage_status_t* collage_module_input_info(const collage_module_t* module,
-                                                        int32_t index, collage_tensor_info_t* info);
-COLLAGE_API collage_status_t* collage_module_output_info(const collage_module_t* module,
-                                                         int32_t index,
-                                                         collage_tensor_info_t* info);
+COLLAGE_API COLLAGE_MUST_USE collage_status_t* collage_module_input_info(
+    const collage_module_t* module, int32_t index, collage_tensor_info_t* info);
+COLLAGE_API COLLAGE_MUST_USE collage_status_t* collage_module_output_info(
+    const collage_module_t* module, int32_t index, collage_tensor_info_t* info);
 /* Bytes of intermediate memory one run uses (the artifact's memory plan). */
 COLLAGE_API uint64_t collage_module_arena_bytes(const collage_module_t* module);
 
@@ -167,9 +194,11 @@ COLLAGE_API uint64_t collage_module_arena_bytes(const collage_module_t* module);
  * outputs are written into the caller's buffers, which must not overlap the inputs. All tensors
  * are borrowed for the call. Errors name the tensor (COLLAGE_STATUS_INVALID_ARGUMENT, e.g.
  * "input 0 'x': expected f32[1x4], got f32[1x5]") or the kernel that failed. */
-COLLAGE_API collage_status_t* collage_module_run(const collage_module_t* module,
-                                                 const DLTensor* inputs, int32_t num_inputs,
-                                                 const DLTensor* outputs, int32_t num_outputs);
+COLLAGE_API COLLAGE_MUST_USE collage_status_t* collage_module_run(const collage_module_t* module,
+                                                                  const DLTensor* inputs,
+                                                                  int32_t num_inputs,
+                                                                  const DLTensor* outputs,
+                                                                  int32_t num_outputs);
 
 /* ---- Outputs the library allocates ---------------------------------------------------- */
 
@@ -199,9 +228,9 @@ COLLAGE_API void collage_outputs_release(collage_outputs_t* outputs);
  * the workers' wake-up at the start of a run; averaged over the workers). The sequential
  * executor does not measure itself: zero counts. */
 typedef struct {
-  uint32_t struct_size;   /* set by the caller: sizeof(collage_executor_stats_t) */
-  const char* executor;   /* "sequential" or "waves"; static storage */
-  uint64_t runs;          /* runs measured */
+  uint32_t struct_size; /* set by the caller: sizeof(collage_executor_stats_t) */
+  const char* executor; /* "sequential" or "waves"; static storage */
+  uint64_t runs;        /* runs measured */
   uint64_t wall_ns, task_ns, wait_ns, overhead_ns; /* sums over those runs */
   uint64_t fallback_runs; /* runs handed to the sequential executor: its workers were busy */
   uint64_t wake_ns;       /* sum over the runs: from a run's start until its workers run (thread
@@ -214,18 +243,18 @@ typedef struct {
 COLLAGE_API const char* collage_module_load_notes(const collage_module_t* module);
 
 /* Fills `stats` (only the fields that fit in stats->struct_size). Errors: NULL arguments. */
-COLLAGE_API collage_status_t* collage_module_executor_stats(const collage_module_t* module,
-                                                            collage_executor_stats_t* stats);
+COLLAGE_API COLLAGE_MUST_USE collage_status_t* collage_module_executor_stats(
+    const collage_module_t* module, collage_executor_stats_t* stats);
 
 /* ---- Profiling ------------------------------------------------------------------------- */
 
 /* Turns per-kernel timing on (nonzero) or off. Turning it on starts a new trace. */
-COLLAGE_API collage_status_t* collage_module_set_profiling(collage_module_t* module,
-                                                           int32_t enabled);
+COLLAGE_API COLLAGE_MUST_USE collage_status_t* collage_module_set_profiling(
+    collage_module_t* module, int32_t enabled);
 /* Writes the runs timed since profiling was turned on as a Chrome trace (JSON: one event per
  * kernel with its name, backend, module, start and duration, and one per run) to `path`. */
-COLLAGE_API collage_status_t* collage_module_write_profile(const collage_module_t* module,
-                                                           const char* path);
+COLLAGE_API COLLAGE_MUST_USE collage_status_t* collage_module_write_profile(
+    const collage_module_t* module, const char* path);
 
 #ifdef __cplusplus
 }

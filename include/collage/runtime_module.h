@@ -3,7 +3,21 @@
  * `collage_rt_module_v1_get`; the core runtime dlopens only the modules an artifact names.
  *
  * ABI rules: structs start with `struct_size` so fields can be appended; functions are only ever
- * added; no C++ exception crosses this boundary; every pointer's owner is stated. */
+ * added; no C++ exception crosses this boundary; every pointer's owner is stated.
+ *
+ * Errors, here and in the backend plugin ABI (backend_plugin.h): a function returning int32_t
+ * returns 0 (COLLAGE_STATUS_OK) on success. On failure it returns a collage_status_code_t of
+ * include/collage/runtime.h - COLLAGE_STATUS_INVALID_ARGUMENT for arguments or a group it refuses,
+ * COLLAGE_STATUS_UNSUPPORTED for a kernel it cannot create, COLLAGE_STATUS_KERNEL_FAILED for a
+ * run that failed, ... (any other nonzero value is read as the call's usual failure) - and writes
+ * a NUL-terminated message into `err` (capacity `err_size`, always >= 1; cut to fit). collage
+ * turns the pair into its own status (collage_status_t at the C API, absl::Status in the
+ * compiler) with that code, naming the module or plugin and the kernel.
+ * Why not collage_status_t objects: a module or plugin would have to allocate them with
+ * libcollage_runtime's collage_status_create, so every module and plugin would link against the
+ * runtime library, and a status would cross between libraries built apart (a plugin loaded by
+ * the compiler, a module by a runtime of a later version). With the caller's buffer nothing is
+ * allocated across the boundary and a module needs no symbol of its host. */
 #ifndef COLLAGE_RUNTIME_MODULE_H_
 #define COLLAGE_RUNTIME_MODULE_H_
 
@@ -51,12 +65,12 @@ typedef void* (*collage_rt_alloc_fn)(void* ctx, int32_t index, const int64_t* sh
  * destroyed (they point into the loaded artifact). */
 typedef struct {
   uint32_t struct_size;
-  const char* entry;              /* kernel kind or symbol name, NUL-terminated */
-  const uint8_t* params;          /* module-specific serialized parameters */
+  const char* entry;     /* kernel kind or symbol name, NUL-terminated */
+  const uint8_t* params; /* module-specific serialized parameters */
   size_t params_size;
-  int32_t num_args;               /* inputs then outputs, as passed to run */
+  int32_t num_args; /* inputs then outputs, as passed to run */
   const collage_tensor_desc_t* args;
-  int32_t num_inputs;             /* the first num_inputs args are inputs */
+  int32_t num_inputs; /* the first num_inputs args are inputs */
   int32_t num_constants;
   const collage_tensor_desc_t* constant_descs;
   const void* const* constants;
@@ -83,8 +97,8 @@ typedef struct {
 #define COLLAGE_KERNEL_CREATE_NO_RECOMPILE 1u
 
 /* A backend runtime module. Returned by `collage_rt_module_v1_get`; static storage, never freed.
- * Functions returning int32_t return 0 on success; on failure they write a NUL-terminated message
- * into `err` (capacity `err_size`) naming the kernel and what went wrong. */
+ * Functions returning int32_t follow the error convention above; the message says what went
+ * wrong (the runtime adds which kernel and module). */
 typedef struct {
   uint32_t struct_size;
   uint32_t abi_version; /* COLLAGE_RT_MODULE_ABI_VERSION */
@@ -131,7 +145,7 @@ typedef struct {
 #define COLLAGE_RT_MODULE_V1_BASE_SIZE offsetof(collage_rt_module_v1_t, kernel_run_threads)
 
 /* Whether `module` (a collage_rt_module_v1_t*) has the appended, optional function `field`. */
-#define COLLAGE_RT_MODULE_HAS(module, field)                                          \
+#define COLLAGE_RT_MODULE_HAS(module, field)                                           \
   ((module)->struct_size >= offsetof(collage_rt_module_v1_t, field) + sizeof(void*) && \
    (module)->field != NULL)
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "collage/artifact.h"
 #include "collage/backend.h"
 #include "collage/context.h"
 #include "collage/graph.h"
@@ -55,33 +56,6 @@ inline waves::ExecutorChoice wave_choice(PlacementExecutor e) {
                                               : waves::ExecutorChoice::automatic;
 }
 
-// "waves", "sequential" or "auto" (`collage compile --executor`); InvalidArgument otherwise.
-absl::StatusOr<PlacementExecutor> parse_executor(std::string_view name);
-
-// What was written, for reports.
-struct ArtifactSummary {
-  uint64_t file_bytes = 0;
-  uint64_t constant_bytes = 0;
-  uint64_t native_code_bytes = 0;
-  uint64_t arena_bytes = 0;     // one run's arena, after reuse
-  uint64_t unshared_bytes = 0;  // the intermediates without reuse
-  size_t kernels = 0;
-  std::vector<std::string> modules;  // runtime modules the artifact needs, in first-use order
-  // The wave schedule, when one was written.
-  bool has_schedule = false;
-  uint32_t workers = 0, num_waves = 0, num_segments = 0;
-  uint32_t exclusive_kernels = 0;  // kernels with their own thread team, run alone
-  uint32_t pinned_kernels = 0;     // kernels with their own thread team, limited to fewer threads
-  double predicted_us = 0;                 // the scheduler's simulated makespan
-  double waves_ms = 0, sequential_ms = 0;  // measured (0: not measured)
-  std::string executor;                    // the default: "waves" or "sequential"
-  // A dynamic-batch artifact: the batch of each plan, ascending (the figures above are the
-  // largest one's, the root plan's). Empty otherwise.
-  std::vector<int64_t> batches;
-  // 2 when some value's shape depends on data (Dynamic storage), else 1 (docs/artifact-format.md).
-  uint32_t format_version = 1;
-};
-
 // How the batch of a dynamic-batch artifact varies (docs/artifact-format.md#dynamic-batch).
 struct DynamicBatchInfo {
   int64_t min = 0, max = 0;
@@ -91,7 +65,7 @@ struct DynamicBatchInfo {
 };
 
 // One plan of a dynamic-batch artifact: the model compiled for `batch` and its kernels.
-struct BatchPlan {
+struct BatchKernels {
   int64_t batch = 0;
   const Graph* graph = nullptr;
   std::vector<ArtifactKernel> kernels;
@@ -103,7 +77,6 @@ struct PlacedBatch {
   const Graph* graph = nullptr;
   const Placement* placement = nullptr;
 };
-
 // Builds every group of `placement` (in its order, as validate_placement leaves it) with its
 // backend and keeps each kernel's record and arguments. Errors name the group: a group on the
 // reference backend (the runtime has no reference kernels), an unknown backend, a group that
@@ -124,7 +97,7 @@ absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
 // last one info.max, every graph with the same inputs and outputs), sharing one constants section
 // (constants equal in content stored once) and one native library. The largest plan is the root,
 // which a runtime without dynamic-batch support runs at that batch; the others are its variants.
-absl::StatusOr<std::string> serialize_batch_artifact(const std::vector<BatchPlan>& plans,
+absl::StatusOr<std::string> serialize_batch_artifact(const std::vector<BatchKernels>& plans,
                                                      const DynamicBatchInfo& info,
                                                      const ArtifactOptions& options = {},
                                                      ArtifactSummary* summary = nullptr);

@@ -145,6 +145,11 @@ absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(const Context
     if (k.record.module == kReferenceBackend)
       return absl::InvalidArgumentError(str_cat(
           label, ": its kernel runs on the reference module, which the runtime does not have"));
+    if (k.record.module.empty())
+      return absl::InvalidArgumentError(
+          str_cat(label, ": backend '", group.backend,
+                  "' gives its kernels no runtime form (a plugin without kernel_record), so they "
+                  "run in process only and cannot go into an artifact"));
     kernels.push_back(std::move(k));
   }
   return kernels;
@@ -171,7 +176,7 @@ absl::StatusOr<std::string> compile_batch_artifact(const Context& ctx,
                                                    const DynamicBatchInfo& info,
                                                    const ArtifactOptions& options,
                                                    ArtifactSummary* summary) {
-  std::vector<BatchPlan> plans;
+  std::vector<BatchKernels> plans;
   std::vector<ArtifactKernel> all;  // every plan's kernels, for the native library
   for (const PlacedBatch& b : batches) {
     auto kernels = build_artifact_kernels(ctx, backends, *b.graph, *b.placement, options.build);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "artifact/artifact.h"
@@ -132,6 +133,238 @@ struct RootFields {
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Plan>>> variants = 0;
 };
 
+// The plan's tables before serialization: tensors, runtime modules, and each kernel's constants
+// in the artifact's shared constant table.
+struct PlanTables {
+  explicit PlanTables(ConstantTable& shared) : constants(shared) {}
+
+  std::vector<PlanTensor> tensors;
+  std::vector<int32_t> tensor_of;  // per graph value: its tensor, or -1
+  ConstantTable& constants;
+  std::vector<std::string> modules;  // in first-use order
+  std::vector<uint32_t> kernel_module;
+  std::vector<std::vector<uint32_t>> kernel_constants;
+
+  void add_tensor(ValueId v, fb::Storage storage, uint64_t location) {
+    tensor_of[v] = static_cast<int32_t>(tensors.size());
+    tensors.push_back({v, storage, location});
+  }
+};
+
+// Whether some kernel argument has a data-dependent shape: such values live outside the arena,
+// sized per run (Storage::Dynamic), and their kernels run one at a time, so the plan has no wave
+// schedule.
+bool has_dynamic_values(const Graph& graph, const std::vector<ArtifactKernel>& kernels) {
+  for (const ArtifactKernel& k : kernels)
+    for (ValueId v : k.args)
+      if (v >= 0 && static_cast<size_t>(v) < graph.values().size() &&
+          graph.value(v).type.is_dynamic())
+        return true;
+  return false;
+}
+
+// With a schedule: each kernel's dataflow wave, after checking that every argument is a value of
+// `graph`. `sorted` is set when the kernels are not in wave order: the plan is then written for
+// it, its kernels stably sorted by wave.
+absl::StatusOr<std::vector<uint32_t>> kernel_waves(
+    const Graph& graph, const std::vector<ArtifactKernel>& kernels,
+    std::optional<std::vector<ArtifactKernel>>* sorted) {
+  for (const ArtifactKernel& k : kernels)
+    for (ValueId v : k.args)
+      if (v < 0 || static_cast<size_t>(v) >= graph.values().size())
+        return absl::InvalidArgumentError(
+            str_cat("kernel '", k.name, "': an argument is no value"));
+  std::vector<uint32_t> wave_of =
+      waves::dataflow_waves(schedule_kernels(kernels), graph.values().size());
+  if (!std::is_sorted(wave_of.begin(), wave_of.end())) {
+    std::vector<size_t> order(kernels.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return wave_of[a] < wave_of[b]; });
+    sorted->emplace();
+    for (size_t k : order) (*sorted)->push_back(kernels[k]);
+  }
+  return wave_of;
+}
+
+// Kernel `k`'s arguments, module and constants added to `t`, checking that it reads only what an
+// earlier kernel (or the caller) wrote and writes each value once.
+absl::Status add_kernel(const Graph& graph, const ArtifactKernel& kernel, size_t k, PlanTables& t) {
+  const std::string label = str_cat("kernel ", k, " (", kernel.backend, ": ", kernel.name, ")");
+  if (kernel.record.module.empty() || kernel.record.module == kReferenceBackend)
+    return absl::InvalidArgumentError(
+        str_cat(label, ": module '", kernel.record.module, "' has no runtime part"));
+  if (kernel.num_inputs >= kernel.args.size())
+    return absl::InvalidArgumentError(str_cat(label, ": no outputs"));
+  if (kernel.task_count < 1)
+    return absl::InvalidArgumentError(str_cat(label, ": task count ", kernel.task_count));
+  const auto& outs = graph.outputs();
+  for (size_t a = 0; a < kernel.args.size(); ++a) {
+    const ValueId v = kernel.args[a];
+    if (v < 0 || static_cast<size_t>(v) >= graph.values().size())
+      return absl::InvalidArgumentError(str_cat(label, ": argument ", a, " is no value"));
+    if (a < kernel.num_inputs) {
+      if (t.tensor_of[v] < 0 || (t.tensors[t.tensor_of[v]].producer < 0 &&
+                                 t.tensors[t.tensor_of[v]].storage != fb::Storage::Input))
+        return absl::InvalidArgumentError(str_cat(label, " reads '", graph.value(v).name,
+                                                  "' before any earlier kernel writes it"));
+      t.tensors[t.tensor_of[v]].last_use = static_cast<int32_t>(k);
+      continue;
+    }
+    if (t.tensor_of[v] >= 0)
+      return absl::InvalidArgumentError(
+          str_cat(label, " writes '", graph.value(v).name, "', which is already written"));
+    auto out = std::find(outs.begin(), outs.end(), v);
+    if (graph.value(v).type.is_dynamic())
+      t.add_tensor(v, fb::Storage::Dynamic, 0);
+    else if (out != outs.end())
+      t.add_tensor(v, fb::Storage::Output, static_cast<uint64_t>(out - outs.begin()));
+    else
+      t.add_tensor(v, fb::Storage::Arena, 0);
+    t.tensors.back().producer = t.tensors.back().last_use = static_cast<int32_t>(k);
+  }
+  auto m = std::find(t.modules.begin(), t.modules.end(), kernel.record.module);
+  t.kernel_module.push_back(static_cast<uint32_t>(m - t.modules.begin()));
+  if (m == t.modules.end()) t.modules.push_back(kernel.record.module);
+  std::vector<uint32_t>& ids = t.kernel_constants.emplace_back();
+  for (const Tensor& c : kernel.record.constants) {
+    if (c.empty()) return absl::InvalidArgumentError(str_cat(label, ": an empty constant tensor"));
+    ids.push_back(t.constants.add(c));
+  }
+  return absl::OkStatus();
+}
+
+// Tensors: graph inputs, then each kernel's new values, then constant graph outputs.
+absl::Status plan_tables(const Graph& graph, const std::vector<ArtifactKernel>& kernels,
+                         PlanTables& t) {
+  t.tensor_of.assign(graph.values().size(), -1);
+  for (size_t i = 0; i < graph.inputs().size(); ++i)
+    t.add_tensor(graph.inputs()[i], fb::Storage::Input, i);
+  for (size_t k = 0; k < kernels.size(); ++k)
+    if (absl::Status s = add_kernel(graph, kernels[k], k, t); !s.ok()) return s;
+  for (ValueId v : graph.outputs()) {
+    if (t.tensor_of[v] >= 0) continue;
+    const Tensor* c = graph.constant_of(v);
+    if (!c)
+      return absl::InvalidArgumentError(
+          str_cat("graph output '", graph.value(v).name, "' is written by no kernel"));
+    t.add_tensor(v, fb::Storage::Constant, t.constants.add(*c));
+  }
+  return absl::OkStatus();
+}
+
+// Arena offsets for the intermediates of `t` (set in place). With a schedule, lifetimes count in
+// waves: kernels of neighbouring waves may run at once.
+artifact::MemoryPlan plan_arena(const Graph& graph, const std::vector<uint32_t>& wave_of,
+                                PlanTables& t) {
+  const bool by_wave = !wave_of.empty();
+  std::vector<artifact::BufferLifetime> buffers;
+  std::vector<size_t> buffer_tensor;
+  for (size_t i = 0; i < t.tensors.size(); ++i) {
+    if (t.tensors[i].storage != fb::Storage::Arena) continue;
+    const int32_t first = t.tensors[i].producer, last = t.tensors[i].last_use;
+    buffers.push_back({graph.value(t.tensors[i].value).type.bytes(),
+                       by_wave ? static_cast<int32_t>(wave_of[first]) : first,
+                       by_wave ? static_cast<int32_t>(wave_of[last]) : last});
+    buffer_tensor.push_back(i);
+  }
+  artifact::MemoryPlan memory = artifact::plan_memory(buffers, artifact::kAlignment);
+  for (size_t b = 0; b < buffers.size(); ++b)
+    t.tensors[buffer_tensor[b]].location = memory.offsets[b];
+  return memory;
+}
+
+// The wave schedule of the kernels over the planned tensors (profiled on the live kernels).
+absl::StatusOr<waves::ScheduleResult> plan_schedule(const Graph& graph,
+                                                    const std::vector<ArtifactKernel>& kernels,
+                                                    const PlanTables& t, uint64_t arena_bytes,
+                                                    const waves::WaveOptions& options) {
+  std::vector<waves::ScheduleTensor> tensors;
+  for (const PlanTensor& p : t.tensors)
+    tensors.push_back({where_of(p.storage), p.location, graph.value(p.value).type});
+  std::vector<waves::ScheduleKernel> by_tensor;
+  for (const ArtifactKernel& kernel : kernels) {
+    waves::ScheduleKernel& k = by_tensor.emplace_back();
+    k.kernel = kernel.kernel.get();
+    k.task_count = kernel.task_count;
+    for (size_t a = 0; a < kernel.args.size(); ++a)
+      (a < kernel.num_inputs ? k.reads : k.writes)
+          .push_back(static_cast<uint32_t>(t.tensor_of[kernel.args[a]]));
+  }
+  auto made = waves::make_artifact_schedule(by_tensor, tensors, arena_bytes, options);
+  if (!made.ok())
+    return absl::Status(made.status().code(), str_cat("wave schedule: ", made.status().message()));
+  return made;
+}
+
+// The FlatBuffers plan table: tensors, the constants so far, kernels, inputs, outputs, the memory
+// plan, the schedule (when given), the batch and the root's dynamic-batch fields.
+flatbuffers::Offset<fb::Plan> plan_table(flatbuffers::FlatBufferBuilder& fbb, const Graph& graph,
+                                         const std::vector<ArtifactKernel>& kernels,
+                                         const PlanTables& t, const artifact::MemoryPlan& memory,
+                                         const waves::WaveSchedule* schedule, int64_t batch,
+                                         const RootFields& root) {
+  auto shape_of = [&](const Shape& s) { return fbb.CreateVector(s.data(), s.size()); };
+  std::vector<flatbuffers::Offset<fb::Tensor>> fb_tensors;
+  for (const PlanTensor& p : t.tensors) {
+    const Value& v = graph.value(p.value);
+    fb_tensors.push_back(fb::CreateTensor(fbb, fbb.CreateString(v.name),
+                                          static_cast<int32_t>(v.type.dtype),
+                                          shape_of(v.type.shape), p.storage, p.location));
+  }
+  std::vector<flatbuffers::Offset<fb::Constant>> fb_constants;
+  for (size_t i = 0; i < t.constants.tensors().size(); ++i) {
+    const Tensor& c = t.constants.tensors()[i];
+    fb_constants.push_back(fb::CreateConstant(fbb, static_cast<int32_t>(c.dtype()),
+                                              shape_of(c.shape()), t.constants.offset(i),
+                                              c.bytes()));
+  }
+  std::vector<flatbuffers::Offset<fb::Kernel>> fb_kernels;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const ArtifactKernel& kernel = kernels[k];
+    std::vector<uint32_t> args;
+    for (ValueId v : kernel.args) args.push_back(static_cast<uint32_t>(t.tensor_of[v]));
+    fb_kernels.push_back(fb::CreateKernel(
+        fbb, fbb.CreateString(kernel.name), fbb.CreateString(kernel.backend), t.kernel_module[k],
+        fbb.CreateString(kernel.record.entry), fbb.CreateVector(kernel.record.params),
+        fbb.CreateVector(t.kernel_constants[k]), fbb.CreateVector(args),
+        static_cast<uint32_t>(kernel.num_inputs), kernel.task_count));
+  }
+  std::vector<uint32_t> inputs, outputs;
+  for (ValueId v : graph.inputs()) inputs.push_back(static_cast<uint32_t>(t.tensor_of[v]));
+  for (ValueId v : graph.outputs()) outputs.push_back(static_cast<uint32_t>(t.tensor_of[v]));
+  return fb::CreatePlan(fbb, fbb.CreateString(graph.name()), fbb.CreateVectorOfStrings(t.modules),
+                        fbb.CreateVector(fb_tensors), fbb.CreateVector(fb_constants),
+                        fbb.CreateVector(fb_kernels), fbb.CreateVector(inputs),
+                        fbb.CreateVector(outputs), memory.peak_bytes, memory.unshared_bytes,
+                        schedule ? write_schedule(fbb, *schedule) : 0, batch, root.dynamic_batch,
+                        root.variants);
+}
+
+// The plan's figures (the file's sizes are assemble's).
+void fill_summary(const PlanTables& t, const artifact::MemoryPlan& memory, size_t num_kernels,
+                  bool dynamic, const waves::ScheduleResult* schedule, ArtifactSummary& summary) {
+  summary.format_version = dynamic ? 2 : 1;
+  summary.arena_bytes = memory.peak_bytes;
+  summary.unshared_bytes = memory.unshared_bytes;
+  summary.kernels = num_kernels;
+  summary.modules = t.modules;
+  summary.has_schedule = schedule != nullptr;
+  if (!schedule) return;
+  const waves::WaveSchedule& w = schedule->schedule;
+  summary.workers = static_cast<uint32_t>(w.workers.size());
+  summary.num_waves = w.num_waves;
+  summary.num_segments = w.num_segments;
+  summary.exclusive_kernels =
+      static_cast<uint32_t>(std::count(w.exclusive.begin(), w.exclusive.end(), 1));
+  summary.pinned_kernels = static_cast<uint32_t>(
+      std::count_if(w.threads.begin(), w.threads.end(), [](uint32_t t) { return t > 0; }));
+  summary.predicted_us = schedule->predicted_us;
+  summary.waves_ms = w.waves_ms;
+  summary.sequential_ms = w.sequential_ms;
+  summary.executor = w.preferred == waves::Executor::waves ? "waves" : "sequential";
+}
+
 // One plan table, written into `fbb` with its constants added to the shared `constants`; the
 // figures go to `summary`. `batch`: the batch the plan runs (0 when the artifact has no dynamic
 // batch).
@@ -142,202 +375,33 @@ absl::StatusOr<flatbuffers::Offset<fb::Plan>> write_plan(flatbuffers::FlatBuffer
                                                          const ArtifactOptions& options,
                                                          int64_t batch, ArtifactSummary& summary,
                                                          const RootFields& root = {}) {
-  // Values of data-dependent shape live outside the arena, sized per run (Storage::Dynamic);
-  // their kernels run one at a time, so such a plan has no wave schedule.
-  bool dynamic = false;
-  for (const ArtifactKernel& k : kernels)
-    for (ValueId v : k.args)
-      dynamic = dynamic || (v >= 0 && static_cast<size_t>(v) < graph.values().size() &&
-                            graph.value(v).type.is_dynamic());
+  const bool dynamic = has_dynamic_values(graph, kernels);
   const bool with_schedule = !dynamic && options.waves.executor != waves::ExecutorChoice::none;
   std::vector<uint32_t> wave_of;  // per kernel, with a schedule: its dataflow wave
   if (with_schedule) {
-    for (const ArtifactKernel& k : kernels)
-      for (ValueId v : k.args)
-        if (v < 0 || static_cast<size_t>(v) >= graph.values().size())
-          return absl::InvalidArgumentError(str_cat("kernel '", k.name, "': an argument is no value"));
-    wave_of = waves::dataflow_waves(schedule_kernels(kernels), graph.values().size());
-    if (!std::is_sorted(wave_of.begin(), wave_of.end())) {
-      std::vector<size_t> order(kernels.size());
-      for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-      std::stable_sort(order.begin(), order.end(),
-                       [&](size_t a, size_t b) { return wave_of[a] < wave_of[b]; });
-      std::vector<ArtifactKernel> sorted;
-      for (size_t k : order) sorted.push_back(kernels[k]);
-      return write_plan(fbb, constants, graph, sorted, options, batch, summary, root);
-    }
+    std::optional<std::vector<ArtifactKernel>> sorted;
+    auto waves_of = kernel_waves(graph, kernels, &sorted);
+    if (!waves_of.ok()) return waves_of.status();
+    if (sorted) return write_plan(fbb, constants, graph, *sorted, options, batch, summary, root);
+    wave_of = *std::move(waves_of);
   }
-  // Tensors: graph inputs, then each kernel's new values, then constant graph outputs.
-  std::vector<PlanTensor> tensors;
-  std::vector<int32_t> tensor_of(graph.values().size(), -1);
-  auto add_tensor = [&](ValueId v, fb::Storage storage, uint64_t location) {
-    tensor_of[v] = static_cast<int32_t>(tensors.size());
-    tensors.push_back({v, storage, location});
-  };
-  for (size_t i = 0; i < graph.inputs().size(); ++i)
-    add_tensor(graph.inputs()[i], fb::Storage::Input, i);
-  auto first_output_position = [&](ValueId v) -> int64_t {
-    const auto& outs = graph.outputs();
-    auto it = std::find(outs.begin(), outs.end(), v);
-    return it == outs.end() ? -1 : it - outs.begin();
-  };
-
-  std::vector<std::string> modules;
-  std::vector<uint32_t> kernel_module;
-  std::vector<std::vector<uint32_t>> kernel_constants;
-  for (size_t k = 0; k < kernels.size(); ++k) {
-    const ArtifactKernel& kernel = kernels[k];
-    const std::string label = str_cat("kernel ", k, " (", kernel.backend, ": ", kernel.name, ")");
-    if (kernel.record.module.empty() || kernel.record.module == kReferenceBackend)
-      return absl::InvalidArgumentError(
-          str_cat(label, ": module '", kernel.record.module, "' has no runtime part"));
-    if (kernel.num_inputs >= kernel.args.size())
-      return absl::InvalidArgumentError(str_cat(label, ": no outputs"));
-    if (kernel.task_count < 1)
-      return absl::InvalidArgumentError(str_cat(label, ": task count ", kernel.task_count));
-    for (size_t a = 0; a < kernel.args.size(); ++a) {
-      const ValueId v = kernel.args[a];
-      if (v < 0 || static_cast<size_t>(v) >= graph.values().size())
-        return absl::InvalidArgumentError(str_cat(label, ": argument ", a, " is no value"));
-      if (a < kernel.num_inputs) {
-        if (tensor_of[v] < 0 || (tensors[tensor_of[v]].producer < 0 &&
-                                 tensors[tensor_of[v]].storage != fb::Storage::Input))
-          return absl::InvalidArgumentError(str_cat(label, " reads '", graph.value(v).name,
-                                                    "' before any earlier kernel writes it"));
-        tensors[tensor_of[v]].last_use = static_cast<int32_t>(k);
-        continue;
-      }
-      if (tensor_of[v] >= 0)
-        return absl::InvalidArgumentError(
-            str_cat(label, " writes '", graph.value(v).name, "', which is already written"));
-      const int64_t out = first_output_position(v);
-      if (graph.value(v).type.is_dynamic())
-        add_tensor(v, fb::Storage::Dynamic, 0);
-      else
-        add_tensor(v, out >= 0 ? fb::Storage::Output : fb::Storage::Arena, out >= 0 ? out : 0);
-      tensors.back().producer = tensors.back().last_use = static_cast<int32_t>(k);
-    }
-    auto m = std::find(modules.begin(), modules.end(), kernel.record.module);
-    kernel_module.push_back(static_cast<uint32_t>(m - modules.begin()));
-    if (m == modules.end()) modules.push_back(kernel.record.module);
-    std::vector<uint32_t>& ids = kernel_constants.emplace_back();
-    for (const Tensor& c : kernel.record.constants) {
-      if (c.empty())
-        return absl::InvalidArgumentError(str_cat(label, ": an empty constant tensor"));
-      ids.push_back(constants.add(c));
-    }
-  }
-  for (size_t i = 0; i < graph.outputs().size(); ++i) {
-    const ValueId v = graph.outputs()[i];
-    if (tensor_of[v] >= 0) continue;
-    const Tensor* c = graph.constant_of(v);
-    if (!c)
-      return absl::InvalidArgumentError(
-          str_cat("graph output '", graph.value(v).name, "' is written by no kernel"));
-    add_tensor(v, fb::Storage::Constant, constants.add(*c));
-  }
-  const bool needs_native =
-      std::find(modules.begin(), modules.end(), kNativeModule) != modules.end();
-  if (needs_native && options.native_library.empty())
+  PlanTables t(constants);
+  if (absl::Status s = plan_tables(graph, kernels, t); !s.ok()) return s;
+  if (std::find(t.modules.begin(), t.modules.end(), kNativeModule) != t.modules.end() &&
+      options.native_library.empty())
     return absl::InvalidArgumentError(
         "the plan has native kernels, but no native library (ArtifactOptions::native_library) was "
         "given");
-
-  // Arena offsets for the intermediates.
-  std::vector<artifact::BufferLifetime> buffers;
-  std::vector<size_t> buffer_tensor;
-  for (size_t t = 0; t < tensors.size(); ++t) {
-    if (tensors[t].storage != fb::Storage::Arena) continue;
-    // With a schedule, lifetimes count in waves: kernels of neighbouring waves may run at once.
-    const int32_t first = tensors[t].producer, last = tensors[t].last_use;
-    buffers.push_back({graph.value(tensors[t].value).type.bytes(),
-                       with_schedule ? static_cast<int32_t>(wave_of[first]) : first,
-                       with_schedule ? static_cast<int32_t>(wave_of[last]) : last});
-    buffer_tensor.push_back(t);
-  }
-  const artifact::MemoryPlan memory = artifact::plan_memory(buffers, artifact::kAlignment);
-  for (size_t b = 0; b < buffers.size(); ++b)
-    tensors[buffer_tensor[b]].location = memory.offsets[b];
-
-  waves::ScheduleResult schedule;
+  const artifact::MemoryPlan memory = plan_arena(graph, wave_of, t);
+  std::optional<waves::ScheduleResult> schedule;
   if (with_schedule) {
-    std::vector<waves::ScheduleTensor> schedule_tensors;
-    for (const PlanTensor& t : tensors)
-      schedule_tensors.push_back({where_of(t.storage), t.location, graph.value(t.value).type});
-    std::vector<waves::ScheduleKernel> schedule_kernels_by_tensor;
-    for (const ArtifactKernel& kernel : kernels) {
-      waves::ScheduleKernel& k = schedule_kernels_by_tensor.emplace_back();
-      k.kernel = kernel.kernel.get();
-      k.task_count = kernel.task_count;
-      for (size_t a = 0; a < kernel.args.size(); ++a)
-        (a < kernel.num_inputs ? k.reads : k.writes)
-            .push_back(static_cast<uint32_t>(tensor_of[kernel.args[a]]));
-    }
-    auto made = waves::make_artifact_schedule(schedule_kernels_by_tensor, schedule_tensors,
-                                              memory.peak_bytes, options.waves);
-    if (!made.ok())
-      return absl::Status(made.status().code(),
-                          str_cat("wave schedule: ", made.status().message()));
+    auto made = plan_schedule(graph, kernels, t, memory.peak_bytes, options.waves);
+    if (!made.ok()) return made.status();
     schedule = *std::move(made);
   }
-
-  // The plan.
-  auto shape_of = [&](const Shape& s) { return fbb.CreateVector(s.data(), s.size()); };
-  std::vector<flatbuffers::Offset<fb::Tensor>> fb_tensors;
-  for (const PlanTensor& t : tensors) {
-    const Value& v = graph.value(t.value);
-    fb_tensors.push_back(fb::CreateTensor(fbb, fbb.CreateString(v.name),
-                                          static_cast<int32_t>(v.type.dtype),
-                                          shape_of(v.type.shape), t.storage, t.location));
-  }
-  std::vector<flatbuffers::Offset<fb::Constant>> fb_constants;
-  for (size_t i = 0; i < constants.tensors().size(); ++i) {
-    const Tensor& c = constants.tensors()[i];
-    fb_constants.push_back(fb::CreateConstant(fbb, static_cast<int32_t>(c.dtype()),
-                                              shape_of(c.shape()), constants.offset(i), c.bytes()));
-  }
-  std::vector<flatbuffers::Offset<fb::Kernel>> fb_kernels;
-  for (size_t k = 0; k < kernels.size(); ++k) {
-    const ArtifactKernel& kernel = kernels[k];
-    std::vector<uint32_t> args;
-    for (ValueId v : kernel.args) args.push_back(static_cast<uint32_t>(tensor_of[v]));
-    fb_kernels.push_back(fb::CreateKernel(
-        fbb, fbb.CreateString(kernel.name), fbb.CreateString(kernel.backend), kernel_module[k],
-        fbb.CreateString(kernel.record.entry), fbb.CreateVector(kernel.record.params),
-        fbb.CreateVector(kernel_constants[k]), fbb.CreateVector(args),
-        static_cast<uint32_t>(kernel.num_inputs), kernel.task_count));
-  }
-  std::vector<uint32_t> inputs, outputs;
-  for (ValueId v : graph.inputs()) inputs.push_back(static_cast<uint32_t>(tensor_of[v]));
-  for (ValueId v : graph.outputs()) outputs.push_back(static_cast<uint32_t>(tensor_of[v]));
-  auto plan =
-      fb::CreatePlan(fbb, fbb.CreateString(graph.name()), fbb.CreateVectorOfStrings(modules),
-                     fbb.CreateVector(fb_tensors), fbb.CreateVector(fb_constants),
-                     fbb.CreateVector(fb_kernels), fbb.CreateVector(inputs),
-                     fbb.CreateVector(outputs), memory.peak_bytes, memory.unshared_bytes,
-                     with_schedule ? write_schedule(fbb, schedule.schedule) : 0, batch,
-                     root.dynamic_batch, root.variants);
-  summary.format_version = dynamic ? 2 : 1;
-  summary.arena_bytes = memory.peak_bytes;
-  summary.unshared_bytes = memory.unshared_bytes;
-  summary.kernels = kernels.size();
-  summary.modules = modules;
-  summary.has_schedule = with_schedule;
-  if (with_schedule) {
-    const waves::WaveSchedule& w = schedule.schedule;
-    summary.workers = static_cast<uint32_t>(w.workers.size());
-    summary.num_waves = w.num_waves;
-    summary.num_segments = w.num_segments;
-    summary.exclusive_kernels =
-        static_cast<uint32_t>(std::count(w.exclusive.begin(), w.exclusive.end(), 1));
-    summary.pinned_kernels = static_cast<uint32_t>(
-        std::count_if(w.threads.begin(), w.threads.end(), [](uint32_t t) { return t > 0; }));
-    summary.predicted_us = schedule.predicted_us;
-    summary.waves_ms = w.waves_ms;
-    summary.sequential_ms = w.sequential_ms;
-    summary.executor = w.preferred == waves::Executor::waves ? "waves" : "sequential";
-  }
-  return plan;
+  fill_summary(t, memory, kernels.size(), dynamic, schedule ? &*schedule : nullptr, summary);
+  return plan_table(fbb, graph, kernels, t, memory, schedule ? &schedule->schedule : nullptr,
+                    batch, root);
 }
 
 // The file: the plan section (a finished FlatBuffer), the constants and the native code.
@@ -366,14 +430,6 @@ std::string assemble(const flatbuffers::FlatBufferBuilder& fbb, const ConstantTa
 
 }  // namespace
 
-absl::StatusOr<PlacementExecutor> parse_executor(std::string_view name) {
-  if (name == "waves") return PlacementExecutor::waves;
-  if (name == "sequential") return PlacementExecutor::sequential;
-  if (name == "auto") return PlacementExecutor::automatic;
-  return absl::InvalidArgumentError(
-      str_cat("--executor '", name, "': expected waves, sequential or auto"));
-}
-
 absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
                                                const std::vector<ArtifactKernel>& kernels,
                                                const ArtifactOptions& options,
@@ -387,7 +443,7 @@ absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
   return assemble(fbb, constants, options, summary, figures);
 }
 
-absl::StatusOr<std::string> serialize_batch_artifact(const std::vector<BatchPlan>& plans,
+absl::StatusOr<std::string> serialize_batch_artifact(const std::vector<BatchKernels>& plans,
                                                      const DynamicBatchInfo& info,
                                                      const ArtifactOptions& options,
                                                      ArtifactSummary* summary) {
@@ -409,7 +465,7 @@ absl::StatusOr<std::string> serialize_batch_artifact(const std::vector<BatchPlan
   flatbuffers::FlatBufferBuilder fbb;
   ConstantTable constants(/*by_content=*/true);
   ArtifactSummary figures;
-  for (const BatchPlan& p : plans)
+  for (const BatchKernels& p : plans)
     for (const Value& v : p.graph->values())
       if (v.type.is_dynamic())
         return absl::InvalidArgumentError(
@@ -426,7 +482,7 @@ absl::StatusOr<std::string> serialize_batch_artifact(const std::vector<BatchPlan
     variants.push_back(*plan);
   }
   // The root plan is written last, with the dynamic-batch fields.
-  const BatchPlan& root = plans.back();
+  const BatchKernels& root = plans.back();
   RootFields fields;
   fields.variants = fbb.CreateVector(variants);
   fields.dynamic_batch =
@@ -438,7 +494,7 @@ absl::StatusOr<std::string> serialize_batch_artifact(const std::vector<BatchPlan
     return absl::Status(plan.status().code(),
                         str_cat("batch ", root.batch, ": ", plan.status().message()));
   fbb.Finish(*plan, fb::PlanIdentifier());
-  for (const BatchPlan& p : plans) figures.batches.push_back(p.batch);
+  for (const BatchKernels& p : plans) figures.batches.push_back(p.batch);
   return assemble(fbb, constants, options, summary, figures);
 }
 

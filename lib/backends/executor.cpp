@@ -193,14 +193,11 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>
   return result;
 }
 
-absl::StatusOr<CompiledModel> compile_placement(const Context& ctx, const BackendRegistry& backends,
-                                                const Graph& graph, const Placement& placement,
-                                                const BuildOptions& options, ThreadPool* pool) {
-  auto impl = std::make_unique<CompiledModel::Impl>();
-  const size_t num_nodes = graph.nodes().size();
-  const size_t num_values = graph.values().size();
+namespace {
 
-  // Every node exactly once.
+// Every node of `graph` in exactly one group of `placement`.
+absl::Status check_partition(const Graph& graph, const Placement& placement) {
+  const size_t num_nodes = graph.nodes().size();
   std::vector<int> owner(num_nodes, -1);
   for (size_t i = 0; i < placement.groups.size(); ++i) {
     const PlacedGroup& group = placement.groups[i];
@@ -221,8 +218,131 @@ absl::StatusOr<CompiledModel> compile_placement(const Context& ctx, const Backen
     if (owner[n] < 0)
       return absl::InvalidArgumentError(
           str_cat("placement: node '", graph.node(n).name, "' is in no group"));
+  return absl::OkStatus();
+}
 
-  impl->locations.resize(num_values);
+// Per parent value, the group that produces it and the last group that reads it (-1: none).
+struct ValueUse {
+  std::vector<int> produced_by, last_use;
+};
+
+// Builds group `i` with its backend into impl.groups and impl.info, noting in `use` what it
+// reads and writes.
+absl::Status build_group(const Context& ctx, const BackendRegistry& backends, const Graph& graph,
+                         const PlacedGroup& group, size_t i, const BuildOptions& options,
+                         std::span<const Layout> layouts, CompiledModel::Impl& impl,
+                         ValueUse& use) {
+  std::string label = group_label(graph, group, i);
+  const Backend* backend = backends.find(group.backend);
+  if (!backend)
+    return absl::InvalidArgumentError(
+        str_cat(label, ": no backend named '", group.backend, "' is registered"));
+  auto sub = extract_subgraph(ctx, graph, group.nodes, layouts);
+  if (!sub.ok())
+    return absl::Status(sub.status().code(), str_cat(label, ": ", sub.status().message()));
+  GroupExec exec;
+  for (ValueId v : sub->parent_inputs) {
+    if (impl.locations[v].kind != Location::Kind::input && use.produced_by[v] < 0)
+      return absl::InvalidArgumentError(
+          str_cat(label, " reads '", graph.value(v).name,
+                  "' before any earlier group produces it (groups out of order, or a group is "
+                  "not convex)"));
+    use.last_use[v] = static_cast<int>(i);
+    exec.args.push_back(v);
+  }
+  exec.num_inputs = exec.args.size();
+  bool dynamic = false;
+  for (ValueId v : exec.args) dynamic = dynamic || graph.value(v).type.is_dynamic();
+  for (ValueId v : sub->parent_outputs) {
+    use.produced_by[v] = static_cast<int>(i);
+    exec.args.push_back(v);
+    dynamic = dynamic || graph.value(v).type.is_dynamic();
+  }
+  auto kernel = backend->build(sub->graph, options);
+  if (!kernel.ok())
+    return absl::Status(kernel.status().code(),
+                        str_cat(label, ": build failed: ", kernel.status().message()));
+  if (dynamic && !(*kernel)->dynamic_shapes())
+    return absl::InvalidArgumentError(str_cat(
+        label, ": its shapes depend on data, which backend '", group.backend, "' cannot run"));
+  if ((*kernel)->dynamic_shapes()) {
+    impl.has_dynamic = true;
+    for (ValueId v : sub->parent_outputs) impl.locations[v].kind = Location::Kind::dynamic;
+  }
+  exec.kernel = std::move(*kernel);
+  exec.label = std::move(label);
+  CompiledGroupInfo info;
+  info.backend = group.backend;
+  for (NodeId n : group.nodes.to_vector()) info.nodes.push_back(graph.node(n).name);
+  info.task_count = exec.kernel->task_count();
+  info.kernel_module = exec.kernel->record().module;
+  impl.info.push_back(std::move(info));
+  impl.groups.push_back(std::move(exec));
+  return absl::OkStatus();
+}
+
+// Graph outputs not yet placed get their own tensors (constants are copied at the end of a run).
+void place_outputs(const Graph& graph, CompiledModel::Impl& impl) {
+  impl.graph_outputs = graph.outputs();
+  for (ValueId v : graph.outputs()) {
+    Location& l = impl.locations[v];
+    if (l.kind != Location::Kind::none) continue;
+    if (const Tensor* c = graph.constant_of(v)) {
+      l.kind = Location::Kind::constant;
+      l.constant = *c;
+    } else {
+      l.kind = Location::Kind::output;
+      l.index = impl.output_types.size();
+      impl.output_types.push_back(graph.value(v).type);
+    }
+  }
+}
+
+// Arena: values produced by one group and read by later ones share slots whose previous value
+// has been read for the last time. A slot grows to its largest value; offsets come last.
+void plan_arena(const Graph& graph, const ValueUse& use, CompiledModel::Impl& impl) {
+  struct Slot {
+    size_t size = 0;
+    int free_after = -1;  // index of the group that reads its current value last
+    std::vector<ValueId> values;
+  };
+  std::vector<Slot> slots;
+  for (size_t i = 0; i < impl.groups.size(); ++i) {
+    for (ValueId v : impl.groups[i].args) {
+      if (use.produced_by[v] != static_cast<int>(i) ||
+          impl.locations[v].kind != Location::Kind::none)
+        continue;
+      size_t need = align_up(graph.value(v).type.bytes());
+      impl.unshared_bytes += need;
+      Slot* best = nullptr;
+      for (Slot& s : slots) {
+        if (s.free_after >= static_cast<int>(i)) continue;
+        bool fits = s.size >= need, best_fits = best && best->size >= need;
+        if (!best || (fits && (!best_fits || s.size < best->size)) ||
+            (!fits && !best_fits && s.size > best->size))
+          best = &s;
+      }
+      if (!best) best = &slots.emplace_back();
+      best->size = std::max(best->size, need);
+      best->free_after = std::max(use.last_use[v], static_cast<int>(i));
+      best->values.push_back(v);
+      impl.locations[v].kind = Location::Kind::arena;
+    }
+  }
+  for (const Slot& s : slots) {
+    for (ValueId v : s.values) impl.locations[v].index = impl.arena_bytes;
+    impl.arena_bytes += s.size;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<CompiledModel> compile_placement(const Context& ctx, const BackendRegistry& backends,
+                                                const Graph& graph, const Placement& placement,
+                                                const BuildOptions& options, ThreadPool* pool) {
+  if (absl::Status s = check_partition(graph, placement); !s.ok()) return s;
+  auto impl = std::make_unique<CompiledModel::Impl>();
+  impl->locations.resize(graph.values().size());
   for (const Value& v : graph.values()) {
     impl->types.push_back(v.type);
     impl->names.push_back(v.name);
@@ -234,113 +354,17 @@ absl::StatusOr<CompiledModel> compile_placement(const Context& ctx, const Backen
     impl->input_types.push_back(graph.value(v).type);
     impl->input_names.push_back(graph.value(v).name);
   }
-  std::vector<bool> is_graph_output(num_values, false);
-  for (ValueId v : graph.outputs()) is_graph_output[v] = true;
-
   const std::vector<Layout> layouts =
       assign_layouts(ctx, backends, graph, placement, channel_block(options));
-
-  // Build the groups; note which group produces and which last reads each value.
-  std::vector<int> produced_by(num_values, -1), last_use(num_values, -1);
-  for (size_t i = 0; i < placement.groups.size(); ++i) {
-    const PlacedGroup& group = placement.groups[i];
-    std::string label = group_label(graph, group, i);
-    const Backend* backend = backends.find(group.backend);
-    if (!backend)
-      return absl::InvalidArgumentError(
-          str_cat(label, ": no backend named '", group.backend, "' is registered"));
-    auto sub = extract_subgraph(ctx, graph, group.nodes, layouts);
-    if (!sub.ok())
-      return absl::Status(sub.status().code(), str_cat(label, ": ", sub.status().message()));
-    GroupExec exec;
-    for (ValueId v : sub->parent_inputs) {
-      if (impl->locations[v].kind != Location::Kind::input && produced_by[v] < 0)
-        return absl::InvalidArgumentError(
-            str_cat(label, " reads '", graph.value(v).name,
-                    "' before any earlier group produces it (groups out of order, or a group is "
-                    "not convex)"));
-      last_use[v] = static_cast<int>(i);
-      exec.args.push_back(v);
-    }
-    exec.num_inputs = exec.args.size();
-    bool dynamic = false;
-    for (ValueId v : exec.args) dynamic = dynamic || graph.value(v).type.is_dynamic();
-    for (ValueId v : sub->parent_outputs) {
-      produced_by[v] = static_cast<int>(i);
-      exec.args.push_back(v);
-      dynamic = dynamic || graph.value(v).type.is_dynamic();
-    }
-    auto kernel = backend->build(sub->graph, options);
-    if (!kernel.ok())
-      return absl::Status(kernel.status().code(),
-                          str_cat(label, ": build failed: ", kernel.status().message()));
-    if (dynamic && !(*kernel)->dynamic_shapes())
-      return absl::InvalidArgumentError(
-          str_cat(label, ": its shapes depend on data, which backend '", group.backend,
-                  "' cannot run"));
-    if ((*kernel)->dynamic_shapes()) {
-      impl->has_dynamic = true;
-      for (ValueId v : sub->parent_outputs) impl->locations[v].kind = Location::Kind::dynamic;
-    }
-    exec.kernel = std::move(*kernel);
-    exec.label = std::move(label);
-    CompiledGroupInfo info;
-    info.backend = group.backend;
-    for (NodeId n : group.nodes.to_vector()) info.nodes.push_back(graph.node(n).name);
-    info.task_count = exec.kernel->task_count();
-    info.kernel_module = exec.kernel->record().module;
-    impl->info.push_back(std::move(info));
-    impl->groups.push_back(std::move(exec));
-  }
-
-  // Graph outputs: their own tensors (or copies of inputs and constants at the end of a run).
-  impl->graph_outputs = graph.outputs();
-  for (ValueId v : graph.outputs()) {
-    Location& l = impl->locations[v];
-    if (l.kind != Location::Kind::none) continue;
-    if (const Tensor* c = graph.constant_of(v)) {
-      l.kind = Location::Kind::constant;
-      l.constant = *c;
-    } else {
-      l.kind = Location::Kind::output;
-      l.index = impl->output_types.size();
-      impl->output_types.push_back(graph.value(v).type);
-    }
-  }
-
-  // Arena: values produced by one group and read by later ones share slots whose previous value
-  // has been read for the last time. A slot grows to its largest value; offsets come last.
-  struct Slot {
-    size_t size = 0;
-    int free_after = -1;  // index of the group that reads its current value last
-    std::vector<ValueId> values;
-  };
-  std::vector<Slot> slots;
-  for (size_t i = 0; i < impl->groups.size(); ++i) {
-    for (ValueId v : impl->groups[i].args) {
-      if (produced_by[v] != static_cast<int>(i) || impl->locations[v].kind != Location::Kind::none)
-        continue;
-      size_t need = align_up(graph.value(v).type.bytes());
-      impl->unshared_bytes += need;
-      Slot* best = nullptr;
-      for (Slot& s : slots) {
-        if (s.free_after >= static_cast<int>(i)) continue;
-        bool fits = s.size >= need, best_fits = best && best->size >= need;
-        if (!best || (fits && (!best_fits || s.size < best->size)) ||
-            (!fits && !best_fits && s.size > best->size))
-          best = &s;
-      }
-      if (!best) best = &slots.emplace_back();
-      best->size = std::max(best->size, need);
-      best->free_after = std::max(last_use[v], static_cast<int>(i));
-      best->values.push_back(v);
-      impl->locations[v].kind = Location::Kind::arena;
-    }
-  }
-  for (const Slot& s : slots) {
-    for (ValueId v : s.values) impl->locations[v].index = impl->arena_bytes;
-    impl->arena_bytes += s.size;
-  }
+  ValueUse use{std::vector<int>(graph.values().size(), -1),
+               std::vector<int>(graph.values().size(), -1)};
+  for (size_t i = 0; i < placement.groups.size(); ++i)
+    if (absl::Status s = build_group(ctx, backends, graph, placement.groups[i], i, options,
+                                     layouts, *impl, use);
+        !s.ok())
+      return s;
+  place_outputs(graph, *impl);
+  plan_arena(graph, use, *impl);
 
   if (pool) {
     impl->pool = pool;

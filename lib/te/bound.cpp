@@ -208,14 +208,9 @@ struct DimRegion {
   bool full = false;
 };
 
-// The region of stage `s` that one iteration of its attach loop (in stage `target`) needs: what
-// its one reader reads there. The reader is the target itself or a stage computed (directly or
-// through others) inside the target's loops at or below the attach loop.
-absl::Status attached_region(LowerState& st, int s_index, int reader_index, int target_index) {
-  StageInfo& s = st.stages[s_index];
-  const StageInfo& c = st.stages[reader_index];
-  const StageData& sd = *s.data;
-  const StageData& ud = *st.stages[target_index].data;
+// The position of stage `s`'s attach axis among the loops of `target`, which must not be inside
+// a vectorized loop.
+absl::StatusOr<int> attach_position(LowerState& st, const StageData& sd, const StageData& ud) {
   const std::string& name = sd.tensor.name();
   int pos = -1;
   for (size_t i = 0; i < ud.leaf.size(); ++i) {
@@ -233,8 +228,18 @@ absl::Status attached_region(LowerState& st, int s_index, int reader_index, int 
                               ud.leaf[i].name(), "'"));
     }
   }
-  // Every loop inside the attach point varies within one iteration: the target's inner loops and
-  // all loops of the stages between the reader and the target.
+  return pos;
+}
+
+// The loops that vary within one iteration of the attach loop (at `pos` in the target): the
+// target's inner loops and all loops of the stages between the reader and the target; and, for
+// a stage whose own loops are bound to threadIdx tags (a tile staged in shared memory, computed by
+// the threads of a block together), the enclosing loops bound to those tags.
+absl::StatusOr<std::set<const VarNode*>> relaxed_loops(LowerState& st, const StageData& sd,
+                                                       int reader_index, int target_index,
+                                                       int pos) {
+  const StageData& ud = *st.stages[target_index].data;
+  const std::string& name = sd.tensor.name();
   std::set<const VarNode*> relaxed;
   for (size_t i = pos + 1; i < ud.leaf.size(); ++i) relaxed.insert(ud.leaf[i].var().get());
   for (int k = reader_index; k != target_index;) {
@@ -243,8 +248,8 @@ absl::Status attached_region(LowerState& st, int s_index, int reader_index, int 
     const int next = kd.attach == AttachKind::at ? st.index_of(kd.attach_stage.get()) : -1;
     if (next < 0) {
       return st.error(str_cat("stage '", name, "' is computed at '", ud.tensor.name(),
-                              "', whose loops do not contain '", c.data->tensor.name(),
-                              "' which reads it"));
+                              "', whose loops do not contain '",
+                              st.stages[reader_index].data->tensor.name(), "' which reads it"));
     }
     if (next == target_index) {
       int at = -1;
@@ -259,9 +264,6 @@ absl::Status attached_region(LowerState& st, int s_index, int reader_index, int 
     }
     k = next;
   }
-  // A stage whose own loops are bound to threadIdx tags is computed by the threads of a block
-  // together (a tile staged in shared memory): its region is the whole block's need, so the
-  // enclosing loops bound to those tags vary too.
   std::set<std::string> own_tags;
   for (const IterVar& l : sd.leaf) {
     const IterAttr a = sd.attr(l);
@@ -277,19 +279,24 @@ absl::Status attached_region(LowerState& st, int s_index, int reader_index, int 
     }
     k = kd.attach == AttachKind::at ? st.index_of(kd.attach_stage.get()) : -1;
   }
-  VarRanges ranges = st.enclosing_ranges(reader_index);
+  return relaxed;
+}
 
-  ReadFinder f;
-  f.target = sd.tensor.get();
-  f.visit(c.body);
+// Per dimension of `sd`'s tensor, the union of the reader's accesses to it: a base expression of
+// the fixed loops plus the interval the relaxed loops sweep, or the whole dimension where the
+// accesses' bases differ by no constant.
+std::vector<DimRegion> read_region(const StageData& sd, const StageInfo& reader,
+                                   const std::vector<std::vector<Expr>>& accesses,
+                                   const std::set<const VarNode*>& relaxed,
+                                   const VarRanges& ranges) {
   const size_t rank = sd.axis.size();
   std::vector<DimRegion> dims(rank);
   bool first = true;
-  for (const auto& access : f.accesses) {
+  for (const auto& access : accesses) {
     for (size_t d = 0; d < rank && d < access.size(); ++d) {
       DimRegion& r = dims[d];
       if (r.full) continue;
-      Expr e = simplify(substitute(access[d], c.root_value), ranges);
+      Expr e = simplify(substitute(access[d], reader.root_value), ranges);
       arith::LinearForm lf = arith::linearize(e), fixed, var;
       fixed.dtype = var.dtype = lf.dtype;
       fixed.constant = lf.constant;
@@ -320,10 +327,15 @@ absl::Status attached_region(LowerState& st, int s_index, int reader_index, int 
     }
     first = false;
   }
-  if (f.accesses.empty()) {
-    return st.error(str_cat("stage '", name, "' is computed at '", ud.tensor.name(),
-                            "', which does not read it"));
-  }
+  return dims;
+}
+
+// Stage `s`'s region (min and extent per dimension) from the regions its reader needs: whole
+// dimensions where the need covers them, constant regions clipped to the tensor, and regions
+// that may stick out of it shifted inside (shift_regions).
+void set_region(StageInfo& s, std::vector<DimRegion>& dims, const VarRanges& ranges) {
+  const StageData& sd = *s.data;
+  const size_t rank = sd.axis.size();
   s.min.assign(rank, Expr());
   s.extent.assign(rank, 0);
   std::vector<size_t> risky;  // dimensions whose region may stick out of the tensor
@@ -351,6 +363,30 @@ absl::Status attached_region(LowerState& st, int s_index, int reader_index, int 
     s.extent[d] = ext;
   }
   if (!risky.empty()) shift_regions(s, risky, ranges);
+}
+
+// The region of stage `s` that one iteration of its attach loop (in stage `target`) needs: what
+// its one reader reads there. The reader is the target itself or a stage computed (directly or
+// through others) inside the target's loops at or below the attach loop.
+absl::Status attached_region(LowerState& st, int s_index, int reader_index, int target_index) {
+  StageInfo& s = st.stages[s_index];
+  const StageInfo& c = st.stages[reader_index];
+  const StageData& sd = *s.data;
+  const StageData& ud = *st.stages[target_index].data;
+  auto pos = attach_position(st, sd, ud);
+  if (!pos.ok()) return pos.status();
+  auto relaxed = relaxed_loops(st, sd, reader_index, target_index, *pos);
+  if (!relaxed.ok()) return relaxed.status();
+  VarRanges ranges = st.enclosing_ranges(reader_index);
+  ReadFinder f;
+  f.target = sd.tensor.get();
+  f.visit(c.body);
+  if (f.accesses.empty()) {
+    return st.error(str_cat("stage '", sd.tensor.name(), "' is computed at '", ud.tensor.name(),
+                            "', which does not read it"));
+  }
+  std::vector<DimRegion> dims = read_region(sd, c, f.accesses, *relaxed, ranges);
+  set_region(s, dims, ranges);
   return absl::OkStatus();
 }
 

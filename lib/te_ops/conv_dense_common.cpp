@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "core/str_cat.h"
-#include "tune/tuning_log.h"
+#include "collage/tuning_log.h"
 
 namespace collage::te_ops::detail {
 namespace {

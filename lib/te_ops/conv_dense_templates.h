@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "te_ops/te_op_registry.h"
+#include "collage/te_ops.h"
 #include "tune/template.h"
 
 namespace collage::te_ops {

@@ -13,7 +13,7 @@
 
 #include <vector>
 
-#include "codegen/llvm/target.h"
+#include "collage/target.h"
 #include "collage/schedule.h"
 #include "collage/te.h"
 

@@ -1,5 +1,5 @@
 // default_te_ops: the registry with every operator family of the TE operator library.
-#include "te_ops/te_op_registry.h"
+#include "collage/te_ops.h"
 
 namespace collage::te_ops {
 

@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "collage/graph.h"
 #include "collage/te.h"
-#include "te_ops/te_op_registry.h"
+#include "collage/te_ops.h"
 #include "tune/template.h"
 
 namespace collage::te_ops::dense {

@@ -80,10 +80,13 @@ absl::StatusOr<ScheduledGroup> apply(const AnchorGroup& grp, const Parts& p, int
       sa.unroll(cjo).vectorize(cji);
       if (p.bp.defined() && !b_const) s[p.bp].compute_at(so, par);
     } else {
-      const int64_t mr = std::clamp<int64_t>(knob_or(kn, "mr", 8), 1, p.m);
+      // An output without rows (m = 0, an empty batch) is scheduled as one of one row: its
+      // loops run no iteration.
+      const int64_t rows = std::max<int64_t>(p.m, 1);
+      const int64_t mr = std::clamp<int64_t>(knob_or(kn, "mr", 8), 1, rows);
       // A row block never exceeds the rows (rounded up to the tile): the tiles past the end
       // would be computed (clamped) for nothing.
-      const int64_t mb = std::clamp<int64_t>(knob_or(kn, "mb", 64), mr, (p.m + mr - 1) / mr * mr);
+      const int64_t mb = std::clamp<int64_t>(knob_or(kn, "mb", 64), mr, (rows + mr - 1) / mr * mr);
       const int64_t ku = std::max<int64_t>(knob_or(kn, "ku", 1), 1);
       auto [ib, irest] = so.split(so.axis(rank - 2), (mb / mr) * mr);
       auto [jo, jt] = so.split(so.axis(rank - 1), p.nr);
@@ -162,14 +165,14 @@ absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp)
   if (!p.a_vector && !p.b_vector) {
     // The register tile: mr rows of nr / lanes vectors, at most the accumulators the target's
     // registers hold beside one vector of B per column vector and A's broadcast (AVX-512: 14 x 2
-    // or 30 x 1 vectors; AVX2: 6 x 2 or 14 x 1).
+    // or 30 x 1 vectors; AVX2: 6 x 2 or 14 x 1). An output without rows (m = 0) gets one row.
     const int64_t vectors = std::max<int64_t>(p.nr / lanes, 1);
     const int64_t rows_max =
         std::max<int64_t>((grp.target.vector_registers() - vectors - 1) / vectors, 1);
     std::vector<int64_t> mr_values;
     for (int64_t v : {1, 2, 3, 4, 6, 8, 12, 14, 16, 24, 30})
       if (v <= rows_max) mr_values.push_back(v);
-    std::vector<int64_t> mr = detail::at_most(mr_values, p.m);
+    std::vector<int64_t> mr = detail::at_most(mr_values, std::max<int64_t>(p.m, 1));
     std::vector<int64_t> mb = detail::at_most({8, 16, 32, 64, 128, 256}, std::max<int64_t>(p.m, 8));
     t.space.add("mr", mr);
     t.space.add("mb", mb);

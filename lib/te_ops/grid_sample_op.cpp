@@ -6,7 +6,7 @@
 
 #include "collage/ops/sampling.h"
 #include "core/str_cat.h"
-#include "te_ops/te_op_registry.h"
+#include "collage/te_ops.h"
 #include "te_ops/te_op_util.h"
 
 namespace collage::te_ops {

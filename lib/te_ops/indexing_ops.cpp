@@ -2,7 +2,7 @@
 // tensor_index.cpp): Trilu (k read at run time, so a computed k works too) and EyeLike.
 #include "collage/ops/indexing.h"
 #include "core/str_cat.h"
-#include "te_ops/te_op_registry.h"
+#include "collage/te_ops.h"
 #include "te_ops/te_op_util.h"
 
 namespace collage::te_ops {

@@ -7,7 +7,7 @@
 #include "collage/ops/nn.h"
 #include "core/str_cat.h"
 #include "ops/nn_window.h"
-#include "te_ops/te_op_registry.h"
+#include "collage/te_ops.h"
 #include "te_ops/te_op_util.h"
 
 namespace collage::te_ops {

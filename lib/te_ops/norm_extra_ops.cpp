@@ -4,7 +4,7 @@
 #include "collage/ops/normalization.h"
 #include "core/str_cat.h"
 #include "te_ops/reduce_util.h"
-#include "te_ops/te_op_registry.h"
+#include "collage/te_ops.h"
 #include "te_ops/te_op_util.h"
 
 namespace collage::te_ops {

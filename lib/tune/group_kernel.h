@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "codegen/llvm/jit.h"
+#include "collage/jit.h"
 #include "collage/tensor.h"
 #include "collage/thread_pool.h"
-#include "te_ops/te_op_registry.h"
+#include "collage/te_ops.h"
 
 namespace collage::tune {
 

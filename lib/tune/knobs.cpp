@@ -1,5 +1,5 @@
 // Schedule knobs: space size, lookup with a fallback, printing.
-#include "tune/knobs.h"
+#include "collage/knobs.h"
 
 #include <limits>
 

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "te_ops/te_op_registry.h"
-#include "tune/knobs.h"
+#include "collage/te_ops.h"
+#include "collage/knobs.h"
 
 namespace collage::tune {
 

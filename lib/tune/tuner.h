@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "collage/thread_pool.h"
-#include "te_ops/te_op_registry.h"
+#include "collage/te_ops.h"
 #include "tune/template.h"
 
 namespace collage::tune {

@@ -1,5 +1,5 @@
 // The tuning log: JSON-lines records, loading with corrupt-line skipping, appending.
-#include "tune/tuning_log.h"
+#include "collage/tuning_log.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -20,40 +20,43 @@ class ModuleKernel : public KernelInstance {
   int32_t task_count() const override { return tasks_; }
   Status run_task(void* const* args, int32_t task) const override {
     char err[512] = {0};
-    if (module_->kernel_run(instance_, args, task, tasks_, err, sizeof err) != 0) {
+    if (const int32_t rc = module_->kernel_run(instance_, args, task, tasks_, err, sizeof err)) {
       err[sizeof err - 1] = '\0';
-      return error(Code::kernel_failed, label_, ": ", err[0] ? err : "failed without a message");
+      return error(abi_code(rc, Code::kernel_failed), label_, ": ",
+                   err[0] ? err : "failed without a message");
     }
     return Status();
   }
   Status run_task_threads(void* const* args, int32_t task, int32_t max_threads) const override {
     if (!COLLAGE_RT_MODULE_HAS(module_, kernel_run_threads)) return run_task(args, task);
     char err[512] = {0};
-    if (module_->kernel_run_threads(instance_, args, task, tasks_, max_threads, err, sizeof err) !=
-        0) {
+    if (const int32_t rc = module_->kernel_run_threads(instance_, args, task, tasks_, max_threads,
+                                                       err, sizeof err)) {
       err[sizeof err - 1] = '\0';
-      return error(Code::kernel_failed, label_, " on ", max_threads, " threads: ",
-                   err[0] ? err : "failed without a message");
+      return error(abi_code(rc, Code::kernel_failed), label_, " on ", max_threads,
+                   " threads: ", err[0] ? err : "failed without a message");
     }
     return Status();
   }
   Status run_dynamic(const collage_rt_tensor_t* inputs, int32_t num_inputs,
                      collage_rt_alloc_fn alloc, void* alloc_ctx) const override {
     char err[512] = {0};
-    if (module_->kernel_run_dynamic(instance_, inputs, num_inputs, alloc, alloc_ctx, err,
-                                    sizeof err) != 0) {
+    if (const int32_t rc = module_->kernel_run_dynamic(instance_, inputs, num_inputs, alloc,
+                                                       alloc_ctx, err, sizeof err)) {
       err[sizeof err - 1] = '\0';
-      return error(Code::kernel_failed, label_, ": ", err[0] ? err : "failed without a message");
+      return error(abi_code(rc, Code::kernel_failed), label_, ": ",
+                   err[0] ? err : "failed without a message");
     }
     return Status();
   }
   Status prepare_threads(int32_t max_threads) override {
     if (!COLLAGE_RT_MODULE_HAS(module_, kernel_prepare_threads)) return Status();
     char err[512] = {0};
-    if (module_->kernel_prepare_threads(instance_, max_threads, err, sizeof err) != 0) {
+    if (const int32_t rc =
+            module_->kernel_prepare_threads(instance_, max_threads, err, sizeof err)) {
       err[sizeof err - 1] = '\0';
-      return error(Code::unsupported, label_, ": cannot prepare a run on ", max_threads,
-                   " threads: ", err[0] ? err : "no message");
+      return error(abi_code(rc, Code::unsupported), label_, ": cannot prepare a run on ",
+                   max_threads, " threads: ", err[0] ? err : "no message");
     }
     return Status();
   }
@@ -137,11 +140,12 @@ Status create_module_kernel(const Program& p, size_t index, const collage_rt_mod
   if (k.dynamic && !COLLAGE_RT_MODULE_HAS(module, kernel_run_dynamic))
     return error(Code::unsupported, label, ": its shapes depend on data, and module '",
                  module->name, "' cannot run such kernels (no kernel_run_dynamic)");
-  if (module->kernel_create(&desc, &instance, err, sizeof err) != 0 || !instance) {
+  const int32_t rc = module->kernel_create(&desc, &instance, err, sizeof err);
+  if (rc != 0 || !instance) {
     err[sizeof err - 1] = '\0';
     if (instance) module->kernel_destroy(instance);
-    return error(Code::unsupported, label, ": module '", module->name, "' cannot create '", k.entry,
-                 "': ", err[0] ? err : "no message");
+    return error(abi_code(rc, Code::unsupported), label, ": module '", module->name,
+                 "' cannot create '", k.entry, "': ", err[0] ? err : "no message");
   }
   const int32_t tasks = module->kernel_task_count(instance);
   if (tasks < 1) {

@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <vector>
 
 namespace collage::rt {
@@ -47,25 +46,6 @@ Status check_table(const std::string& name, const std::string& where,
   return Status();
 }
 
-// oneDNN (libcollage_rt_dnnl) runs on libgomp, whose idle workers by default spin for milliseconds
-// after every parallel region, on the cores the runtime's own task pool needs: a oneDNN-only
-// DCGAN artifact ran 13-27x slower than with OMP_WAIT_POLICY=passive (examples/cpp/run_model,
-// 2 cores; runtime/modules/dnnl/dnnl_openmp.h has the whole-model figures). libgomp reads the
-// policy once, when it is loaded, which in an application that does not use OpenMP itself is the
-// dlopen of such a module; so, unless the user chose a policy or libgomp is already in the
-// process, ask for the passive one just before. Once per process, before any module is opened.
-void prefer_passive_openmp() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (std::getenv("OMP_WAIT_POLICY")) return;
-    if (void* gomp = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
-      dlclose(gomp);  // too late: it has read its policy
-      return;
-    }
-    setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
-  });
-}
-
 }  // namespace
 
 SharedLibrary::~SharedLibrary() {
@@ -80,7 +60,6 @@ void* SharedLibrary::symbol(const char* symbol) const {
 Status open_runtime_module(const std::string& name, const std::string& module_dir,
                            RuntimeModule* out) {
   const std::string file = "libcollage_rt_" + name + ".so";
-  prefer_passive_openmp();
   std::string tried;
   std::vector<std::string> candidates;
   if (!module_dir.empty()) candidates.push_back(module_dir + "/" + file);

@@ -38,6 +38,12 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
+// The code of a status a runtime module returned (the error convention of runtime_module.h): a
+// collage_status_code_t as it is, anything else (an older module's bare nonzero) as `usual`.
+inline Code abi_code(int32_t rc, Code usual) {
+  return rc > 0 && rc <= static_cast<int32_t>(Code::io) ? static_cast<Code>(rc) : usual;
+}
+
 namespace detail {
 inline void append(std::string& s, std::string_view v) {
   s.append(v);

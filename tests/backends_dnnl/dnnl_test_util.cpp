@@ -93,34 +93,11 @@ const Candidate* whole_candidate(const std::vector<Candidate>& cands, const Node
 }
 
 rt_dnnl::ProbeResult probe_record(const KernelRecord& record, const Graph& group) {
-  RecordDesc d(record, group);
+  KernelDesc d(record, group);
   return rt_dnnl::probe_kernel(d.desc());
 }
 
 }  // namespace
-
-RecordDesc::RecordDesc(const KernelRecord& record, const Graph& group) {
-  auto desc_of = [](const TensorType& t) {
-    return collage_tensor_desc_t{static_cast<int32_t>(t.dtype),
-                                 static_cast<int32_t>(t.shape.size()), t.shape.data()};
-  };
-  for (ValueId v : group.inputs()) args_.push_back(desc_of(group.value(v).type));
-  for (ValueId v : group.outputs()) args_.push_back(desc_of(group.value(v).type));
-  for (const Tensor& c : record.constants) {
-    consts_.push_back(desc_of(c.type()));
-    ptrs_.push_back(c.raw());
-  }
-  desc_.struct_size = sizeof desc_;
-  desc_.entry = record.entry.c_str();
-  desc_.params = record.params.data();
-  desc_.params_size = record.params.size();
-  desc_.num_args = static_cast<int32_t>(args_.size());
-  desc_.args = args_.data();
-  desc_.num_inputs = static_cast<int32_t>(group.inputs().size());
-  desc_.num_constants = static_cast<int32_t>(ptrs_.size());
-  desc_.constant_descs = consts_.data();
-  desc_.constants = ptrs_.data();
-}
 
 DnnlCheck check_dnnl_graph(const TestGraph& t, const Graph& g, double tolerance) {
   auto backend = make_dnnl_backend();

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/common/module_kernel.h"
 #include "collage/backend.h"
 #include "collage/graph.h"
 #include "collage/runtime_module.h"
@@ -58,20 +59,5 @@ struct DnnlRejection {
   absl::Status build;
 };
 DnnlRejection try_dnnl_graph(const TestGraph& t, const Graph& g);
-
-// The runtime-module descriptor of a kernel record for the argument types of `group`; owns the
-// arrays it points to (the record must outlive it).
-class RecordDesc {
- public:
-  RecordDesc(const KernelRecord& record, const Graph& group);
-  RecordDesc(const RecordDesc&) = delete;
-  RecordDesc& operator=(const RecordDesc&) = delete;
-  collage_kernel_desc_t& desc() { return desc_; }
-
- private:
-  std::vector<collage_tensor_desc_t> args_, consts_;
-  std::vector<const void*> ptrs_;
-  collage_kernel_desc_t desc_{};
-};
 
 }  // namespace collage::testing

@@ -121,7 +121,7 @@ TEST_CASE("dnnl module: the shared library runs the compiler's record", "[dnnl][
   const KernelRecord& record = b->kernel->record();
   CHECK(record.module == "dnnl");
   CHECK(record.entry == "conv");
-  RecordDesc d(record, b->sub.graph);
+  KernelDesc d(record, b->sub.graph);
   void* instance = nullptr;
   char err[256] = {0};
   REQUIRE(m->kernel_create(&d.desc(), &instance, err, sizeof err) == 0);
@@ -142,12 +142,12 @@ TEST_CASE("dnnl module: bad descriptors are errors", "[dnnl][module]") {
   auto b = build_conv_group();
   const KernelRecord& record = b->kernel->record();
   {
-    RecordDesc d(record, b->sub.graph);
+    KernelDesc d(record, b->sub.graph);
     CHECK(try_create(m, d.desc()).empty());
   }
   auto expect_error = [&](const char* what, auto&& corrupt, const char* message) {
     DYNAMIC_SECTION(what) {
-      RecordDesc d(record, b->sub.graph);
+      KernelDesc d(record, b->sub.graph);
       corrupt(d.desc());
       CHECK_THAT(try_create(m, d.desc()), Catch::Contains(message));
     }
@@ -200,7 +200,7 @@ TEST_CASE("dnnl module: corrupted parameters never crash", "[dnnl][module]") {
   const collage_rt_module_v1_t* m = rt_dnnl::module_table();
   auto b = build_conv_group();
   const KernelRecord& record = b->kernel->record();
-  RecordDesc d(record, b->sub.graph);
+  KernelDesc d(record, b->sub.graph);
   const std::vector<uint8_t> good = record.params;
   std::vector<uint8_t> bytes;
   // Every truncation.

@@ -100,7 +100,7 @@ TEST_CASE("dnnl pinned: the module table prepares and runs a limit, refuses one 
   REQUIRE(COLLAGE_RT_MODULE_HAS(m, kernel_run_threads));
   REQUIRE(COLLAGE_RT_MODULE_HAS(m, kernel_prepare_threads));
   Pinned p;
-  RecordDesc d(p.kernel->record(), p.sub.graph);
+  KernelDesc d(p.kernel->record(), p.sub.graph);
   void* instance = nullptr;
   char err[256] = {0};
   REQUIRE(m->kernel_create(&d.desc(), &instance, err, sizeof err) == 0);

@@ -24,31 +24,9 @@ std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed, float lo, float
 ModuleInstance::ModuleInstance(const collage_rt_module_v1_t* module, const KernelRecord& record,
                                const Graph& group)
     : module_(module), group_(group) {
-  std::vector<TensorType> types = group_argument_types(group);
-  std::vector<collage_tensor_desc_t> args;
-  for (const TensorType& t : types)
-    args.push_back(
-        {static_cast<int32_t>(t.dtype), static_cast<int32_t>(t.shape.size()), t.shape.data()});
-  std::vector<collage_tensor_desc_t> const_descs;
-  std::vector<const void*> const_ptrs;
-  for (const Tensor& c : record.constants) {
-    const_descs.push_back(
-        {static_cast<int32_t>(c.dtype()), static_cast<int32_t>(c.rank()), c.shape().data()});
-    const_ptrs.push_back(c.raw());
-  }
-  collage_kernel_desc_t desc{};
-  desc.struct_size = sizeof desc;
-  desc.entry = record.entry.c_str();
-  desc.params = record.params.data();
-  desc.params_size = record.params.size();
-  desc.num_args = static_cast<int32_t>(args.size());
-  desc.args = args.data();
-  desc.num_inputs = static_cast<int32_t>(group.inputs().size());
-  desc.num_constants = static_cast<int32_t>(const_ptrs.size());
-  desc.constant_descs = const_descs.data();
-  desc.constants = const_ptrs.data();
+  KernelDesc desc(record, group);
   char err[512] = {0};
-  if (module->kernel_create(&desc, &instance_, err, sizeof err) != 0) {
+  if (module->kernel_create(&desc.desc(), &instance_, err, sizeof err) != 0) {
     error_ = err;
     instance_ = nullptr;
   }

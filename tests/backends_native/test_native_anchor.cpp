@@ -13,7 +13,7 @@
 #include "common/test_util.h"
 #include "placement/baselines.h"
 #include "te_ops/default_schedule.h"
-#include "te_ops/te_op_registry.h"
+#include "collage/te_ops.h"
 
 using namespace collage;
 using namespace collage::testing;

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "codegen/llvm/target.h"
+#include "collage/target.h"
 #include "collage/backends/native.h"
 #include "collage/ops.h"
 #include "collage/reference.h"

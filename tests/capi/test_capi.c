@@ -178,7 +178,7 @@ static void test_compiler(const char* dir, npy_array_t* input, npy_array_t* expe
   char* model = path_in(dir, "mlp.onnx");
   char* artifact = path_in(dir, "mlp_from_c.collage");
   char* report = NULL;
-  expect_ok("compile", collage_compile_file(compiler, model, &options, artifact, &report));
+  expect_ok("compile", collage_compile(compiler, model, &options, artifact, &report));
   CHECK(report && strstr(report, "\"groups\"") && strstr(report, "eigen"));
   collage_free(report);
   /* single:eigen searches nothing: the import, then the build. */
@@ -227,6 +227,10 @@ static void test_compiler(const char* dir, npy_array_t* input, npy_array_t* expe
   expect_error("missing model",
                collage_compile_file(compiler, "/no/model.onnx", &options, artifact, NULL),
                COLLAGE_STATUS_NOT_FOUND, "/no/model.onnx");
+  options.executor = "fastest";
+  expect_error("bad executor", collage_compile(compiler, model, &options, artifact, NULL),
+               COLLAGE_STATUS_INVALID_ARGUMENT, "executor 'fastest'");
+  options.executor = NULL;
   options.strategy = "single:nosuch";
   expect_error("bad strategy", collage_compile_file(compiler, model, &options, artifact, NULL),
                COLLAGE_STATUS_INVALID_ARGUMENT, "nosuch");
@@ -287,7 +291,7 @@ static void test_dynamic_batch(const char* dir) {
   fclose(f);
   expect_ok("compile batch range", collage_compile_memory(compiler, onnx, (size_t)model_size,
                                                           &options, &bytes, &size, &report));
-  CHECK(report && strstr(report, "\"batches\"") && strstr(report, "\"padded\":true"));
+  CHECK(report && strstr(report, "\"batches\"") && strstr(report, "\"padded\": true"));
   collage_free(report);
   collage_module_t* module = NULL;
   expect_ok("load batch range", collage_module_load_memory(bytes, size, NULL, &module));
@@ -331,6 +335,71 @@ static void test_dynamic_batch(const char* dir) {
   npy_free(&expected);
 }
 
+/* The leading struct_size of an options struct at `p`. */
+static uint32_t struct_size_at(const void* p) {
+  uint32_t size;
+  memcpy(&size, p, sizeof size);
+  return size;
+}
+
+/* Bytes [from, to) of `p` all equal `value`. */
+static int all_bytes(const void* p, size_t from, size_t to, unsigned char value) {
+  for (size_t i = from; i < to; ++i)
+    if (((const unsigned char*)p)[i] != value) return 0;
+  return 1;
+}
+
+/* Option structs are initialised by the caller's size: a program built against the first
+ * version of a struct (smaller than today's) never has memory past it written or read. */
+static void test_struct_versions(const char* dir) {
+  CHECK(collage_compiler_abi_version() == COLLAGE_COMPILER_ABI_VERSION);
+  const size_t v1 = COLLAGE_COMPILE_OPTIONS_V1_SIZE;
+  CHECK(v1 < sizeof(collage_compile_options_t));
+  unsigned char* guarded = malloc(v1 + 32);
+  memset(guarded, 0xAB, v1 + 32);
+  collage_compile_options_init_size((collage_compile_options_t*)guarded, v1);
+  CHECK(struct_size_at(guarded) == v1);
+  CHECK(all_bytes(guarded, sizeof(uint32_t), v1, 0xAB) == 0); /* defaults were written... */
+  CHECK(all_bytes(guarded, v1, v1 + 32, 0xAB));               /* ...and nothing after */
+  memset(guarded, 0xAB, v1 + 32);
+  (collage_compile_options_init)((collage_compile_options_t*)guarded); /* the first entry point */
+  CHECK(struct_size_at(guarded) == v1);
+  CHECK(all_bytes(guarded, v1, v1 + 32, 0xAB));
+  free(guarded);
+  collage_compile_options_t full;
+  collage_compile_options_init(&full);
+  CHECK(full.struct_size == sizeof full && full.tree_strategy == NULL && full.executor == NULL);
+
+  const size_t lv1 = COLLAGE_LOAD_OPTIONS_V1_SIZE;
+  unsigned char* load = malloc(lv1 + 32);
+  memset(load, 0xAB, lv1 + 32);
+  (collage_load_options_init)((collage_load_options_t*)load);
+  CHECK(struct_size_at(load) == lv1);
+  CHECK(all_bytes(load, lv1, lv1 + 32, 0xAB));
+  free(load);
+
+  /* A first-version struct of exactly its size (a sanitizer build sees any read past it) compiles
+   * with the defaults of the fields it lacks. */
+  void* old = malloc(v1);
+  (collage_compile_options_init)((collage_compile_options_t*)old);
+  const char* strategy = "single:eigen";
+  memcpy((char*)old + offsetof(collage_compile_options_t, strategy), &strategy, sizeof strategy);
+  collage_compiler_t* compiler = NULL;
+  expect_ok("compiler", collage_compiler_create(&compiler));
+  char* model = path_in(dir, "mlp.onnx");
+  char* artifact = path_in(dir, "mlp_v1_options.collage");
+  char* report = NULL;
+  expect_ok(
+      "compile with v1 options",
+      collage_compile(compiler, model, (const collage_compile_options_t*)old, artifact, &report));
+  CHECK(report && strstr(report, "eigen"));
+  collage_free(report);
+  free(old);
+  free(model);
+  free(artifact);
+  collage_compiler_release(compiler);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
@@ -341,6 +410,7 @@ int main(int argc, char** argv) {
   test_runtime(argv[1], &input, &expected);
   test_compiler(argv[1], &input, &expected);
   test_dynamic_batch(argv[1]);
+  test_struct_versions(argv[1]);
   npy_free(&input);
   npy_free(&expected);
   if (failures) {

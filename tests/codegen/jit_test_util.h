@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/llvm/jit.h"
+#include "collage/jit.h"
 #include "collage/schedule.h"
 
 namespace collage::testing {

@@ -11,7 +11,7 @@
 #include "codegen/cuda/cuda_codegen.h"
 #include "codegen/cuda/gpu_schedules.h"
 #include "codegen/cuda/nvrtc_compiler.h"
-#include "codegen/llvm/jit.h"
+#include "collage/jit.h"
 
 namespace collage::testing {
 

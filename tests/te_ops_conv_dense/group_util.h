@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "collage/graph.h"
-#include "te_ops/te_op_registry.h"
+#include "collage/te_ops.h"
 #include "tune/template.h"
 
 namespace collage::testing {

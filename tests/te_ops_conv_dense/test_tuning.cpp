@@ -12,7 +12,7 @@
 #include "te_ops/conv_dense_common.h"
 #include "te_ops/conv_dense_templates.h"
 #include "tune/tuner.h"
-#include "tune/tuning_log.h"
+#include "collage/tuning_log.h"
 
 namespace collage::testing {
 namespace {

@@ -12,8 +12,8 @@
 
 #include "collage/reference.h"
 #include "core/str_cat.h"
-#include "placement/tree_strategy.h"
-#include "placement_cli.h"
+#include "driver/tree_strategy.h"
+#include "collage/compiler.h"
 #include "tools/cli_test_util.h"
 #include "trees/tree_test_util.h"
 
@@ -83,7 +83,7 @@ ModelImportOptions batch_of(int64_t batch) {
 absl::StatusOr<CompileModel> compile_model(const std::filesystem::path& model, int64_t batch,
                                            const TreeCompileOptions& options) {
   BackendRegistry backends;
-  if (absl::Status s = cli::register_backends(backends, {}); !s.ok()) return s;
+  if (absl::Status s = register_builtin_backends(backends); !s.ok()) return s;
   return import_compile_model(tree_test_context(), backends, model, batch_of(batch), options);
 }
 

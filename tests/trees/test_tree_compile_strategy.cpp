@@ -1,4 +1,4 @@
-// The tree strategy of a compile (placement/tree_strategy.h, used by `collage compile` and
+// The tree strategy of a compile (driver/tree_strategy.h, used by `collage compile` and
 // collage_compile_file): the candidate measured fastest is compiled, candidates are costed by the
 // placement (a fake cost model, then the real measurer whose cost database answers a second
 // compile), and the compiled model matches the library.
@@ -8,8 +8,8 @@
 
 #include "collage/executor.h"
 #include "collage/passes.h"
-#include "placement/tree_strategy.h"
-#include "placement_cli.h"
+#include "driver/tree_strategy.h"
+#include "collage/compiler.h"
 #include "trees/tree_test_util.h"
 
 namespace collage::testing {
@@ -20,7 +20,7 @@ namespace {
 absl::StatusOr<CompileModel> load_compile_model(const TreeCase& c, int64_t batch, int64_t features,
                                                 const TreeCompileOptions& options) {
   BackendRegistry backends;
-  if (absl::Status s = cli::register_backends(backends, {}); !s.ok()) return s;
+  if (absl::Status s = register_builtin_backends(backends); !s.ok()) return s;
   ModelImportOptions import;
   import.onnx.input_shapes["input"] = {batch, features};
   return import_compile_model(tree_test_context(), backends, c.model, import, options);
@@ -237,7 +237,7 @@ TEST_CASE(
   auto g = run_passes(ctx, warm->graph);
   REQUIRE(g.ok());
   BackendRegistry backends;
-  REQUIRE(cli::register_backends(backends, {}).ok());
+  REQUIRE(register_builtin_backends(backends).ok());
   PlacementOptions placement = options.placement;
   placement.strategy = "op-level";
   auto placed = optimize_detailed(ctx, backends, *g, placement);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "collage/backends/eigen.h"
+#include "collage/compiler.h"
 #include "collage/executor.h"
 #include "common/test_util.h"
 #include "placement/baselines.h"
@@ -40,7 +41,7 @@ TEST_CASE("waves: placements are scored under the executor they will run with",
   ThreadPool pool(2);
   EndToEndOptions options;
   options.executor = PlacementExecutor::waves;
-  options.wave_runs = 3;
+  options.executor_latency = artifact_executor_latency(ctx, /*runs=*/3);
   EndToEndMeasurer measurer(ctx, backends, g, &pool, options);
 
   auto on_eigen = place_single(g, backends, "eigen", {});

@@ -31,7 +31,7 @@ inline constexpr std::string_view kNativeBackend = "native";
 
 struct NativeBackendOptions {
   // The operators the backend runs and their schedules; null: te_ops::default_te_ops(). Users
-  // add their own operators' computes here (see examples/te_custom_op.cpp).
+  // add their own operators' computes here (see examples/te/te_custom_op.cpp).
   std::shared_ptr<const te_ops::TeOpRegistry> ops;
   // Tuned schedule knobs for anchor operators; null: default knobs. Must outlive the backend.
   const tune::TuningLog* tuning = nullptr;

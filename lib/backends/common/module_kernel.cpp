@@ -1,6 +1,7 @@
 // Kernel wrapper around a runtime-module kernel instance.
 #include "backends/common/module_kernel.h"
 
+#include "backends/abi_status.h"
 #include "core/str_cat.h"
 
 namespace collage {
@@ -19,8 +20,10 @@ class ModuleKernel : public Kernel {
 
   absl::Status run_task(void* const* args, int32_t task_id) override {
     char err[512] = {0};
-    if (module_->kernel_run(instance_, args, task_id, task_count(), err, sizeof err) != 0)
-      return absl::InternalError(str_cat(module_->name, " kernel '", record_.entry, "': ", err));
+    if (const int32_t rc =
+            module_->kernel_run(instance_, args, task_id, task_count(), err, sizeof err))
+      return absl::Status(abi_status_code(rc, absl::StatusCode::kInternal),
+                          str_cat(module_->name, " kernel '", record_.entry, "': ", err));
     return absl::OkStatus();
   }
 
@@ -28,14 +31,14 @@ class ModuleKernel : public Kernel {
     return COLLAGE_RT_MODULE_HAS(module_, kernel_run_threads);
   }
 
-  absl::Status run_task_threads(void* const* args, int32_t task_id,
-                                int32_t max_threads) override {
+  absl::Status run_task_threads(void* const* args, int32_t task_id, int32_t max_threads) override {
     if (!has_thread_team()) return run_task(args, task_id);
     char err[512] = {0};
-    if (module_->kernel_run_threads(instance_, args, task_id, task_count(), max_threads, err,
-                                    sizeof err) != 0)
-      return absl::InternalError(str_cat(module_->name, " kernel '", record_.entry, "' on ",
-                                         max_threads, " threads: ", err));
+    if (const int32_t rc = module_->kernel_run_threads(instance_, args, task_id, task_count(),
+                                                       max_threads, err, sizeof err))
+      return absl::Status(abi_status_code(rc, absl::StatusCode::kInternal),
+                          str_cat(module_->name, " kernel '", record_.entry, "' on ", max_threads,
+                                  " threads: ", err));
     return absl::OkStatus();
   }
 
@@ -60,10 +63,10 @@ class ModuleKernel : public Kernel {
       return m.outputs[index].raw();
     };
     char err[512] = {0};
-    if (module_->kernel_run_dynamic(instance_, in.data(), static_cast<int32_t>(in.size()), alloc,
-                                    &made, err, sizeof err) != 0)
-      return absl::InvalidArgumentError(str_cat(module_->name, " kernel '", record_.entry,
-                                                "': ", err));
+    if (const int32_t rc = module_->kernel_run_dynamic(
+            instance_, in.data(), static_cast<int32_t>(in.size()), alloc, &made, err, sizeof err))
+      return absl::Status(abi_status_code(rc, absl::StatusCode::kInvalidArgument),
+                          str_cat(module_->name, " kernel '", record_.entry, "': ", err));
     for (size_t i = 0; i < made.outputs.size(); ++i)
       if (made.outputs[i].empty())
         return absl::InternalError(str_cat(module_->name, " kernel '", record_.entry,
@@ -87,41 +90,45 @@ std::vector<TensorType> group_argument_types(const Graph& group) {
   return types;
 }
 
+KernelDesc::KernelDesc(const KernelRecord& record, const Graph& group) {
+  auto desc_of = [](const TensorType& t) {
+    return collage_tensor_desc_t{static_cast<int32_t>(t.dtype),
+                                 static_cast<int32_t>(t.shape.size()), t.shape.data()};
+  };
+  for (ValueId v : group.inputs()) args_.push_back(desc_of(group.value(v).type));
+  for (ValueId v : group.outputs()) args_.push_back(desc_of(group.value(v).type));
+  for (const Tensor& c : record.constants) {
+    consts_.push_back(desc_of(c.type()));
+    ptrs_.push_back(c.raw());
+  }
+  desc_.struct_size = sizeof desc_;
+  desc_.entry = record.entry.c_str();
+  desc_.params = record.params.data();
+  desc_.params_size = record.params.size();
+  desc_.num_args = static_cast<int32_t>(args_.size());
+  desc_.args = args_.data();
+  desc_.num_inputs = static_cast<int32_t>(group.inputs().size());
+  desc_.num_constants = static_cast<int32_t>(ptrs_.size());
+  desc_.constant_descs = consts_.data();
+  desc_.constants = ptrs_.data();
+}
+
 absl::StatusOr<std::unique_ptr<Kernel>> make_module_kernel(const collage_rt_module_v1_t* module,
                                                            KernelRecord record,
                                                            const Graph& group) {
-  std::vector<TensorType> types = group_argument_types(group);
-  std::vector<collage_tensor_desc_t> args;
-  for (const TensorType& t : types)
-    args.push_back({static_cast<int32_t>(t.dtype), static_cast<int32_t>(t.shape.size()),
-                    t.shape.data()});
-  std::vector<collage_tensor_desc_t> const_descs;
-  std::vector<const void*> const_ptrs;
-  for (const Tensor& c : record.constants) {
-    const_descs.push_back({static_cast<int32_t>(c.dtype()), static_cast<int32_t>(c.rank()),
-                           c.shape().data()});
-    const_ptrs.push_back(c.raw());
-  }
-  collage_kernel_desc_t desc{};
-  desc.struct_size = sizeof desc;
-  desc.entry = record.entry.c_str();
-  desc.params = record.params.data();
-  desc.params_size = record.params.size();
-  desc.num_args = static_cast<int32_t>(args.size());
-  desc.args = args.data();
-  desc.num_inputs = static_cast<int32_t>(group.inputs().size());
-  desc.num_constants = static_cast<int32_t>(const_ptrs.size());
-  desc.constant_descs = const_descs.data();
-  desc.constants = const_ptrs.data();
+  KernelDesc desc(record, group);
   void* instance = nullptr;
   char err[512] = {0};
-  if (module->kernel_create(&desc, &instance, err, sizeof err) != 0 || !instance)
-    return absl::InvalidArgumentError(
-        str_cat(module->name, " cannot build '", record.entry, "': ", err));
+  const int32_t rc = module->kernel_create(&desc.desc(), &instance, err, sizeof err);
+  if (rc != 0 || !instance) {
+    if (instance) module->kernel_destroy(instance);
+    return absl::Status(abi_status_code(rc, absl::StatusCode::kInvalidArgument),
+                        str_cat(module->name, " cannot build '", record.entry, "': ", err));
+  }
   // A group whose shapes depend on data runs through the module's kernel_run_dynamic.
   std::vector<TensorType> dynamic_outputs;
   bool dynamic = false;
-  for (const TensorType& t : types) dynamic = dynamic || t.is_dynamic();
+  for (const TensorType& t : group_argument_types(group)) dynamic = dynamic || t.is_dynamic();
   if (dynamic) {
     if (!COLLAGE_RT_MODULE_HAS(module, kernel_run_dynamic)) {
       module->kernel_destroy(instance);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "collage/graph.h"
@@ -16,10 +17,26 @@ namespace collage {
 // outputs). The record's constants are kept alive by the kernel. Errors carry the module's
 // message.
 absl::StatusOr<std::unique_ptr<Kernel>> make_module_kernel(const collage_rt_module_v1_t* module,
-                                                           KernelRecord record,
-                                                           const Graph& group);
+                                                           KernelRecord record, const Graph& group);
 
-// The argument descriptors of a standalone group graph: inputs, then outputs.
+// The argument types of a standalone group graph: its inputs, then its outputs.
 std::vector<TensorType> group_argument_types(const Graph& group);
+
+// The runtime-module descriptor of `record` for the argument types of `group` (its inputs, then
+// its outputs): what a module's kernel_create receives. It points into `record` and `group`,
+// which must outlive it, and owns the descriptor arrays. desc() may be changed (tests feed
+// modules damaged parameters through it).
+class KernelDesc {
+ public:
+  KernelDesc(const KernelRecord& record, const Graph& group);
+  KernelDesc(const KernelDesc&) = delete;
+  KernelDesc& operator=(const KernelDesc&) = delete;
+  collage_kernel_desc_t& desc() { return desc_; }
+
+ private:
+  std::vector<collage_tensor_desc_t> args_, consts_;
+  std::vector<const void*> ptrs_;
+  collage_kernel_desc_t desc_{};
+};
 
 }  // namespace collage

@@ -25,30 +25,8 @@ std::string dnnl_backend_version() {
 // stores those reordered, so that loading the record reorders nothing.
 absl::Status pack_constants(KernelRecord& record, rt_dnnl::Header& header,
                             const std::vector<uint8_t>& body, const Graph& group) {
-  const std::vector<TensorType> types = group_argument_types(group);
-  std::vector<collage_tensor_desc_t> args;
-  for (const TensorType& t : types)
-    args.push_back(
-        {static_cast<int32_t>(t.dtype), static_cast<int32_t>(t.shape.size()), t.shape.data()});
-  std::vector<collage_tensor_desc_t> const_descs;
-  std::vector<const void*> const_ptrs;
-  for (const Tensor& c : record.constants) {
-    const_descs.push_back(
-        {static_cast<int32_t>(c.dtype()), static_cast<int32_t>(c.rank()), c.shape().data()});
-    const_ptrs.push_back(c.raw());
-  }
-  collage_kernel_desc_t desc{};
-  desc.struct_size = sizeof desc;
-  desc.entry = record.entry.c_str();
-  desc.params = record.params.data();
-  desc.params_size = record.params.size();
-  desc.num_args = static_cast<int32_t>(args.size());
-  desc.args = args.data();
-  desc.num_inputs = static_cast<int32_t>(group.inputs().size());
-  desc.num_constants = static_cast<int32_t>(const_ptrs.size());
-  desc.constant_descs = const_descs.data();
-  desc.constants = const_ptrs.data();
-  rt_dnnl::ProbeResult probe = rt_dnnl::probe_kernel(desc);
+  KernelDesc desc(record, group);
+  rt_dnnl::ProbeResult probe = rt_dnnl::probe_kernel(desc.desc());
   if (!probe.error.empty())
     return absl::InvalidArgumentError(
         str_cat("dnnl cannot build '", record.entry, "': ", probe.error));

@@ -11,10 +11,10 @@
 #include "backends/native/native_kernel.h"
 #include "backends/native/native_layouts.h"
 #include "backends/native/native_lower.h"
-#include "codegen/llvm/jit.h"
+#include "collage/jit.h"
 #include "collage/backends/native.h"
 #include "core/str_cat.h"
-#include "te_ops/te_op_registry.h"
+#include "collage/te_ops.h"
 
 namespace collage {
 namespace {

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "absl/strings/str_format.h"
-#include "codegen/llvm/jit.h"
+#include "collage/jit.h"
 #include "collage/subgraph.h"
 #include "core/str_cat.h"
 #include "io/file_io.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "codegen/llvm/target.h"
+#include "collage/target.h"
 #include "collage/loop_ir.h"
 
 namespace collage::native {

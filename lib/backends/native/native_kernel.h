@@ -7,7 +7,7 @@
 #include <mutex>
 #include <vector>
 
-#include "codegen/llvm/jit.h"
+#include "collage/jit.h"
 #include "collage/kernel.h"
 #include "collage/loop_ir.h"
 

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "codegen/llvm/target.h"
+#include "collage/target.h"
 #include "collage/graph.h"
 #include "collage/loop_ir.h"
-#include "te_ops/te_op_registry.h"
+#include "collage/te_ops.h"
 
 namespace collage::native {
 

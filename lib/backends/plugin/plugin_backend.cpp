@@ -2,7 +2,9 @@
 #include <dlfcn.h>
 
 #include <cstddef>
+#include <cstring>
 
+#include "backends/abi_status.h"
 #include "backends/plugin/group_view.h"
 #include "collage/backend_loader.h"
 #include "core/str_cat.h"
@@ -24,8 +26,11 @@ struct Plugin {
   }
 };
 
-absl::Status plugin_error(const Plugin& p, std::string_view what, const char* err) {
-  return absl::InvalidArgumentError(
+// An error naming the plugin; `rc` is the code the plugin returned (runtime_module.h's error
+// convention), 0 when collage found the fault itself.
+absl::Status plugin_error(const Plugin& p, std::string_view what, const char* err, int32_t rc = 0) {
+  return absl::Status(
+      abi_status_code(rc, absl::StatusCode::kInvalidArgument),
       str_cat(p.name, ": ", what, err && *err ? str_cat(": ", err) : std::string()));
 }
 
@@ -65,15 +70,15 @@ class PluginKernel : public Kernel {
  public:
   PluginKernel(std::shared_ptr<const Plugin> plugin, void* kernel, Graph group)
       : plugin_(std::move(plugin)), kernel_(kernel), group_(std::move(group)) {
-    record_.module = plugin_->table->name;
-    record_.entry = "plugin";
     for (ValueId v : group_.inputs()) add_arg(v);
     for (ValueId v : group_.outputs()) add_arg(v);
   }
   ~PluginKernel() override { plugin_->table->kernel_destroy(kernel_); }
 
-  // Checks the task count and the output types the plugin reports against the group.
+  // Checks the task count and the output types the plugin reports against the group, and takes
+  // the kernel's record (how the plugin's runtime module re-creates it) when the plugin has one.
   absl::Status verify() {
+    if (absl::Status s = take_record(); !s.ok()) return s;
     task_count_ = plugin_->table->kernel_task_count(kernel_);
     if (task_count_ < 1)
       return plugin_error(
@@ -84,9 +89,9 @@ class PluginKernel : public Kernel {
       int32_t dtype = -1, rank = -1;
       int64_t shape[COLLAGE_PLUGIN_MAX_RANK] = {};
       char err[kErrSize] = "";
-      if (plugin_->table->kernel_output_type(kernel_, static_cast<int32_t>(i), &dtype, &rank, shape,
-                                             err, kErrSize) != 0)
-        return plugin_error(*plugin_, str_cat("kernel_output_type(", i, ") failed"), err);
+      if (const int32_t rc = plugin_->table->kernel_output_type(
+              kernel_, static_cast<int32_t>(i), &dtype, &rank, shape, err, kErrSize))
+        return plugin_error(*plugin_, str_cat("kernel_output_type(", i, ") failed"), err, rc);
       bool same = dtype == dtype_code(out.type.dtype) &&
                   rank == static_cast<int32_t>(out.type.shape.size()) &&
                   rank <= COLLAGE_PLUGIN_MAX_RANK;
@@ -121,13 +126,48 @@ class PluginKernel : public Kernel {
       return plugin_error(*plugin_, "kernel_run threw an exception", nullptr);
     }
     if (rc != 0)
-      return plugin_error(*plugin_, str_cat("kernel_run(task ", task_id, ") failed"), err);
+      return plugin_error(*plugin_, str_cat("kernel_run(task ", task_id, ") failed"), err, rc);
     return absl::OkStatus();
   }
 
   const KernelRecord& record() const override { return record_; }
 
  private:
+  // record_.module is the plugin's name: the runtime opens libcollage_rt_<name>.so. Without
+  // kernel_record the kernel has no runtime form: the module stays empty, and the artifact writer
+  // refuses the kernel.
+  absl::Status take_record() {
+    const collage_backend_v1_t* t = plugin_->table;
+    if (!COLLAGE_BACKEND_HAS(t, kernel_record)) return absl::OkStatus();
+    record_.module = t->name;
+    collage_kernel_record_t r{};
+    r.struct_size = sizeof r;
+    char err[kErrSize] = "";
+    int32_t rc;
+    try {
+      rc = t->kernel_record(kernel_, &r, err, kErrSize);
+    } catch (...) {
+      return plugin_error(*plugin_, "kernel_record threw an exception", nullptr);
+    }
+    if (rc != 0) return plugin_error(*plugin_, "kernel_record failed", err, rc);
+    if (!r.entry || (r.params_size && !r.params) || r.num_constants < 0 ||
+        (r.num_constants && (!r.constant_descs || !r.constants)))
+      return plugin_error(*plugin_, "kernel_record gave no entry, or a NULL list", nullptr);
+    record_.entry = r.entry;
+    record_.params.assign(r.params, r.params + r.params_size);
+    for (int32_t i = 0; i < r.num_constants; ++i) {
+      const collage_tensor_desc_t& d = r.constant_descs[i];
+      if (d.dtype < 0 || d.dtype > static_cast<int32_t>(DType::boolean) || d.rank < 0 ||
+          (d.rank && !d.shape) || !r.constants[i])
+        return plugin_error(*plugin_, str_cat("kernel_record: constant ", i, " is malformed"),
+                            nullptr);
+      Tensor c(static_cast<DType>(d.dtype), Shape(d.shape, d.shape + d.rank));
+      std::memcpy(c.raw(), r.constants[i], c.bytes());
+      record_.constants.push_back(std::move(c));
+    }
+    return absl::OkStatus();
+  }
+
   void add_arg(ValueId v) {
     const TensorType& t = group_.value(v).type;
     DLTensor d{};
@@ -185,7 +225,7 @@ class PluginBackend : public Backend {
           } catch (...) {
             return plugin_error(*p, "check threw an exception", nullptr);
           }
-          if (rc != 0) return plugin_error(*p, "rejected the match", err);
+          if (rc != 0) return plugin_error(*p, "rejected the match", err, rc);
           return absl::OkStatus();
         };
       }
@@ -209,7 +249,7 @@ class PluginBackend : public Backend {
     }
     if (rc != 0) {
       if (kernel) plugin_->table->kernel_destroy(kernel);
-      return plugin_error(*plugin_, "build failed", err);
+      return plugin_error(*plugin_, "build failed", err, rc);
     }
     if (!kernel) return plugin_error(*plugin_, "build returned success but no kernel", nullptr);
     auto k = std::make_unique<PluginKernel>(plugin_, kernel, group);
@@ -243,10 +283,11 @@ absl::StatusOr<std::unique_ptr<Backend>> load_backend_plugin(const std::string& 
   const collage_backend_v1_t* t = get();
   if (!t)
     return plugin_error(*plugin, str_cat(COLLAGE_BACKEND_V1_ENTRY, " returned NULL"), nullptr);
-  if (t->struct_size < sizeof(collage_backend_v1_t))
+  if (t->struct_size < COLLAGE_BACKEND_V1_BASE_SIZE)
     return plugin_error(*plugin,
                         str_cat("table struct_size ", t->struct_size, " is smaller than ",
-                                sizeof(collage_backend_v1_t), " (collage_backend_v1_t)"),
+                                COLLAGE_BACKEND_V1_BASE_SIZE,
+                                " (collage_backend_v1_t's first version)"),
                         nullptr);
   if (t->abi_version != COLLAGE_BACKEND_ABI_VERSION)
     return plugin_error(*plugin,

@@ -1,7 +1,7 @@
 // The trees backend: the TreeEnsemble pattern and build(), which packs the operator's tables into
 // a kernel record and instantiates it through the trees runtime module.
 #include "backends/common/module_kernel.h"
-#include "codegen/llvm/target.h"
+#include "collage/target.h"
 #include "collage/backends/trees.h"
 #include "core/str_cat.h"
 #include "trees_kernel.h"

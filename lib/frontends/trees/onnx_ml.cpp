@@ -94,48 +94,51 @@ struct OnnxTrees {
   std::string post_transform;
 };
 
-absl::StatusOr<OnnxTrees> read_onnx_trees(const onnx::NodeProto& node) {
-  const NodeAttrs a(node);
-  OnnxTrees out;
-  TreeEnsemble& m = out.model;
-  m.name = node.name();
-  m.source = "onnx-ml";
-  m.objective = node.op_type();
-  if (node.op_type() == "TreeEnsembleClassifier") {
-    out.classifier = true;
-  } else if (node.op_type() != "TreeEnsembleRegressor") {
-    return a.error("is not a TreeEnsembleRegressor or TreeEnsembleClassifier");
-  }
-  const std::string prefix = out.classifier ? "class_" : "target_";
-
-  // Nodes.
-  const auto tree_ids = a.ints("nodes_treeids"), node_ids = a.ints("nodes_nodeids"),
-             features = a.ints("nodes_featureids"), true_ids = a.ints("nodes_truenodeids"),
-             false_ids = a.ints("nodes_falsenodeids");
-  auto tracks = a.ints("nodes_missing_value_tracks_true");
-  const auto modes = a.strings("nodes_modes");
+// The nodes_* attributes, one entry per tree node, and the trees they form.
+struct NodeTable {
+  std::vector<int64_t> features, true_ids, false_ids, tracks;
+  std::vector<std::string> modes;
+  std::vector<double> thresholds;
   bool double_thresholds = false;
-  auto thresholds = a.numbers("nodes_values", &double_thresholds);
+  // Tree ids in increasing order; within a tree, node id -> attribute index.
+  std::map<int64_t, std::map<int64_t, size_t>> trees;
+};
+
+absl::StatusOr<NodeTable> read_nodes(const NodeAttrs& a) {
+  NodeTable t;
+  const auto tree_ids = a.ints("nodes_treeids"), node_ids = a.ints("nodes_nodeids");
+  t.features = a.ints("nodes_featureids");
+  t.true_ids = a.ints("nodes_truenodeids");
+  t.false_ids = a.ints("nodes_falsenodeids");
+  t.tracks = a.ints("nodes_missing_value_tracks_true");
+  t.modes = a.strings("nodes_modes");
+  auto thresholds = a.numbers("nodes_values", &t.double_thresholds);
   if (!thresholds.ok()) return thresholds.status();
+  t.thresholds = *std::move(thresholds);
   const size_t n = tree_ids.size();
   if (n == 0) return a.error("has no nodes (nodes_treeids is empty)");
-  if (tracks.empty()) tracks.assign(n, 0);
+  if (t.tracks.empty()) t.tracks.assign(n, 0);
   for (auto [name, size] : {std::pair<const char*, size_t>{"nodes_nodeids", node_ids.size()},
-                            {"nodes_featureids", features.size()},
-                            {"nodes_truenodeids", true_ids.size()},
-                            {"nodes_falsenodeids", false_ids.size()},
-                            {"nodes_modes", modes.size()},
-                            {"nodes_values", thresholds->size()},
-                            {"nodes_missing_value_tracks_true", tracks.size()}})
+                            {"nodes_featureids", t.features.size()},
+                            {"nodes_truenodeids", t.true_ids.size()},
+                            {"nodes_falsenodeids", t.false_ids.size()},
+                            {"nodes_modes", t.modes.size()},
+                            {"nodes_values", t.thresholds.size()},
+                            {"nodes_missing_value_tracks_true", t.tracks.size()}})
     if (size != n) return a.error(str_cat(name, " has ", size, " entries, nodes_treeids has ", n));
-
-  // Tree ids in increasing order; within a tree, node ids index the nodes.
-  std::map<int64_t, std::map<int64_t, size_t>> trees;  // tree id -> node id -> attribute index
   for (size_t i = 0; i < n; ++i)
-    if (!trees[tree_ids[i]].emplace(node_ids[i], i).second)
+    if (!t.trees[tree_ids[i]].emplace(node_ids[i], i).second)
       return a.error(str_cat("tree ", tree_ids[i], " has node id ", node_ids[i], " twice"));
+  return t;
+}
 
-  // Leaf weights: (tree, node) -> output -> weight.
+// Leaf weights: (tree, node) -> output -> weight.
+using LeafWeights = std::map<std::pair<int64_t, int64_t>, std::map<int64_t, double>>;
+
+// The leaf weights (class_* or target_*), the number of outputs, and what the classifier's
+// output formatting needs (out.info).
+absl::StatusOr<LeafWeights> read_leaf_weights(const NodeAttrs& a, OnnxTrees& out) {
+  const std::string prefix = out.classifier ? "class_" : "target_";
   const auto w_trees = a.ints(prefix + "treeids"), w_nodes = a.ints(prefix + "nodeids"),
              w_ids = a.ints(prefix + "ids");
   auto weights = a.numbers(prefix + "weights", nullptr);
@@ -155,7 +158,7 @@ absl::StatusOr<OnnxTrees> read_onnx_trees(const onnx::NodeProto& node) {
     outputs = a.integer("n_targets", 1);
     if (outputs < 1 || outputs > (1 << 20)) return a.error(str_cat("n_targets is ", outputs));
   }
-  std::map<std::pair<int64_t, int64_t>, std::map<int64_t, double>> leaf_weights;
+  LeafWeights leaf_weights;
   std::set<int64_t> used_ids;
   for (size_t k = 0; k < w_trees.size(); ++k) {
     if (w_ids[k] < 0 || w_ids[k] >= outputs)
@@ -176,85 +179,100 @@ absl::StatusOr<OnnxTrees> read_onnx_trees(const onnx::NodeProto& node) {
           "is not supported");
     }
   }
-  m.num_outputs = outputs;
+  out.model.num_outputs = outputs;
+  return leaf_weights;
+}
 
-  int64_t max_feature = -1;
-  for (const auto& [tree_id, ids] : trees) {
-    if (!ids.count(0)) return a.error(str_cat("tree ", tree_id, " has no node 0 (its root)"));
-    // Node id -> position in the Tree; the root first.
-    std::map<int64_t, int32_t> position;
-    position[0] = 0;
-    for (const auto& [id, i] : ids)
-      if (id != 0) position.emplace(id, static_cast<int32_t>(position.size()));
-    Tree tree;
-    tree.nodes.resize(ids.size());
-    std::set<int64_t> outputs_used;
-    for (const auto& [id, i] : ids) {
-      TreeNode& node = tree.nodes[position[id]];
-      const std::string& mode = modes[i];
-      if (mode == "LEAF") {
-        if (auto w = leaf_weights.find({tree_id, id}); w != leaf_weights.end())
-          for (const auto& [o, v] : w->second) outputs_used.insert(o);
-        continue;
-      }
-      const std::string where = str_cat("tree ", tree_id, " node ", id);
-      if (features[i] < 0 || features[i] >= (int64_t{1} << 30))
-        return a.error(str_cat(where, " has feature id ", features[i]));
-      auto child = [&](int64_t cid) -> absl::StatusOr<int32_t> {
-        auto p = position.find(cid);
-        if (p == position.end() || cid == 0)
-          return a.error(str_cat(where, " has child ", cid, ", not a node of the tree"));
-        return p->second;
-      };
-      auto t = child(true_ids[i]);
-      if (!t.ok()) return t.status();
-      auto f = child(false_ids[i]);
-      if (!f.ok()) return f.status();
-      max_feature = std::max(max_feature, features[i]);
-      node.feature = static_cast<int32_t>(features[i]);
-      node.threshold = (*thresholds)[i];
-      node.missing = TreeMissing::nan;
-      // ONNX Runtime sends NaN to the true branch when the node tracks missing values that way;
-      // otherwise NaN fails every comparison and takes the false branch. Greater-than rules are
-      // the complement of a less-than rule with the branches swapped.
-      const bool tracks_true = tracks[i] != 0;
-      bool swap = false;
-      if (mode == "BRANCH_LEQ") {
-        node.compare =
-            double_thresholds ? TreeCompare::less_equal_f64 : TreeCompare::less_equal_f32;
-      } else if (mode == "BRANCH_LT") {
-        node.compare = double_thresholds ? TreeCompare::less_f64 : TreeCompare::less_f32;
-      } else if (mode == "BRANCH_GTE") {
-        node.compare = double_thresholds ? TreeCompare::less_f64 : TreeCompare::less_f32;
-        swap = true;
-      } else if (mode == "BRANCH_GT") {
-        node.compare =
-            double_thresholds ? TreeCompare::less_equal_f64 : TreeCompare::less_equal_f32;
-        swap = true;
-      } else {
-        return a.unsupported(str_cat(where, " has mode ", mode, ", which is not supported"));
-      }
-      node.left = swap ? *f : *t;
-      node.right = swap ? *t : *f;
-      node.default_left = swap ? !tracks_true : tracks_true;
-    }
-    // A tree whose leaves feed several outputs becomes one copy per output.
-    if (outputs_used.empty()) outputs_used.insert(0);
-    for (int64_t o : outputs_used) {
-      Tree copy = tree;
-      copy.output = static_cast<int32_t>(o);
-      for (const auto& [id, i] : ids) {
-        if (modes[i] != "LEAF") continue;
-        double v = 0.0;
-        if (auto w = leaf_weights.find({tree_id, id}); w != leaf_weights.end())
-          if (auto x = w->second.find(o); x != w->second.end()) v = x->second;
-        copy.nodes[position[id]].value = v;
-      }
-      m.trees.push_back(std::move(copy));
-    }
+// Split node `i` (tree `tree_id`, node `id`) of `t` as a TreeNode whose children are positions
+// in the tree. ONNX Runtime sends NaN to the true branch when the node tracks missing values that
+// way; otherwise NaN fails every comparison and takes the false branch. Greater-than rules are the
+// complement of a less-than rule with the branches swapped.
+absl::Status read_split(const NodeAttrs& a, const NodeTable& t, int64_t tree_id, int64_t id,
+                        size_t i, const std::map<int64_t, int32_t>& position, TreeNode& node) {
+  const std::string where = str_cat("tree ", tree_id, " node ", id);
+  if (t.features[i] < 0 || t.features[i] >= (int64_t{1} << 30))
+    return a.error(str_cat(where, " has feature id ", t.features[i]));
+  auto child = [&](int64_t cid) -> absl::StatusOr<int32_t> {
+    auto p = position.find(cid);
+    if (p == position.end() || cid == 0)
+      return a.error(str_cat(where, " has child ", cid, ", not a node of the tree"));
+    return p->second;
+  };
+  auto yes = child(t.true_ids[i]);
+  if (!yes.ok()) return yes.status();
+  auto no = child(t.false_ids[i]);
+  if (!no.ok()) return no.status();
+  node.feature = static_cast<int32_t>(t.features[i]);
+  node.threshold = t.thresholds[i];
+  node.missing = TreeMissing::nan;
+  const bool f64 = t.double_thresholds;
+  const std::string& mode = t.modes[i];
+  bool swap = false;
+  if (mode == "BRANCH_LEQ") {
+    node.compare = f64 ? TreeCompare::less_equal_f64 : TreeCompare::less_equal_f32;
+  } else if (mode == "BRANCH_LT") {
+    node.compare = f64 ? TreeCompare::less_f64 : TreeCompare::less_f32;
+  } else if (mode == "BRANCH_GTE") {
+    node.compare = f64 ? TreeCompare::less_f64 : TreeCompare::less_f32;
+    swap = true;
+  } else if (mode == "BRANCH_GT") {
+    node.compare = f64 ? TreeCompare::less_equal_f64 : TreeCompare::less_equal_f32;
+    swap = true;
+  } else {
+    return a.unsupported(str_cat(where, " has mode ", mode, ", which is not supported"));
   }
-  m.num_features = std::max<int64_t>(1, max_feature + 1);
+  const bool tracks_true = t.tracks[i] != 0;
+  node.left = swap ? *no : *yes;
+  node.right = swap ? *yes : *no;
+  node.default_left = swap ? !tracks_true : tracks_true;
+  return absl::OkStatus();
+}
 
+// Tree `tree_id` (node id -> attribute index `ids`) added to `m`: one copy per output its leaves
+// feed. Raises *max_feature to the largest feature it splits on.
+absl::Status add_tree(const NodeAttrs& a, const NodeTable& t, const LeafWeights& leaf_weights,
+                      int64_t tree_id, const std::map<int64_t, size_t>& ids, TreeEnsemble& m,
+                      int64_t* max_feature) {
+  if (!ids.count(0)) return a.error(str_cat("tree ", tree_id, " has no node 0 (its root)"));
+  // Node id -> position in the Tree; the root first.
+  std::map<int64_t, int32_t> position;
+  position[0] = 0;
+  for (const auto& [id, i] : ids)
+    if (id != 0) position.emplace(id, static_cast<int32_t>(position.size()));
+  Tree tree;
+  tree.nodes.resize(ids.size());
+  std::set<int64_t> outputs_used;
+  for (const auto& [id, i] : ids) {
+    if (t.modes[i] == "LEAF") {
+      if (auto w = leaf_weights.find({tree_id, id}); w != leaf_weights.end())
+        for (const auto& [o, v] : w->second) outputs_used.insert(o);
+      continue;
+    }
+    if (absl::Status s = read_split(a, t, tree_id, id, i, position, tree.nodes[position[id]]);
+        !s.ok())
+      return s;
+    *max_feature = std::max(*max_feature, t.features[i]);
+  }
+  // A tree whose leaves feed several outputs becomes one copy per output.
+  if (outputs_used.empty()) outputs_used.insert(0);
+  for (int64_t o : outputs_used) {
+    Tree copy = tree;
+    copy.output = static_cast<int32_t>(o);
+    for (const auto& [id, i] : ids) {
+      if (t.modes[i] != "LEAF") continue;
+      double v = 0.0;
+      if (auto w = leaf_weights.find({tree_id, id}); w != leaf_weights.end())
+        if (auto x = w->second.find(o); x != w->second.end()) v = x->second;
+      copy.nodes[position.at(id)].value = v;
+    }
+    m.trees.push_back(std::move(copy));
+  }
+  return absl::OkStatus();
+}
+
+// base_values, aggregate_function (regressors) and post_transform.
+absl::Status read_aggregation(const NodeAttrs& a, size_t num_trees, OnnxTrees& out) {
+  TreeEnsemble& m = out.model;
   auto base = a.numbers("base_values", nullptr);
   if (!base.ok()) return base.status();
   if (base->empty()) {
@@ -268,7 +286,7 @@ absl::StatusOr<OnnxTrees> read_onnx_trees(const onnx::NodeProto& node) {
   if (!out.classifier) {
     const std::string agg = a.string("aggregate_function", "SUM");
     if (agg == "AVERAGE") {
-      m.tree_scale = 1.0 / static_cast<double>(trees.size());
+      m.tree_scale = 1.0 / static_cast<double>(num_trees);
     } else if (agg != "SUM") {
       return a.unsupported(str_cat("aggregate_function ", agg, " is not supported"));
     }
@@ -277,6 +295,31 @@ absl::StatusOr<OnnxTrees> read_onnx_trees(const onnx::NodeProto& node) {
   if (out.post_transform != "NONE" && out.post_transform != "LOGISTIC" &&
       out.post_transform != "SOFTMAX")
     return a.unsupported(str_cat("post_transform ", out.post_transform, " is not supported"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<OnnxTrees> read_onnx_trees(const onnx::NodeProto& node) {
+  const NodeAttrs a(node);
+  OnnxTrees out;
+  TreeEnsemble& m = out.model;
+  m.name = node.name();
+  m.source = "onnx-ml";
+  m.objective = node.op_type();
+  if (node.op_type() == "TreeEnsembleClassifier") {
+    out.classifier = true;
+  } else if (node.op_type() != "TreeEnsembleRegressor") {
+    return a.error("is not a TreeEnsembleRegressor or TreeEnsembleClassifier");
+  }
+  auto table = read_nodes(a);
+  if (!table.ok()) return table.status();
+  auto leaf_weights = read_leaf_weights(a, out);
+  if (!leaf_weights.ok()) return leaf_weights.status();
+  int64_t max_feature = -1;
+  for (const auto& [tree_id, ids] : table->trees)
+    if (absl::Status s = add_tree(a, *table, *leaf_weights, tree_id, ids, m, &max_feature); !s.ok())
+      return s;
+  m.num_features = std::max<int64_t>(1, max_feature + 1);
+  if (absl::Status s = read_aggregation(a, table->trees.size(), out); !s.ok()) return s;
   return out;
 }
 

@@ -1,8 +1,9 @@
 // The C entry points of a runtime module whose kernels split their work into independent units
 // (rows, channels, ...): descriptor checks, task counts, the even spread of units over tasks, and
-// the conversion of every C++ exception into an error message. A module supplies its kernel type
-// (with `int64_t units() const` and `void run(void* const* args, int64_t begin, int64_t end)
-// const`) and a factory; header-only, so that each module's shared library stays self-contained.
+// the conversion of every C++ exception into an error code and message. A module supplies its
+// kernel type (with `int64_t units() const` and `void run(void* const* args, int64_t begin, int64_t
+// end) const`) and a factory; header-only, so that each module's shared library stays
+// self-contained.
 #pragma once
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <exception>
 #include <string>
 
+#include "collage/runtime.h" /* collage_status_code_t: the error convention */
 #include "collage/runtime_module.h"
 
 namespace collage::rt_common {
@@ -39,7 +41,7 @@ struct UnitModule {
                         size_t err_size) {
     if (kernel == nullptr) {
       write_error(err, err_size, "null kernel output pointer");
-      return 1;
+      return COLLAGE_STATUS_INVALID_ARGUMENT;
     }
     *kernel = nullptr;
     try {
@@ -48,7 +50,7 @@ struct UnitModule {
       if (e.empty()) e = Create(*desc, k);
       if (!e.empty()) {
         write_error(err, err_size, e);
-        return 1;
+        return COLLAGE_STATUS_UNSUPPORTED;
       }
       *kernel = k;
       return 0;
@@ -57,7 +59,7 @@ struct UnitModule {
     } catch (...) {
       write_error(err, err_size, "kernel creation failed");
     }
-    return 1;
+    return COLLAGE_STATUS_INTERNAL;
   }
 
   static int32_t task_count(void* kernel) {
@@ -70,13 +72,13 @@ struct UnitModule {
                      char* err, size_t err_size) {
     if (kernel == nullptr || args == nullptr) {
       write_error(err, err_size, "null kernel or argument list");
-      return 1;
+      return COLLAGE_STATUS_INVALID_ARGUMENT;
     }
     if (task_count < 1 || task_id < 0 || task_id >= task_count) {
       write_error(err, err_size,
                   "task " + std::to_string(task_id) + " of " + std::to_string(task_count) +
                       " is out of range");
-      return 1;
+      return COLLAGE_STATUS_INVALID_ARGUMENT;
     }
     try {
       const auto* k = static_cast<const Kernel*>(kernel);
@@ -93,14 +95,21 @@ struct UnitModule {
     } catch (...) {
       write_error(err, err_size, "kernel run failed");
     }
-    return 1;
+    return COLLAGE_STATUS_KERNEL_FAILED;
   }
 
   static void destroy(void* kernel) { delete static_cast<Kernel*>(kernel); }
 
   static constexpr collage_rt_module_v1_t table(const char* name, const char* version) {
-    return {sizeof(collage_rt_module_v1_t), COLLAGE_RT_MODULE_ABI_VERSION, name, version,
-            create, task_count, run, destroy, /*kernel_run_threads=*/nullptr,
+    return {sizeof(collage_rt_module_v1_t),
+            COLLAGE_RT_MODULE_ABI_VERSION,
+            name,
+            version,
+            create,
+            task_count,
+            run,
+            destroy,
+            /*kernel_run_threads=*/nullptr,
             /*kernel_prepare_threads=*/nullptr};
   }
 };

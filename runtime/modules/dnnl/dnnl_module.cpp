@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 
+#include "collage/runtime.h"
 #include "dnnl_kernel.h"
 #include "dnnl_threaded.h"
 
@@ -23,9 +24,10 @@ void write_error(char* err, size_t err_size, const std::string& message) {
   std::snprintf(err, err_size, "%s", message.c_str());
 }
 
-// Runs fn, turning any exception into a message; returns 0 on success.
+// Runs fn, turning any exception into a message and `failure` (the ABI's error convention,
+// runtime_module.h): a collage_status_code_t; returns 0 on success.
 template <typename F>
-int32_t guarded(char* err, size_t err_size, F&& fn) {
+int32_t guarded(char* err, size_t err_size, int32_t failure, F&& fn) {
   try {
     fn();
     return 0;
@@ -40,13 +42,13 @@ int32_t guarded(char* err, size_t err_size, F&& fn) {
   } catch (...) {
     write_error(err, err_size, "unknown error");
   }
-  return 1;
+  return failure;
 }
 
 int32_t kernel_create(const collage_kernel_desc_t* desc, void** kernel, char* err,
                       size_t err_size) {
   if (kernel) *kernel = nullptr;
-  return guarded(err, err_size, [&] {
+  return guarded(err, err_size, COLLAGE_STATUS_UNSUPPORTED, [&] {
     if (!desc || !kernel) throw ParamError("null descriptor or result pointer");
     *kernel = new ThreadedKernel(*desc);
   });
@@ -65,7 +67,7 @@ void check_run(void* kernel, void* const* args, int32_t task_id, int32_t task_co
 
 int32_t kernel_run(void* kernel, void* const* args, int32_t task_id, int32_t task_count, char* err,
                    size_t err_size) {
-  return guarded(err, err_size, [&] {
+  return guarded(err, err_size, COLLAGE_STATUS_KERNEL_FAILED, [&] {
     check_run(kernel, args, task_id, task_count);
     static_cast<ThreadedKernel*>(kernel)->run(args);
   });
@@ -77,14 +79,14 @@ void kernel_destroy(void* kernel) {
 
 int32_t kernel_run_threads(void* kernel, void* const* args, int32_t task_id, int32_t task_count,
                            int32_t max_threads, char* err, size_t err_size) {
-  return guarded(err, err_size, [&] {
+  return guarded(err, err_size, COLLAGE_STATUS_KERNEL_FAILED, [&] {
     check_run(kernel, args, task_id, task_count);
     static_cast<ThreadedKernel*>(kernel)->run_threads(args, max_threads);
   });
 }
 
 int32_t kernel_prepare_threads(void* kernel, int32_t max_threads, char* err, size_t err_size) {
-  return guarded(err, err_size, [&] {
+  return guarded(err, err_size, COLLAGE_STATUS_UNSUPPORTED, [&] {
     if (!kernel) throw ParamError("null kernel");
     static_cast<ThreadedKernel*>(kernel)->prepare_threads(max_threads);
   });
@@ -113,7 +115,8 @@ ProbeResult probe_kernel(const collage_kernel_desc_t& desc) {
   ProbeResult result;
   char err[1024] = {0};
   std::unique_ptr<DnnlKernel> kernel;
-  if (guarded(err, sizeof err, [&] { kernel = std::make_unique<DnnlKernel>(desc); }) != 0) {
+  if (guarded(err, sizeof err, COLLAGE_STATUS_UNSUPPORTED,
+              [&] { kernel = std::make_unique<DnnlKernel>(desc); }) != 0) {
     result.error = err;
     return result;
   }

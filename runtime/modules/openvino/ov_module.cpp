@@ -30,7 +30,7 @@ void write_text(char* buffer, size_t size, const std::string& text) {
   std::snprintf(buffer, size, "%s", text.c_str());
 }
 
-// Runs fn, turning any exception into a message; returns 0 on success.
+// Runs fn, turning any exception into a message; returns 0 on success, -1 on failure.
 template <typename F>
 int32_t guarded(char* err, size_t err_size, F&& fn) {
   try {
@@ -45,7 +45,9 @@ int32_t guarded(char* err, size_t err_size, F&& fn) {
   } catch (...) {
     write_text(err, err_size, "unknown error");
   }
-  return 1;
+  // Not a collage_status_code_t: the runtime reports the call's usual failure (a kernel it cannot
+  // create is unsupported, a run that fails is a kernel failure).
+  return -1;
 }
 
 // The bytes of constant `index` of `desc` (a 1-D i8 tensor).

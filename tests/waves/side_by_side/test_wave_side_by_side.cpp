@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collage/backends/native.h"
+#include "collage/compiler.h"
 #include "collage/placement.h"
 #include "placement/baselines.h"
 #include "placement/end_to_end.h"
@@ -46,6 +47,7 @@ TEST_CASE("waves: scored under the wave executor, the search runs two smaller ke
     options.strategy = "two-level";
     options.fallback = "solo";
     options.executor = executor;
+    options.executor_latency = artifact_executor_latency(ctx);
     options.num_threads = 2;  // the simulated machine's cores: the wave executor's workers
     options.population = 6;
     options.time_budget_s = 20;
@@ -74,7 +76,7 @@ TEST_CASE("waves: a placement of generated kernels is scored under the wave exec
   ThreadPool pool(2);
   EndToEndOptions options;
   options.executor = PlacementExecutor::waves;
-  options.wave_runs = 3;
+  options.executor_latency = artifact_executor_latency(ctx, /*runs=*/3);
   EndToEndMeasurer measurer(ctx, backends, g, &pool, options);
   BaselineOptions baseline;
   baseline.fallback = "native";

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "codegen/llvm/jit.h"
+#include "collage/jit.h"
 #include "collage/schedule.h"
 #include "collage/thread_pool.h"
 

@@ -15,7 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "tune/knobs.h"
+#include "collage/knobs.h"
 
 namespace collage::tune {
 

@@ -1,8 +1,8 @@
-// The measured strategy of a tree model compiled by `collage compile` and collage_compile_file (an
-// XGBoost or LightGBM file, or each ai.onnx.ml tree-ensemble node of an ONNX file): every strategy
-// the trees can use is placed and costed by the placement's own measurer (and cost database) at
-// the batch compiled for, and the cheapest is built; the fixed depth rule only when nothing could
-// be measured.
+// The measured strategy of a tree model compiled by the driver (an XGBoost or LightGBM file, or
+// each ai.onnx.ml tree-ensemble node of an ONNX file): every strategy the trees can use is placed
+// and costed by the placement's own measurer (and cost database) at the batch compiled for, and
+// the cheapest is built; the fixed depth rule only when nothing could be measured. The mode and
+// the report are public (collage/compiler.h); this is how the driver gets them.
 #pragma once
 
 #include <cstdint>
@@ -13,31 +13,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "collage/compiler.h"
 #include "collage/placement.h"
 #include "collage/trees.h"
 
 namespace collage {
-
-// "measured" (the default), "auto" (the fixed rule of pick_tree_strategy) or one strategy
-// ("fused", "ptt", "tt", "gemm").
-struct TreeStrategyMode {
-  bool measured = true;
-  TreeStrategy fixed = TreeStrategy::automatic;  // when not measured
-};
-// InvalidArgument naming `name` for anything else.
-absl::StatusOr<TreeStrategyMode> parse_tree_strategy_mode(std::string_view name);
-
-// How a tree model's strategy was chosen, for summaries and reports.
-struct TreeStrategyReport {
-  std::string node;  // the ONNX node (as import errors name it); empty for a tree-model file
-  std::string mode;  // "measured", "auto", or the strategy given
-  int64_t batch = 0;
-  std::string chosen;                       // the built strategy's label ("fused:auto", "ptt")
-  std::vector<TreeStrategyTiming> timings;  // measured mode: one per candidate
-  size_t measured = 0;                      // kernels timed while costing the candidates
-  size_t cached = 0;  // costs the cost database (or an identical group) answered
-  std::string note;   // why the fixed rule was used in measured mode
-};
 
 struct TreeCompileOptions {
   TreeStrategyMode mode;

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "codegen/llvm/target.h"
+#include "collage/target.h"
 #include "collage/loop_ir.h"
 #include "collage/thread_pool.h"
 

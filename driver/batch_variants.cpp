@@ -1,6 +1,6 @@
 // compile_batch_variants: every batch size imported, placed and built; padding proved or every
 // batch of the range compiled; one artifact written with a plan per batch.
-#include "placement/batch_variants.h"
+#include "driver/batch_variants.h"
 
 #include "artifact/artifact.h"
 #include "core/str_cat.h"
@@ -11,7 +11,7 @@ namespace {
 
 // The batch axis of each output, read off two plans: the one axis whose size is the batch in
 // both (-1 when the output is the same at every batch).
-absl::StatusOr<std::vector<int32_t>> output_axes_of(const BatchVariant& a, const BatchVariant& b) {
+absl::StatusOr<std::vector<int32_t>> output_axes_of(const BatchPlan& a, const BatchPlan& b) {
   std::vector<int32_t> axes;
   for (size_t i = 0; i < a.graph.outputs().size(); ++i) {
     const Value& va = a.graph.value(a.graph.outputs()[i]);
@@ -67,7 +67,7 @@ absl::StatusOr<BatchCompileResult> compile_batch_variants(const Context& ctx,
   if (placement.time_budget_s > 0) placement.time_budget_s /= static_cast<double>(sizes.size());
 
   BatchCompileResult out;
-  auto place = [&](int64_t batch) -> absl::StatusOr<BatchVariant> {
+  auto place = [&](int64_t batch) -> absl::StatusOr<BatchPlan> {
     auto in_batch = [&](const absl::Status& s) {
       return absl::Status(s.code(), str_cat("batch ", batch, ": ", s.message()));
     };
@@ -75,7 +75,7 @@ absl::StatusOr<BatchCompileResult> compile_batch_variants(const Context& ctx,
     if (!g.ok()) return in_batch(g.status());
     auto placed = optimize_detailed(ctx, backends, *g, placement);
     if (!placed.ok()) return in_batch(placed.status());
-    return BatchVariant{batch, std::move(*g), std::move(*placed)};
+    return BatchPlan{batch, std::move(*g), std::move(*placed)};
   };
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (progress) progress(sizes[i], i, sizes.size());
@@ -118,7 +118,7 @@ absl::StatusOr<BatchCompileResult> compile_batch_variants(const Context& ctx,
       return absl::FailedPreconditionError(
           str_cat(out.note, "; the range ", range.min, "..", range.max, " would need more than ",
                   kMaxBatchPlans, " plans"));
-    std::vector<BatchVariant> all;
+    std::vector<BatchPlan> all;
     size_t next = 0;
     for (int64_t b = range.min; b <= range.max; ++b) {
       if (next < out.variants.size() && out.variants[next].batch == b) {
@@ -135,16 +135,12 @@ absl::StatusOr<BatchCompileResult> compile_batch_variants(const Context& ctx,
   }
 
   std::vector<PlacedBatch> batches;
-  for (const BatchVariant& v : out.variants)
-    batches.push_back({v.batch, &v.graph, &v.result.placement});
+  for (const BatchPlan& v : out.variants)
+    batches.push_back({v.batch, &v.graph, &v.optimized.placement});
   DynamicBatchInfo info{range.min, range.max, out.input_axes, out.output_axes, out.padded};
-  ArtifactSummary summary;
-  auto bytes = compile_batch_artifact(ctx, backends, batches, info, artifact, &summary);
+  auto bytes = compile_batch_artifact(ctx, backends, batches, info, artifact, &out.summary);
   if (!bytes.ok()) return bytes.status();
   out.artifact = std::move(*bytes);
-  out.file_bytes = summary.file_bytes;
-  out.constant_bytes = summary.constant_bytes;
-  out.native_code_bytes = summary.native_code_bytes;
   return out;
 }
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "codegen/llvm/target.h"
+#include "collage/target.h"
 #include "collage/graph.h"
 #include "collage/schedule.h"
 #include "collage/te.h"

@@ -1,19 +1,19 @@
 // Dynamic batch: a model with a batch dimension compiled into one artifact that runs any batch of
-// a range (`collage compile --input-shape x=1..32x3x224x224`). Each batch size of a list (by
-// default the range's ends and the powers of two between them) is imported, placed and built on
-// its own; the runtime runs the plan of a batch, or pads a batch without one to the next larger
-// plan when the graph provably keeps batch rows apart (passes/batch_rows.h). When it does not,
-// every batch of the range gets a plan.
+// a range (`collage compile --input-shape x=1..32x3x224x224`, CompileOptions::batch). Each batch
+// size of a list (by default the range's ends and the powers of two between them) is imported,
+// placed and built on its own; the runtime runs the plan of a batch, or pads a batch without one
+// to the next larger plan when the graph provably keeps batch rows apart (passes/batch_rows.h).
+// When it does not, every batch of the range gets a plan.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "collage/backend.h"
+#include "collage/compiler.h"
 #include "collage/graph.h"
 #include "collage/placement.h"
 
@@ -21,37 +21,16 @@ namespace collage {
 
 struct ArtifactOptions;  // artifact/artifact.h
 
-struct BatchRange {
-  int64_t min = 0, max = 0;
-  std::map<std::string, int> axes;  // batched graph inputs by name: the axis of the range
-  // The batches to compile, ascending and ending with max; empty: default_batch_sizes. A list
-  // that leaves batches out needs a graph that keeps rows apart (an error otherwise).
-  std::vector<int64_t> sizes;
-};
-
-// min, the powers of two above it and max: 1..32 -> 1 2 4 8 16 32; 3..12 -> 3 4 8 12.
-std::vector<int64_t> default_batch_sizes(int64_t min, int64_t max);
-
-// At most this many plans are compiled when a graph mixes rows and each batch needs its own.
-inline constexpr int64_t kMaxBatchPlans = 64;
-
-// One batch size compiled: the graph (after the passes) and its placement.
-struct BatchVariant {
-  int64_t batch = 0;
-  Graph graph;
-  OptimizeResult result;
-};
-
 struct BatchCompileResult {
   std::string artifact;             // the bytes
-  std::vector<BatchVariant> variants;  // ascending batch
+  std::vector<BatchPlan> variants;  // ascending batch
   bool padded = false;              // batches between plans run padded
   std::string note;                 // why every batch got a plan, when it did
   std::vector<int32_t> input_axes, output_axes;
-  uint64_t file_bytes = 0, constant_bytes = 0, native_code_bytes = 0;
+  ArtifactSummary summary;
 };
 
-// The model at batch B, imported and through the passes (the caller's pipeline).
+// The model at batch B, imported and through the passes (the driver's pipeline).
 using ImportAtBatch = std::function<absl::StatusOr<Graph>(int64_t batch)>;
 // Told each batch as it is placed (may be empty).
 using BatchProgress = std::function<void(int64_t batch, size_t index, size_t count)>;

@@ -1,6 +1,6 @@
-// The measured tree strategy of a compile: candidates placed and costed with the placement's
+// The measured tree strategy of a compile (the driver): candidates placed and costed with the placement's
 // measurer and cost database, the chosen graph, and the report's JSON.
-#include "placement/tree_strategy.h"
+#include "driver/tree_strategy.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,8 +1,9 @@
-// The OpenMP wait policy that oneDNN's threads should have in a process that also runs collage's
-// own thread pool: passive (a worker sleeps as soon as a parallel region ends).
+// The OpenMP wait policy of the command line and the benchmarks (programs, which may choose their
+// own environment; the libraries never set it): passive, so that oneDNN's threads sleep as soon
+// as a parallel region ends instead of spinning on the cores collage's own thread pool needs.
 #pragma once
 
-namespace collage::rt_dnnl {
+namespace collage::cli {
 
 // Debian's oneDNN runs on libgomp, whose workers by default spin for GOMP_SPINCOUNT (300000)
 // iterations after every parallel region (milliseconds), on the cores the next kernel of another
@@ -21,4 +22,4 @@ namespace collage::rt_dnnl {
 // this makes it, 46, 51, 49, 40 ms (0.1 s user CPU): 8.5x faster.
 void use_passive_openmp_wait(char** argv);
 
-}  // namespace collage::rt_dnnl
+}  // namespace collage::cli

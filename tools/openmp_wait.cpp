@@ -1,12 +1,12 @@
 // use_passive_openmp_wait: re-executes the program with OMP_WAIT_POLICY=passive (why, with
-// figures: dnnl_openmp.h).
-#include "dnnl_openmp.h"
+// figures: openmp_wait.h).
+#include "openmp_wait.h"
 
 #include <unistd.h>
 
 #include <cstdlib>
 
-namespace collage::rt_dnnl {
+namespace collage::cli {
 
 void use_passive_openmp_wait(char** argv) {
   if (std::getenv("OMP_WAIT_POLICY")) return;
@@ -16,4 +16,4 @@ void use_passive_openmp_wait(char** argv) {
   // passive one.
 }
 
-}  // namespace collage::rt_dnnl
+}  // namespace collage::cli

@@ -1,7 +1,7 @@
 // te_custom_op: a user-defined operator written in tensor expressions and used inside a model.
-// "MySoftsign" (y = x / (1 + |x|)) is registered on the Context like a built-in operator (shape
+// "UserSoftsign" (y = x / (1 + |x|)) is registered on the Context like a built-in operator (shape
 // inference, a reference kernel), its TE compute is added to the native backend's operator
-// library, and a small graph x -> MySoftsign -> Add(bias) -> Softmax is placed on the native
+// library, and a small graph x -> UserSoftsign -> Add(bias) -> Softmax is placed on the native
 // backend, compiled (the custom operator fuses with the Add after it) and checked against a plain
 // loop.
 //
@@ -14,8 +14,8 @@
 #include "collage/backends/native.h"
 #include "collage/executor.h"
 #include "collage/graph.h"
-#include "placement/baselines.h"
-#include "te_ops/te_op_registry.h"
+#include "collage/placement.h"
+#include "collage/te_ops.h"
 
 using namespace collage;
 namespace te = collage::te;
@@ -25,7 +25,7 @@ namespace {
 // 1. The operator's definition in the graph IR: one input, same output type, elementwise.
 OpDef softsign_op() {
   return make_op<NoAttrs>(
-      "MySoftsign", FusionKind::elementwise, 1, 1,
+      "UserSoftsign", FusionKind::elementwise, 1, 1,
       [](InferContext& ctx) {
         if (ctx.input(0).dtype != DType::f32) return ctx.error("input must be f32");
         ctx.set_output(0, ctx.input(0));
@@ -64,7 +64,7 @@ int main() {
     return 1;
   }
   auto ops = std::make_shared<te_ops::TeOpRegistry>(te_ops::default_te_ops());
-  ops->add("MySoftsign", softsign_te());
+  ops->add("UserSoftsign", softsign_te());
 
   // 3. A model using it.
   const int64_t rows = 8, cols = 37;
@@ -74,7 +74,7 @@ int main() {
   for (float& b : bias) b = dist(rng);
   GraphBuilder b(ctx, "custom");
   ValueId x = b.add_input("x", {DType::f32, {rows, cols}});
-  auto y = b.add("MySoftsign", {x});
+  auto y = b.add("UserSoftsign", {x});
   if (y.ok()) y = b.add("Add", {*y, b.add_constant("bias", Tensor::from_f32({cols}, bias))});
   if (y.ok()) y = b.add("Softmax", {*y});
   if (!y.ok()) {
@@ -94,7 +94,9 @@ int main() {
   options.ops = ops;
   absl::Status s = backends.add(make_reference_backend());
   if (s.ok()) s = backends.add(make_native_backend(options));
-  auto placement = s.ok() ? place_baseline("single:native", *graph, backends)
+  PlacementOptions placement_options;
+  placement_options.strategy = "single:native";
+  auto placement = s.ok() ? optimize(ctx, backends, *graph, placement_options)
                           : absl::StatusOr<Placement>(s);
   if (!placement.ok()) {
     std::fprintf(stderr, "%s\n", placement.status().ToString().c_str());
@@ -132,6 +134,6 @@ int main() {
   bool all_native = true;
   for (const PlacedGroup& group : placement->groups)
     all_native = all_native && group.backend == kNativeBackend;
-  std::printf("MySoftsign -> Add -> Softmax on native: max |error| %.2e\n", max_err);
+  std::printf("UserSoftsign -> Add -> Softmax on native: max |error| %.2e\n", max_err);
   return max_err < 1e-5 && all_native ? 0 : 1;
 }

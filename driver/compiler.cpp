@@ -1,0 +1,276 @@
+// The compile driver (include/collage/compiler.h): import -> passes -> placement -> build ->
+// artifact, once for the command line, the C API and C++ programs.
+#include "collage/compiler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include "artifact/artifact.h"
+#include "collage/backend_loader.h"
+#include "collage/executor.h"
+#include "collage/onnx.h"
+#include "core/str_cat.h"
+#include "driver/batch_variants.h"
+#include "driver/tree_strategy.h"
+#include "io/file_io.h"
+
+namespace collage {
+namespace {
+
+std::string group_nodes(const Graph& g, const PlacedGroup& group) {
+  std::string s;
+  const std::vector<NodeId> nodes = group.nodes.to_vector();
+  for (size_t i = 0; i < nodes.size() && i < 3; ++i)
+    s += str_cat(i ? ", " : "", g.node(nodes[i]).name, " (", g.node(nodes[i]).op_name(), ")");
+  if (nodes.size() > 3) s += str_cat(" +", nodes.size() - 3);
+  return s;
+}
+
+// The options of a placement that goes into an artifact. An artifact cannot hold kernels of the
+// reference backend (the runtime has none), and the measured search may well find one cheaper (a
+// MaxPool of ResNet-50 once was): when the generated-code backend, which runs any node, is
+// registered, it replaces the reference fallback and the reference takes no part.
+PlacementOptions artifact_placement(const BackendRegistry& backends, PlacementOptions options) {
+  if (!backends.find(kNativeBackend)) return options;
+  options.fallback = std::string(kNativeBackend);
+  if (options.backends.empty())
+    for (const Backend* b : backends.all()) options.backends.push_back(b->name());
+  std::erase(options.backends, std::string(kReferenceBackend));
+  return options;
+}
+
+// Every group of an artifact needs a backend with a runtime module: the reference has none, so
+// a group only it can run is named, with the backends that took part.
+absl::Status check_artifact_groups(const Graph& g, const Placement& p,
+                                   const BackendRegistry& backends,
+                                   const PlacementOptions& options) {
+  for (size_t i = 0; i < p.groups.size(); ++i) {
+    if (p.groups[i].backend != kReferenceBackend) continue;
+    std::vector<std::string> names = options.backends;
+    if (names.empty())
+      for (const Backend* b : backends.all()) names.push_back(b->name());
+    std::string others;
+    for (const std::string& name : names)
+      if (name != kReferenceBackend) others += str_cat(others.empty() ? "" : ", ", name);
+    return absl::InvalidArgumentError(str_cat(
+        "group ", i, " (", group_nodes(g, p.groups[i]),
+        ") is placed on the reference backend, which has no runtime module: an artifact needs "
+        "every group on a backend with one (taking part: ",
+        others,
+        "). The generated-code backend (native), which runs any operator, takes the reference's "
+        "place in artifacts where it is registered; without it, run the placement in process "
+        "(compile_placement, `collage run MODEL --placement ...`)"));
+  }
+  return absl::OkStatus();
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// How the placed groups are built into an artifact: with the placement's threads, target, code
+// cache and channel block, under the executor it was scored with.
+ArtifactOptions artifact_options(const PlacementOptions& placement) {
+  ArtifactOptions artifact;
+  artifact.build.num_threads = placement.num_threads;
+  artifact.build.target = placement.target;
+  artifact.build.code_cache = placement.code_cache;
+  artifact.build.channel_block = placement.channel_block;
+  artifact.waves.executor = wave_choice(placement.executor);
+  return artifact;
+}
+
+TreeCompileOptions tree_compile_options(const CompileOptions& options,
+                                        const PlacementOptions& placement) {
+  TreeCompileOptions trees;
+  trees.mode = options.tree_strategy;
+  trees.placement = placement;
+  // A candidate is placed quietly: the compile's own progress reports the model's placement.
+  trees.placement.progress = nullptr;
+  trees.passes = options.passes;
+  trees.artifact = options.artifact;
+  trees.progress = options.tree_progress;
+  return trees;
+}
+
+}  // namespace
+
+ModelSource ModelSource::file(std::filesystem::path path) {
+  return ModelSource(std::move(path));
+}
+
+ModelSource ModelSource::onnx_bytes(std::span<const uint8_t> bytes,
+                                    std::filesystem::path base_dir) {
+  return ModelSource(OnnxBytes{{bytes.begin(), bytes.end()}, std::move(base_dir)});
+}
+
+ModelSource ModelSource::graph(Graph graph) {
+  return ModelSource(std::move(graph));
+}
+
+std::string ModelSource::description() const {
+  if (const auto* path = std::get_if<std::filesystem::path>(&source_)) return path->string();
+  if (const auto* onnx = std::get_if<OnnxBytes>(&source_))
+    return str_cat("ONNX model in memory (", onnx->bytes.size(), " bytes)");
+  return str_cat("graph '", std::get<Graph>(source_).name(), "'");
+}
+
+Compiler::Compiler()
+    : ctx_(std::make_unique<Context>()), backends_(std::make_unique<BackendRegistry>()) {}
+
+absl::StatusOr<Compiler> Compiler::create(CompilerOptions options) {
+  Compiler c;
+  if (options.builtin_backends) {
+    if (absl::Status s = register_builtin_backends(*c.backends_, options.native); !s.ok()) return s;
+  }
+  return c;
+}
+
+absl::Status Compiler::load_plugin(const std::filesystem::path& path) {
+  auto backend = load_backend_plugin(path.string());
+  if (!backend.ok()) return backend.status();
+  if (absl::Status s = backends_->add(*std::move(backend)); !s.ok())
+    return absl::InvalidArgumentError(str_cat(path.string(), ": ", s.message()));
+  return absl::OkStatus();
+}
+
+PlacementOptions Compiler::placement_options(const CompileOptions& options) const {
+  return options.artifact ? artifact_placement(*backends_, options.placement) : options.placement;
+}
+
+absl::StatusOr<ImportedModel> Compiler::import(const ModelSource& model,
+                                               const CompileOptions& options,
+                                               const PlacementOptions& placement) const {
+  if (const Graph* g = std::get_if<Graph>(&model.source_)) return ImportedModel{*g, {}};
+  const TreeCompileOptions trees = tree_compile_options(options, placement);
+  if (const auto* path = std::get_if<std::filesystem::path>(&model.source_)) {
+    auto m = import_compile_model(*ctx_, *backends_, *path, options.import, trees);
+    if (!m.ok()) return m.status();
+    return ImportedModel{std::move(m->graph), std::move(m->trees)};
+  }
+  const ModelSource::OnnxBytes& onnx = std::get<ModelSource::OnnxBytes>(model.source_);
+  ImportedModel imported;
+  OnnxImportOptions import = options.import.onnx;
+  import.tree_strategy = compile_tree_strategy_chooser(*ctx_, *backends_, trees, imported.trees);
+  auto g = import_onnx_buffer(*ctx_, onnx.bytes, import, onnx.base_dir);
+  if (!g.ok()) return g.status();
+  imported.graph = *std::move(g);
+  return imported;
+}
+
+absl::StatusOr<ImportedModel> Compiler::import_model(const ModelSource& model,
+                                                     const CompileOptions& options) const {
+  auto imported = import(model, options, placement_options(options));
+  if (!imported.ok() || !options.passes) return imported;
+  auto g = run_passes(*ctx_, imported->graph, options.pass_options);
+  if (!g.ok()) return g.status();
+  imported->graph = *std::move(g);
+  return imported;
+}
+
+absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
+                                                const CompileOptions& options) const {
+  if (options.batch.max) return compile_batch(model, options);
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now();
+  if (options.step_progress) options.step_progress("import");
+  auto imported = import_model(model, options);
+  if (!imported.ok()) return imported.status();
+  CompileResult r;
+  r.model = model.description();
+  r.passes = options.passes;
+  r.graph = std::move(imported->graph);
+  r.trees = std::move(imported->trees);
+  r.import_s = seconds_since(start);
+  start = Clock::now();
+  PlacementOptions placement = placement_options(options);
+  if (!placement.executor_latency) placement.executor_latency = artifact_executor_latency(*ctx_);
+  std::optional<Clock::time_point> compare_start;
+  placement.progress = [&compare_start, inner = placement.progress](const PlacementProgress& p) {
+    if (p.phase == "compare" && !compare_start) compare_start = Clock::now();
+    if (inner) inner(p);
+  };
+  auto optimized = optimize_detailed(*ctx_, *backends_, r.graph, placement);
+  if (!optimized.ok()) return optimized.status();
+  r.optimized = *std::move(optimized);
+  r.placement_s = seconds_since(start);
+  if (compare_start) r.compare_s = seconds_since(*compare_start);
+  if (!options.artifact) return r;
+  start = Clock::now();
+  if (absl::Status s = check_artifact_groups(r.graph, r.optimized.placement, *backends_, placement);
+      !s.ok())
+    return s;
+  if (options.step_progress) options.step_progress("build");
+  auto bytes = compile_artifact(*ctx_, *backends_, r.graph, r.optimized.placement,
+                                artifact_options(placement), &r.summary);
+  if (!bytes.ok()) return bytes.status();
+  r.artifact = *std::move(bytes);
+  r.artifact_s = seconds_since(start);
+  return r;
+}
+
+absl::StatusOr<CompileResult> Compiler::compile_batch(const ModelSource& model,
+                                                      const CompileOptions& options) const {
+  if (std::holds_alternative<Graph>(model.source_))
+    return absl::InvalidArgumentError(
+        str_cat(model.description(), ": a batch range needs a model file or ONNX bytes, which are "
+                "imported once per batch"));
+  if (!options.artifact)
+    return absl::InvalidArgumentError(
+        str_cat(model.description(), ": a batch range compiles into an artifact"));
+  const auto start = std::chrono::steady_clock::now();
+  PlacementOptions placement = placement_options(options);
+  if (!placement.executor_latency) placement.executor_latency = artifact_executor_latency(*ctx_);
+  if (options.step_progress) options.step_progress("import");
+  std::vector<TreeStrategyReport> trees;
+  const ImportAtBatch import = [&](int64_t batch) -> absl::StatusOr<Graph> {
+    CompileOptions at = options;
+    for (const auto& [name, axis] : options.batch.axes) {
+      Shape& shape = at.import.onnx.input_shapes[name];
+      if (axis < 0 || static_cast<size_t>(axis) >= shape.size())
+        return absl::InvalidArgumentError(
+            str_cat("batch range: input '", name, "' has no dimension ", axis,
+                    " in its given shape ", shape_to_string(shape)));
+      shape[static_cast<size_t>(axis)] = batch;
+    }
+    auto m = import_model(model, at);
+    if (!m.ok()) return m.status();
+    trees = std::move(m->trees);
+    return std::move(m->graph);
+  };
+  auto batch = compile_batch_variants(*ctx_, *backends_, import, options.batch, placement,
+                                      artifact_options(placement), options.batch_progress);
+  if (!batch.ok()) return batch.status();
+  CompileResult r;
+  r.model = model.description();
+  r.passes = options.passes;
+  r.graph = batch->variants.back().graph;
+  r.optimized = batch->variants.back().optimized;
+  r.trees = std::move(trees);
+  r.artifact = std::move(batch->artifact);
+  r.summary = batch->summary;
+  r.batch_min = options.batch.min;
+  r.batch_max = options.batch.max;
+  r.batches = std::move(batch->variants);
+  r.padded = batch->padded;
+  r.batch_note = std::move(batch->note);
+  r.placement_s = seconds_since(start);
+  return r;
+}
+
+absl::StatusOr<CompileResult> Compiler::compile_to_file(
+    const ModelSource& model, const CompileOptions& options,
+    const std::filesystem::path& artifact_path) const {
+  CompileOptions with_artifact = options;
+  with_artifact.artifact = true;
+  auto r = compile(model, with_artifact);
+  if (!r.ok()) return r.status();
+  auto writer = io::AtomicFileWriter::create(artifact_path);
+  if (!writer.ok()) return writer.status();
+  if (absl::Status s = (*writer)->write(r->artifact); !s.ok()) return s;
+  if (absl::Status s = (*writer)->commit(); !s.ok()) return s;
+  return r;
+}
+
+}  // namespace collage
