@@ -90,7 +90,13 @@ class Backend {
   // Whether build() takes `v`, an input or an output of the standalone group graph `group` (as
   // extract_subgraph cuts it, every layout plain), in `layout` instead, and runs at least as fast
   // with it. assign_layouts asks the groups on both sides of a value. Default: plain only.
-  virtual bool accepts_layout(const Graph& group, ValueId v, const Layout& layout) const;
+  // (Inline, like every other virtual of Backend: libcollage_compiler exports no vtable, so a
+  // backend defined outside it, as the examples' are, needs none with a key function.)
+  virtual bool accepts_layout(const Graph& group, ValueId v, const Layout& layout) const {
+    (void)group;
+    (void)v;
+    return layout.plain();
+  }
 
  private:
   struct PatternEntry {

@@ -69,12 +69,6 @@ std::vector<Candidate> Backend::candidates(const Graph& g, const GraphReachabili
   return out;
 }
 
-bool Backend::accepts_layout(const Graph& group, ValueId v, const Layout& layout) const {
-  (void)group;
-  (void)v;
-  return layout.plain();
-}
-
 absl::Status require_plain_layouts(const Graph& group, std::string_view backend) {
   for (const Value& v : group.values())
     if (!v.layout.plain())
