@@ -69,13 +69,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// How the placed groups are built into an artifact: with the placement's threads, target and code
-// cache, under the executor it was scored with.
+// How the placed groups are built into an artifact: with the placement's threads, target, code
+// cache and channel block, under the executor it was scored with.
 ArtifactOptions artifact_options(const PlacementOptions& placement) {
   ArtifactOptions artifact;
   artifact.build.num_threads = placement.num_threads;
   artifact.build.target = placement.target;
   artifact.build.code_cache = placement.code_cache;
+  artifact.build.channel_block = placement.channel_block;
   artifact.waves.executor = wave_choice(placement.executor);
   return artifact;
 }

@@ -1,11 +1,97 @@
 // Costing candidates in batches by first node, with boundary charges.
 #include "placement/cost_model.h"
 
+#include <algorithm>
 #include <map>
 
 #include "core/str_cat.h"
 
 namespace collage {
+
+namespace {
+
+bool is_anchor(const Node& n) {
+  const std::string_view op = n.op_name();
+  return op == "Conv" || op == "MatMul" || op == "Gemm";
+}
+
+// The chain of nodes ending at `n` that a fusion rule would group with it: back from `n` along
+// the first input whose producer has no other reader, up to an anchor (a convolution or matmul)
+// or 8 nodes; just {n} when no anchor is reached.
+NodeSet chain_to(const Graph& g, NodeId n) {
+  std::vector<NodeId> chain = {n};
+  for (NodeId at = n; chain.size() < 8 && !is_anchor(g.node(at));) {
+    NodeId next = -1;
+    for (ValueId in : g.node(at).inputs) {
+      if (in == kNoValue || g.value(in).kind != ValueKind::node_output) continue;
+      if (g.users()[in].size() == 1) {
+        next = g.value(in).producer;
+        break;
+      }
+    }
+    if (next < 0) break;
+    chain.push_back(next);
+    at = next;
+  }
+  if (!is_anchor(g.node(chain.back()))) chain = {n};
+  return NodeSet::of(g.nodes().size(), chain);
+}
+
+}  // namespace
+
+std::vector<Layout> measured_layouts(const Context& ctx, const Graph& g, const Candidate& c,
+                                     const ExtractedSubgraph& plain, int32_t c_block,
+                                     std::map<NodeId, absl::StatusOr<ExtractedSubgraph>>& chains) {
+  std::vector<Layout> layouts;
+  if (c_block <= 0) return layouts;
+  const Layout blocked = Layout::channel_blocked(c_block);
+  const Backend& backend = *c.backend;
+  auto neighbour = [&](NodeId n) -> const ExtractedSubgraph* {
+    auto it = chains.find(n);
+    if (it == chains.end()) it = chains.emplace(n, extract_subgraph(ctx, g, chain_to(g, n))).first;
+    return it->second.ok() ? &*it->second : nullptr;
+  };
+  // Whether the backend takes parent value v blocked as an input (or output) of group `s`.
+  auto takes = [&](const ExtractedSubgraph& s, ValueId v, bool output) {
+    const std::vector<ValueId>& parents = output ? s.parent_outputs : s.parent_inputs;
+    const std::vector<ValueId>& mine = output ? s.graph.outputs() : s.graph.inputs();
+    auto it = std::find(parents.begin(), parents.end(), v);
+    return it != parents.end() &&
+           backend.accepts_layout(s.graph, mine[it - parents.begin()], blocked);
+  };
+  std::vector<bool> is_output(g.values().size(), false);
+  for (ValueId v : g.outputs()) is_output[v] = true;
+  auto set = [&](ValueId v) {
+    if (layouts.empty()) layouts.resize(g.values().size());
+    layouts[v] = blocked;
+  };
+  for (ValueId v : plain.parent_inputs) {
+    const Value& value = g.value(v);
+    if (value.kind != ValueKind::node_output || !check_layout(blocked, value.type).ok() ||
+        !takes(plain, v, false))
+      continue;
+    const ExtractedSubgraph* producer = neighbour(value.producer);
+    bool all = producer && takes(*producer, v, true);
+    for (NodeId u : g.users()[v]) {
+      if (!all || c.nodes.contains(u)) continue;
+      const ExtractedSubgraph* reader = neighbour(u);
+      all = reader && takes(*reader, v, false);
+    }
+    if (all) set(v);
+  }
+  for (ValueId v : plain.parent_outputs) {
+    if (is_output[v] || !check_layout(blocked, g.value(v).type).ok() || !takes(plain, v, true))
+      continue;
+    bool all = true;
+    for (NodeId u : g.users()[v]) {
+      if (c.nodes.contains(u)) continue;
+      const ExtractedSubgraph* reader = neighbour(u);
+      all = all && reader && takes(*reader, v, false);
+    }
+    if (all) set(v);
+  }
+  return layouts;
+}
 
 void cost_candidates(const Context& ctx, const Graph& g, const CandidateSet& candidates,
                      size_t first, CostModel& model, const CostingOptions& options,
@@ -17,11 +103,19 @@ void cost_candidates(const Context& ctx, const Graph& g, const CandidateSet& can
   std::map<NodeId, std::vector<size_t>> batches;
   for (size_t c = first; c < total; ++c) batches[candidates[c].nodes.first()].push_back(c);
   size_t done = first;
+  std::map<NodeId, absl::StatusOr<ExtractedSubgraph>> chains;
   for (const auto& [node, members] : batches) {
     std::vector<absl::StatusOr<ExtractedSubgraph>> groups;
     std::vector<std::pair<const Candidate*, const ExtractedSubgraph*>> batch;
     groups.reserve(members.size());
-    for (size_t c : members) groups.push_back(extract_subgraph(ctx, g, candidates[c].nodes));
+    for (size_t c : members) {
+      auto plain = extract_subgraph(ctx, g, candidates[c].nodes);
+      std::vector<Layout> layouts;
+      if (plain.ok())
+        layouts = measured_layouts(ctx, g, candidates[c], *plain, options.channel_block, chains);
+      groups.push_back(layouts.empty() ? std::move(plain)
+                                       : extract_subgraph(ctx, g, candidates[c].nodes, layouts));
+    }
     for (size_t i = 0; i < members.size(); ++i)
       if (groups[i].ok()) batch.push_back({&candidates[members[i]], &*groups[i]});
     model.prefetch(batch);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,22 @@ struct CostingOptions {
   // Charge CostModel::boundary_ms for each value read from outside the candidate that another
   // node produces (graph inputs and constants are not charged).
   bool charge_boundaries = true;
+  // Channel block of the blocked layouts (BuildOptions::channel_block, resolved; 0: plain only).
+  // A candidate is costed with the layouts it would get among neighbours on its own backend
+  // (measured_layouts): inside a region of one backend, which is where it runs as measured.
+  int32_t channel_block = 0;
 };
+
+// The layouts (one per value of `g`, plain but for the candidate's boundary; empty when all are
+// plain) candidate `c` is costed with: a value it reads or writes is channel-blocked by `c_block`
+// when the candidate's backend takes it blocked both in the candidate (`plain`, the candidate cut
+// out with every layout plain) and in the group on the other side, as a fusion rule would form
+// it on the same backend (the chain back from the producer, or from each reader outside the
+// candidate, to a convolution or matmul anchor): what assign_layouts would decide if the
+// neighbours ran on that backend. `chains` caches those neighbour groups by node id.
+std::vector<Layout> measured_layouts(const Context& ctx, const Graph& g, const Candidate& c,
+                                     const ExtractedSubgraph& plain, int32_t c_block,
+                                     std::map<NodeId, absl::StatusOr<ExtractedSubgraph>>& chains);
 
 // Costs candidates [first, candidates.size()) into `costs` (resized to fit), one prefetch batch per
 // first node so that competing candidates are measured together. `progress(done, total)` after

@@ -144,6 +144,9 @@ class Optimizer {
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     pool_ = std::make_unique<ThreadPool>(threads);
     start_ms_ = now_ms();
+    BuildOptions build;
+    build.channel_block = options_.channel_block;
+    channel_block_ = channel_block(build);
 
     OptimizeResult result;
     if (options_.strategy == "greedy" || options_.strategy.starts_with("single:")) {
@@ -222,6 +225,7 @@ class Optimizer {
       e2e.target = options_.target;
       e2e.code_cache = options_.code_cache;
       e2e.executor_latency = options_.executor_latency;
+      e2e.channel_block = channel_block_;
       if (options_.executor != PlacementExecutor::sequential && !options_.executor_latency)
         notes_.push_back(
             "no executor scorer was given (PlacementOptions::executor_latency): placements are "
@@ -281,7 +285,8 @@ class Optimizer {
   }
 
   void cost_all() {
-    cost_candidates(ctx_, g_, cands_, 0, *model_, {options_.charge_boundaries}, costs_,
+    cost_candidates(ctx_, g_, cands_, 0, *model_, {options_.charge_boundaries, channel_block_},
+                    costs_,
                     [&](size_t done, size_t total) { report("measure", done, total); });
     size_t unusable = 0;
     for (const CandidateCost& c : costs_) unusable += c.kernel_ms < 0;
@@ -296,8 +301,8 @@ class Optimizer {
   // Seeds of the graph-level search may bring candidates the caps dropped: cost them too.
   void cost_new_candidates() {
     if (costs_.size() < cands_.size())
-      cost_candidates(ctx_, g_, cands_, costs_.size(), *model_, {options_.charge_boundaries},
-                      costs_);
+      cost_candidates(ctx_, g_, cands_, costs_.size(), *model_,
+                      {options_.charge_boundaries, channel_block_}, costs_);
   }
 
   Placement make_placement(const std::vector<size_t>& genes, std::string strategy) const {
@@ -507,6 +512,7 @@ class Optimizer {
   std::vector<CandidateCost> costs_;
   std::vector<size_t> op_genes_;
   std::vector<std::string> notes_;
+  int32_t channel_block_ = 0;  // PlacementOptions::channel_block, resolved
   bool reused_ = false;  // the placement is one an earlier search chose
 };
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 
+#include "collage/executor.h"
 #include "collage/subgraph.h"
 #include "core/str_cat.h"
 
@@ -27,12 +28,15 @@ std::vector<std::string_view> split(std::string_view text, char sep) {
 CostKey search_memo_key(const std::string& device, const Graph& g,
                         const PlacementOptions& options,
                         const std::vector<const Backend*>& backends) {
+  BuildOptions build;
+  build.channel_block = options.channel_block;
   std::string key =
       str_cat("two-level|", canonical_signature(g), "|seed=", options.seed,
               "|budget=", options.time_budget_s, "|depth=", options.max_depth,
               "|candidates=", options.max_candidates, "|fallback=", options.fallback,
               "|executor=", static_cast<int>(options.executor), "|population=",
-              options.population, "|generations=", options.max_generations);
+              options.population, "|generations=", options.max_generations, "|channel_block=",
+              channel_block(build));
   for (const Backend* b : backends) key += str_cat("|", b->name(), "@", b->version());
   return CostKey{device, "search:two-level", "1", stable_hash(key)};
 }

@@ -274,6 +274,7 @@ absl::StatusOr<Runnable> model_runnable(RunArgs& args, bool strategy_given) {
   BuildOptions build;
   build.target = placement.target;
   build.code_cache = placement.code_cache;
+  build.channel_block = placement.channel_block;
   auto model = compile_placement(compiler->context(), compiler->backends(), *g, *placed, build);
   if (!model.ok()) return model.status();
   runnable.description +=

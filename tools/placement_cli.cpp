@@ -58,6 +58,10 @@ void PlacementArgs::declare(ArgParser& parser, bool with_strategy, std::string_v
                 "(= x86-64-v3), avx512 (= x86-64-v4) or a CPU LLVM knows (haswell,\n"
                 "znver3, ...); this machine must run its code. Costs are kept per target",
                 &target);
+  parser.flag("--plain-layouts",
+              "keep every value between groups in plain NCHW (default: values passed\n"
+              "between native convolutions stay in their 16-channel blocked layout)",
+              &plain_layouts);
   parser.check([this]() -> std::optional<std::string> {
     char* end = nullptr;
     budget_s = std::strtod(budget.c_str(), &end);
@@ -86,6 +90,7 @@ PlacementOptions PlacementArgs::options() const {
   o.code_cache = code_cache_dir(o.cost_db_path);
   o.max_depth = static_cast<int>(max_depth);
   o.target = target_cpu;
+  if (plain_layouts) o.channel_block = 0;
   size_t start = 0;
   while (start < backends.size()) {
     size_t comma = backends.find(',', start);

@@ -38,6 +38,7 @@ struct PlacementArgs {
   int64_t max_depth = 8;
   std::vector<std::string> plugins;  // --plugin LIB.so, any number of times
   std::string target;                // --target CPU as given
+  bool plain_layouts = false;        // --plain-layouts: no blocked layouts between groups
   double budget_s = 60;              // parsed --budget
   std::string target_cpu;            // --target resolved (resolve_native_target): "" for the host
 

@@ -88,8 +88,12 @@ std::optional<CompiledModel> prepare(const Context& ctx, const BackendRegistry& 
                                      const Graph& g, const Args& args, double budget_s,
                                      ThreadPool& pool, const std::vector<Tensor>& inputs,
                                      const std::vector<Tensor>& expected, Row& row) {
+  // "STRATEGY/plain": the strategy with every value between groups plain (no blocked layouts),
+  // the before of the blocked layouts' before-and-after.
+  const bool plain = row.name.ends_with("/plain");
   PlacementOptions o;
-  o.strategy = row.name;
+  o.strategy = plain ? row.name.substr(0, row.name.size() - 6) : row.name;
+  if (plain) o.channel_block = 0;
   // As BYOC does: what a single backend leaves goes to generated code when it is built in.
   if (backends.find("native")) o.fallback = "native";
   o.time_budget_s = budget_s;
@@ -102,6 +106,7 @@ std::optional<CompiledModel> prepare(const Context& ctx, const BackendRegistry& 
   }
   BuildOptions build;
   build.num_threads = pool.num_threads();
+  build.channel_block = o.channel_block;
   auto model = compile_placement(ctx, backends, g, *placement, build, &pool);
   if (!model.ok()) {
     row.note = std::string(model.status().message());
@@ -294,7 +299,8 @@ int run(int argc, char** argv) {
   parser.option("--cost-db", "PATH", "cost database (default: the CLI's)", &args.cost_db);
   parser.option("--strategies", "LIST",
                 "comma-separated placement strategies (default: every single backend,\n"
-                "greedy and two-level)",
+                "greedy and two-level); STRATEGY/plain keeps every value plain (no\n"
+                "blocked layouts between groups)",
                 &args.strategies);
   parser.option("--python", "PATH",
                 "the Python with onnxruntime and openvino (default: the checkout's .venv)",

@@ -52,6 +52,10 @@ struct BuildOptions {
   // A directory where backends that generate code keep it between compiles (the native
   // backend's objects, named by what their code depends on); "": none.
   std::string code_cache;
+  // Channel block of the blocked layouts that groups of a placed graph pass each other
+  // (Layout::c_block; assign_layouts): -1 the native backend's block (16 channels, one AVX-512
+  // vector or two AVX2 ones), 0 keeps every value plain.
+  int32_t channel_block = -1;
 };
 
 class Backend {
@@ -79,9 +83,20 @@ class Backend {
   virtual bool supports_dynamic_shapes() const { return false; }
 
   // Builds one group, given as a standalone graph (extract_subgraph). Errors say why the backend
-  // cannot run it.
+  // cannot run it, including an input or output in a layout it does not take.
   virtual absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
                                                         const BuildOptions& options) const = 0;
+
+  // Whether build() takes `v`, an input or an output of the standalone group graph `group` (as
+  // extract_subgraph cuts it, every layout plain), in `layout` instead, and runs at least as fast
+  // with it. assign_layouts asks the groups on both sides of a value. Default: plain only.
+  // (Inline, like every other virtual of Backend: libcollage_compiler exports no vtable, so a
+  // backend defined outside it, as the examples' are, needs none with a key function.)
+  virtual bool accepts_layout(const Graph& group, ValueId v, const Layout& layout) const {
+    (void)group;
+    (void)v;
+    return layout.plain();
+  }
 
  private:
   struct PatternEntry {
@@ -99,6 +114,10 @@ class Backend {
   std::vector<PatternEntry> patterns_;
   std::vector<RuleEntry> rules_;
 };
+
+// OK when every value of `group` is in the plain layout; else InvalidArgument naming `backend` and
+// the first value that is not (the check of backends that take no other layout).
+absl::Status require_plain_layouts(const Graph& group, std::string_view backend);
 
 // Backends by name, in registration order (the priority order of the `greedy` baseline).
 class BackendRegistry {

@@ -62,6 +62,25 @@ absl::StatusOr<CompiledModel> compile_placement(const Context& ctx, const Backen
                                                 const BuildOptions& options = {},
                                                 ThreadPool* pool = nullptr);
 
+// The channel block of the native backend's blocked convolutions (16 on every target: one AVX-512
+// vector, two AVX2 ones), which BuildOptions::channel_block -1 picks.
+inline constexpr int32_t kDefaultChannelBlock = 16;
+// The channel block `options` asks for (BuildOptions::channel_block, -1 resolved).
+int32_t channel_block(const BuildOptions& options);
+
+// The layout of every value of `graph` placed as `placement`, indexed by value id: channel-blocked
+// by `c_block` where a value passes from one group to others and the producing group's backend
+// and every reading group's backend accept it blocked (Backend::accepts_layout), so that
+// consecutive convolutions of the native backend exchange blocked data; plain elsewhere: graph
+// inputs and outputs, constants, values that do not fit the block, values a group on either side
+// takes only plain (the layout changes there, inside the kernels on the blocked side, and the
+// end-to-end measurement of the placement pays for it), values of a group whose backend is not
+// registered or that cannot be cut out (compile_placement reports those). `c_block` 0: every
+// value plain.
+std::vector<Layout> assign_layouts(const Context& ctx, const BackendRegistry& backends,
+                                   const Graph& graph, const Placement& placement,
+                                   int32_t c_block);
+
 // The name of the reference backend.
 inline constexpr std::string_view kReferenceBackend = "reference";
 // A backend whose kernels run their group with run_reference (one task). Its pattern rule offers

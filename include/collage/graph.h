@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "collage/context.h"
+#include "collage/layout.h"
 #include "collage/op.h"
 #include "collage/tensor.h"
 
@@ -27,6 +28,9 @@ struct Value {
   NodeId producer = -1;     // node_output: the producing node
   int output_index = 0;     // node_output: which of its outputs
   int32_t constant = -1;    // constant: index into Graph::constants()
+  // How a kernel receives or returns the value (a group's standalone graph: its inputs and
+  // outputs only); plain everywhere else.
+  Layout layout;
 };
 
 struct Node {
@@ -93,6 +97,9 @@ class GraphBuilder {
   void add_output(ValueId v);
   // Renames a value (e.g. to give a graph output its model name). The name is made unique.
   void set_value_name(ValueId v, std::string name);
+  // The layout of an input or output value (checked by finish(): only inputs and outputs may
+  // have a layout other than plain, and it must fit the value's type).
+  void set_layout(ValueId v, Layout layout);
 
   const Value& value(ValueId id) const { return g_.values_[id]; }
   const Tensor* constant_of(ValueId id) const { return g_.constant_of(id); }

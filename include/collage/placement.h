@@ -154,6 +154,9 @@ struct PlacementOptions {
   // BuildOptions::code_cache of every kernel built ("": none): compiled code kept between
   // compiles, beside the cost database (code_cache_dir).
   std::string code_cache;
+  // Channel block of the blocked layouts groups pass each other, as the placement will be
+  // compiled (BuildOptions::channel_block): candidates and placements are measured with them.
+  int32_t channel_block = -1;
   PlacementExecutor executor = PlacementExecutor::sequential;
   // How placements are scored under `executor` when it is not sequential; empty: in process, one
   // kernel after another (noted in the placement).

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -63,14 +64,17 @@ class GraphReachability {
 
 // A group cut out of its graph as a standalone graph: values read from outside (except constants,
 // which are copied by reference) become inputs, values used outside the group or returned by the
-// parent graph become outputs. The mapping back to the parent is kept.
+// parent graph become outputs. The mapping back to the parent is kept. `layouts` (one per parent
+// value, or empty for all plain) gives the inputs and outputs their layouts; the graph check
+// refuses a layout that does not fit its value.
 struct ExtractedSubgraph {
   Graph graph;
   std::vector<ValueId> parent_inputs;   // parent value of each subgraph input, in order
   std::vector<ValueId> parent_outputs;  // parent value of each subgraph output, in order
 };
 absl::StatusOr<ExtractedSubgraph> extract_subgraph(const Context& ctx, const Graph& parent,
-                                                   const NodeSet& nodes);
+                                                   const NodeSet& nodes,
+                                                   std::span<const Layout> layouts = {});
 
 // Canonical text of a standalone graph independent of value/node names and constant contents:
 // operators, attributes, types, wiring and constant types. Structurally identical groups have

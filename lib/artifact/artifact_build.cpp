@@ -99,6 +99,8 @@ absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(const Context
   std::vector<ArtifactKernel> kernels;
   std::vector<bool> available(graph.values().size(), false);
   for (ValueId v : graph.inputs()) available[v] = true;
+  const std::vector<Layout> layouts =
+      assign_layouts(ctx, backends, graph, placement, channel_block(options));
   for (size_t i = 0; i < placement.groups.size(); ++i) {
     const PlacedGroup& group = placement.groups[i];
     if (group.nodes.universe() != num_nodes || group.nodes.empty())
@@ -115,7 +117,7 @@ absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(const Context
     if (!backend)
       return absl::InvalidArgumentError(
           str_cat(label, ": no backend named '", group.backend, "' is registered"));
-    auto sub = extract_subgraph(ctx, graph, group.nodes);
+    auto sub = extract_subgraph(ctx, graph, group.nodes, layouts);
     if (!sub.ok())
       return absl::Status(sub.status().code(), str_cat(label, ": ", sub.status().message()));
     ArtifactKernel k;

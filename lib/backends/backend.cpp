@@ -72,6 +72,15 @@ std::vector<Candidate> Backend::candidates(const Graph& g, const GraphReachabili
   return out;
 }
 
+absl::Status require_plain_layouts(const Graph& group, std::string_view backend) {
+  for (const Value& v : group.values())
+    if (!v.layout.plain())
+      return absl::InvalidArgumentError(
+          str_cat(backend, ": value '", v.name, "' is in layout ",
+                  layout_name(v.layout, v.type.shape.size()), "; this backend takes plain ones"));
+  return absl::OkStatus();
+}
+
 absl::Status BackendRegistry::add(std::unique_ptr<Backend> backend) {
   if (!backend) return absl::InvalidArgumentError("backend registry: null backend");
   if (find(backend->name()))

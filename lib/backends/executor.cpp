@@ -230,13 +230,14 @@ struct ValueUse {
 // reads and writes.
 absl::Status build_group(const Context& ctx, const BackendRegistry& backends, const Graph& graph,
                          const PlacedGroup& group, size_t i, const BuildOptions& options,
-                         CompiledModel::Impl& impl, ValueUse& use) {
+                         std::span<const Layout> layouts, CompiledModel::Impl& impl,
+                         ValueUse& use) {
   std::string label = group_label(graph, group, i);
   const Backend* backend = backends.find(group.backend);
   if (!backend)
     return absl::InvalidArgumentError(
         str_cat(label, ": no backend named '", group.backend, "' is registered"));
-  auto sub = extract_subgraph(ctx, graph, group.nodes);
+  auto sub = extract_subgraph(ctx, graph, group.nodes, layouts);
   if (!sub.ok())
     return absl::Status(sub.status().code(), str_cat(label, ": ", sub.status().message()));
   GroupExec exec;
@@ -353,11 +354,13 @@ absl::StatusOr<CompiledModel> compile_placement(const Context& ctx, const Backen
     impl->input_types.push_back(graph.value(v).type);
     impl->input_names.push_back(graph.value(v).name);
   }
+  const std::vector<Layout> layouts =
+      assign_layouts(ctx, backends, graph, placement, channel_block(options));
   ValueUse use{std::vector<int>(graph.values().size(), -1),
                std::vector<int>(graph.values().size(), -1)};
   for (size_t i = 0; i < placement.groups.size(); ++i)
-    if (absl::Status s =
-            build_group(ctx, backends, graph, placement.groups[i], i, options, *impl, use);
+    if (absl::Status s = build_group(ctx, backends, graph, placement.groups[i], i, options,
+                                     layouts, *impl, use);
         !s.ok())
       return s;
   place_outputs(graph, *impl);

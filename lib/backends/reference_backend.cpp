@@ -68,6 +68,7 @@ class ReferenceBackend : public Backend {
 
   absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
                                                 const BuildOptions&) const override {
+    if (absl::Status s = require_plain_layouts(group, name()); !s.ok()) return s;
     return std::make_unique<ReferenceKernel>(group);
   }
 };

@@ -174,6 +174,11 @@ void GraphBuilder::set_value_name(ValueId v, std::string name) {
   cur = unique_name(std::move(name), false);
 }
 
+void GraphBuilder::set_layout(ValueId v, Layout layout) {
+  assert(v >= 0 && v < static_cast<ValueId>(g_.values_.size()));
+  g_.values_[v].layout = layout;
+}
+
 absl::StatusOr<Graph> GraphBuilder::finish() {
   if (absl::Status s = verify_graph(ctx_, g_); !s.ok()) return s;
   Graph out = std::move(g_);

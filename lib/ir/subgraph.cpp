@@ -116,7 +116,13 @@ bool GraphReachability::is_convex(const NodeSet& s) const {
 }
 
 absl::StatusOr<ExtractedSubgraph> extract_subgraph(const Context& ctx, const Graph& parent,
-                                                   const NodeSet& nodes) {
+                                                   const NodeSet& nodes,
+                                                   std::span<const Layout> layouts) {
+  if (!layouts.empty() && layouts.size() != parent.values().size())
+    return absl::InvalidArgumentError(str_cat("extract_subgraph: ", layouts.size(),
+                                              " layouts for a graph of ", parent.values().size(),
+                                              " values"));
+  auto layout_of = [&](ValueId v) { return layouts.empty() ? Layout() : layouts[v]; };
   ExtractedSubgraph out;
   GraphBuilder b(ctx, parent.name() + "_group");
   std::map<ValueId, ValueId> mapped;  // parent value -> subgraph value
@@ -137,6 +143,7 @@ absl::StatusOr<ExtractedSubgraph> extract_subgraph(const Context& ctx, const Gra
           nv = b.add_constant(v.name, *c);
         } else {
           nv = b.add_input(v.name, v.type);
+          b.set_layout(nv, layout_of(in));
           out.parent_inputs.push_back(in);
         }
         it = mapped.emplace(in, nv).first;
@@ -158,6 +165,7 @@ absl::StatusOr<ExtractedSubgraph> extract_subgraph(const Context& ctx, const Gra
       for (NodeId u : users[v]) used_outside |= !nodes.contains(u);
       if (used_outside) {
         b.add_output(mapped[v]);
+        b.set_layout(mapped[v], layout_of(v));
         out.parent_outputs.push_back(v);
       }
     }
@@ -168,14 +176,25 @@ absl::StatusOr<ExtractedSubgraph> extract_subgraph(const Context& ctx, const Gra
   return out;
 }
 
+namespace {
+
+// "@nChw16c" for a value with a layout other than plain, "" for plain (whose signatures are the
+// ones they were before layouts existed, so cost-database records stay valid).
+std::string layout_suffix(const Value& v) {
+  return v.layout.plain() ? std::string() : "@" + layout_name(v.layout, v.type.shape.size());
+}
+
+}  // namespace
+
 std::string canonical_signature(const Graph& g) {
   // Values are numbered by first appearance: inputs, then node outputs in order; constants are
   // described by type only.
   std::map<ValueId, std::string> ids;
   std::string s;
   for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const Value& in = g.value(g.inputs()[i]);
     ids[g.inputs()[i]] = str_cat("i", i);
-    s += str_cat("in ", type_to_string(g.value(g.inputs()[i]).type), ";");
+    s += str_cat("in ", type_to_string(in.type), layout_suffix(in), ";");
   }
   int next = 0;
   for (const Node& n : g.nodes()) {
@@ -197,7 +216,7 @@ std::string canonical_signature(const Graph& g) {
     s += ";";
   }
   s += "out";
-  for (ValueId o : g.outputs()) s += str_cat(" ", ids[o]);
+  for (ValueId o : g.outputs()) s += str_cat(" ", ids[o], layout_suffix(g.value(o)));
   return s;
 }
 

@@ -65,9 +65,22 @@ absl::Status verify_graph(const Context& ctx, const Graph& g) {
       defined[out] = true;
     }
   }
+  std::vector<bool> boundary(g.values().size(), false);
   for (ValueId out : g.outputs()) {
     if (out < 0 || out >= nvalues || !defined[out])
       return absl::InternalError("a graph output refers to an undefined value");
+    boundary[out] = true;
+  }
+  for (ValueId in : g.inputs()) boundary[in] = true;
+  for (ValueId v = 0; v < nvalues; ++v) {
+    const Value& val = g.value(v);
+    if (val.layout.plain()) continue;
+    if (!boundary[v])
+      return absl::InvalidArgumentError(str_cat("value '", val.name, "' has layout ",
+                                                layout_name(val.layout, val.type.shape.size()),
+                                                " but is neither an input nor an output"));
+    if (absl::Status s = check_layout(val.layout, val.type); !s.ok())
+      return absl::InvalidArgumentError(str_cat("value '", val.name, "': ", s.message()));
   }
   return absl::OkStatus();
 }

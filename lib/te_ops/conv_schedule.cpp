@@ -1,12 +1,15 @@
 // Convolution schedules: the blocked NCHWc template (register tiles of ow_t x oc_t vectors of 16
 // output channels, data packed per parallel chunk, weight pre-packed), the blocked depthwise one
 // (ow_t vectors of 16 channels, one weight vector per tap) and the direct NCHW template (vectors
-// along the output row), each with the group's elementwise chain fused into the store.
+// along the output row), each with the group's elementwise chain fused into the store; the blocked
+// ones also read and write values kept in 16-channel blocks between groups (layout_views.h).
 #include <algorithm>
+#include <tuple>
 
 #include "core/str_cat.h"
 #include "te_ops/conv.h"
 #include "te_ops/conv_dense_common.h"
+#include "te_ops/layout_views.h"
 
 namespace collage::te_ops::conv {
 namespace {
@@ -117,6 +120,39 @@ void direct_space(const Geometry& g, int lanes, tune::ScheduleTemplate& t) {
                 {"oh_t", detail::pick_at_most(oh_t, g.ow <= lanes / 2 ? 4 : 2)}};
 }
 
+// The loops of a conv group's tiled output stage: the channel block, the channel within it, the
+// output row (2-D) and the output column. A plain [N, M, (OH,) OW] output splits its channel axis
+// by the block; one stored channel-blocked (layout_views.h: [N, M/16, (OH,) OW, 16]) has both.
+struct OutAxes {
+  te::IterVar mo, mi, oh, ow;
+  bool stored = false;  // channel-blocked: the channels within a block are innermost in memory
+};
+
+OutAxes out_axes(te::Stage& so, const Geometry& g, int rank) {
+  OutAxes a;
+  a.stored = rank == g.spatial + 3;
+  if (a.stored) {
+    a.mo = so.axis(1);
+    a.mi = so.axis(rank - 1);
+  } else {
+    std::tie(a.mo, a.mi) = so.split(so.axis(1), kBlock);
+  }
+  if (g.spatial == 2) a.oh = so.axis(2);
+  a.ow = so.axis(g.spatial + 1);
+  return a;
+}
+
+// Whether the data pack would copy its input as it is: the input is a kernel argument stored in
+// 16-channel blocks (layout_views.h), the window never leaves it (no padding) and the channels
+// fill whole blocks. The reduction then reads the argument in place (the pack is inlined).
+bool pack_is_copy(const te::Tensor& data, const Geometry& g) {
+  if (data->tag != "conv_data_pack") return false;
+  const std::vector<te::Tensor> in = te::input_tensors(data);
+  if (in.size() != 1 || in[0]->tag != kLayoutViewTag) return false;
+  return g.in_block() == kBlock && g.c % kBlock == 0 && g.pt == 0 && g.pl == 0 &&
+         (g.oh - 1) * g.sh + (g.kh - 1) * g.dh < g.h && (g.ow - 1) * g.sw + (g.kw - 1) * g.dw < g.w;
+}
+
 absl::StatusOr<ScheduledGroup> apply_blocked(const AnchorGroup& grp, const Parts& p,
                                              const Geometry& g, const Knobs& k) {
   std::vector<te::Tensor> prepacked;
@@ -134,21 +170,22 @@ absl::StatusOr<ScheduledGroup> apply_blocked(const AnchorGroup& grp, const Parts
     const int64_t oc_outer = std::max<int64_t>(knob_or(k, "oc_outer", 1), 1);
     const int64_t ci_unroll = std::max<int64_t>(knob_or(k, "ci_unroll", 1), 1);
     te::Stage so = s[e.out];
-    const int rank = e.out.ndim();
-    auto [mo, mi] = so.split(so.axis(1), kBlock);
-    auto [mt, mr] = so.split(mo, oc_t);
+    const OutAxes out = out_axes(so, g, e.out.ndim());
+    const te::IterVar mi = out.mi;
+    auto [mt, mr] = so.split(out.mo, oc_t);
     auto [mto, mti] = so.split_nparts(mt, oc_outer);
-    auto [owo, owi] = so.split(so.axis(rank - 1), ow_t);
-    std::vector<te::IterVar> inner =
-        knob_or(k, "epi_vec", 0) ? std::vector<te::IterVar>{mr, owi, mi}
-                                 : std::vector<te::IterVar>{mr, mi, owi};
+    auto [owo, owi] = so.split(out.ow, ow_t);
+    // A blocked output is stored 16 channels at a time, whatever epi_vec says.
+    const bool channels_inner = out.stored || knob_or(k, "epi_vec", 0);
+    std::vector<te::IterVar> inner = channels_inner ? std::vector<te::IterVar>{mr, owi, mi}
+                                                    : std::vector<te::IterVar>{mr, mi, owi};
     // The parallel loop is the outermost of output-row chunks or output-channel chunks; the data
     // is packed at the innermost of the chunk loops, for the rows that chunk reads (bounds are
     // not inferred through fused loops, so none is fused).
     te::IterVar par, pack_at;
     std::vector<te::IterVar> order;
     if (g.spatial == 2) {
-      auto [oho, ohi] = so.split(so.axis(2), oh_par);
+      auto [oho, ohi] = so.split(out.oh, oh_par);
       if (knob_or(k, "par_oc", 0)) {
         order = {mto, so.axis(0), oho};
         par = mto;
@@ -175,7 +212,10 @@ absl::StatusOr<ScheduledGroup> apply_blocked(const AnchorGroup& grp, const Parts
                 rio, rii, sa.axis(1), sa.axis(3), sa.axis(4)});
     if (ci_unroll > 1) sa.unroll(rii);
     sa.unroll(sa.axis(1)).unroll(sa.axis(3)).vectorize(sa.axis(4));
-    s[p.data].compute_at(so, pack_at);
+    if (pack_is_copy(p.data, g))
+      s[p.data].compute_inline();
+    else
+      s[p.data].compute_at(so, pack_at);
     if (!w_const) s[p.wpk].compute_at(so, pack_at);
   }
   if (!s.status().ok()) return s.status();
@@ -257,15 +297,16 @@ absl::StatusOr<ScheduledGroup> apply_depthwise(const AnchorGroup& grp, const Par
     const int64_t ow_t = std::clamp<int64_t>(knob_or(k, "ow_t", 8), 1, g.ow);
     const int64_t oh_par = std::clamp<int64_t>(knob_or(k, "oh_par", 1), 1, g.oh);
     te::Stage so = s[e.out];
-    const int rank = e.out.ndim();
-    auto [mo, mi] = so.split(so.axis(1), kBlock);
-    auto [owo, owi] = so.split(so.axis(rank - 1), ow_t);
-    std::vector<te::IterVar> inner = knob_or(k, "epi_vec", 0) ? std::vector<te::IterVar>{owi, mi}
-                                                              : std::vector<te::IterVar>{mi, owi};
+    const OutAxes out = out_axes(so, g, e.out.ndim());
+    const te::IterVar mo = out.mo, mi = out.mi;
+    auto [owo, owi] = so.split(out.ow, ow_t);
+    std::vector<te::IterVar> inner = out.stored || knob_or(k, "epi_vec", 0)
+                                         ? std::vector<te::IterVar>{owi, mi}
+                                         : std::vector<te::IterVar>{mi, owi};
     te::IterVar par, pack_at;
     std::vector<te::IterVar> order;
     if (g.spatial == 2) {
-      auto [oho, ohi] = so.split(so.axis(2), oh_par);
+      auto [oho, ohi] = so.split(out.oh, oh_par);
       if (knob_or(k, "par_oc", 0)) {
         order = {mo, so.axis(0), oho};
         par = mo;
@@ -290,7 +331,10 @@ absl::StatusOr<ScheduledGroup> apply_depthwise(const AnchorGroup& grp, const Par
     sa.reorder({sa.axis(0), sa.axis(1), sa.axis(2), sa.reduce_axis(0), sa.reduce_axis(1),
                 sa.axis(3), sa.axis(4)});
     sa.unroll(sa.axis(3)).vectorize(sa.axis(4));
-    s[p.data].compute_at(so, pack_at);
+    if (pack_is_copy(p.data, g))
+      s[p.data].compute_inline();
+    else
+      s[p.data].compute_at(so, pack_at);
     if (!w_const) s[p.wpk].compute_at(so, pack_at);
   }
   if (!s.status().ok()) return s.status();

@@ -50,6 +50,7 @@ class DnnlBackend : public Backend {
 
   absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
                                                 const BuildOptions& options) const override {
+    if (absl::Status s = require_plain_layouts(group, name()); !s.ok()) return s;
     std::vector<NodeId> nodes(group.nodes().size());
     std::iota(nodes.begin(), nodes.end(), 0);
     auto plan = dnnl_backend::analyze_group(group, nodes, /*standalone=*/true);

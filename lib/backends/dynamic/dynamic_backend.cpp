@@ -111,6 +111,7 @@ class DynamicBackend : public Backend {
 
   absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
                                                 const BuildOptions&) const override {
+    if (absl::Status s = require_plain_layouts(group, name()); !s.ok()) return s;
     if (group.nodes().size() != 1)
       return absl::InvalidArgumentError(
           str_cat("dynamic: group '", group.name(), "' must be one node"));

@@ -42,6 +42,7 @@ class EigenBackend : public Backend {
 
   absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
                                                 const BuildOptions&) const override {
+    if (absl::Status s = require_plain_layouts(group, name()); !s.ok()) return s;
     const auto& nodes = group.nodes();
     if (nodes.empty()) return absl::InvalidArgumentError("eigen: empty group");
     if (group.outputs().size() != 1 || group.outputs()[0] != nodes.back().outputs[0])

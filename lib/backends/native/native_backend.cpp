@@ -9,6 +9,7 @@
 #include "backends/native/native_code_cache.h"
 #include "backends/native/native_fusion.h"
 #include "backends/native/native_kernel.h"
+#include "backends/native/native_layouts.h"
 #include "backends/native/native_lower.h"
 #include "collage/jit.h"
 #include "collage/backends/native.h"
@@ -41,6 +42,10 @@ class NativeBackend : public Backend {
         supported[n] = native::check_node_supported(g, g.node(n), *ops).ok();
       return native::fusion_candidates(g, reach, rule_options, supported);
     });
+  }
+
+  bool accepts_layout(const Graph& group, ValueId v, const Layout& layout) const override {
+    return native::takes_layout(group, v, layout);
   }
 
   absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,

@@ -5,6 +5,7 @@
 
 #include "core/str_cat.h"
 #include "te_ops/default_schedule.h"
+#include "te_ops/layout_views.h"
 #include "te_ops/te_op_util.h"
 
 namespace collage::native {
@@ -108,9 +109,14 @@ absl::StatusOr<GroupTensors> build_tensors(const Graph& g, const te_ops::TeOpReg
   GroupTensors gt;
   gt.of_value.resize(g.values().size());
   for (size_t i = 0; i < g.inputs().size(); ++i) {
-    const TensorType& t = g.value(g.inputs()[i]).type;
-    gt.inputs.push_back(te::placeholder(t.shape, t.dtype, str_cat("arg", i)));
-    gt.of_value[g.inputs()[i]] = gt.inputs.back();
+    const Value& v = g.value(g.inputs()[i]);
+    const TensorType& t = v.type;
+    // A blocked input is the kernel argument in its stored order, read through a logical view
+    // that schedules inline.
+    gt.inputs.push_back(te::placeholder(te_ops::stored_shape(t.shape, v.layout), t.dtype,
+                                        str_cat("arg", i)));
+    gt.of_value[g.inputs()[i]] =
+        v.layout.plain() ? gt.inputs.back() : te_ops::logical_view(gt.inputs.back(), v.layout);
   }
   for (ValueId v = 0; v < static_cast<ValueId>(g.values().size()); ++v) {
     if (g.value(v).kind != ValueKind::constant) continue;
@@ -134,6 +140,12 @@ absl::StatusOr<GroupTensors> build_tensors(const Graph& g, const te_ops::TeOpReg
   for (ValueId v : g.outputs()) {
     te::Tensor t = gt.of_value[v];
     if (!t.defined()) return absl::InvalidArgumentError(str_cat("group output '", g.value(v).name, "' has no producer"));
+    const Layout& layout = g.value(v).layout;
+    if (!layout.plain()) {
+      // Stored blocked: the output stage writes the logical result in that order.
+      gt.outputs.push_back(te_ops::stored_view(t, layout, str_cat("out", gt.outputs.size())));
+      continue;
+    }
     // An output must be its own stage: copy a placeholder or a tensor already listed.
     if (t.op_kind() == te::OpKind::placeholder || contains(gt.outputs, t))
       t = te::compute(

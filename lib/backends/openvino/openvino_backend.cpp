@@ -24,6 +24,7 @@ class OpenvinoBackend : public Backend {
 
   absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
                                                 const BuildOptions& options) const override {
+    if (absl::Status s = require_plain_layouts(group, name()); !s.ok()) return s;
     const int32_t threads =
         options.num_threads > 0 ? options.num_threads
                                 : static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));

@@ -235,6 +235,7 @@ class PluginBackend : public Backend {
 
   absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
                                                 const BuildOptions&) const override {
+    if (absl::Status s = require_plain_layouts(group, name()); !s.ok()) return s;
     NodeSet all(group.nodes().size());
     for (NodeId n = 0; n < static_cast<NodeId>(group.nodes().size()); ++n) all.insert(n);
     GroupView view(group, all, group.inputs(), group.outputs());

@@ -37,6 +37,7 @@ class TreesBackend : public Backend {
 
   absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
                                                 const BuildOptions& options) const override {
+    if (absl::Status s = require_plain_layouts(group, name()); !s.ok()) return s;
     const auto& nodes = group.nodes();
     if (nodes.size() != 1 || nodes[0].op_name() != "TreeEnsemble" || group.outputs().size() != 1)
       return absl::InvalidArgumentError(

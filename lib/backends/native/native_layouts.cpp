@@ -1,0 +1,65 @@
+// The blocked layouts a native group takes at its boundary.
+#include "backends/native/native_layouts.h"
+
+#include <algorithm>
+
+#include "te_ops/conv.h"
+
+namespace collage::native {
+namespace {
+
+bool is_anchor(const Node& n) {
+  const std::string_view op = n.op_name();
+  return op == "Conv" || op == "MatMul" || op == "Gemm";
+}
+
+// An elementwise group (every node elementwise or broadcast, one output): its stages are inlined
+// into the output's, which the default schedule vectorizes along the innermost axis, the 16
+// channels of a block when the output is stored blocked. It takes the output and the inputs of
+// the output's shape blocked (a smaller broadcast operand, as a per-channel scale, stays plain).
+bool elementwise_takes(const Graph& group, ValueId v) {
+  if (group.outputs().size() != 1) return false;
+  for (const Node& n : group.nodes())
+    if (n.op->fusion != FusionKind::elementwise && n.op->fusion != FusionKind::broadcast)
+      return false;
+  return group.value(v).type.shape == group.value(group.outputs()[0]).type.shape;
+}
+
+}  // namespace
+
+bool takes_layout(const Graph& group, ValueId v, const Layout& layout) {
+  if (layout.plain()) return true;
+  if (layout.c_block != te_ops::conv::kBlock || !check_layout(layout, group.value(v).type).ok())
+    return false;
+  NodeId conv = -1;
+  for (NodeId n = 0; n < static_cast<NodeId>(group.nodes().size()); ++n) {
+    if (!is_anchor(group.node(n))) continue;
+    if (conv >= 0 || group.node(n).op_name() != "Conv") return false;
+    conv = n;
+  }
+  if (conv < 0) return elementwise_takes(group, v);
+  const Node& node = group.node(conv);
+  if (node.inputs.size() < 2 || node.inputs[0] == kNoValue || node.inputs[1] == kNoValue)
+    return false;
+  const bool bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
+  auto geometry = te_ops::conv::resolve(node, group.value(node.inputs[0]).type.shape,
+                                        group.value(node.inputs[1]).type.shape, bias);
+  if (!geometry.ok() || !(geometry->blocked() || geometry->depthwise())) return false;
+  const auto& outputs = group.outputs();
+  if (std::find(outputs.begin(), outputs.end(), v) != outputs.end())
+    return outputs.size() == 1;
+  bool read = false;
+  for (const Node& n : group.nodes())
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i] != v) continue;
+      read = true;
+      const bool conv_data = &n == &node && i == 0;
+      const bool epilogue_operand = &n != &node && n.outputs.size() == 1 &&
+                                    group.value(n.outputs[0]).type.shape ==
+                                        group.value(v).type.shape;
+      if (!conv_data && !epilogue_operand) return false;
+    }
+  return read;
+}
+
+}  // namespace collage::native
