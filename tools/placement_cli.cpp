@@ -60,7 +60,8 @@ void PlacementArgs::declare(ArgParser& parser, bool with_strategy, std::string_v
                 &target);
   parser.flag("--plain-layouts",
               "keep every value between groups in plain NCHW (default: values passed\n"
-              "between native convolutions stay in their 16-channel blocked layout)",
+              "between convolutions stay blocked by one vector of channels: 16 on\n"
+              "AVX-512 targets, 8 on AVX2)",
               &plain_layouts);
   parser.check([this]() -> std::optional<std::string> {
     char* end = nullptr;
@@ -90,7 +91,7 @@ PlacementOptions PlacementArgs::options() const {
   o.code_cache = code_cache_dir(o.cost_db_path);
   o.max_depth = static_cast<int>(max_depth);
   o.target = target_cpu;
-  if (plain_layouts) o.channel_block = 0;
+  o.channel_block = plain_layouts ? 0 : native_channel_block(target_cpu);
   size_t start = 0;
   while (start < backends.size()) {
     size_t comma = backends.find(',', start);

@@ -24,6 +24,7 @@
 #include "bench_util.h"
 #include "cli_args.h"
 #include "cli_common.h"
+#include "collage/backends/native.h"
 #include "collage/executor.h"
 #include "collage/onnx.h"
 #include "collage/passes.h"
@@ -47,6 +48,8 @@ struct Args {
   std::string budget = "60";
   std::string cost_db;
   std::string strategies;  // empty: all
+  std::string target;      // --target as given
+  std::string target_cpu;  // resolved (resolve_native_target): "" for this machine
   std::string python = std::string(COLLAGE_SOURCE_DIR) + "/.venv/bin/python";
 };
 
@@ -93,7 +96,8 @@ std::optional<CompiledModel> prepare(const Context& ctx, const BackendRegistry& 
   const bool plain = row.name.ends_with("/plain");
   PlacementOptions o;
   o.strategy = plain ? row.name.substr(0, row.name.size() - 6) : row.name;
-  if (plain) o.channel_block = 0;
+  o.target = args.target_cpu;
+  o.channel_block = plain ? 0 : native_channel_block(args.target_cpu);
   // As BYOC does: what a single backend leaves goes to generated code when it is built in.
   if (backends.find("native")) o.fallback = "native";
   o.time_budget_s = budget_s;
@@ -106,6 +110,7 @@ std::optional<CompiledModel> prepare(const Context& ctx, const BackendRegistry& 
   }
   BuildOptions build;
   build.num_threads = pool.num_threads();
+  build.target = o.target;
   build.channel_block = o.channel_block;
   auto model = compile_placement(ctx, backends, g, *placement, build, &pool);
   if (!model.ok()) {
@@ -302,6 +307,10 @@ int run(int argc, char** argv) {
                 "greedy and two-level); STRATEGY/plain keeps every value plain (no\n"
                 "blocked layouts between groups)",
                 &args.strategies);
+  parser.option("--target", "CPU",
+                "the CPU generated code is built for: avx2, avx512, an LLVM CPU name\n"
+                "(default: this machine); it sets the channel block (8 on AVX2)",
+                &args.target);
   parser.option("--python", "PATH",
                 "the Python with onnxruntime and openvino (default: the checkout's .venv)",
                 &args.python);
@@ -309,6 +318,9 @@ int run(int argc, char** argv) {
   if (std::optional<int> exit = parser.parse(raw)) return *exit;
   const std::optional<double> budget_s = parse_seconds(args.budget);
   if (!budget_s) return parser.usage_error("--budget expects a number of seconds");
+  absl::StatusOr<std::string> cpu = resolve_native_target(args.target);
+  if (!cpu.ok()) return parser.usage_error("--target: " + std::string(cpu.status().message()));
+  args.target_cpu = *cpu;
 
   std::vector<std::string> models = split_list(args.models);
   if (models.empty()) {

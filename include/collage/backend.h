@@ -53,8 +53,8 @@ struct BuildOptions {
   // backend's objects, named by what their code depends on); "": none.
   std::string code_cache;
   // Channel block of the blocked layouts that groups of a placed graph pass each other
-  // (Layout::c_block; assign_layouts): -1 the native backend's block (16 channels, one AVX-512
-  // vector or two AVX2 ones), 0 keeps every value plain.
+  // (Layout::c_block; assign_layouts): 16 or 8 (native and dnnl take both), -1 for 16
+  // (kDefaultChannelBlock; native_channel_block gives the target's own), 0 keeps every value plain.
   int32_t channel_block = -1;
 };
 

@@ -62,8 +62,8 @@ absl::StatusOr<CompiledModel> compile_placement(const Context& ctx, const Backen
                                                 const BuildOptions& options = {},
                                                 ThreadPool* pool = nullptr);
 
-// The channel block of the native backend's blocked convolutions (16 on every target: one AVX-512
-// vector, two AVX2 ones), which BuildOptions::channel_block -1 picks.
+// The channel block BuildOptions::channel_block -1 picks: 16, one AVX-512 vector (two AVX2 ones).
+// The command-line tools pick the target's own, native_channel_block (8 on AVX2).
 inline constexpr int32_t kDefaultChannelBlock = 16;
 // The channel block `options` asks for (BuildOptions::channel_block, -1 resolved).
 int32_t channel_block(const BuildOptions& options);

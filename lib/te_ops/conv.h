@@ -15,8 +15,10 @@
 
 namespace collage::te_ops::conv {
 
-// Output-channel block of the blocked layout: one AVX-512 vector of f32.
+// Output-channel block of the blocked computes: one AVX-512 vector of f32; kSmallBlock, one
+// AVX2 vector, where the group passes values blocked by it (compute_block).
 constexpr int64_t kBlock = 16;
+constexpr int64_t kSmallBlock = 8;
 
 // A Conv's resolved geometry; 1-D convolutions have h == kh == oh == 1.
 struct Geometry {
@@ -26,6 +28,7 @@ struct Geometry {
   int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0;
   int64_t group = 1;
   bool bias = false;
+  int64_t block = kBlock;  // the channel block of the blocked and depthwise computes
   // Channels per group, of the input and of the output.
   int64_t cg() const { return c / group; }
   int64_t mg() const { return m / group; }
@@ -38,20 +41,25 @@ struct Geometry {
   // with as many outputs as inputs per group, as block-diagonal 16 x 16 weights (the narrow
   // stages: 16 / cg times the FLOPs, in the dense micro-kernel; a last partial block when the
   // channels are not a multiple of 16, as RegNet's 104 and 440).
-  bool whole_block_groups() const { return group > 1 && cg() % kBlock == 0 && mg() % kBlock == 0; }
+  bool whole_block_groups() const { return group > 1 && cg() % block == 0 && mg() % block == 0; }
   bool block_diagonal() const {
-    return group > 1 && !depthwise() && cg() == mg() && kBlock % cg() == 0;
+    return group > 1 && !depthwise() && cg() == mg() && block % cg() == 0;
   }
   bool blocked() const {
     return (group == 1 && m >= 8) || whole_block_groups() || block_diagonal();
   }
-  int64_t in_block() const { return group == 1 && c < kBlock ? c : kBlock; }
+  int64_t in_block() const { return group == 1 && c < block ? c : block; }
   double flops() const { return 2.0 * n * m * oh * ow * (c / group) * kh * kw; }
 };
 
-// Resolves `node` (a Conv) for inputs of the given shapes. InvalidArgument naming the node for
-// 3-D convolutions and inconsistent shapes.
-absl::StatusOr<Geometry> resolve(const Node& node, const Shape& x, const Shape& w, bool bias);
+// Resolves `node` (a Conv) for inputs of the given shapes, computed in channel blocks of `block`.
+// InvalidArgument naming the node for 3-D convolutions and inconsistent shapes.
+absl::StatusOr<Geometry> resolve(const Node& node, const Shape& x, const Shape& w, bool bias,
+                                 int64_t block = kBlock);
+
+// The channel block the convolutions of the standalone group `group` compute in: kSmallBlock when
+// one of its inputs or outputs is blocked by it (an AVX2 target's layout), else kBlock.
+int64_t compute_block(const Graph& group);
 
 // The ComputeFn of Conv.
 absl::StatusOr<std::vector<te::Tensor>> compute(const Graph& graph, const Node& node,

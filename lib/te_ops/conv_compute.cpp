@@ -1,5 +1,5 @@
 // Convolution computes: blocked NCHWc with the data packed to channel blocks (padding included)
-// and the weight packed to [M/16][C/cb][kh][kw][cb][16]
+// and the weight packed to [M/b][C/cb][kh][kw][cb][b] (b: Geometry::block, 16 or 8)
 // panels (dense and grouped), blocked depthwise, and direct NCHW for the other grouped ones.
 #include <algorithm>
 
@@ -47,7 +47,7 @@ te::Tensor unpack(const std::string& name, const Geometry& g, const te::Tensor& 
       out_shape(g),
       [&](const std::vector<te::Var>& v) {
         std::vector<te::Expr> i = out_index(g, v);
-        return acc(i[0], te::floordiv(i[1], kBlock), i[2], i[3], te::floormod(i[1], kBlock));
+        return acc(i[0], te::floordiv(i[1], g.block), i[2], i[3], te::floormod(i[1], g.block));
       },
       name, "conv_unpack");
 }
@@ -68,24 +68,24 @@ te::Tensor pack_data(const std::string& name, const Geometry& g, const te::Tenso
 
 std::vector<te::Tensor> blocked(const std::string& name, const Geometry& g, const te::Tensor& x,
                                 const te::Tensor& w, const te::Tensor& b) {
-  const int64_t ib = g.in_block(), cb = (g.c + ib - 1) / ib, mb = (g.m + kBlock - 1) / kBlock;
+  const int64_t ib = g.in_block(), cb = (g.c + ib - 1) / ib, mb = (g.m + g.block - 1) / g.block;
   // Output block o reduces over input blocks base(o) .. base(o) + nrc - 1.
-  const int64_t nrc = g.group == 1 ? cb : g.whole_block_groups() ? g.cg() / kBlock : 1;
+  const int64_t nrc = g.group == 1 ? cb : g.whole_block_groups() ? g.cg() / g.block : 1;
   auto base = [&](te::Expr o) -> te::Expr {
     if (g.group == 1) return te::Expr(0);
-    if (g.whole_block_groups()) return te::floordiv(o * kBlock, g.mg()) * (g.cg() / kBlock);
+    if (g.whole_block_groups()) return te::floordiv(o * g.block, g.mg()) * (g.cg() / g.block);
     return o;  // block-diagonal: the output block's own channels
   };
   te::Tensor xp = pack_data(name, g, x, ib);
   te::Tensor wpk = te::compute(
-      {mb, nrc, g.kh, g.kw, ib, kBlock},
+      {mb, nrc, g.kh, g.kw, ib, g.block},
       [&](const std::vector<te::Var>& v) {
-        te::Expr m = v[0] * kBlock + v[5], c = (base(v[0]) + v[1]) * ib + v[4];
+        te::Expr m = v[0] * g.block + v[5], c = (base(v[0]) + v[1]) * ib + v[4];
         // The input channel within its group (all of them for group 1).
         te::Expr local = g.group == 1 ? c : c - te::floordiv(m, g.mg()) * g.cg();
         te::Expr cond;
         auto both = [&](te::Expr e) { cond = cond.defined() ? (cond && e) : e; };
-        if (g.m % kBlock != 0) both(m < g.m);
+        if (g.m % g.block != 0) both(m < g.m);
         if (g.group == 1 && g.c % ib != 0) both(c < g.c);
         if (g.block_diagonal()) both(local >= 0 && local < g.cg());
         te::Expr value = weight(w, g, te::minimum(m, g.m - 1),
@@ -98,13 +98,13 @@ std::vector<te::Tensor> blocked(const std::string& name, const Geometry& g, cons
   te::IterVar rw = te::reduce_axis({0, g.kw}, "rw");
   te::IterVar ri = te::reduce_axis({0, ib}, "ri");
   te::Tensor acc = te::compute(
-      {g.n, mb, g.oh, g.ow, kBlock},
+      {g.n, mb, g.oh, g.ow, g.block},
       [&](const std::vector<te::Var>& v) {
         te::Expr ih = v[2] * g.sh + rh * g.dh, iw = v[3] * g.sw + rw * g.dw;
         te::Expr blk = base(v[1]) + rc;
         te::Expr src = xp(v[0], blk, ih, iw, ri) * wpk(v[1], rc, rh, rw, ri, v[4]);
         if (!b.defined()) return te::sum(src, {rc, rh, rw, ri});
-        return te::sum(src, {rc, rh, rw, ri}, b(te::minimum(v[1] * kBlock + v[4], g.m - 1)));
+        return te::sum(src, {rc, rh, rw, ri}, b(te::minimum(v[1] * g.block + v[4], g.m - 1)));
       },
       name + ".nchwc", "conv_nchwc");
   return {unpack(name, g, acc)};
@@ -114,25 +114,25 @@ std::vector<te::Tensor> blocked(const std::string& name, const Geometry& g, cons
 // weight vector per tap.
 std::vector<te::Tensor> depthwise(const std::string& name, const Geometry& g, const te::Tensor& x,
                                   const te::Tensor& w, const te::Tensor& b) {
-  const int64_t cb = (g.c + kBlock - 1) / kBlock;
-  te::Tensor xp = pack_data(name, g, x, kBlock);
+  const int64_t cb = (g.c + g.block - 1) / g.block;
+  te::Tensor xp = pack_data(name, g, x, g.block);
   te::Tensor wpk = te::compute(
-      {cb, g.kh, g.kw, kBlock},
+      {cb, g.kh, g.kw, g.block},
       [&](te::Var o, te::Var kh, te::Var kw, te::Var i) {
-        te::Expr c = o * kBlock + i;
+        te::Expr c = o * g.block + i;
         te::Expr value = weight(w, g, te::minimum(c, g.c - 1), te::Expr(0), kh, kw);
-        return g.c % kBlock != 0 ? te::select(c < g.c, value, 0.0f) : value;
+        return g.c % g.block != 0 ? te::select(c < g.c, value, 0.0f) : value;
       },
       name + ".weight_packed", "conv_weight_pack");
   te::IterVar rh = te::reduce_axis({0, g.kh}, "rh");
   te::IterVar rw = te::reduce_axis({0, g.kw}, "rw");
   te::Tensor acc = te::compute(
-      {g.n, cb, g.oh, g.ow, kBlock},
+      {g.n, cb, g.oh, g.ow, g.block},
       [&](const std::vector<te::Var>& v) {
         te::Expr src = xp(v[0], v[1], v[2] * g.sh + rh * g.dh, v[3] * g.sw + rw * g.dw, v[4]) *
                        wpk(v[1], rh, rw, v[4]);
         if (!b.defined()) return te::sum(src, {rh, rw});
-        return te::sum(src, {rh, rw}, b(te::minimum(v[1] * kBlock + v[4], g.c - 1)));
+        return te::sum(src, {rh, rw}, b(te::minimum(v[1] * g.block + v[4], g.c - 1)));
       },
       name + ".dw", "conv_dw");
   return {unpack(name, g, acc)};
@@ -171,7 +171,15 @@ std::vector<te::Tensor> direct(const std::string& name, const Geometry& g, const
 
 }  // namespace
 
-absl::StatusOr<Geometry> resolve(const Node& node, const Shape& x, const Shape& w, bool bias) {
+int64_t compute_block(const Graph& group) {
+  for (const std::vector<ValueId>* side : {&group.inputs(), &group.outputs()})
+    for (ValueId v : *side)
+      if (group.value(v).layout.c_block == kSmallBlock) return kSmallBlock;
+  return kBlock;
+}
+
+absl::StatusOr<Geometry> resolve(const Node& node, const Shape& x, const Shape& w, bool bias,
+                                 int64_t block) {
   const auto& a = node.get<ConvAttrs>();
   auto fail = [&](const std::string& what) {
     return absl::InvalidArgumentError(str_cat("Conv '", node.name, "': ", what));
@@ -189,6 +197,7 @@ absl::StatusOr<Geometry> resolve(const Node& node, const Shape& x, const Shape& 
   g.m = w[0];
   g.group = a.group;
   g.bias = bias;
+  g.block = block;
   const Shape in(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
   absl::StatusOr<ops::Window> win = ops::resolve_window(
       in, kernel, {a.auto_pad, a.strides, a.dilations, a.pads, /*ceil_mode=*/false});
@@ -214,7 +223,6 @@ absl::StatusOr<Geometry> resolve(const Node& node, const Shape& x, const Shape& 
 
 absl::StatusOr<std::vector<te::Tensor>> compute(const Graph& graph, const Node& node,
                                                 std::span<const te::Tensor> inputs) {
-  (void)graph;
   if (inputs.size() < 2 || !inputs[0].defined() || !inputs[1].defined())
     return absl::InvalidArgumentError(str_cat("Conv '", node.name, "': needs inputs X and W"));
   const te::Tensor& x = inputs[0];
@@ -225,7 +233,8 @@ absl::StatusOr<std::vector<te::Tensor>> compute(const Graph& graph, const Node& 
       return absl::InvalidArgumentError(str_cat("Conv '", node.name, "': input '", t.name(),
                                                 "' is ", dtype_name(t.dtype()),
                                                 ", the TE library supports f32 only"));
-  absl::StatusOr<Geometry> g = resolve(node, x.shape(), w.shape(), b.defined());
+  absl::StatusOr<Geometry> g =
+      resolve(node, x.shape(), w.shape(), b.defined(), compute_block(graph));
   if (!g.ok()) return g.status();
   if (g->depthwise()) return depthwise(node.name, *g, x, w, b);
   return g->blocked() ? blocked(node.name, *g, x, w, b) : direct(node.name, *g, x, w, b);

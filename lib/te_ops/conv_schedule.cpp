@@ -56,7 +56,8 @@ std::string signature(const Geometry& g, const te::Tensor& w, bool w_const,
   return str_cat(g.group > 1 ? str_cat(tag, "|") : std::string(), "Conv|x=f32[", g.n, ",", g.c, g.spatial == 2 ? str_cat(",", g.h) : "", ",", g.w,
                  "]|w=", detail::type_signature(w), "|bias=", g.bias ? 1 : 0,
                  "|group=", g.group, "|strides=", g.sh, ",", g.sw, "|dilations=", g.dh, ",", g.dw,
-                 "|pads=", g.pt, ",", g.pl, "|out=", g.oh, ",", g.ow, "|wconst=", w_const ? 1 : 0);
+                 "|pads=", g.pt, ",", g.pl, "|out=", g.oh, ",", g.ow, "|wconst=", w_const ? 1 : 0,
+                 g.block != kBlock ? str_cat("|block=", g.block) : std::string());
 }
 
 // The divisors of n in [1, limit].
@@ -72,7 +73,7 @@ std::vector<int64_t> divisors(int64_t n, int64_t limit) {
 // the row or column split would pack the whole input in every chunk.
 void blocked_space(const Geometry& g, int threads, const codegen::TargetSpec& target,
                    tune::ScheduleTemplate& t) {
-  const int64_t mb = (g.m + kBlock - 1) / kBlock;
+  const int64_t mb = (g.m + g.block - 1) / g.block;
   std::vector<int64_t> ow_t = divisors(g.ow, 28);
   std::vector<int64_t> oc_t = divisors(mb, 4);
   std::vector<int64_t> oh_par = divisors(g.oh, g.oh);
@@ -89,7 +90,7 @@ void blocked_space(const Geometry& g, int threads, const codegen::TargetSpec& ta
   // registers, 12 of AVX2's 16; more, with the broadcasts and weights of one step, makes LLVM
   // spill), a block of 16 channels being 16 / lanes vectors; at least 4 parallel chunks per
   // thread, along the output rows unless there are too few of them.
-  const int64_t block_vectors = std::max<int64_t>(kBlock / detail::f32_lanes(target), 1);
+  const int64_t block_vectors = std::max<int64_t>(g.block / detail::f32_lanes(target), 1);
   const int64_t tiles_max =
       std::max<int64_t>(detail::accumulator_budget(target) / block_vectors, 1);
   int64_t owd = 1, ocd = 1;
@@ -135,7 +136,7 @@ OutAxes out_axes(te::Stage& so, const Geometry& g, int rank) {
     a.mo = so.axis(1);
     a.mi = so.axis(rank - 1);
   } else {
-    std::tie(a.mo, a.mi) = so.split(so.axis(1), kBlock);
+    std::tie(a.mo, a.mi) = so.split(so.axis(1), g.block);
   }
   if (g.spatial == 2) a.oh = so.axis(2);
   a.ow = so.axis(g.spatial + 1);
@@ -149,7 +150,9 @@ bool pack_is_copy(const te::Tensor& data, const Geometry& g) {
   if (data->tag != "conv_data_pack") return false;
   const std::vector<te::Tensor> in = te::input_tensors(data);
   if (in.size() != 1 || in[0]->tag != kLayoutViewTag) return false;
-  return g.in_block() == kBlock && g.c % kBlock == 0 && g.pt == 0 && g.pl == 0 &&
+  const te::Tensor stored = te::input_tensors(in[0]).at(0);
+  return g.in_block() == g.block && g.c % g.block == 0 && stored.shape().back() == g.block &&
+         g.pt == 0 && g.pl == 0 &&
          (g.oh - 1) * g.sh + (g.kh - 1) * g.dh < g.h && (g.ow - 1) * g.sw + (g.kw - 1) * g.dw < g.w;
 }
 
@@ -262,7 +265,7 @@ absl::StatusOr<ScheduledGroup> apply_direct(const AnchorGroup& grp, const Parts&
 // 14 columns and at most detail::accumulator_budget vectors (AVX2: 6 columns of two vectors).
 void depthwise_space(const Geometry& g, int threads, const codegen::TargetSpec& target,
                      tune::ScheduleTemplate& t) {
-  const int64_t cb = (g.c + kBlock - 1) / kBlock;
+  const int64_t cb = (g.c + g.block - 1) / g.block;
   std::vector<int64_t> ow_t = divisors(g.ow, 28);
   std::vector<int64_t> oh_par = divisors(g.oh, g.oh);
   t.space.add("ow_t", ow_t);
@@ -274,7 +277,7 @@ void depthwise_space(const Geometry& g, int threads, const codegen::TargetSpec& 
   for (int64_t v : oh_par)
     if ((g.oh + v - 1) / v >= want) ohd = v;
   const bool par_oc = (g.oh + ohd - 1) / ohd < want && cb >= want;
-  const int64_t block_vectors = std::max<int64_t>(kBlock / detail::f32_lanes(target), 1);
+  const int64_t block_vectors = std::max<int64_t>(g.block / detail::f32_lanes(target), 1);
   const int64_t columns_max = std::min<int64_t>(
       14, std::max<int64_t>(detail::accumulator_budget(target) / block_vectors, 1));
   t.defaults = {{"ow_t", detail::pick_at_most(ow_t, columns_max)},
@@ -351,7 +354,9 @@ absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp)
   const Node& node = grp.graph->node(grp.anchor);
   const Shape& x = grp.graph->value(node.inputs[0]).type.shape;
   const bool bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
-  absl::StatusOr<Geometry> g = resolve(node, x, parts->w.shape(), bias);
+  // The compute's block is the last axis of its accumulator.
+  const int64_t block = parts->acc->tag == "conv_direct" ? kBlock : parts->acc.shape().back();
+  absl::StatusOr<Geometry> g = resolve(node, x, parts->w.shape(), bias, block);
   if (!g.ok()) return g.status();
   const int lanes = detail::f32_lanes(grp.target);
   tune::ScheduleTemplate t;

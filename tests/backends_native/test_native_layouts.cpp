@@ -58,8 +58,8 @@ Graph model(const Context& ctx, Values& v) {
   };
   ValueId c1 = add(b, "Conv", {x, w("w1", {32, 16, 3, 3}, 1), w("b1", {32}, 2)}, conv_attrs(1));
   v.r1 = add(b, "Relu", {c1});
-  ValueId c2 = add(b, "Conv", {v.r1, w("w2", {32, 1, 3, 3}, 3), w("b2", {32}, 4)},
-                   conv_attrs(1, 32));
+  ValueId c2 =
+      add(b, "Conv", {v.r1, w("w2", {32, 1, 3, 3}, 3), w("b2", {32}, 4)}, conv_attrs(1, 32));
   v.r2 = add(b, "Relu", {c2});
   ValueId c3 = add(b, "Conv", {v.r2, w("w3", {32, 32, 1, 1}, 5)}, conv_attrs(0));
   ValueId a3 = add(b, "Add", {c3, v.r1});
@@ -134,8 +134,15 @@ TEST_CASE("layouts: values between native conv groups are blocked, boundaries st
   CHECK(mixed[v.r1].plain());
   CHECK(mixed[v.r2].plain());
 
+  // Blocks of 8 (an AVX2 target's), as 16.
+  const std::vector<Layout> small =
+      assign_layouts(ctx, backends, g, placement(g, std::string(kNativeBackend)), 8);
+  CHECK(small[v.r1] == Layout::channel_blocked(8));
+  CHECK(small[v.r2] == Layout::channel_blocked(8));
+  CHECK(small[v.r3].plain());
+
   // A block the native convolutions do not use, and block 0: plain everywhere.
-  for (int32_t block : {8, 0}) {
+  for (int32_t block : {4, 0}) {
     const std::vector<Layout> other =
         assign_layouts(ctx, backends, g, placement(g, std::string(kNativeBackend)), block);
     for (const Layout& l : other) CHECK(l.plain());
@@ -152,7 +159,7 @@ TEST_CASE("layouts: placed models with blocked values compute what the reference
   auto expected = run_reference(g, {x});
   REQUIRE(expected.ok());
   for (const char* b_backend : {kNativeBackend.data(), kReferenceBackend.data()})
-    for (int32_t block : {16, 0}) {
+    for (int32_t block : {16, 8, 0}) {
       INFO("group B on " << b_backend << ", channel block " << block);
       auto model = compile_placement(ctx, backends, g, placement(g, b_backend),
                                      BuildOptions{.num_threads = 2, .channel_block = block});
@@ -163,14 +170,21 @@ TEST_CASE("layouts: placed models with blocked values compute what the reference
       REQUIRE(out.ok());
       check_outputs(*out, *expected);
     }
-  // The conv schedules' tiles for AVX2 (16 channels in two vectors) write and read blocks too.
-  auto avx2 = compile_placement(ctx, backends, g, placement(g, std::string(kNativeBackend)),
-                                BuildOptions{.num_threads = 2, .target = "avx2", .channel_block = 16});
-  INFO(avx2.status().ToString());
-  REQUIRE(avx2.ok());
-  auto out = avx2->run({x});
-  REQUIRE(out.ok());
-  check_outputs(*out, *expected);
+  // The conv schedules' tiles for AVX2 write and read blocks too: 16 channels in two vectors, and
+  // the target's own block of 8, one vector.
+  for (int32_t block : {16, 8}) {
+    INFO("AVX2, channel block " << block);
+    auto avx2 =
+        compile_placement(ctx, backends, g, placement(g, std::string(kNativeBackend)),
+                          BuildOptions{.num_threads = 2, .target = "avx2", .channel_block = block});
+    INFO(avx2.status().ToString());
+    REQUIRE(avx2.ok());
+    auto out = avx2->run({x});
+    REQUIRE(out.ok());
+    check_outputs(*out, *expected);
+  }
+  CHECK(native_channel_block("avx2") == 8);
+  CHECK(native_channel_block("avx512") == 16);
 }
 
 TEST_CASE("layouts: a native group refuses a blocked value it cannot take", "[native][layout]") {
@@ -187,7 +201,8 @@ TEST_CASE("layouts: a native group refuses a blocked value it cannot take", "[na
   ExtractedSubgraph conv = group({2, 3}), pool = group({7}), cat = group({11});
   CHECK(backend->accepts_layout(conv.graph, conv.graph.inputs()[0], blocked));
   CHECK(backend->accepts_layout(conv.graph, conv.graph.outputs()[0], blocked));
-  CHECK(!backend->accepts_layout(conv.graph, conv.graph.inputs()[0], Layout::channel_blocked(8)));
+  CHECK(backend->accepts_layout(conv.graph, conv.graph.inputs()[0], Layout::channel_blocked(8)));
+  CHECK(!backend->accepts_layout(conv.graph, conv.graph.inputs()[0], Layout::channel_blocked(4)));
   CHECK(!backend->accepts_layout(pool.graph, pool.graph.inputs()[0], blocked));
   CHECK(!backend->accepts_layout(cat.graph, cat.graph.inputs()[0], blocked));
   // The reference backend takes plain values only, and says which one is not.
@@ -206,46 +221,52 @@ TEST_CASE("layouts: an artifact with blocked values runs in the runtime", "[nati
   Values v;
   Graph g = model(ctx, v);
   BackendRegistry backends = registry();
-  ArtifactOptions options;
-  options.build.channel_block = 16;
-  auto bytes = compile_artifact(ctx, backends, g, placement(g, std::string(kNativeBackend)), options);
-  INFO(bytes.status().ToString());
-  REQUIRE(bytes.ok());
-  collage_module_t* m = nullptr;
-  std::string err =
-      take_message(collage_module_load_memory(bytes->data(), bytes->size(), nullptr, &m));
-  INFO(err);
-  REQUIRE(m);
-  Tensor x = random_f32({1, 16, 12, 12}, 43);
-  auto expected = run_reference(g, {x});
-  REQUIRE(expected.ok());
-  std::vector<Tensor> outputs;
-  for (const Tensor& e : *expected) outputs.emplace_back(e.dtype(), e.shape());
-  std::vector<DLTensor> in = {dl_view(x)}, out;
-  for (const Tensor& t : outputs) out.push_back(dl_view(t));
-  err = take_message(
-      collage_module_run(m, in.data(), 1, out.data(), static_cast<int32_t>(out.size())));
-  INFO(err);
-  CHECK(err.empty());
-  check_outputs(outputs, *expected);
-  collage_module_release(m);
+  for (int32_t block : {16, 8}) {
+    INFO("channel block " << block);
+    ArtifactOptions options;
+    options.build.channel_block = block;
+    auto bytes =
+        compile_artifact(ctx, backends, g, placement(g, std::string(kNativeBackend)), options);
+    INFO(bytes.status().ToString());
+    REQUIRE(bytes.ok());
+    collage_module_t* m = nullptr;
+    std::string err =
+        take_message(collage_module_load_memory(bytes->data(), bytes->size(), nullptr, &m));
+    INFO(err);
+    REQUIRE(m);
+    Tensor x = random_f32({1, 16, 12, 12}, 43);
+    auto expected = run_reference(g, {x});
+    REQUIRE(expected.ok());
+    std::vector<Tensor> outputs;
+    for (const Tensor& e : *expected) outputs.emplace_back(e.dtype(), e.shape());
+    std::vector<DLTensor> in = {dl_view(x)}, out;
+    for (const Tensor& t : outputs) out.push_back(dl_view(t));
+    err = take_message(
+        collage_module_run(m, in.data(), 1, out.data(), static_cast<int32_t>(out.size())));
+    INFO(err);
+    CHECK(err.empty());
+    check_outputs(outputs, *expected);
+    collage_module_release(m);
+  }
 }
 
 TEST_CASE("layouts: conv groups with blocked values keep the conv schedules", "[native][layout]") {
   Context ctx;
   Values v;
   Graph g = model(ctx, v);
-  std::vector<Layout> layouts(g.values().size());
-  layouts[v.r1] = layouts[v.r2] = Layout::channel_blocked(16);
   const te_ops::TeOpRegistry ops = te_ops::default_te_ops();
-  // Blocked output; blocked input and output (depthwise); blocked data and residual operand.
-  for (std::vector<NodeId> nodes : {std::vector<NodeId>{0, 1}, {2, 3}, {4, 5, 6}}) {
-    auto group = extract_subgraph(ctx, g, NodeSet::of(g.nodes().size(), nodes), layouts);
-    REQUIRE(group.ok());
-    auto lowered = native::lower_group(group->graph, ops, {codegen::TargetSpec::host(), 2}, "k");
-    INFO(print_graph(group->graph) << lowered.status().ToString());
-    REQUIRE(lowered.ok());
-    CHECK(lowered->schedule == "anchor Conv");
+  for (int32_t block : {16, 8}) {
+    std::vector<Layout> layouts(g.values().size());
+    layouts[v.r1] = layouts[v.r2] = Layout::channel_blocked(block);
+    // Blocked output; blocked input and output (depthwise); blocked data and residual operand.
+    for (std::vector<NodeId> nodes : {std::vector<NodeId>{0, 1}, {2, 3}, {4, 5, 6}}) {
+      auto group = extract_subgraph(ctx, g, NodeSet::of(g.nodes().size(), nodes), layouts);
+      REQUIRE(group.ok());
+      auto lowered = native::lower_group(group->graph, ops, {codegen::TargetSpec::host(), 2}, "k");
+      INFO(print_graph(group->graph) << lowered.status().ToString());
+      REQUIRE(lowered.ok());
+      CHECK(lowered->schedule == "anchor Conv");
+    }
   }
 }
 
@@ -285,15 +306,13 @@ TEST_CASE("layouts: an elementwise group between convolutions computes in blocks
   Context ctx;
   GraphBuilder b(ctx, "scaled");
   ValueId x = b.add_input("x", {DType::f32, {1, 16, 9, 7}});
-  ValueId c1 = add(b, "Conv",
-                   {x, b.add_constant("w1", random_f32({32, 16, 3, 3}, 1, -0.3f, 0.3f))},
-                   conv_attrs(1));                                                  // 0
-  ValueId r = add(b, "Relu", {c1});                                                 // 1
+  ValueId c1 = add(b, "Conv", {x, b.add_constant("w1", random_f32({32, 16, 3, 3}, 1, -0.3f, 0.3f))},
+                   conv_attrs(1));                                                    // 0
+  ValueId r = add(b, "Relu", {c1});                                                   // 1
   ValueId m = add(b, "Mul", {r, b.add_constant("s", random_f32({1, 32, 1, 1}, 2))});  // 2
-  ValueId e = add(b, "Sigmoid", {m});                                               // 3
-  ValueId c2 = add(b, "Conv",
-                   {e, b.add_constant("w2", random_f32({16, 32, 1, 1}, 3, -0.3f, 0.3f))},
-                   conv_attrs(0));                                                  // 4
+  ValueId e = add(b, "Sigmoid", {m});                                                 // 3
+  ValueId c2 = add(b, "Conv", {e, b.add_constant("w2", random_f32({16, 32, 1, 1}, 3, -0.3f, 0.3f))},
+                   conv_attrs(0));  // 4
   b.add_output(c2);
   auto g = b.finish();
   REQUIRE(g.ok());

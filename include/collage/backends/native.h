@@ -54,6 +54,11 @@ int32_t native_task_count(int64_t extent, int threads, int max_tasks_per_thread)
 // run the target's code (it must, to measure it).
 absl::StatusOr<std::string> resolve_native_target(std::string_view target);
 
+// The channel block of the blocked layouts for code built for `target` (as resolve_native_target
+// takes it; BuildOptions::channel_block): one vector of f32, 8 channels on a target whose widest
+// vectors are 32 bytes (AVX2), else 16 (AVX-512, and the default for other or unknown targets).
+int32_t native_channel_block(std::string_view target);
+
 // A new native backend (name "native", device cpu). Its kernels are compiled for
 // BuildOptions::target (an unknown or unrunnable target fails the build with the error of
 // resolve_native_target). Building a group fails with InvalidArgument

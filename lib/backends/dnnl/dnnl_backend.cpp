@@ -7,6 +7,7 @@
 #include "backends/common/module_kernel.h"
 #include "backends/dnnl/dnnl_emit.h"
 #include "backends/dnnl/dnnl_group.h"
+#include "backends/dnnl/dnnl_layouts.h"
 #include "backends/dnnl/dnnl_patterns.h"
 #include "collage/backends/dnnl.h"
 #include "core/str_cat.h"
@@ -48,9 +49,19 @@ class DnnlBackend : public Backend {
     dnnl_backend::add_dnnl_patterns(*this);
   }
 
+  bool accepts_layout(const Graph& group, ValueId v, const Layout& layout) const override {
+    return dnnl_backend::takes_layout(group, v, layout);
+  }
+
   absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
                                                 const BuildOptions& options) const override {
-    if (absl::Status s = require_plain_layouts(group, name()); !s.ok()) return s;
+    for (const std::vector<ValueId>* side : {&group.inputs(), &group.outputs()})
+      for (ValueId v : *side)
+        if (!dnnl_backend::takes_layout(group, v, group.value(v).layout))
+          return absl::InvalidArgumentError(
+              str_cat("dnnl: value '", group.value(v).name, "' is in layout ",
+                      layout_name(group.value(v).layout, group.value(v).type.shape.size()),
+                      ", which this group does not take"));
     std::vector<NodeId> nodes(group.nodes().size());
     std::iota(nodes.begin(), nodes.end(), 0);
     auto plan = dnnl_backend::analyze_group(group, nodes, /*standalone=*/true);

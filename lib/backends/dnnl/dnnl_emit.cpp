@@ -35,18 +35,26 @@ class Emitter {
  public:
   explicit Emitter(const Graph& g) : g_(g) {}
 
-  // A group input or constant, read with `dims` (same element count).
-  absl::StatusOr<Operand> value(ValueId v, Dims dims) {
+  // A group input or constant, read with `dims` (same element count). A channel-blocked input
+  // is read in its layout, with its own dims; with `memory_order` it is read as the bytes it is
+  // stored in, whatever its layout (an elementwise kernel whose output has the same layout).
+  absl::StatusOr<Operand> value(ValueId v, Dims dims, bool memory_order = false) {
     if (const Tensor* t = g_.constant_of(v)) return constant(*t, std::move(dims));
     const auto& in = g_.inputs();
     auto it = std::find(in.begin(), in.end(), v);
     if (it == in.end())
       return absl::InternalError(str_cat("dnnl: value '", g_.value(v).name, "' is no input"));
-    return Operand{SourceKind::arg, static_cast<int32_t>(it - in.begin()), std::move(dims), 0};
+    auto block = c_block(v, dims, memory_order);
+    if (!block.ok()) return block.status();
+    return Operand{SourceKind::arg, static_cast<int32_t>(it - in.begin()), std::move(dims), 0,
+                   *block};
   }
   // The group's (only) output.
-  Operand output(Dims dims) const {
-    return Operand{SourceKind::arg, static_cast<int32_t>(g_.inputs().size()), std::move(dims), 0};
+  absl::StatusOr<Operand> output(Dims dims, bool memory_order = false) const {
+    auto block = c_block(g_.outputs()[0], dims, memory_order);
+    if (!block.ok()) return block.status();
+    return Operand{SourceKind::arg, static_cast<int32_t>(g_.inputs().size()), std::move(dims), 0,
+                   *block};
   }
   // A new constant in plain layout; `t` is shared, not copied.
   absl::StatusOr<Operand> constant(const Tensor& t, Dims dims) {
@@ -144,6 +152,20 @@ class Emitter {
   const Graph& graph() const { return g_; }
 
  private:
+  // The Operand::c_block of argument `v` read with `dims`: its layout's block, which needs dims
+  // that are its shape (InvalidArgument otherwise: takes_layout keeps such values plain); 0 when
+  // plain or read in `memory_order`.
+  absl::StatusOr<uint32_t> c_block(ValueId v, const Dims& dims, bool memory_order) const {
+    const Value& value = g_.value(v);
+    if (value.layout.plain() || memory_order) return 0u;
+    if (dims != dims_of(value.type.shape))
+      return absl::InvalidArgumentError(
+          str_cat("dnnl: value '", value.name, "' is in layout ",
+                  layout_name(value.layout, value.type.shape.size()),
+                  ", which this kernel cannot read or write"));
+    return static_cast<uint32_t>(value.layout.c_block);
+  }
+
   const Graph& g_;
   EmittedKernel out_;
 };
@@ -184,7 +206,7 @@ absl::StatusOr<EmittedKernel> emit_conv(Emitter& e, const GroupPlan& plan, int t
   if (!geo.ok()) return geo.status();
   rt_dnnl::ConvParams p;
   DNNL_ASSIGN_OR_RETURN(p.src, e.value(n.inputs[0], dims_of(x)));
-  p.dst = e.output(dims_of(y));
+  DNNL_ASSIGN_OR_RETURN(p.dst, e.output(dims_of(y)));
   // oneDNN weights: {OC, IC, k...}, grouped {G, OC/G, IC/G, k...}.
   const Dims kernel(w.shape().begin() + 2, w.shape().end());
   const int64_t ksize = shape_numel(kernel);
@@ -242,7 +264,7 @@ absl::StatusOr<EmittedKernel> emit_matmul(Emitter& e, const GroupPlan& plan, int
   rt_dnnl::MatMulParams p;
   DNNL_ASSIGN_OR_RETURN(p.a, e.value(n.inputs[0], ad));
   DNNL_ASSIGN_OR_RETURN(p.b, e.value(n.inputs[1], bd));
-  p.dst = e.output(dst);
+  DNNL_ASSIGN_OR_RETURN(p.dst, e.output(dst));
   DNNL_ASSIGN_OR_RETURN(p.post_ops, e.post_ops(plan, y.size(), dst, map, true));
   if (absl::Status s = normalize_post_ops(p.post_ops); !s.ok()) return s;
   return e.finish(rt_dnnl::OpKind::matmul, p, threads);
@@ -282,7 +304,7 @@ absl::StatusOr<EmittedKernel> emit_gemm(Emitter& e, const GroupPlan& plan, int t
     DNNL_ASSIGN_OR_RETURN(p.b, e.value(n.inputs[1], {k, nn}));
     p.b.transposed = at.transB != 0;
   }
-  p.dst = e.output({m, nn});
+  DNNL_ASSIGN_OR_RETURN(p.dst, e.output({m, nn}));
   std::vector<PostOp> pre;
   if (!alpha_done) {
     PostOp scale;
@@ -325,7 +347,7 @@ absl::StatusOr<EmittedKernel> emit_pool(Emitter& e, const GroupPlan& plan, int t
   if (!geo.ok()) return geo.status();
   rt_dnnl::PoolParams p;
   DNNL_ASSIGN_OR_RETURN(p.src, e.value(n.inputs[0], dims_of(g.value(n.inputs[0]).type.shape)));
-  p.dst = e.output(dims_of(g.value(n.outputs[0]).type.shape));
+  DNNL_ASSIGN_OR_RETURN(p.dst, e.output(dims_of(g.value(n.outputs[0]).type.shape)));
   if (n.op_name() == "MaxPool")
     p.alg = rt_dnnl::PoolAlg::max;
   else if (n.op_name() == "AveragePool" && n.get<AveragePoolAttrs>().count_include_pad)
@@ -346,7 +368,7 @@ absl::StatusOr<EmittedKernel> emit_softmax(Emitter& e, const GroupPlan& plan, in
   const Shape& x = g.value(n.inputs[0]).type.shape;
   rt_dnnl::SoftmaxParams p;
   DNNL_ASSIGN_OR_RETURN(p.src, e.value(n.inputs[0], dims_of(x)));
-  p.dst = e.output(dims_of(x));
+  DNNL_ASSIGN_OR_RETURN(p.dst, e.output(dims_of(x)));
   p.axis = static_cast<int32_t>(
       x.empty() ? 0 : *ops::normalize_axis(n.get<SoftmaxAttrs>().axis, x.size()));
   p.log = n.op_name() == "LogSoftmax";
@@ -373,7 +395,7 @@ absl::StatusOr<EmittedKernel> emit_layer_norm(Emitter& e, const GroupPlan& plan,
   const int64_t size = shape_numel(norm), rows = shape_numel(x) / size;
   rt_dnnl::LayerNormParams p;
   DNNL_ASSIGN_OR_RETURN(p.src, e.value(n.inputs[0], {rows, size}));
-  p.dst = e.output({rows, size});
+  DNNL_ASSIGN_OR_RETURN(p.dst, e.output({rows, size}));
   DNNL_ASSIGN_OR_RETURN(p.scale,
                         e.constant(expand_flat(*g.constant_of(n.inputs[1]), norm, size), {size}));
   if (n.inputs.size() > 2 && n.inputs[2] != kNoValue)
@@ -386,10 +408,16 @@ absl::StatusOr<EmittedKernel> emit_layer_norm(Emitter& e, const GroupPlan& plan,
 absl::StatusOr<EmittedKernel> emit_eltwise(Emitter& e, const GroupPlan& plan, int threads) {
   const Graph& g = e.graph();
   const Node& n = g.node(plan.anchor_node);
-  const int64_t numel = g.value(n.inputs[0]).type.numel();
+  const TensorType& x = g.value(n.inputs[0]).type;
   rt_dnnl::EltwiseParams p;
-  DNNL_ASSIGN_OR_RETURN(p.src, e.value(n.inputs[0], {numel}));
-  p.dst = e.output({numel});
+  if (g.value(n.inputs[0]).layout == g.value(g.outputs()[0]).layout) {
+    // One layout on both sides: the functions apply in memory order, as one flat vector.
+    DNNL_ASSIGN_OR_RETURN(p.src, e.value(n.inputs[0], {x.numel()}, /*memory_order=*/true));
+    DNNL_ASSIGN_OR_RETURN(p.dst, e.output({x.numel()}, /*memory_order=*/true));
+  } else {
+    DNNL_ASSIGN_OR_RETURN(p.src, e.value(n.inputs[0], dims_of(x.shape)));
+    DNNL_ASSIGN_OR_RETURN(p.dst, e.output(dims_of(x.shape)));
+  }
   p.ops = *eltwise_ops(n);
   return e.finish(rt_dnnl::OpKind::eltwise, p, threads);
 }
@@ -404,7 +432,7 @@ absl::StatusOr<EmittedKernel> emit_binary(Emitter& e, const GroupPlan& plan, int
   rt_dnnl::BinaryParams p;
   DNNL_ASSIGN_OR_RETURN(p.src0, e.value(s0, dims_of(y)));
   DNNL_ASSIGN_OR_RETURN(p.src1, e.value(s1, dims_of(align_rank(g.value(s1).type.shape, y.size()))));
-  p.dst = e.output(dims_of(y));
+  DNNL_ASSIGN_OR_RETURN(p.dst, e.output(dims_of(y)));
   p.alg = *binary_alg(n.op_name());
   const DimsMap map = [](const Dims& d) { return d.empty() ? Dims{1} : d; };
   DNNL_ASSIGN_OR_RETURN(p.post_ops, e.post_ops(plan, y.size(), p.dst.dims, map, false));
@@ -424,7 +452,7 @@ absl::StatusOr<EmittedKernel> emit_concat(Emitter& e, const GroupPlan& plan, int
     DNNL_ASSIGN_OR_RETURN(op, e.value(v, dims_of(g.value(v).type.shape)));
     p.srcs.push_back(std::move(op));
   }
-  p.dst = e.output(dims_of(y.shape));
+  DNNL_ASSIGN_OR_RETURN(p.dst, e.output(dims_of(y.shape)));
   p.axis = static_cast<int32_t>(*ops::normalize_axis(n.get<ConcatAttrs>().axis, y.shape.size()));
   p.dtype = static_cast<int32_t>(y.dtype);
   return e.finish(rt_dnnl::OpKind::concat, p, threads);

@@ -13,6 +13,7 @@
 #include "backends/native/native_lower.h"
 #include "collage/jit.h"
 #include "collage/backends/native.h"
+#include "collage/executor.h"
 #include "core/str_cat.h"
 #include "collage/te_ops.h"
 
@@ -187,6 +188,13 @@ absl::StatusOr<std::string> resolve_native_target(std::string_view target) {
   if (!spec.ok()) return spec.status();
   if (absl::Status s = spec->runs_on(codegen::TargetSpec::host()); !s.ok()) return s;
   return spec->cpu;
+}
+
+int32_t native_channel_block(std::string_view target) {
+  absl::StatusOr<codegen::TargetSpec> spec =
+      target.empty() || target == "host" ? codegen::TargetSpec::host()
+                                         : codegen::TargetSpec::named(std::string(target));
+  return spec.ok() && spec->vector_bytes() == 32 ? 8 : kDefaultChannelBlock;
 }
 
 std::unique_ptr<Backend> make_native_backend(NativeBackendOptions options) {

@@ -14,8 +14,8 @@ bool is_anchor(const Node& n) {
 }
 
 // An elementwise group (every node elementwise or broadcast, one output): its stages are inlined
-// into the output's, which the default schedule vectorizes along the innermost axis, the 16
-// channels of a block when the output is stored blocked. It takes the output and the inputs of
+// into the output's, which the default schedule vectorizes along the innermost axis, the 16 (or
+// 8) channels of a block when the output is stored blocked. It takes the output and the inputs of
 // the output's shape blocked (a smaller broadcast operand, as a per-channel scale, stays plain).
 bool elementwise_takes(const Graph& group, ValueId v) {
   if (group.outputs().size() != 1) return false;
@@ -29,7 +29,8 @@ bool elementwise_takes(const Graph& group, ValueId v) {
 
 bool takes_layout(const Graph& group, ValueId v, const Layout& layout) {
   if (layout.plain()) return true;
-  if (layout.c_block != te_ops::conv::kBlock || !check_layout(layout, group.value(v).type).ok())
+  if ((layout.c_block != te_ops::conv::kBlock && layout.c_block != te_ops::conv::kSmallBlock) ||
+      !check_layout(layout, group.value(v).type).ok())
     return false;
   NodeId conv = -1;
   for (NodeId n = 0; n < static_cast<NodeId>(group.nodes().size()); ++n) {
@@ -43,7 +44,8 @@ bool takes_layout(const Graph& group, ValueId v, const Layout& layout) {
     return false;
   const bool bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
   auto geometry = te_ops::conv::resolve(node, group.value(node.inputs[0]).type.shape,
-                                        group.value(node.inputs[1]).type.shape, bias);
+                                        group.value(node.inputs[1]).type.shape, bias,
+                                        layout.c_block);
   if (!geometry.ok() || !(geometry->blocked() || geometry->depthwise())) return false;
   const auto& outputs = group.outputs();
   if (std::find(outputs.begin(), outputs.end(), v) != outputs.end())

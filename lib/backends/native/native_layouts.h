@@ -1,7 +1,7 @@
 // Which blocked layouts the native backend takes at a group's boundary: a group anchored at a
-// convolution whose compute works in 16-channel blocks reads its data and writes its result in
-// that block order without the transposing pack and unpack, and an elementwise group computes in
-// whatever order its values are stored (Backend::accepts_layout).
+// convolution whose compute works in 16- (or 8-) channel blocks reads its data and writes its
+// result in that block order without the transposing pack and unpack, and an elementwise group
+// computes in whatever order its values are stored (Backend::accepts_layout).
 #pragma once
 
 #include "collage/graph.h"
@@ -10,7 +10,8 @@
 namespace collage::native {
 
 // Whether `v`, an input or the output of the standalone group `group`, may be in `layout`: plain
-// always; channel-blocked by the conv compute's block (te_ops::conv::kBlock) when the group holds
+// always; channel-blocked by a conv compute's block (te_ops::conv::kBlock, or kSmallBlock, in
+// which the group's convolutions then compute: te_ops::conv::compute_block) when the group holds
 // exactly one anchor, a Conv with the blocked or depthwise compute, and `v` is the Conv's data
 // input or a same-shaped operand of its epilogue (read by every node of the group that reads it
 // in one of these ways), or the group's only output, with channels a multiple of the block; and

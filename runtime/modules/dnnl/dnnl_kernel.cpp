@@ -98,9 +98,11 @@ DnnlKernel::DnnlKernel(const collage_kernel_desc_t& desc, int32_t max_threads)
   h.io(r);
   check_reader(r);
   require(h.magic == kParamsMagic, "params do not start with the dnnl magic number");
-  require(h.version == kParamsVersion, "params version " + std::to_string(h.version) +
-                                           " (this module reads version " +
-                                           std::to_string(kParamsVersion) + ")");
+  require(h.version >= kOldestParamsVersion && h.version <= kParamsVersion,
+          "params version " + std::to_string(h.version) + " (this module reads versions " +
+              std::to_string(kOldestParamsVersion) + " to " + std::to_string(kParamsVersion) +
+              ")");
+  r.set_version(h.version);
   const char* kind_name = op_kind_name(h.kind);
   require(kind_name != nullptr,
           "unknown operation kind " + std::to_string(static_cast<uint32_t>(h.kind)));
@@ -190,14 +192,19 @@ dnnl::memory::desc DnnlKernel::operand_md(const Operand& op, int32_t dtype, bool
       require(arg_dtypes_[op.index] == dtype, "argument " + idx + " has element type " +
                                                   std::to_string(arg_dtypes_[op.index]) +
                                                   ", expected " + std::to_string(dtype));
-      dnnl::memory::desc md = plain_md(op.dims, dnnl_type(dtype), op.transposed != 0);
+      require(op.c_block == 0 || op.transposed == 0,
+              "argument " + idx + " cannot be both transposed and channel-blocked");
+      dnnl::memory::desc md =
+          op.c_block != 0 ? blocked_md(op.dims, dnnl_type(dtype), op.c_block)
+                          : plain_md(op.dims, dnnl_type(dtype), op.transposed != 0);
       require(md.get_size() <= arg_bytes_[op.index],
               "argument " + idx + " is smaller than its operand dims");
       return md;
     }
     case SourceKind::constant: {
       require(!output, "an output cannot be a constant");
-      require(op.transposed == 0, "constant operands are never transposed");
+      require(op.transposed == 0 && op.c_block == 0,
+              "constant operands are never transposed or channel-blocked");
       require(source_dtype(op) == dtype, "constant " + idx + " has the wrong element type");
       dnnl::memory::desc md = constant_md(op.index);
       require(op.dims == layouts_[op.index].dims,
@@ -220,6 +227,10 @@ dnnl::memory::desc DnnlKernel::output_md(const Operand& op, int32_t dtype) const
 
 dnnl::memory::desc DnnlKernel::any_md(const dnnl::memory::desc& md) {
   return dnnl::memory::desc(md.dims(), md.data_type(), dnnl::memory::format_tag::any);
+}
+
+dnnl::memory::desc DnnlKernel::create_md(const Operand& op, const dnnl::memory::desc& md) {
+  return op.kind == SourceKind::arg && op.c_block != 0 ? md : any_md(md);
 }
 
 BufRef DnnlKernel::scratch(const dnnl::memory::desc& md) {

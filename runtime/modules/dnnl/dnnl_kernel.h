@@ -93,13 +93,17 @@ class DnnlKernel {
 
   // ---- Used by the operation builders (dnnl_ops_*.cpp) while the kernel is created. ----
   const dnnl::engine& engine() const { return engine_; }
-  // The operand's memory descriptor: plain (or transposed) for arguments, the stored layout for
-  // constants. Checks the index, the kind (an output must be an output argument), the element
+  // The operand's memory descriptor: plain, transposed or channel-blocked for arguments, the
+  // stored layout for constants. Checks the index, the kind (an output must be an output argument), the element
   // type (`dtype` as collage_dtype_t) and that the dims fit the buffer.
   dnnl::memory::desc input_md(const Operand& op, int32_t dtype = COLLAGE_DTYPE_F32) const;
   dnnl::memory::desc output_md(const Operand& op, int32_t dtype = COLLAGE_DTYPE_F32) const;
   // The same dims with format_tag::any, for primitive creation.
   static dnnl::memory::desc any_md(const dnnl::memory::desc& md);
+  // What a primitive that picks its own layout is created with for the argument operand `op` of
+  // descriptor `md`: `md` itself when the argument is channel-blocked (the caller passes a
+  // blocked value, which the primitive then reads or writes in place), else any_md(md).
+  static dnnl::memory::desc create_md(const Operand& op, const dnnl::memory::desc& md);
   // A buffer holding the operand in layout `want`: the operand itself when the layouts agree; for
   // a constant, a copy reordered now; for an argument, a scratch copy reordered by a new step.
   BufRef bind_input(const Operand& op, const dnnl::memory::desc& want);
@@ -178,6 +182,10 @@ size_t layout_bytes(const dnnl::memory::desc& md);
 // A dense row-major descriptor; `transposed` swaps the strides of the last two axes.
 dnnl::memory::desc plain_md(const std::vector<int64_t>& dims, dnnl::memory::data_type dt,
                             bool transposed = false);
+// oneDNN's channel-blocked descriptor (nCw8c, nChw16c, nCdhw8c, ...) of `dims`, rank 3 to 5, for
+// a block of 8 or 16 channels that divides dims[1]; ParamError otherwise.
+dnnl::memory::desc blocked_md(const std::vector<int64_t>& dims, dnnl::memory::data_type dt,
+                              int64_t c_block);
 // oneDNN element type of a collage dtype; throws ParamError for types oneDNN lacks.
 dnnl::memory::data_type dnnl_type(int32_t dtype);
 size_t dtype_bytes(int32_t dtype);

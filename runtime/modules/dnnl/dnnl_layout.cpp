@@ -80,6 +80,22 @@ dnnl::memory::desc plain_md(const std::vector<int64_t>& dims, dnnl::memory::data
   return dnnl::memory::desc(dims, dt, strides);
 }
 
+dnnl::memory::desc blocked_md(const std::vector<int64_t>& dims, dnnl::memory::data_type dt,
+                              int64_t c_block) {
+  using tag = dnnl::memory::format_tag;
+  const dnnl::memory::desc plain = plain_md(dims, dt);
+  const size_t n = dims.size();
+  require(n >= 3 && n <= 5, "a channel-blocked operand needs rank 3 to 5, not " +
+                                std::to_string(n));
+  require(c_block == 8 || c_block == 16,
+          "channel block " + std::to_string(c_block) + " (the module takes 8 and 16)");
+  require(dims[1] % c_block == 0, "dims " + list_text(dims) + " do not split into blocks of " +
+                                      std::to_string(c_block) + " channels");
+  static constexpr tag k8[] = {tag::nCw8c, tag::nChw8c, tag::nCdhw8c};
+  static constexpr tag k16[] = {tag::nCw16c, tag::nChw16c, tag::nCdhw16c};
+  return dnnl::memory::desc(plain.dims(), dt, (c_block == 8 ? k8 : k16)[n - 3]);
+}
+
 Layout layout_of(const dnnl::memory::desc& md) {
   const dnnl_memory_desc_t& d = md.data;
   require(d.format_kind == dnnl_blocked, "a layout that is not blocked cannot be stored");

@@ -1,6 +1,7 @@
 // dnnl kernels of the contractions: convolution, deconvolution (ConvTranspose) and matmul, each
-// with bias and post-ops. Weights are constants; the primitive picks their layout (format any)
-// and activations are reordered in and out when it picks a blocked one.
+// with bias and post-ops. Weights are constants; the primitive picks their layout (format any).
+// Plain activations are reordered in and out when it picks a blocked one; channel-blocked ones
+// are passed as they are.
 #include "dnnl_kernel.h"
 
 namespace collage::rt_dnnl {
@@ -47,8 +48,10 @@ void build_conv(DnnlKernel& k, ParamReader& r, bool deconv) {
   }
   const PostOpPlan plan = k.plan_post_ops(p.post_ops, p.dst.dims, /*allow_sum=*/true);
   const dnnl::primitive_attr attr = k.attr(&plan);
-  const auto src_any = DnnlKernel::any_md(src_md), w_any = DnnlKernel::any_md(w_md),
-             dst_any = DnnlKernel::any_md(dst_md);
+  // A channel-blocked src or dst is read or written in place in its layout (oneDNN's blocked
+  // kernels take nChw16c and nChw8c); other activations are reordered into what oneDNN picks.
+  const auto src_any = DnnlKernel::create_md(p.src, src_md), w_any = DnnlKernel::any_md(w_md),
+             dst_any = DnnlKernel::create_md(p.dst, dst_md);
   const auto prop = dnnl::prop_kind::forward_inference;
 
   dnnl::primitive_desc pd;

@@ -1,5 +1,6 @@
 // dnnl kernels of elementwise work: eltwise chains (one primitive per function, in place after
-// the first) and broadcasting binary operations with post-ops; and the algorithm mapping.
+// the first) and broadcasting binary operations with post-ops, computed in the output's layout
+// (plain or channel-blocked); and the algorithm mapping.
 #include "dnnl_kernel.h"
 
 namespace collage::rt_dnnl {
@@ -65,16 +66,18 @@ void build_eltwise(DnnlKernel& k, ParamReader& r) {
   check_reader(r);
   require(!p.ops.empty(), "an eltwise kernel needs at least one function");
   require(p.src.dims == p.dst.dims, "eltwise src and dst must have the same dims");
-  const dnnl::memory::desc src_md = k.input_md(p.src), dst_md = k.output_md(p.dst);
+  // Computed in dst's layout: a src in another (plain or channel-blocked) is reordered first.
+  const dnnl::memory::desc dst_md = k.output_md(p.dst);
+  k.input_md(p.src);
   const OutputBinding out = k.bind_output(p.dst, dst_md);
   for (size_t i = 0; i < p.ops.size(); ++i) {
     const EltwiseOp& op = p.ops[i];
     dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, eltwise_algorithm(op.alg),
-                                  i == 0 ? src_md : dst_md, op.alpha, op.beta);
+                                  dst_md, op.alpha, op.beta);
     dnnl::eltwise_forward::primitive_desc pd(d, k.attr(), k.engine());
-    const BufRef src = i == 0 ? k.bind_input(p.src, src_md) : out.buf;
+    const BufRef src = i == 0 ? k.bind_input(p.src, dst_md) : out.buf;
     k.add_step(pd, dnnl::eltwise_forward(pd),
-               {{DNNL_ARG_SRC, i == 0 ? src_md : dst_md, src}, {DNNL_ARG_DST, dst_md, out.buf}});
+               {{DNNL_ARG_SRC, dst_md, src}, {DNNL_ARG_DST, dst_md, out.buf}});
   }
   k.finish_output(out);
 }
@@ -83,8 +86,12 @@ void build_binary(DnnlKernel& k, ParamReader& r) {
   BinaryParams p;
   p.io(r);
   check_reader(r);
-  const dnnl::memory::desc src0_md = k.input_md(p.src0), src1_md = k.input_md(p.src1),
-                           dst_md = k.output_md(p.dst);
+  const dnnl::memory::desc dst_md = k.output_md(p.dst);
+  k.input_md(p.src0);
+  // The operands of dst's dims are read in dst's layout (reordered first when in another): the
+  // primitive then runs one layout throughout; a broadcast src1 stays as it is.
+  const dnnl::memory::desc src0_md = dst_md,
+                           src1_md = p.src1.dims == p.dst.dims ? dst_md : k.input_md(p.src1);
   require(p.src0.dims == p.dst.dims, "binary src0 must have dst's dims");
   require(p.src1.dims.size() == p.dst.dims.size(), "binary src1 must have dst's rank");
   for (size_t d = 0; d < p.dst.dims.size(); ++d)

@@ -44,8 +44,11 @@ void build_pool(DnnlKernel& k, ParamReader& r) {
   }
   dnnl::memory::dims dilation = window_list(p.dilations, sp, "dilations", 1);
   for (auto& d : dilation) d -= 1;
+  // A dst in another layout than src's (plain or channel-blocked) is written in the layout the
+  // primitive picks for src and reordered.
   dnnl::pooling_v2_forward::desc d(
-      dnnl::prop_kind::forward_inference, alg, src_md, dst_md,
+      dnnl::prop_kind::forward_inference, alg, src_md,
+      p.src.c_block == p.dst.c_block ? dst_md : DnnlKernel::any_md(dst_md),
       window_list(p.strides, sp, "strides", 1), window_list(p.kernel, sp, "kernel", 1), dilation,
       window_list(p.pad_begin, sp, "pad_begin", 0), window_list(p.pad_end, sp, "pad_end", 0));
   dnnl::pooling_v2_forward::primitive_desc pd(d, k.attr(), k.engine());

@@ -13,7 +13,9 @@
 namespace collage::rt_dnnl {
 
 inline constexpr uint32_t kParamsMagic = 0x504e4443;  // "CDNP"
-inline constexpr uint32_t kParamsVersion = 1;
+// 2 added Operand::c_block; the module still reads version 1 (every operand plain).
+inline constexpr uint32_t kParamsVersion = 2;
+inline constexpr uint32_t kOldestParamsVersion = 1;
 inline constexpr uint32_t kMaxRank = 12;  // DNNL_MAX_NDIMS
 inline constexpr uint32_t kMaxPostOps = 32;
 inline constexpr uint32_t kMaxEltwiseOps = 32;
@@ -80,19 +82,24 @@ enum class SourceKind : uint32_t { none = 0, arg = 1, constant = 2 };
 enum class PostOpKind : uint32_t { eltwise = 1, sum = 2, binary = 3 };
 
 // A tensor operand: a kernel argument (dense row-major, `dims` may regroup the argument's shape
-// as long as the element count matches) or a constant (its dims are those of its layout).
+// as long as the element count matches; or channel-blocked, see c_block) or a constant (its dims
+// are those of its layout).
 struct Operand {
   SourceKind kind = SourceKind::none;
   int32_t index = -1;
   std::vector<int64_t> dims;
   // Arguments only: the last two axes are stored transposed (a column-major matrix).
   uint32_t transposed = 0;
+  // Arguments only: 0, or the argument is stored channel-blocked by this many channels (oneDNN's
+  // nCw8c, nChw16c, ...: axis 1 of `dims` split into blocks stored innermost; collage/layout.h).
+  uint32_t c_block = 0;
   template <class IO>
   void io(IO& s) {
     s.e32(kind);
     s.i32(index);
     s.dims(dims);
     s.u32(transposed);
+    if (s.version() >= 2) s.u32(c_block);
   }
 };
 
@@ -286,9 +293,11 @@ struct ConcatParams {
   }
 };
 
-// Appends fields little-endian.
+// Appends fields little-endian, in format `version` (the current one but in tests of the
+// reader).
 class ParamWriter {
  public:
+  explicit ParamWriter(uint32_t version = kParamsVersion) : version_(version) {}
   void u32(const uint32_t& v) { put(v); }
   void i32(const int32_t& v) { put(v); }
   void i64(const int64_t& v) { put(v); }
@@ -307,6 +316,7 @@ class ParamWriter {
     for (T& x : v) x.io(*this);
   }
   std::vector<uint8_t>& bytes() { return out_; }
+  uint32_t version() const { return version_; }
 
  private:
   template <class T>
@@ -316,6 +326,7 @@ class ParamWriter {
     std::memcpy(b, &v, sizeof(T));  // the supported hosts are little-endian
     out_.insert(out_.end(), b, b + sizeof(T));
   }
+  uint32_t version_;
   std::vector<uint8_t> out_;
 };
 
@@ -356,6 +367,9 @@ class ParamReader {
       v.back().io(*this);
     }
   }
+  // The format version the fields after the header are read in (the header's, once checked).
+  uint32_t version() const { return version_; }
+  void set_version(uint32_t v) { version_ = v; }
   bool ok() const { return error_.empty(); }
   bool at_end() const { return pos_ == size_; }
   size_t position() const { return pos_; }
@@ -376,6 +390,7 @@ class ParamReader {
   const uint8_t* data_;
   size_t size_;
   size_t pos_ = 0;
+  uint32_t version_ = kParamsVersion;
   std::string error_;
 };
 
