@@ -206,6 +206,51 @@ TEST_CASE("dnnl layouts: a blocked conv runs one oneDNN primitive in place", "[d
       INFO(probe.implementations.back());
       CHECK(probe.implementations.back().rfind("jit", 0) == 0);
     }
+    // Blocked on one side only: the plain side is reordered, the conv still runs oneDNN's
+    // blocked kernel (with `any` on the plain side it would pick its reference kernel).
+    for (ValueId value : {v.r1, v.r2}) {
+      std::vector<Layout> one(g.values().size());
+      one[value] = Layout::channel_blocked(block);
+      auto s = extract_subgraph(ctx, g, NodeSet::of(g.nodes().size(), kGroups[1]), one);
+      REQUIRE(s.ok());
+      auto kernel = backend->build(s->graph, {.num_threads = 2});
+      REQUIRE(kernel.ok());
+      KernelDesc desc((*kernel)->record(), s->graph);
+      const rt_dnnl::ProbeResult probe = rt_dnnl::probe_kernel(desc.desc());
+      REQUIRE(probe.error.empty());
+      CHECK(probe.implementations.size() == 2u);  // the conv and one reorder
+      for (const std::string& impl : probe.implementations) {
+        INFO("block " << block << ", input " << (value == v.r1 ? "blocked" : "plain") << ": "
+                      << impl);
+        CHECK(impl.rfind("ref", 0) != 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("dnnl layouts: no group of a blocked placement runs a reference kernel",
+          "[dnnl][layout]") {
+  Context ctx;
+  Values v;
+  Graph g = model(ctx, v);
+  BackendRegistry backends = registry();
+  auto backend = make_dnnl_backend();
+  for (int32_t block : {16, 8}) {
+    const Placement p = placement(g, "ddddddd");
+    const std::vector<Layout> layouts = assign_layouts(ctx, backends, g, p, block);
+    for (size_t i = 0; i < p.groups.size(); ++i) {
+      auto s = extract_subgraph(ctx, g, p.groups[i].nodes, layouts);
+      REQUIRE(s.ok());
+      auto kernel = backend->build(s->graph, {.num_threads = 2});
+      REQUIRE(kernel.ok());
+      KernelDesc desc((*kernel)->record(), s->graph);
+      const rt_dnnl::ProbeResult probe = rt_dnnl::probe_kernel(desc.desc());
+      REQUIRE(probe.error.empty());
+      for (const std::string& impl : probe.implementations) {
+        INFO("block " << block << ", group " << i << ": " << impl);
+        CHECK(impl.rfind("ref", 0) != 0);
+      }
+    }
   }
 }
 
@@ -289,11 +334,56 @@ TEST_CASE("dnnl layouts: the module still reads version 1 params (no channel blo
   header.io(w);
   params.io(w);
   // One u32 less per operand: src, dst, weights, bias and one per post-op.
-  CHECK(w.bytes().size() + (4 + params.post_ops.size()) * sizeof(uint32_t) ==
-        record.params.size());
+  CHECK(w.bytes().size() + (4 + params.post_ops.size()) * sizeof(uint32_t) == record.params.size());
   record.params = w.bytes();
   KernelDesc desc(record, s->graph);
   const rt_dnnl::ProbeResult probe = rt_dnnl::probe_kernel(desc.desc());
   INFO(probe.error);
   CHECK(probe.error.empty());
+}
+
+TEST_CASE("dnnl layouts: a per-channel scale of a blocked value runs blocked", "[dnnl][layout]") {
+  // y = Conv1x1(Conv1x1(x) * s), s of shape [1, 32, 1, 1] (a squeeze-and-excitation's scale).
+  Context ctx;
+  GraphBuilder b(ctx, "scaled");
+  ValueId x = b.add_input("x", {DType::f32, {1, 16, 7, 9}});
+  ValueId s = b.add_input("s", {DType::f32, {1, 32, 1, 1}});
+  ValueId c1 = add(b, "Conv", {x, b.add_constant("w1", random_f32({32, 16, 1, 1}, 1))},
+                   conv_attrs(0));     // 0
+  ValueId m = add(b, "Mul", {c1, s});  // 1
+  b.add_output(add(b, "Conv", {m, b.add_constant("w2", random_f32({16, 32, 1, 1}, 2))},
+                   conv_attrs(0)));  // 2
+  auto g = b.finish();
+  REQUIRE(g.ok());
+  BackendRegistry backends = registry();
+  Placement p;
+  for (NodeId n : {0, 1, 2})
+    p.groups.push_back(
+        PlacedGroup{.nodes = NodeSet::of(3, {n}), .backend = std::string(kDnnlBackend)});
+  const std::vector<Tensor> in = {random_f32({1, 16, 7, 9}, 3), random_f32({1, 32, 1, 1}, 4)};
+  auto expected = run_reference(*g, in);
+  REQUIRE(expected.ok());
+  for (int32_t block : {16, 8}) {
+    INFO("block " << block);
+    const std::vector<Layout> layouts = assign_layouts(ctx, backends, *g, p, block);
+    CHECK(layouts[c1] == Layout::channel_blocked(block));
+    CHECK(layouts[m] == Layout::channel_blocked(block));
+    auto group = extract_subgraph(ctx, *g, NodeSet::of(3, {1}), layouts);
+    REQUIRE(group.ok());
+    auto kernel = make_dnnl_backend()->build(group->graph, {.num_threads = 2});
+    REQUIRE(kernel.ok());
+    KernelDesc desc((*kernel)->record(), group->graph);
+    const rt_dnnl::ProbeResult probe = rt_dnnl::probe_kernel(desc.desc());
+    REQUIRE(probe.error.empty());
+    for (const std::string& impl : probe.implementations) {
+      INFO(impl);
+      CHECK(impl.rfind("ref", 0) != 0);
+    }
+    auto model = compile_placement(ctx, backends, *g, p,
+                                   BuildOptions{.num_threads = 2, .channel_block = block});
+    REQUIRE(model.ok());
+    auto out = model->run(in);
+    REQUIRE(out.ok());
+    check_outputs(*out, *expected);
+  }
 }

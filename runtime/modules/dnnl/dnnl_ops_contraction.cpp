@@ -49,9 +49,16 @@ void build_conv(DnnlKernel& k, ParamReader& r, bool deconv) {
   const PostOpPlan plan = k.plan_post_ops(p.post_ops, p.dst.dims, /*allow_sum=*/true);
   const dnnl::primitive_attr attr = k.attr(&plan);
   // A channel-blocked src or dst is read or written in place in its layout (oneDNN's blocked
-  // kernels take nChw16c and nChw8c); other activations are reordered into what oneDNN picks.
-  const auto src_any = DnnlKernel::create_md(p.src, src_md), w_any = DnnlKernel::any_md(w_md),
-             dst_any = DnnlKernel::create_md(p.dst, dst_md);
+  // kernels take nChw16c and nChw8c); other activations are reordered into what oneDNN picks,
+  // except that beside a blocked side a plain one whose channels fill whole blocks takes the same
+  // block (created with `any` there, oneDNN 2.x picks NHWC for it and its reference kernel).
+  auto side_md = [](const Operand& op, const dnnl::memory::desc& md, const Operand& other) {
+    if (op.c_block == 0 && other.c_block != 0 && op.dims[1] % other.c_block == 0)
+      return blocked_md(op.dims, md.data_type(), other.c_block);
+    return DnnlKernel::create_md(op, md);
+  };
+  const auto src_any = side_md(p.src, src_md, p.dst), w_any = DnnlKernel::any_md(w_md),
+             dst_any = side_md(p.dst, dst_md, p.src);
   const auto prop = dnnl::prop_kind::forward_inference;
 
   dnnl::primitive_desc pd;
