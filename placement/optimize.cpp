@@ -164,6 +164,7 @@ class Optimizer {
       cost_all();
       if (remembered) {
         result.placement = reuse(*remembered);
+        result.chosen_by = "remembered";
       } else {
         auto op = op_level(result);
         if (!op.ok()) return op.status();
@@ -409,6 +410,8 @@ class Optimizer {
                                      evo, options_.progress);
     if (!found.ok()) return found.status();
     result.evaluations = found->evaluations;
+    result.generations = found->generations;
+    result.chosen_by = found->origin;
     Placement p = make_placement(found->genes, "two-level");
     p.estimated_ms = found->ms;
     for (const MeasuredPlacement& m : found->seeds)

@@ -186,6 +186,10 @@ struct OptimizeResult {
   size_t measured = 0;     // kernels timed in this call
   size_t cached = 0;       // costs found in the cost database or shared with an identical group
   size_t evaluations = 0;  // end-to-end measurements
+  int generations = 0;     // of the graph-level search (two-level)
+  // What the graph-level search chose: "evolved", a seed's name ("op-level", "single:NAME",
+  // "greedy"), or "remembered" (an earlier search's placement, from the cost database).
+  std::string chosen_by;
 };
 
 // Chooses a backend for every node of `g` (Collage). Errors: an unknown strategy or backend, a
