@@ -45,7 +45,10 @@ struct Args {
   bool small = false;
   std::string models;
   int64_t rounds = 5, repeat = 3;
-  std::string budget = "60";
+  // Enough for the graph-level search to breed generations once the cost database holds the
+  // candidates' costs (DCGAN under load: 23 generations in 120 s; a 60 s budget on a cold
+  // database went to the seeds alone, bench/RESULTS.md).
+  std::string budget = "120";
   std::string cost_db;
   std::string strategies;  // empty: all
   std::string python = std::string(COLLAGE_SOURCE_DIR) + "/.venv/bin/python";
@@ -321,7 +324,7 @@ int run(int argc, char** argv) {
   parser.option("--rounds", "N", "rounds (default 5)", &args.rounds, 1);
   parser.option("--repeat", "N", "timed runs of each contender per round (default 3)",
                 &args.repeat, 1);
-  parser.option("--budget", "SECONDS", "two-level search budget per model (default 60)",
+  parser.option("--budget", "SECONDS", "two-level placement budget per model (default 120)",
                 &args.budget);
   parser.option("--cost-db", "PATH", "cost database (default: the CLI's)", &args.cost_db);
   parser.option("--strategies", "LIST",
