@@ -1,6 +1,8 @@
 // make_artifact_schedule on fake kernels with a thread team: where the simulation runs one
 // exclusive beside other work of its wave, that schedule is measured against pinning it and kept
-// only when it is clearly faster. The kernels spin for fixed times, so the right choice is known.
+// only when it is clearly faster. The kernels spin for fixed times, so the right choice is known;
+// the times are tens of milliseconds so that a loaded machine's preemptions (a few ms) do not
+// turn them around.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -75,6 +77,7 @@ ScheduleResult schedule(TeamKernel& team, PlainKernel& plain) {
   o.workers = 2;
   o.profile_repeats = 3;
   o.measure_runs = 9;
+  o.measure_max_ms = 5000;
   auto r = make_artifact_schedule(kernels, tensors, 0, o);
   REQUIRE(r.ok());
   return *std::move(r);
@@ -84,9 +87,9 @@ ScheduleResult schedule(TeamKernel& team, PlainKernel& plain) {
 
 TEST_CASE("waves: a team kernel exclusive beside other work is kept when it measures faster",
           "[waves][teams]") {
-  // Simulated and measured alike: exclusive 1 ms + 2 ms, pinned 8 ms beside 2 ms.
-  TeamKernel team(1000, 8000, 1 << 30, 1000);
-  PlainKernel plain(2000);
+  // Simulated and measured alike: exclusive 10 ms + 20 ms, pinned 80 ms beside 20 ms.
+  TeamKernel team(10000, 80000, 1 << 30, 10000);
+  PlainKernel plain(20000);
   const ScheduleResult r = schedule(team, plain);
   CHECK(r.teams_measured);
   CHECK(r.schedule.threads[0] == 0);
@@ -95,11 +98,11 @@ TEST_CASE("waves: a team kernel exclusive beside other work is kept when it meas
 
 TEST_CASE("waves: a team kernel that profiled faster than it runs is pinned after measuring",
           "[waves][teams]") {
-  // Profiled (its first four runs: one untimed, three timed) at 1 ms with its team, the
-  // simulation runs it exclusive (1 + 2 ms against 8 ms pinned); in the schedule its team takes
-  // 14 ms, and pinned wins.
-  TeamKernel team(1000, 8000, 4, 14000);
-  PlainKernel plain(2000);
+  // Profiled (its first four runs: one untimed, three timed) at 10 ms with its team, the
+  // simulation runs it exclusive (10 + 20 ms against 80 ms pinned); in the schedule its team
+  // takes 140 ms, and pinned wins.
+  TeamKernel team(10000, 80000, 4, 140000);
+  PlainKernel plain(20000);
   const ScheduleResult r = schedule(team, plain);
   CHECK(r.teams_measured);
   CHECK(r.schedule.threads[0] == 1);
@@ -108,7 +111,7 @@ TEST_CASE("waves: a team kernel that profiled faster than it runs is pinned afte
 
 TEST_CASE("waves: a team kernel alone in its wave is not measured against pinning",
           "[waves][teams]") {
-  TeamKernel team(1000, 8000, 1 << 30, 1000);
+  TeamKernel team(10000, 80000, 1 << 30, 10000);
   const TensorType t{DType::f32, {4}};
   std::vector<ScheduleTensor> tensors = {{ScheduleTensor::Where::input, 0, t},
                                          {ScheduleTensor::Where::output, 0, t}};
