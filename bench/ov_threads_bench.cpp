@@ -166,8 +166,10 @@ int main(int argc, char** argv) {
       std::printf("%s\n", std::string(bytes.status().message()).c_str());
       return 1;
     }
-    std::printf("%s: %zu kernels, %u waves, %u exclusive, %u pinned\n", c.name, summary.kernels,
-                summary.num_waves, summary.exclusive_kernels, summary.pinned_kernels);
+    std::printf("%s: %zu kernels, %u waves, %u exclusive, %u pinned%s\n", c.name,
+                summary.kernels, summary.num_waves, summary.exclusive_kernels,
+                summary.pinned_kernels,
+                summary.teams_measured ? " (measured against pinned)" : "");
     if (!load(*bytes, c.flags, input, &c.l)) return 1;
   }
   for (Contender& c : cs)

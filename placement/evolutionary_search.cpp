@@ -60,12 +60,15 @@ class Evolution {
 
  private:
   // Seeds first: the result is compared with them. They are measured in order while the budget
-  // lasts, and until one could be measured whatever the budget says.
+  // lasts; the first forced_seeds of them, and every one until one could be measured, whatever
+  // the budget says.
   absl::Status measure_seeds(const std::vector<EvolutionSeed>& seeds, EvolutionResult& result) {
     num_seeds_ = static_cast<int>(seeds.size());
     for (const EvolutionSeed& s : seeds) {
       Genes genes = canonical(s.genes);
-      const double f = evaluate(genes, /*force=*/best_seed_ < 0);
+      const bool force = best_seed_ < 0 ||
+                         static_cast<int>(seed_genes_.size()) < options_.forced_seeds;
+      const double f = evaluate(genes, force);
       const bool skipped = !fitness_.count(genes);
       result.seeds.push_back({s.name, std::isfinite(f) ? f : -1,
                               std::isfinite(f) ? ""

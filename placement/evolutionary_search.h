@@ -24,6 +24,11 @@ struct EvolutionOptions {
   double crossover_rate = 0.5;
   int finalists = 3;      // best evolved individuals re-measured against the seeds
   int final_rounds = 3;   // alternating re-measurements per finalist
+  // The first seeds measured whatever the budget (at least one, and more only as long as none
+  // failed to measure): the result is compared with them, so the ones a tight budget must not
+  // skip come first (optimize: the op-level placement, then the single-backend placement
+  // estimated fastest).
+  int forced_seeds = 1;
   OpLevelOptions repair;  // the op-level search that fills the gaps crossover and split leave
 };
 

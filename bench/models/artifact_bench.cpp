@@ -4,14 +4,14 @@
 // artifact / in process and the errors against ONNX Runtime's reference outputs. With --kernels N
 // it also times every kernel of the placement both ways (N runs each: in process one kernel at a
 // time on the model's real data, the artifact through the runtime's profiler) and lists the
-// kernels whose times differ most. "cpu ms" is the CPU time of all the process's threads per run,
+// kernels whose times differ most. "cpu ms" is the CPU time of all the threads of the contender's
+// process per run (ONNX Runtime's in its own),
 // "waits" the times one of them blocked (voluntary context switches) per run. Never fails on a
 // timing.
 //
 //   artifact_bench [--models a,b] [--rounds N] [--repeat N] [--budget S] [--cost-db PATH]
 //                  [--kernels N] [--executor KIND] [--threads N] [--no-ort]
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,13 +55,6 @@ struct Args {
   bool no_ort = false;
   std::string python = std::string(COLLAGE_SOURCE_DIR) + "/.venv/bin/python";
 };
-
-// CPU time of every thread of this process (the workers spinning or running tasks included).
-double process_cpu_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
 
 // Times this process's threads gave up the core to wait (blocking on a lock, a condition
 // variable or I/O), so far.
@@ -239,15 +232,16 @@ bool bench_model(const std::string& name, const Args& args, double budget_s) {
   const double artifact_error = max_error(artifact->run(inputs), expected);
   if (ort) (void)ort->time(1);
   std::vector<double> ms[3];      // in process, artifact, ONNX Runtime
-  std::vector<double> cpu_ms[2];  // CPU time of this process's threads per run
+  std::vector<double> cpu_ms[3];  // CPU time of the contender's process's threads per run
   std::vector<double> waits[2];   // times a thread of this process blocked, per run
   for (int64_t r = 0; r < args.rounds; ++r) {
     for (int k = 0; k < 3; ++k) {
       const int c = static_cast<int>((k + r) % 3);
       if (c == 2) {
         if (!ort) continue;
-        std::vector<double> t = ort->time(args.repeat);
-        ms[2].insert(ms[2].end(), t.begin(), t.end());
+        PeerProcess::Times t = ort->time(args.repeat);
+        ms[2].insert(ms[2].end(), t.wall.begin(), t.wall.end());
+        cpu_ms[2].insert(cpu_ms[2].end(), t.cpu.begin(), t.cpu.end());
         // ONNX Runtime's intra-op threads spin for a while after its last run, on the cores the
         // next contender needs: let them go to sleep.
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -280,7 +274,8 @@ bool bench_model(const std::string& name, const Args& args, double budget_s) {
          vs_ort(median(ms[1])), absl::StrFormat("%.1e", artifact_error),
          absl::StrFormat("%s executor, %s", artifact->executor_stats().executor,
                          cli::human_bytes(static_cast<int64_t>(summary->file_bytes)))});
-  t.add({"onnxruntime", ms[2].empty() ? "-" : absl::StrFormat("%.3f", ort_ms), "", "",
+  t.add({"onnxruntime", ms[2].empty() ? "-" : absl::StrFormat("%.3f", ort_ms),
+         cpu_ms[2].empty() ? "" : absl::StrFormat("%.3f", median(cpu_ms[2])), "",
          ms[2].empty() ? "" : "1.00x", "", ort_note});
   std::fputs(absl::StrFormat("%s: two-level placement, %d rounds x %d runs each (alternating), "
                              "%d threads\n%s  artifact / in process = %.3f\n",

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -63,6 +64,12 @@ double scaled_error(const Tensor& a, const Tensor& b) {
     scale = std::max(scale, std::fabs(y));
   }
   return scale == 0 ? diff : diff / scale;
+}
+
+double process_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
 fs::path model_cache() {
@@ -142,13 +149,19 @@ PeerProcess::~PeerProcess() {
   if (pid_ > 0) waitpid(pid_, nullptr, 0);
 }
 
-std::vector<double> PeerProcess::time(int64_t n) {
+PeerProcess::Times PeerProcess::time(int64_t n) {
   std::fprintf(in_, "%lld\n", static_cast<long long>(n));
   std::fflush(in_);
-  std::istringstream line(read_line());
-  std::vector<double> ms;
-  for (double t; line >> t;) ms.push_back(t);
-  return ms;
+  // "WALL... ; CPU...": a reply without both halves, or of another count, is a failed one.
+  const std::string reply = read_line();
+  const size_t split = reply.find(';');
+  if (split == std::string::npos) return {};
+  Times t;
+  std::istringstream wall(reply.substr(0, split)), cpu(reply.substr(split + 1));
+  for (double v; wall >> v;) t.wall.push_back(v);
+  for (double v; cpu >> v;) t.cpu.push_back(v);
+  if (t.wall.size() != static_cast<size_t>(n) || t.cpu.size() != t.wall.size()) return {};
+  return t;
 }
 
 std::string PeerProcess::read_line() {

@@ -23,6 +23,8 @@ std::vector<std::string> split_list(const std::string& list);
 // `text` as a number of seconds >= 0; nullopt when it is not one.
 std::optional<double> parse_seconds(const std::string& text);
 double now_ms();                       // steady clock
+// CPU time of every thread of this process so far (workers spinning or running tasks included).
+double process_cpu_ms();
 
 // max|a - b| / max|b|, the measure of tests/models (element-wise relative error means nothing
 // for values near zero); infinity when the types differ or only one of a pair is NaN.
@@ -60,8 +62,12 @@ class PeerProcess {
   PeerProcess& operator=(PeerProcess&& o) noexcept;
   ~PeerProcess();
 
-  // `n` runs; their times in ms (empty when the server failed).
-  std::vector<double> time(int64_t n);
+  // `n` runs: their wall times and the CPU times of the peer's whole process, in ms (empty when
+  // the server failed).
+  struct Times {
+    std::vector<double> wall, cpu;
+  };
+  Times time(int64_t n);
 
  private:
   std::string read_line();

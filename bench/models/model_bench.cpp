@@ -4,7 +4,8 @@
 // and OpenVINO (CPU plugin, 2 threads, latency hint, f32), each in a child process that times
 // itself (bench/models/peer_server.py). Every contender is followed by a pause of 100 ms, so that
 // the thread teams that spin after their work (ONNX Runtime's, OpenVINO's TBB workers, OpenMP's)
-// are asleep before the next one runs. Prints each contender's median latency, its ratios to
+// are asleep before the next one runs. Prints each contender's median latency and CPU time per
+// run (of every thread of its process: this one, or the peer's), its ratios to
 // ONNX Runtime and to OpenVINO, its largest error against ONNX Runtime's reference outputs, the
 // speedup of two-level over the best single backend, and two-level against OpenVINO. Never fails
 // on a timing.
@@ -45,7 +46,10 @@ struct Args {
   bool small = false;
   std::string models;
   int64_t rounds = 5, repeat = 3;
-  std::string budget = "60";
+  // Enough for the graph-level search to breed generations once the cost database holds the
+  // candidates' costs (DCGAN under load: 23 generations in 120 s; a 60 s budget on a cold
+  // database went to the seeds alone, bench/RESULTS.md).
+  std::string budget = "120";
   std::string cost_db;
   std::string strategies;  // empty: all
   std::string target;      // --target as given
@@ -81,6 +85,7 @@ class DirectOpenvino {
 struct Row {
   std::string name;
   std::vector<double> ms;
+  std::vector<double> cpu_ms;  // CPU time of the contender's whole process per run
   double error = -1;     // max |collage - ort| / max |ort| over the outputs; < 0: not measured
   std::string note;      // why it did not run, or the placement's size
   bool single = false;   // a single-backend placement
@@ -103,11 +108,12 @@ std::optional<CompiledModel> prepare(const Context& ctx, const BackendRegistry& 
   o.time_budget_s = budget_s;
   o.cost_db_path = args.cost_db.empty() ? cli::default_cost_db_path() : args.cost_db;
   const double start = now_ms();
-  auto placement = optimize(ctx, backends, g, o);
-  if (!placement.ok()) {
-    row.note = std::string(placement.status().message());
+  auto optimized = optimize_detailed(ctx, backends, g, o);
+  if (!optimized.ok()) {
+    row.note = std::string(optimized.status().message());
     return std::nullopt;
   }
+  const Placement* placement = &optimized->placement;
   BuildOptions build;
   build.num_threads = pool.num_threads();
   build.target = o.target;
@@ -117,8 +123,25 @@ std::optional<CompiledModel> prepare(const Context& ctx, const BackendRegistry& 
     row.note = std::string(model.status().message());
     return std::nullopt;
   }
-  row.note = absl::StrFormat("%d groups, placed in %.1f s", placement->groups.size(),
-                             (now_ms() - start) / 1000);
+  // Which backends run how many groups, e.g. "openvino 3, native 2".
+  std::vector<std::pair<std::string, int>> per_backend;
+  for (const PlacedGroup& group : placement->groups) {
+    auto it = std::find_if(per_backend.begin(), per_backend.end(),
+                           [&](const auto& b) { return b.first == group.backend; });
+    if (it == per_backend.end()) per_backend.push_back({group.backend, 1});
+    else ++it->second;
+  }
+  std::string backends_used;
+  for (const auto& [name, n] : per_backend)
+    backends_used += absl::StrFormat("%s%s %d", backends_used.empty() ? "" : ", ", name, n);
+  row.note = absl::StrFormat("%d groups (%s), placed in %.1f s", placement->groups.size(),
+                             backends_used, (now_ms() - start) / 1000);
+  if (o.strategy == "two-level")
+    row.note += optimized->chosen_by == "remembered"
+                    ? std::string("; an earlier search's choice, from the cost database")
+                    : absl::StrFormat("; %d generations, %d placements measured, chose %s",
+                                      optimized->generations, optimized->evaluations,
+                                      optimized->chosen_by);
   auto outputs = model->run(inputs);
   if (!outputs.ok()) {
     row.note = std::string(outputs.status().message());
@@ -220,15 +243,18 @@ bool bench_model(const std::string& name, const Args& args, double budget_s,
       if (c >= rows.size()) {
         Peer& p = peers[c - rows.size()];
         if (!p.process) continue;
-        std::vector<double> ms = p.process->time(args.repeat);
-        p.row.ms.insert(p.row.ms.end(), ms.begin(), ms.end());
+        PeerProcess::Times t = p.process->time(args.repeat);
+        p.row.ms.insert(p.row.ms.end(), t.wall.begin(), t.wall.end());
+        p.row.cpu_ms.insert(p.row.cpu_ms.end(), t.cpu.begin(), t.cpu.end());
       } else {
 #ifdef COLLAGE_HAVE_OPENVINO
         if (c + 1 == rows.size() && direct) {
           for (int64_t i = 0; i < args.repeat; ++i) {
-            const double t0 = now_ms();
+            const double c0 = process_cpu_ms(), t0 = now_ms();
             direct->run();
-            rows[c].ms.push_back(now_ms() - t0);
+            const double t1 = now_ms();
+            rows[c].ms.push_back(t1 - t0);
+            rows[c].cpu_ms.push_back(process_cpu_ms() - c0);
           }
           std::this_thread::sleep_for(std::chrono::milliseconds(100));
           continue;
@@ -236,10 +262,12 @@ bool bench_model(const std::string& name, const Args& args, double budget_s,
 #endif
         if (!models[c]) continue;
         for (int64_t i = 0; i < args.repeat; ++i) {
-          const double t0 = now_ms();
+          const double c0 = process_cpu_ms(), t0 = now_ms();
           auto out = models[c]->run(inputs);
-          const double t1 = now_ms();
-          if (out.ok()) rows[c].ms.push_back(t1 - t0);
+          const double t1 = now_ms(), c1 = process_cpu_ms();
+          if (!out.ok()) continue;
+          rows[c].ms.push_back(t1 - t0);
+          rows[c].cpu_ms.push_back(c1 - c0);
         }
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -251,8 +279,8 @@ bool bench_model(const std::string& name, const Args& args, double budget_s,
     return row.ms.empty() || std::isnan(peer_ms) ? std::string()
                                                  : absl::StrFormat("%.2fx", median(row.ms) / peer_ms);
   };
-  cli::TextTable t({false, true, true, true, true, false});
-  t.add({"placement", "median ms", "vs ORT", "vs OV", "max err", ""});
+  cli::TextTable t({false, true, true, true, true, true, false});
+  t.add({"placement", "median ms", "cpu ms", "vs ORT", "vs OV", "max err", ""});
   const Row* best_single = nullptr;
   const Row* two_level = nullptr;
   for (const Row& row : rows) {
@@ -266,11 +294,13 @@ bool bench_model(const std::string& name, const Args& args, double budget_s,
   for (const Peer& p : peers) all.push_back(&p.row);
   for (const Row* row : all)
     t.add({row->name, row->ms.empty() ? "-" : absl::StrFormat("%.3f", median(row->ms)),
+           row->cpu_ms.empty() ? "-" : absl::StrFormat("%.3f", median(row->cpu_ms)),
            ratio(*row, ort_ms), ratio(*row, ov_ms),
            row->error < 0 ? "-" : absl::StrFormat("%.1e", row->error), row->note});
   std::string out = absl::StrFormat(
-      "%s: %d nodes, %d rounds x %d runs each (alternating), vs ORT / vs OV = collage / ONNX "
-      "Runtime / OpenVINO, max err = max|x - ort| / max|ort| (ONNX Runtime's reference outputs)\n",
+      "%s: %d nodes, %d rounds x %d runs each (alternating), cpu ms = CPU time of the "
+      "contender's process per run (every thread), vs ORT / vs OV = collage / ONNX Runtime / "
+      "OpenVINO, max err = max|x - ort| / max|ort| (ONNX Runtime's reference outputs)\n",
       name, g.nodes().size(), args.rounds, args.repeat);
   out += t.render(2);
   if (best_single && two_level)
@@ -299,7 +329,7 @@ int run(int argc, char** argv) {
   parser.option("--rounds", "N", "rounds (default 5)", &args.rounds, 1);
   parser.option("--repeat", "N", "timed runs of each contender per round (default 3)",
                 &args.repeat, 1);
-  parser.option("--budget", "SECONDS", "two-level search budget per model (default 60)",
+  parser.option("--budget", "SECONDS", "two-level placement budget per model (default 120)",
                 &args.budget);
   parser.option("--cost-db", "PATH", "cost database (default: the CLI's)", &args.cost_db);
   parser.option("--strategies", "LIST",

@@ -1,6 +1,7 @@
 """A peer runtime timed on request, for bench/models/model_bench and artifact_bench: loads one
 model in ONNX Runtime or OpenVINO, then for each line "N" read from stdin runs it N times and
-answers one line with the N wall times in milliseconds.
+answers one line: the N wall times in milliseconds, ";", and the N CPU times of the whole process
+(every thread of the runtime's, spinning included) in milliseconds.
 
     peer_server.py MODEL.onnx INPUTS.npz [--runtime onnxruntime|openvino] [--threads 2]
                    [--outputs OUT.npz]
@@ -62,12 +63,15 @@ def main() -> int:
     for line in sys.stdin:
         if not line.strip():
             break
-        times = []
+        wall, cpu = [], []
         for _ in range(int(line)):
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             run()
-            times.append((time.perf_counter() - t0) * 1e3)
-        print(" ".join(f"{t:.4f}" for t in times), flush=True)
+            t1, c1 = time.perf_counter(), time.process_time()
+            wall.append((t1 - t0) * 1e3)
+            cpu.append((c1 - c0) * 1e3)
+        print(" ".join(f"{t:.4f}" for t in wall), ";", " ".join(f"{t:.4f}" for t in cpu),
+              flush=True)
     return 0
 
 

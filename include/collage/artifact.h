@@ -22,6 +22,10 @@ struct ArtifactSummary {
   uint32_t workers = 0, num_waves = 0, num_segments = 0;
   uint32_t exclusive_kernels = 0;          // kernels with their own thread team, run alone
   uint32_t pinned_kernels = 0;  // kernels with their own thread team, limited to fewer threads
+  // The schedule the simulation chose ran such a kernel exclusive beside other work of its wave,
+  // and was measured against one with those kernels pinned (the faster kept: exclusive only when
+  // clearly faster).
+  bool teams_measured = false;
   double predicted_us = 0;                 // the scheduler's simulated makespan
   double waves_ms = 0, sequential_ms = 0;  // measured (0: not measured)
   std::string executor;                    // the default: "waves" or "sequential"

@@ -124,8 +124,9 @@ struct PlacementOptions {
   std::string strategy = "two-level";
   // Wall-clock budget of the whole placement in seconds: candidate measurement (sampled briefly
   // once half of it is spent; every candidate is still built and timed), the graph-level search
-  // (what is left, less a reserve for the comparison), and compare_baselines. At least one seed
-  // of the graph-level search is measured however little is left.
+  // (what is left, less a reserve for the comparison), and compare_baselines. The op-level seed
+  // of the graph-level search and the single-backend seed estimated fastest are measured however
+  // little is left.
   double time_budget_s = 60;
   uint64_t seed = 0;
   // Persistent cost database (JSON lines); empty: costs live only as long as the call.
@@ -186,6 +187,10 @@ struct OptimizeResult {
   size_t measured = 0;     // kernels timed in this call
   size_t cached = 0;       // costs found in the cost database or shared with an identical group
   size_t evaluations = 0;  // end-to-end measurements
+  int generations = 0;     // of the graph-level search (two-level)
+  // What the graph-level search chose: "evolved", a seed's name ("op-level", "single:NAME",
+  // "greedy"), or "remembered" (an earlier search's placement, from the cost database).
+  std::string chosen_by;
 };
 
 // Chooses a backend for every node of `g` (Collage). Errors: an unknown strategy or backend, a

@@ -360,6 +360,7 @@ void fill_summary(const PlanTables& t, const artifact::MemoryPlan& memory, size_
   summary.pinned_kernels = static_cast<uint32_t>(
       std::count_if(w.threads.begin(), w.threads.end(), [](uint32_t t) { return t > 0; }));
   summary.predicted_us = schedule->predicted_us;
+  summary.teams_measured = schedule->teams_measured;
   summary.waves_ms = w.waves_ms;
   summary.sequential_ms = w.sequential_ms;
   summary.executor = w.preferred == waves::Executor::waves ? "waves" : "sequential";

@@ -51,7 +51,11 @@ std::vector<uint32_t> dataflow_waves(const std::vector<ScheduleKernel>& kernels,
 
 // The schedule for `kernels` over `tensors` (arena of `arena_bytes`): options.executor must not
 // be `none`. Measures both executors when every kernel is live (else sets neither time and
-// prefers what options.executor says, sequential for automatic). Errors are a kernel's.
+// prefers what options.executor says, sequential for automatic). When every kernel is live and
+// the simulation runs a kernel with a thread team of its own exclusive beside other kernels of
+// its wave, that schedule is first measured against the one with such kernels pinned
+// (SchedulerOptions::Teams::beside) and kept only when clearly faster (waves_margin, as
+// second_clearly_faster says; ScheduleResult::teams_measured). Errors are a kernel's.
 absl::StatusOr<ScheduleResult> make_artifact_schedule(const std::vector<ScheduleKernel>& kernels,
                                                       const std::vector<ScheduleTensor>& tensors,
                                                       uint64_t arena_bytes,

@@ -1,4 +1,5 @@
-// measure_executors: alternating whole runs of the sequential and the wave executor; the choice.
+// measure_executors: alternating whole runs of the sequential and the wave executor, or of two
+// wave schedules; the choice.
 #include "waves/executor_measure.h"
 
 #include <algorithm>
@@ -27,6 +28,63 @@ struct FirstError {
   }
 };
 
+// Runs `a` and `b` `warmup` times untimed, then in pairs until `runs` pairs or max_ms, the order
+// within a pair alternating; their times, the median ratio b / a and how often b was faster.
+template <typename A, typename B>
+absl::StatusOr<ScheduleTimes> alternate(A&& a, B&& b, FirstError& error,
+                                        const ExecutorMeasureOptions& options) {
+  auto time_ms = [](auto&& fn) {
+    const auto start = std::chrono::steady_clock::now();
+    fn();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+  };
+  std::vector<double> a_ms, b_ms, ratio;
+  const auto start = std::chrono::steady_clock::now();
+  ScheduleTimes out;
+  for (int i = 0; i < options.warmup + std::max(options.runs, 1); ++i) {
+    const bool timed = i >= options.warmup;
+    if (timed && static_cast<int>(a_ms.size()) >= std::max(options.min_runs, 1) &&
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count() > options.max_ms)
+      break;
+    double ta = 0, tb = 0;
+    if (i % 2 == 0) {
+      ta = time_ms(a);
+      tb = time_ms(b);
+    } else {
+      tb = time_ms(b);
+      ta = time_ms(a);
+    }
+    if (!error.status.ok()) return error.status;
+    if (!timed) continue;
+    a_ms.push_back(ta);
+    b_ms.push_back(tb);
+    ratio.push_back(tb / std::max(ta, 1e-9));
+    out.second_faster += tb < ta;
+  }
+  out.first_ms = median(a_ms);
+  out.second_ms = median(b_ms);
+  out.pairs = static_cast<int>(a_ms.size());
+  out.second_ratio = median(ratio);
+  return out;
+}
+
+// The WaveRunner entry that runs chunk `chunk` of kernel `kernel` as `schedule` says.
+WaveRunner::EntryFn wave_entry(const std::vector<BoundKernel>& kernels,
+                               const WaveSchedule& schedule, FirstError& error) {
+  return [&kernels, &schedule, &error](uint32_t kernel, uint32_t chunk) {
+    const BoundKernel& k = kernels[kernel];
+    const auto [begin, end] =
+        chunk_range(k.kernel->task_count(), schedule.chunks[kernel], chunk);
+    const int32_t threads =
+        schedule.threads.empty() ? 0 : static_cast<int32_t>(schedule.threads[kernel]);
+    for (int32_t t = begin; t < end; ++t)
+      error.add(threads ? k.kernel->run_task_threads(k.args.data(), t, threads)
+                        : k.kernel->run_task(k.args.data(), t));
+  };
+}
+
 }  // namespace
 
 absl::StatusOr<ExecutorTimes> measure_executors(const std::vector<BoundKernel>& kernels,
@@ -47,57 +105,39 @@ absl::StatusOr<ExecutorTimes> measure_executors(const std::vector<BoundKernel>& 
       });
     }
   };
-  const WaveRunner::EntryFn entry = [&](uint32_t kernel, uint32_t chunk) {
-    const BoundKernel& k = kernels[kernel];
-    const auto [begin, end] =
-        chunk_range(k.kernel->task_count(), schedule.chunks[kernel], chunk);
-    const int32_t threads =
-        schedule.threads.empty() ? 0 : static_cast<int32_t>(schedule.threads[kernel]);
-    for (int32_t t = begin; t < end; ++t)
-      error.add(threads ? k.kernel->run_task_threads(k.args.data(), t, threads)
-                        : k.kernel->run_task(k.args.data(), t));
-  };
+  const WaveRunner::EntryFn entry = wave_entry(kernels, schedule, error);
   auto waves = [&] { (void)runner.try_run(entry); };
-  auto time_ms = [](auto&& fn) {
-    const auto start = std::chrono::steady_clock::now();
-    fn();
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-        .count();
-  };
-  std::vector<double> seq_ms, wave_ms, ratio;
-  const auto start = std::chrono::steady_clock::now();
+  auto t = alternate(sequential, waves, error, options);
+  if (!t.ok()) return t.status();
   ExecutorTimes out;
-  for (int i = 0; i < options.warmup + std::max(options.runs, 1); ++i) {
-    const bool timed = i >= options.warmup;
-    if (timed && static_cast<int>(seq_ms.size()) >= std::max(options.min_runs, 1) &&
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                .count() > options.max_ms)
-      break;
-    double s = 0, w = 0;
-    if (i % 2 == 0) {
-      s = time_ms(sequential);
-      w = time_ms(waves);
-    } else {
-      w = time_ms(waves);
-      s = time_ms(sequential);
-    }
-    if (!error.status.ok()) return error.status;
-    if (!timed) continue;
-    seq_ms.push_back(s);
-    wave_ms.push_back(w);
-    ratio.push_back(w / std::max(s, 1e-9));
-    out.waves_faster += w < s;
-  }
-  out.sequential_ms = median(seq_ms);
-  out.waves_ms = median(wave_ms);
-  out.pairs = static_cast<int>(seq_ms.size());
-  out.waves_ratio = median(ratio);
+  out.sequential_ms = t->first_ms;
+  out.waves_ms = t->second_ms;
+  out.pairs = t->pairs;
+  out.waves_ratio = t->second_ratio;
+  out.waves_faster = t->second_faster;
   return out;
+}
+
+absl::StatusOr<ScheduleTimes> measure_wave_schedules(const std::vector<BoundKernel>& kernels,
+                                                     const WaveSchedule& first,
+                                                     const WaveSchedule& second,
+                                                     const ExecutorMeasureOptions& options) {
+  WaveRunner run_first(&first), run_second(&second);
+  FirstError error;
+  const WaveRunner::EntryFn first_entry = wave_entry(kernels, first, error);
+  const WaveRunner::EntryFn second_entry = wave_entry(kernels, second, error);
+  return alternate([&] { (void)run_first.try_run(first_entry); },
+                   [&] { (void)run_second.try_run(second_entry); }, error, options);
 }
 
 bool waves_clearly_faster(const ExecutorTimes& times, double margin) {
   return times.pairs > 0 && times.waves_ratio <= 1 - margin &&
          3 * times.waves_faster >= 2 * times.pairs;
+}
+
+bool second_clearly_faster(const ScheduleTimes& times, double margin) {
+  return times.pairs > 0 && times.second_ratio <= 1 - margin &&
+         3 * times.second_faster >= 2 * times.pairs;
 }
 
 }  // namespace collage::waves

@@ -1,7 +1,7 @@
 // The compile-time comparison of the two executors: the kernels of an artifact run over real
 // buffers in process, alternately in sequence (each kernel's tasks over a thread pool, as the
 // runtime's sequential executor does) and by the wave schedule (the runtime's WaveRunner), and
-// the choice between them.
+// the choice between them; and the same comparison of two wave schedules.
 #pragma once
 
 #include <vector>
@@ -44,5 +44,23 @@ absl::StatusOr<ExecutorTimes> measure_executors(const std::vector<BoundKernel>& 
 // again: the median pairwise ratio at most 1 - margin and waves faster in at least two thirds
 // of the pairs. Otherwise the sequential executor, the simpler one, is kept.
 bool waves_clearly_faster(const ExecutorTimes& times, double margin);
+
+// Two wave schedules of the same kernels measured against each other as measure_executors
+// measures the executors ("first" in place of the sequential executor, "second" of the waves),
+// each run by the runtime's WaveRunner on first.workers.size() workers.
+struct ScheduleTimes {
+  double first_ms = 0, second_ms = 0;  // medians of whole runs
+  int pairs = 0;
+  double second_ratio = 1;  // median over the pairs of second / first
+  int second_faster = 0;    // pairs in which the second schedule was faster
+};
+absl::StatusOr<ScheduleTimes> measure_wave_schedules(const std::vector<BoundKernel>& kernels,
+                                                     const WaveSchedule& first,
+                                                     const WaveSchedule& second,
+                                                     const ExecutorMeasureOptions& options = {});
+
+// Whether `times` say the second schedule is faster by `margin`, as waves_clearly_faster says of
+// the wave executor: the median ratio at most 1 - margin, and faster in two thirds of the pairs.
+bool second_clearly_faster(const ScheduleTimes& times, double margin);
 
 }  // namespace collage::waves

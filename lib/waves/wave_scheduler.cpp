@@ -137,7 +137,8 @@ class Scheduler {
   // choice is kept when the wave, its chunk counts chosen again, ends earlier.
   void select_variants(const std::vector<uint32_t>& wave, const Segment& s, Variants* v) const {
     for (uint32_t k : wave) v->chunks[k] = 1, v->threads[k] = 0;
-    if (o_.teams == SchedulerOptions::Teams::pinned) {
+    using Teams = SchedulerOptions::Teams;
+    if (o_.teams == Teams::pinned || (o_.teams == Teams::beside && wave.size() > 1)) {
       for (uint32_t k : wave)
         if (pinnable(k)) v->threads[k] = 1;
       if (o_.select_variants) refine_chunks(wave, s, v);

@@ -34,10 +34,13 @@ struct SchedulerOptions {
   bool select_variants = true;     // false: every kernel keeps its most efficient variant
   // How a kernel with a thread team of its own (one with a pinned variant) runs: as profiled
   // (the default: exclusive when its team looked parallel, else as is, and pinned where the
-  // simulation prefers), or, to measure the choices against each other (bench/ov_threads_bench),
-  // always exclusive, always pinned to one thread, or shared: an ordinary chunk beside the
-  // others with its team unlimited, its pool and the executor's competing for the cores.
-  enum class Teams : uint8_t { profiled, exclusive, pinned, shared };
+  // simulation prefers); beside: pinned to one thread wherever its wave has other kernels, as
+  // profiled where it is alone in its wave (the alternative make_artifact_schedule measures
+  // against the default's choice); or, to measure the choices against each other
+  // (bench/ov_threads_bench), always exclusive, always pinned to one thread, or shared: an
+  // ordinary chunk beside the others with its team unlimited, its pool and the executor's
+  // competing for the cores.
+  enum class Teams : uint8_t { profiled, exclusive, pinned, shared, beside };
   Teams teams = Teams::profiled;
 };
 
@@ -53,6 +56,9 @@ struct ScheduleResult {
   WaveSchedule schedule;  // chunks, workers, waves and segments; no measurements yet
   double predicted_us = 0;       // the simulated makespan
   std::vector<uint32_t> segment_of_wave;
+  // make_artifact_schedule measured the simulation's choice for team kernels against pinning
+  // those that share their wave (SchedulerOptions::Teams::beside) and kept the faster.
+  bool teams_measured = false;
 };
 
 // Schedules kernels with `profiles` (task_us.size() is the kernel's task count, at least one;

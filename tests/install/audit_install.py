@@ -177,6 +177,9 @@ class Audit:
         # machine builds or fetches them again), and ONNX Runtime's telemetry id.
         scratch = [os.path.join(home, ".cache", d)
                    for d in ("collage", "ccache", "pip", "Microsoft")]
+        # ccache's own configuration: a developer's setting (e.g. base_dir, to share the cache
+        # between worktrees); a fresh machine builds without it.
+        scratch.append(os.path.join(home, ".config", "ccache"))
         if os.environ.get("COLLAGE_MODEL_CACHE"):
             scratch.append(os.path.realpath(os.environ["COLLAGE_MODEL_CACHE"]))
         return cls(checkout, closure, debian_packages.load_owners(), python, scratch)

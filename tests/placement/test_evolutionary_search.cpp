@@ -134,6 +134,43 @@ TEST_CASE("the graph-level search finds what the additive cost model misses", "[
              Catch::Contains(std::to_string(result->generations) + " generations"));
 }
 
+TEST_CASE("with no budget left, the forced seeds are measured and no other", "[evolution]") {
+  World w;
+  FakeEvaluator e2e(w.g, kernel_cost, 1.0, 0.5);
+  auto op = op_level_search(w.g, w.cands, w.costs, {});
+  REQUIRE(op.ok());
+  std::vector<EvolutionSeed> all_reference = {{"all-reference", w.genes({{{0}, "reference"},
+                                                                          {{1}, "reference"},
+                                                                          {{2}, "reference"},
+                                                                          {{3}, "reference"},
+                                                                          {{4}, "reference"},
+                                                                          {{5}, "reference"},
+                                                                          {{6}, "reference"}})}};
+  // Three different placements: a seed the search has measured already costs no budget.
+  std::vector<EvolutionSeed> seeds = {
+      {"op-level", op->chosen},
+      all_reference[0],
+      {"gemm then reference", w.genes({{{0, 1}, "gemm"},
+                                       {{2}, "reference"},
+                                       {{3}, "reference"},
+                                       {{4}, "reference"},
+                                       {{5}, "reference"},
+                                       {{6}, "reference"}})}};
+  for (int forced : {1, 2}) {
+    EvolutionOptions options;
+    options.time_budget_s = 0;
+    options.forced_seeds = forced;
+    auto result = evolutionary_search(w.g, w.r, w.cands, w.costs, seeds, e2e, options);
+    REQUIRE(result.ok());
+    REQUIRE(result->seeds.size() == 3);
+    CHECK(result->seeds[0].ms > 0);
+    CHECK((result->seeds[1].ms > 0) == (forced == 2));
+    CHECK(result->seeds[2].ms < 0);
+    CHECK(result->seeds[2].note == "the time budget was spent");
+    CHECK(result->generations == 0);
+  }
+}
+
 TEST_CASE("the graph-level search is deterministic for a seed", "[evolution]") {
   World w;
   auto run = [&](uint64_t seed, int* calls) {

@@ -1,5 +1,6 @@
 // The compile-time choice between the executors: the wave executor only when it is faster by a
-// margin in most measured pairs, and measure_executors bounded by its time limit.
+// margin in most measured pairs, measure_executors bounded by its time limit, and two wave
+// schedules measured against each other.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -76,4 +77,38 @@ TEST_CASE("waves: measure_executors alternates whole runs and stops at its time 
   CHECK(t->sequential_ms >= 4.0);
   CHECK(t->waves_ms >= 2.0);
   CHECK(t->waves_faster <= t->pairs);
+}
+
+TEST_CASE("waves: two wave schedules measured against each other", "[waves][choice]") {
+  // Two independent kernels of 2 ms each: side by side on 2 workers, or one after the other on
+  // one worker (every chunk moved to worker 0's list).
+  BusyKernel a(2000), b(2000);
+  std::vector<KernelProfile> profiles = {{{2000.0}}, {{2000.0}}};
+  SchedulerOptions so;
+  so.workers = 2;
+  const WaveSchedule side_by_side = schedule_waves(profiles, {{}, {}}, so).schedule;
+  so.workers = 1;
+  const WaveSchedule one_worker = schedule_waves(profiles, {{}, {}}, so).schedule;
+  std::vector<BoundKernel> kernels = {{&a, {}}, {&b, {}}};
+  ExecutorMeasureOptions mo;
+  mo.runs = 4;
+  mo.min_runs = 4;
+  mo.warmup = 1;
+  auto t = measure_wave_schedules(kernels, one_worker, side_by_side, mo);
+  REQUIRE(t.ok());
+  CHECK(t->pairs == 4);
+  CHECK(a.runs == 2 * (4 + 1));
+  CHECK(t->first_ms >= 4.0);   // the kernels spin: one worker takes both in turn
+  CHECK(t->second_ms >= 2.0);
+  CHECK(t->second_faster <= t->pairs);
+
+  ScheduleTimes clear;
+  clear.pairs = 15, clear.second_ratio = 0.9, clear.second_faster = 12;
+  CHECK(second_clearly_faster(clear, 0.03));
+  ScheduleTimes tie = clear;
+  tie.second_ratio = 0.99;
+  CHECK_FALSE(second_clearly_faster(tie, 0.03));
+  ScheduleTimes few = clear;
+  few.second_faster = 9;
+  CHECK_FALSE(second_clearly_faster(few, 0.03));
 }

@@ -288,6 +288,17 @@ TEST_CASE("waves: SelectRKernels pins library kernels side by side when that end
   r = checked({team_kernel(10, 30), team_kernel(10, 30)}, deps, forced);  // exclusive would win
   CHECK(r.schedule.threads == std::vector<uint32_t>{1, 1});
   CHECK(r.schedule.exclusive == std::vector<uint8_t>{0, 0});
+
+  // Beside: pinned where the wave has other kernels (exclusive would win there), as profiled
+  // where a team kernel is alone in its wave (a chain: exclusive, as above).
+  forced.teams = SchedulerOptions::Teams::beside;
+  r = checked({team_kernel(10, 30), team_kernel(10, 30)}, deps, forced);
+  CHECK(r.schedule.threads == std::vector<uint32_t>{1, 1});
+  r = checked({team_kernel(10, 30), tasks(1, 15)}, deps, forced);
+  CHECK(r.schedule.threads == std::vector<uint32_t>{1, 0});
+  r = checked({team_kernel(10, 20), team_kernel(10, 20)}, {{}, {0}}, forced);
+  CHECK(r.schedule.threads == std::vector<uint32_t>{0, 0});
+  CHECK(r.schedule.exclusive == std::vector<uint8_t>{1, 1});
 }
 
 TEST_CASE("waves: the check rejects bad thread counts", "[waves][scheduler]") {

@@ -104,27 +104,32 @@ Region::Variant& Region::variant(int32_t max_threads) {
 }
 
 void Region::run_on(Variant& v, void* const* args) {
-  ov::InferRequest request;
+  Bound b;
   {
     std::lock_guard<std::mutex> lock(v.mu);
     if (!v.idle.empty()) {
-      request = std::move(v.idle.back());
+      b = std::move(v.idle.back());
       v.idle.pop_back();
     }
   }
-  if (!request) request = v.compiled.create_infer_request();
+  if (!b.request) {
+    b.request = v.compiled.create_infer_request();
+    b.args.assign(args_.size(), nullptr);
+  }
   // The caller's buffers, bound in place (OpenVINO reads and writes them without a copy where
-  // its layouts allow).
+  // its layouts allow); those of the last run on this request are bound already.
   for (size_t i = 0; i < args_.size(); ++i) {
+    if (b.args[i] == args[i]) continue;
     ov::Tensor t(args_[i].type, args_[i].shape, args[i]);
     if (i < num_inputs_)
-      request.set_input_tensor(i, t);
+      b.request.set_input_tensor(i, t);
     else
-      request.set_output_tensor(i - num_inputs_, t);
+      b.request.set_output_tensor(i - num_inputs_, t);
+    b.args[i] = args[i];
   }
-  request.infer();
+  b.request.infer();
   std::lock_guard<std::mutex> lock(v.mu);
-  v.idle.push_back(std::move(request));
+  v.idle.push_back(std::move(b));
 }
 
 }  // namespace collage::rt_openvino

@@ -67,11 +67,17 @@ class Region {
   void prepare_threads(int32_t max_threads) { (void)variant(max_threads); }
 
  private:
+  // An infer request and the argument buffers its tensors are bound to (a run binds only those
+  // that differ from the last run's: setting a tensor costs the plugin a check of its memory).
+  struct Bound {
+    ov::InferRequest request;
+    std::vector<void*> args;
+  };
   struct Variant {
     ov::CompiledModel compiled;
     int32_t threads = 1;
     std::mutex mu;
-    std::vector<ov::InferRequest> idle;  // infer requests no run holds
+    std::vector<Bound> idle;  // infer requests no run holds
   };
   void run_on(Variant& v, void* const* args);
   Variant& variant(int32_t max_threads);
