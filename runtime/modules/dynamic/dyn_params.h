@@ -41,6 +41,9 @@ enum class DynOp : uint8_t {
   tile,               // repeats
   constant_of_shape,  // shape, [the value's bytes as one little-endian i64] (empty: zeros)
   range,              // - (start, limit, delta are operands)
+  pad,                // pads, [the value's bytes as one little-endian i64], axes, [mode]
+  split,              // split (empty: equal pieces, one per output), [axis]
+  resize,             // roi, scales, sizes, modes, float parameters, axes (dyn_ops_resize.cpp)
   count_,
 };
 
