@@ -48,7 +48,8 @@ absl::StatusOr<std::vector<int64_t>> full_pads(const PadAttrs& a, size_t rank) {
     if (!d)
       return absl::InvalidArgumentError(
           str_cat("axis ", a.axes[i], " is out of range for rank ", rank));
-    if (seen[*d]) return absl::InvalidArgumentError(str_cat("axis ", a.axes[i], " is listed twice"));
+    if (seen[*d])
+      return absl::InvalidArgumentError(str_cat("axis ", a.axes[i], " is listed twice"));
     seen[*d] = true;
     full[*d] = a.pads[i];
     full[*d + rank] = a.pads[i + k];

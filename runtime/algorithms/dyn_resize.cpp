@@ -47,10 +47,9 @@ std::string spread(const ResizeSpec& a, const std::vector<int64_t>& in, ResizeSp
     }
   }
   const size_t k = resized_axes->size();
-  const std::string what = a.axes.empty() ? "the input " + shape_text(in) + " has rank " +
-                                                std::to_string(rank)
-                                          : "axes " + list_text(a.axes) + " has " +
-                                                std::to_string(k);
+  const std::string what = a.axes.empty()
+                               ? "the input " + shape_text(in) + " has rank " + std::to_string(rank)
+                               : "axes " + list_text(a.axes) + " has " + std::to_string(k);
   if (!a.scales.empty() && a.scales.size() != k)
     return "scales has " + std::to_string(a.scales.size()) + " entries, but " + what;
   if (!a.sizes.empty() && a.sizes.size() != k)
@@ -132,8 +131,7 @@ int64_t nearest_index(ResizeRounding r, float x) {
 // Whether a source coordinate lies outside an axis of length len_in (only tf_crop_and_resize
 // extrapolates).
 bool extrapolates(ResizeCoord coord, float c, int64_t len_in) {
-  return coord == ResizeCoord::tf_crop_and_resize &&
-         (c < 0 || c > static_cast<float>(len_in - 1));
+  return coord == ResizeCoord::tf_crop_and_resize && (c < 0 || c > static_cast<float>(len_in - 1));
 }
 
 // The input positions and weights one output position of an axis reads.

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace collage::rt_dynamic {
@@ -50,43 +51,54 @@ struct ResizePlan {
   std::vector<float> roi;  // [starts..., ends...] over every axis (tf_crop_and_resize)
 };
 
+// The mode named `s` from `names`; false for a name it does not know.
+template <typename E, size_t N>
+bool parse_resize_name(const std::string& s, const std::pair<const char*, E> (&names)[N], E* out) {
+  for (const auto& [name, value] : names)
+    if (s == name) {
+      *out = value;
+      return true;
+    }
+  return false;
+}
+
 // Each returns false for a name it does not know. Inline: the compiler's dynamic backend encodes
 // the modes without linking the algorithms.
 inline bool parse_resize_mode(const std::string& s, ResizeInterp* out) {
-  if (s == "nearest") *out = ResizeInterp::nearest;
-  else if (s == "linear") *out = ResizeInterp::linear;
-  else if (s == "cubic") *out = ResizeInterp::cubic;
-  else return false;
-  return true;
+  static constexpr std::pair<const char*, ResizeInterp> kNames[] = {
+      {"nearest", ResizeInterp::nearest},
+      {"linear", ResizeInterp::linear},
+      {"cubic", ResizeInterp::cubic}};
+  return parse_resize_name(s, kNames, out);
 }
 
 inline bool parse_resize_coord(const std::string& s, ResizeCoord* out) {
-  if (s == "half_pixel") *out = ResizeCoord::half_pixel;
-  else if (s == "half_pixel_symmetric") *out = ResizeCoord::half_pixel_symmetric;
-  else if (s == "pytorch_half_pixel") *out = ResizeCoord::pytorch_half_pixel;
-  else if (s == "align_corners") *out = ResizeCoord::align_corners;
-  else if (s == "asymmetric") *out = ResizeCoord::asymmetric;
-  else if (s == "tf_half_pixel_for_nn") *out = ResizeCoord::tf_half_pixel_for_nn;
-  else if (s == "tf_crop_and_resize") *out = ResizeCoord::tf_crop_and_resize;
-  else return false;
-  return true;
+  static constexpr std::pair<const char*, ResizeCoord> kNames[] = {
+      {"half_pixel", ResizeCoord::half_pixel},
+      {"half_pixel_symmetric", ResizeCoord::half_pixel_symmetric},
+      {"pytorch_half_pixel", ResizeCoord::pytorch_half_pixel},
+      {"align_corners", ResizeCoord::align_corners},
+      {"asymmetric", ResizeCoord::asymmetric},
+      {"tf_half_pixel_for_nn", ResizeCoord::tf_half_pixel_for_nn},
+      {"tf_crop_and_resize", ResizeCoord::tf_crop_and_resize}};
+  return parse_resize_name(s, kNames, out);
 }
 
 inline bool parse_resize_rounding(const std::string& s, ResizeRounding* out) {
-  if (s == "round_prefer_floor") *out = ResizeRounding::round_prefer_floor;
-  else if (s == "round_prefer_ceil") *out = ResizeRounding::round_prefer_ceil;
-  else if (s == "floor") *out = ResizeRounding::floor;
-  else if (s == "ceil") *out = ResizeRounding::ceil;
-  else return false;
-  return true;
+  static constexpr std::pair<const char*, ResizeRounding> kNames[] = {
+      {"round_prefer_floor", ResizeRounding::round_prefer_floor},
+      {"round_prefer_ceil", ResizeRounding::round_prefer_ceil},
+      {"floor", ResizeRounding::floor},
+      {"ceil", ResizeRounding::ceil}};
+  return parse_resize_name(s, kNames, out);
 }
 
 inline bool parse_resize_keep_aspect(const std::string& s, ResizeKeepAspect* out) {
-  if (s == "stretch") *out = ResizeKeepAspect::stretch;
-  else if (s == "not_larger") *out = ResizeKeepAspect::not_larger;
-  else if (s == "not_smaller") *out = ResizeKeepAspect::not_smaller;
-  else return false;
-  return true;
+  static constexpr std::pair<const char*, ResizeKeepAspect> kNames[] = {
+      {"stretch", ResizeKeepAspect::stretch},
+      {"not_larger", ResizeKeepAspect::not_larger},
+      {"not_smaller", ResizeKeepAspect::not_smaller}};
+  return parse_resize_name(s, kNames, out);
 }
 
 // Plans `spec` on an input of shape `in`: empty string on success, else what is wrong (a list of

@@ -298,8 +298,10 @@ def main():
         x, labels("reg", score, rng))
     export = convert_sklearn(forest, initial_types=[("input", SkFloat([None, x.shape[1]]))],
                              target_opset={"": 17, "ai.onnx.ml": 3})
-    w.v5_case("onnx_v5_forest_reg", tree_ensemble5.from_regressor(
-        export, "onnx_v5_forest_reg", x.shape[1]), x_test)
+    v5_forest = tree_ensemble5.from_regressor(export, "onnx_v5_forest_reg", x.shape[1])
+    w.v5_case("onnx_v5_forest_reg", v5_forest, x_test)
+    # The same model as a whole graph: compiled through the C API, its strategy measured.
+    w.graph_case("graph_v5_forest_reg", v5_forest, x_test)
     two = np.column_stack([labels("reg", score, rng), labels("reg", -score, rng)])
     forest = RandomForestRegressor(n_estimators=6, max_depth=5, random_state=1).fit(x, two)
     export = convert_sklearn(forest, initial_types=[("input", SkFloat([None, x.shape[1]]))],

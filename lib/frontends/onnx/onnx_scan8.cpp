@@ -41,37 +41,34 @@ absl::Status GraphImporter::import_scan8(const onnx::NodeProto& node, const std:
   }
   const std::vector<Ref*> values(inputs.begin() + 1, inputs.end());
   if (num_scan < 1 || num_scan > static_cast<int64_t>(values.size()))
-    return absl::InvalidArgumentError(
-        str_cat(who, ": num_scan_inputs must be between 1 and its ", values.size(),
-                " inputs after sequence_lens"));
+    return absl::InvalidArgumentError(str_cat(who, ": num_scan_inputs must be between 1 and its ",
+                                              values.size(), " inputs after sequence_lens"));
   int64_t batch = -1, length = -1;
   for (size_t i = 0; i < values.size(); ++i) {
     if (!values[i]) return absl::InvalidArgumentError(str_cat(who, ": input ", i + 1, " is empty"));
     const Shape& s = values[i]->type.shape;
     const bool scan = static_cast<int64_t>(i) >= static_cast<int64_t>(values.size()) - num_scan;
     if (s.size() < (scan ? 2u : 1u))
-      return absl::InvalidArgumentError(
-          str_cat(who, ": input ", i + 1, " has shape ", shape_to_string(s), "; version 8 needs ",
-                  scan ? "[batch, sequence, ...]" : "[batch, ...]"));
+      return absl::InvalidArgumentError(str_cat(who, ": input ", i + 1, " has shape ",
+                                                shape_to_string(s), "; version 8 needs ",
+                                                scan ? "[batch, sequence, ...]" : "[batch, ...]"));
     if (batch >= 0 && s[0] != batch)
-      return absl::InvalidArgumentError(str_cat(who, ": inputs of batch sizes ", batch, " and ",
-                                                s[0]));
+      return absl::InvalidArgumentError(
+          str_cat(who, ": inputs of batch sizes ", batch, " and ", s[0]));
     batch = s[0];
     if (scan) length = s[1];
   }
   if (batch < 1 || batch > kMaxBatch)
-    return absl::UnimplementedError(
-        str_cat(who, ": version 8 with batch ", batch, " (collage lowers batches 1 to ", kMaxBatch,
-                ")"));
+    return absl::UnimplementedError(str_cat(who, ": version 8 with batch ", batch,
+                                            " (collage lowers batches 1 to ", kMaxBatch, ")"));
   // sequence_lens: absent, or every row the whole sequence.
   if (Ref* lens = inputs[0]) {
     if (!lens->is_constant())
       return absl::UnimplementedError(
           str_cat(who, ": sequence_lens computed at run time is not supported"));
     if (lens->constant.numel() != batch)
-      return absl::InvalidArgumentError(str_cat(who, ": sequence_lens has ",
-                                                lens->constant.numel(), " entries for batch ",
-                                                batch));
+      return absl::InvalidArgumentError(str_cat(who, ": sequence_lens has ", lens->constant.numel(),
+                                                " entries for batch ", batch));
     for (int64_t b = 0; b < batch; ++b)
       if (lens->constant.get_as_int64(b) != length)
         return absl::UnimplementedError(str_cat(
@@ -99,9 +96,7 @@ absl::Status GraphImporter::import_scan8(const onnx::NodeProto& node, const std:
     for (int k = 0; k < outputs; ++k) {
       auto r = lookup(step.output(k));
       if (!r.ok()) return r.status();
-      if (!*r)
-        return absl::InvalidArgumentError(
-            str_cat(who, ": the body gives no output ", k));
+      if (!*r) return absl::InvalidArgumentError(str_cat(who, ": the body gives no output ", k));
       per_output[k].push_back(**r);
     }
   }

@@ -59,23 +59,33 @@ struct Attrs {
     const onnx::TensorProto& t = it->second->t();
     DType d;
     switch (t.data_type()) {
-      case onnx::TensorProto::FLOAT: d = DType::f32; break;
-      case onnx::TensorProto::DOUBLE: d = DType::f64; break;
-      case onnx::TensorProto::FLOAT16: d = DType::f16; break;
-      case onnx::TensorProto::UINT8: d = DType::u8; break;
-      default: return error(str_cat(n, " has element type ", t.data_type(),
-                                    "; expected FLOAT, DOUBLE, FLOAT16 or UINT8"));
+      case onnx::TensorProto::FLOAT:
+        d = DType::f32;
+        break;
+      case onnx::TensorProto::DOUBLE:
+        d = DType::f64;
+        break;
+      case onnx::TensorProto::FLOAT16:
+        d = DType::f16;
+        break;
+      case onnx::TensorProto::UINT8:
+        d = DType::u8;
+        break;
+      default:
+        return error(str_cat(n, " has element type ", t.data_type(),
+                             "; expected FLOAT, DOUBLE, FLOAT16 or UINT8"));
     }
     if (dtype) *dtype = d;
     int64_t count = 1;
     for (int64_t dim : t.dims()) count *= dim;
-    if (count < 0 || count > (int64_t{1} << 30)) return error(str_cat(n, " has ", count, " values"));
+    if (count < 0 || count > (int64_t{1} << 30))
+      return error(str_cat(n, " has ", count, " values"));
     Tensor v(d, {count});
     const size_t bytes = static_cast<size_t>(count) * dtype_size(d);
     if (t.has_raw_data()) {
       if (t.raw_data().size() != bytes)
-        return error(str_cat(n, " has ", t.raw_data().size(), " bytes of raw_data for ", count,
-                             " values"));
+        return error(
+            str_cat(n, " has ", t.raw_data().size(), " bytes of raw_data for ", count, " values"));
       std::memcpy(v.raw(), t.raw_data().data(), bytes);
     } else {
       const int64_t given = d == DType::f32   ? t.float_data_size()
@@ -85,7 +95,8 @@ struct Attrs {
       for (int64_t i = 0; i < count; ++i) {
         if (d == DType::f32) v.data<float>()[i] = t.float_data(static_cast<int>(i));
         if (d == DType::f64) v.data<double>()[i] = t.double_data(static_cast<int>(i));
-        if (d == DType::u8) v.data<uint8_t>()[i] = static_cast<uint8_t>(t.int32_data(static_cast<int>(i)));
+        if (d == DType::u8)
+          v.data<uint8_t>()[i] = static_cast<uint8_t>(t.int32_data(static_cast<int>(i)));
         if (d == DType::f16) {
           const auto bits = static_cast<uint16_t>(t.int32_data(static_cast<int>(i)));
           std::memcpy(static_cast<uint8_t*>(v.raw()) + 2 * i, &bits, 2);
@@ -152,7 +163,8 @@ absl::StatusOr<Table> read_table(const Attrs& a) {
     return a.error(str_cat("leaf_weights has ", t.leaf_weights.size(), " entries, leaf_targetids ",
                            t.leaf_targets.size()));
   if (t.roots.empty()) return a.error("tree_roots is empty");
-  if (t.n_targets < 1 || t.n_targets > (1 << 20)) return a.error(str_cat("n_targets is ", t.n_targets));
+  if (t.n_targets < 1 || t.n_targets > (1 << 20))
+    return a.error(str_cat("n_targets is ", t.n_targets));
   for (size_t k = 0; k < t.leaf_targets.size(); ++k)
     if (t.leaf_targets[k] < 0 || t.leaf_targets[k] >= t.n_targets)
       return a.error(str_cat("leaf_targetids entry ", k, " is ", t.leaf_targets[k],
@@ -184,7 +196,11 @@ class TreeBuilder {
  public:
   TreeBuilder(const Attrs& a, const Table& t, bool double_input, int64_t target, double other,
               int64_t* max_feature)
-      : a_(a), t_(t), double_input_(double_input), target_(target), other_(other),
+      : a_(a),
+        t_(t),
+        double_input_(double_input),
+        target_(target),
+        other_(other),
         max_feature_(max_feature) {}
 
   // The subtree at array index `i` (a leaf index when `leaf`), appended; its position.
@@ -193,15 +209,16 @@ class TreeBuilder {
       return a_.error(str_cat("a tree expands to more than ", kMaxTreeNodes, " nodes"));
     if (leaf) {
       if (i < 0 || i >= static_cast<int64_t>(t_.leaf_weights.size()))
-        return a_.error(str_cat("leaf index ", i, " is out of range (", t_.leaf_weights.size(),
-                                " leaves)"));
+        return a_.error(
+            str_cat("leaf index ", i, " is out of range (", t_.leaf_weights.size(), " leaves)"));
       TreeNode node;
       node.value = t_.leaf_targets[i] == target_ ? t_.leaf_weights[i] : other_;
       tree_.nodes.push_back(node);
       return static_cast<int32_t>(tree_.nodes.size() - 1);
     }
     if (i < 0 || i >= static_cast<int64_t>(t_.features.size()))
-      return a_.error(str_cat("node index ", i, " is out of range (", t_.features.size(), " nodes)"));
+      return a_.error(
+          str_cat("node index ", i, " is out of range (", t_.features.size(), " nodes)"));
     if (level >= kMaxLevels)
       return a_.error(str_cat("node ", i, " lies ", kMaxLevels,
                               " splits below its root (a cycle, or too deep)"));
@@ -353,8 +370,8 @@ absl::StatusOr<Ensemble5> read_ensemble5(const onnx::NodeProto& node, bool doubl
     if (root < 0 || root >= static_cast<int64_t>(t->features.size()))
       return a.error(str_cat("tree root ", root, " is out of range"));
     // A tree that is one leaf: both branches of the root name the same leaf.
-    const bool single = t->true_leaf[root] && t->false_leaf[root] &&
-                        t->true_ids[root] == t->false_ids[root];
+    const bool single =
+        t->true_leaf[root] && t->false_leaf[root] && t->true_ids[root] == t->false_ids[root];
     const int64_t start = single ? t->true_ids[root] : root;
     std::set<int64_t> targets;
     std::vector<bool> seen(t->features.size(), false);
@@ -447,7 +464,8 @@ absl::Status convert_onnx_tree_ensemble5(const onnx::NodeProto& node, GraphBuild
   if (e->post == kSoftmax)
     y = em.op("Softmax", {y}, make_attrs<SoftmaxAttrs>([](auto& a) { a.axis = -1; }));
   if (xt.dtype != DType::f32)
-    y = em.op("Cast", {y}, make_attrs<CastAttrs>([&](auto& a) { a.to = std::string(dtype_name(xt.dtype)); }));
+    y = em.op("Cast", {y},
+              make_attrs<CastAttrs>([&](auto& a) { a.to = std::string(dtype_name(xt.dtype)); }));
   if (!em.status().ok()) return em.status();
   outputs = {y};
   return absl::OkStatus();

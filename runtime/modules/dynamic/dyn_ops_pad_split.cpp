@@ -85,7 +85,8 @@ void pad(const DynParams& p, const std::vector<Value>& in, Outputs& out) {
     const int64_t kept = x.shape[d] - crop, before = std::max<int64_t>(0, b);
     shape[d] = before + kept + std::max<int64_t>(0, e);
     if (mode != kConstant && kept == 0 && shape[d] > 0)
-      throw KernelError("cannot pad axis " + std::to_string(d) + ", which is empty, except with "
+      throw KernelError("cannot pad axis " + std::to_string(d) +
+                        ", which is empty, except with "
                         "mode constant");
     table[d].resize(static_cast<size_t>(shape[d]));
     for (int64_t o = 0; o < shape[d]; ++o) {
@@ -96,7 +97,7 @@ void pad(const DynParams& p, const std::vector<Value>& in, Outputs& out) {
           table[d][o] = -1;
           continue;
         }
-        j = mode == kEdge ? std::clamp<int64_t>(i, 0, kept - 1)
+        j = mode == kEdge   ? std::clamp<int64_t>(i, 0, kept - 1)
             : mode == kWrap ? (i % kept + kept) % kept
                             : reflect_index(i, kept);
       }
@@ -169,9 +170,14 @@ void split(const DynParams& p, const Value& x, Outputs& out) {
 
 bool run_pad_split_op(const DynParams& p, const std::vector<Value>& in, Outputs& out) {
   switch (p.op) {
-    case DynOp::pad: pad(p, in, out); return true;
-    case DynOp::split: split(p, in[0], out); return true;
-    default: return false;
+    case DynOp::pad:
+      pad(p, in, out);
+      return true;
+    case DynOp::split:
+      split(p, in[0], out);
+      return true;
+    default:
+      return false;
   }
 }
 

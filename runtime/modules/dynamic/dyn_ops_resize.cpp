@@ -42,8 +42,8 @@ void resize(const DynParams& p, const std::vector<Value>& in, Outputs& out) {
   s.sizes = p.list(2);
   const std::vector<int64_t>& m = p.list(3);
   const std::vector<int64_t>& f = p.list(4);
-  if (m.size() != 6 || f.size() != 3 || m[0] < 0 || m[0] > 2 || m[1] < 0 || m[1] > 6 ||
-      m[2] < 0 || m[2] > 3 || m[3] < 0 || m[3] > 2)
+  if (m.size() != 6 || f.size() != 3 || m[0] < 0 || m[0] > 2 || m[1] < 0 || m[1] > 6 || m[2] < 0 ||
+      m[2] > 3 || m[3] < 0 || m[3] > 2)
     throw KernelError("malformed parameters");
   s.interp = static_cast<ResizeInterp>(m[0]);
   s.coord = static_cast<ResizeCoord>(m[1]);
