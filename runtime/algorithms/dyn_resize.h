@@ -62,8 +62,7 @@ bool parse_resize_name(const std::string& s, const std::pair<const char*, E> (&n
   return false;
 }
 
-// Each returns false for a name it does not know. Inline: the compiler's dynamic backend encodes
-// the modes without linking the algorithms.
+// Each returns false for a name it does not know.
 inline bool parse_resize_mode(const std::string& s, ResizeInterp* out) {
   static constexpr std::pair<const char*, ResizeInterp> kNames[] = {
       {"nearest", ResizeInterp::nearest},

@@ -9,7 +9,6 @@
 #include "core/str_cat.h"
 #include "dyn_module.h"
 #include "dyn_params.h"
-#include "dyn_resize.h"
 #include "ir/attr_inputs.h"
 
 namespace collage {
@@ -122,20 +121,18 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> lists_of(const Graph& g, const
     case DynOp::resize: {
       // Attribute inputs first (roi, scales, sizes), floats as their f32 bits.
       const auto& a = n.get<ResizeAttrs>();
-      rt_dynamic::ResizeSpec s;
-      if (!rt_dynamic::parse_resize_mode(a.mode, &s.interp) ||
-          !rt_dynamic::parse_resize_coord(a.coordinate_transformation_mode, &s.coord) ||
-          !rt_dynamic::parse_resize_rounding(a.nearest_mode, &s.rounding) ||
-          !rt_dynamic::parse_resize_keep_aspect(a.keep_aspect_ratio_policy, &s.keep))
+      std::vector<int64_t> modes;
+      if (!rt_dynamic::encode_resize_modes(a.mode, a.coordinate_transformation_mode,
+                                           a.nearest_mode, a.keep_aspect_ratio_policy, &modes))
         return absl::InvalidArgumentError(str_cat("Resize '", n.name, "': unknown mode"));
+      modes.push_back(a.exclude_outside);
+      modes.push_back(a.antialias);
       const DType t = g.value(n.inputs[0]).type.dtype;
       return std::vector<std::vector<int64_t>>{
           float_bits(a.roi),
           float_bits(a.scales),
           a.sizes,
-          {static_cast<int64_t>(s.interp), static_cast<int64_t>(s.coord),
-           static_cast<int64_t>(s.rounding), static_cast<int64_t>(s.keep), a.exclude_outside,
-           a.antialias},
+          modes,
           {float_bits({a.cubic_coeff_a})[0], float_bits({a.extrapolation_value})[0],
            element_bits(a.extrapolation_value, t)},
           a.axes};

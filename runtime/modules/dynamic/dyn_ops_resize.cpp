@@ -95,6 +95,18 @@ void resize(const DynParams& p, const std::vector<Value>& in, Outputs& out) {
 
 }  // namespace
 
+bool encode_resize_modes(const std::string& mode, const std::string& coord,
+                         const std::string& nearest, const std::string& keep,
+                         std::vector<int64_t>* codes) {
+  ResizeSpec s;
+  if (!parse_resize_mode(mode, &s.interp) || !parse_resize_coord(coord, &s.coord) ||
+      !parse_resize_rounding(nearest, &s.rounding) || !parse_resize_keep_aspect(keep, &s.keep))
+    return false;
+  *codes = {static_cast<int64_t>(s.interp), static_cast<int64_t>(s.coord),
+            static_cast<int64_t>(s.rounding), static_cast<int64_t>(s.keep)};
+  return true;
+}
+
 bool run_resize_op(const DynParams& p, const std::vector<Value>& in, Outputs& out) {
   if (p.op != DynOp::resize) return false;
   resize(p, in, out);

@@ -69,6 +69,12 @@ struct DynParams {
   int64_t value(size_t i, int64_t fallback) const;
 };
 
+// Resize's modes as the codes its list 3 starts with (mode, coordinate mode, nearest mode,
+// aspect policy); false for a name Resize does not know (dyn_ops_resize.cpp).
+bool encode_resize_modes(const std::string& mode, const std::string& coord,
+                         const std::string& nearest, const std::string& keep,
+                         std::vector<int64_t>* codes);
+
 std::vector<uint8_t> encode_params(const DynParams& p);
 // Empty string on success, else what is wrong with the bytes.
 std::string decode_params(const uint8_t* data, size_t size, DynParams* out);
