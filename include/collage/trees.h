@@ -208,7 +208,8 @@ absl::StatusOr<TreeStrategyChoice> choose_tree_strategy(
 // Converts an ai.onnx.ml TreeEnsembleRegressor or TreeEnsembleClassifier node applied to `x`
 // (f32 [batch, features]) into graph nodes added to `b`, and sets `outputs` to the node's outputs
 // as ONNX Runtime computes them: the regressor's Y (f32 [batch, n_targets]); the classifier's
-// label (i64 [batch], from classlabels_int64s) and probabilities (f32 [batch, classes]).
+// label (i64 [batch], from classlabels_int64s) and probabilities (f32 [batch, classes]). A
+// TreeEnsemble node (ai.onnx.ml opset 5; x f32, f64 or f16) gives Y in x's type (docs/trees.md).
 // Unimplemented for what collage does not handle (string class labels, BRANCH_EQ/BRANCH_NEQ,
 // MIN/MAX aggregation, PROBIT and SOFTMAX_ZERO); InvalidArgument naming the node and attribute
 // for a malformed node.

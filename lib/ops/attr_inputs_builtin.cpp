@@ -107,7 +107,7 @@ void declare_attr_inputs(OpDef& def) {
     def.attr_inputs = {{"starts", Kind::ints}, {"ends", Kind::ints}, {"axes", Kind::ints},
                        {"steps", Kind::ints}};
   } else if (name == "Pad") {
-    def.attr_inputs = {{"pads", Kind::ints}, {"value", Kind::scalar}};
+    def.attr_inputs = {{"pads", Kind::ints}, {"value", Kind::scalar}, {"axes", Kind::ints}};
   } else if (name == "Resize") {
     def.attr_inputs = {{"roi", Kind::floats}, {"scales", Kind::floats}, {"sizes", Kind::ints}};
   }

@@ -1,4 +1,5 @@
-// Pad: constant, reflect and edge padding; negative pads crop.
+// Pad: constant, reflect, edge and wrap padding, over every axis or the listed ones; negative
+// pads crop.
 #include <algorithm>
 
 #include "collage/ops/tensor.h"
@@ -9,7 +10,7 @@
 namespace collage::ops {
 namespace {
 
-enum class PadMode { constant, reflect, edge };
+enum class PadMode { constant, reflect, edge, wrap };
 
 // Per axis: the kept region of the input [crop_begin, crop_begin + kept) and the padding added
 // before and after it.
@@ -21,21 +22,50 @@ absl::StatusOr<PadMode> parse_mode(const std::string& m) {
   if (m == "constant") return PadMode::constant;
   if (m == "reflect") return PadMode::reflect;
   if (m == "edge") return PadMode::edge;
+  if (m == "wrap") return PadMode::wrap;
   return absl::InvalidArgumentError(
-      str_cat("unknown mode '", m, "' (expected constant, reflect or edge)"));
+      str_cat("unknown mode '", m, "' (expected constant, reflect, edge or wrap)"));
+}
+
+// The pads of every axis: `pads` as given, or spread from the axes listed in `axes`.
+absl::StatusOr<std::vector<int64_t>> full_pads(const PadAttrs& a, size_t rank) {
+  if (a.axes.empty()) {
+    if (a.pads.size() != 2 * rank)
+      return absl::InvalidArgumentError(str_cat("pads ", list_to_string(a.pads), " has ",
+                                                a.pads.size(),
+                                                " entries, expected 2 * rank = ", 2 * rank));
+    return a.pads;
+  }
+  const size_t k = a.axes.size();
+  if (a.pads.size() != 2 * k)
+    return absl::InvalidArgumentError(str_cat("pads ", list_to_string(a.pads), " has ",
+                                              a.pads.size(), " entries for the ", k, " axes ",
+                                              list_to_string(a.axes)));
+  std::vector<int64_t> full(2 * rank, 0);
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; i < k; ++i) {
+    auto d = normalize_axis(a.axes[i], static_cast<int64_t>(rank));
+    if (!d)
+      return absl::InvalidArgumentError(
+          str_cat("axis ", a.axes[i], " is out of range for rank ", rank));
+    if (seen[*d])
+      return absl::InvalidArgumentError(str_cat("axis ", a.axes[i], " is listed twice"));
+    seen[*d] = true;
+    full[*d] = a.pads[i];
+    full[*d + rank] = a.pads[i + k];
+  }
+  return full;
 }
 
 absl::StatusOr<std::vector<PadAxis>> plan_pad(const PadAttrs& a, const Shape& in) {
   const size_t rank = in.size();
-  if (a.pads.size() != 2 * rank)
-    return absl::InvalidArgumentError(str_cat("pads ", list_to_string(a.pads), " has ",
-                                              a.pads.size(),
-                                              " entries, expected 2 * rank = ", 2 * rank));
+  auto pads = full_pads(a, rank);
+  if (!pads.ok()) return pads.status();
   auto mode = parse_mode(a.mode);
   if (!mode.ok()) return mode.status();
   std::vector<PadAxis> axes(rank);
   for (size_t d = 0; d < rank; ++d) {
-    const int64_t b = a.pads[d], e = a.pads[d + rank];
+    const int64_t b = (*pads)[d], e = (*pads)[d + rank];
     const int64_t crop = std::max<int64_t>(0, -b) + std::max<int64_t>(0, -e);
     if (crop > in[d])
       return absl::InvalidArgumentError(str_cat("pads ", list_to_string(a.pads), " crop ", crop,
@@ -103,8 +133,9 @@ absl::Status run_pad(const KernelArgs& k) {
     t.resize(static_cast<size_t>(out.shape()[d]));
     for (int64_t o = 0; o < out.shape()[d]; ++o) {
       const int64_t i = o - p.before;
-      const int64_t j =
-          mode == PadMode::edge ? std::clamp<int64_t>(i, 0, p.kept - 1) : reflect_index(i, p.kept);
+      const int64_t j = mode == PadMode::edge   ? std::clamp<int64_t>(i, 0, p.kept - 1)
+                        : mode == PadMode::wrap ? (i % p.kept + p.kept) % p.kept
+                                                : reflect_index(i, p.kept);
       t[o] = (p.crop_begin + j) * in_strides[d];
     }
   }

@@ -227,7 +227,8 @@ class Tracer {
     }
     if (op == "Pad") {
       const auto& p = n.get<PadAttrs>().pads;
-      return unless(p.size() == 2 * rank && p[a] == 0 && p[a + rank] == 0,
+      return unless(n.get<PadAttrs>().axes.empty() && p.size() == 2 * rank && p[a] == 0 &&
+                        p[a + rank] == 0,
                     "pads the batch axis");
     }
     if (op == "Tile") {

@@ -153,8 +153,9 @@ Outputs pad(const Graph& g, const Node& node, std::span<const te::Tensor> in) {
   const auto& a = node.get<PadAttrs>();
   te::Tensor x = in[0];
   const int64_t rank = x.ndim();
-  if (static_cast<int64_t>(a.pads.size()) != 2 * rank)
-    return node_error(node, str_cat("pads has ", a.pads.size(), " entries, expected ", 2 * rank));
+  if (static_cast<int64_t>(a.pads.size()) != 2 * rank || !a.axes.empty())
+    return node_error(node, str_cat("pads has ", a.pads.size(), " entries, expected ", 2 * rank,
+                                    " (one per axis, no axes list)"));
   if (a.mode != "constant" && a.mode != "reflect" && a.mode != "edge")
     return node_error(node, str_cat("mode '", a.mode, "' is not supported"));
   const DType t = x.dtype();

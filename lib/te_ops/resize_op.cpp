@@ -57,6 +57,8 @@ absl::StatusOr<std::vector<te::Tensor>> resize(const Graph& g, const Node& node,
   if (a.mode != "nearest" && !linear)
     return node_error(node, str_cat("mode '", a.mode, "' is not supported (nearest, linear)"));
   if (a.antialias != 0 && linear) return node_error(node, "antialias is not supported");
+  if (!a.axes.empty() || a.keep_aspect_ratio_policy != "stretch")
+    return node_error(node, "axes and keep_aspect_ratio_policy are not supported");
   const std::string& coord = a.coordinate_transformation_mode;
   if (coord != "half_pixel" && coord != "pytorch_half_pixel" && coord != "align_corners" &&
       coord != "asymmetric" && coord != "tf_half_pixel_for_nn")

@@ -207,6 +207,60 @@ TEST_CASE("Scan is unrolled when short and runs as a node when long", "[onnx][co
   }
 }
 
+// Scan version 8: the running sum per batch row of xs [2, length, 2], states [2, 2]; `lens` is
+// sequence_lens (empty: absent).
+OnnxModel scan8_model(int64_t length, bool reverse, const std::vector<int64_t>& lens) {
+  OnnxModel m(8);
+  m.input("s0", TP::FLOAT, {2, 2});
+  m.input("xs", TP::FLOAT, {2, length, 2});
+  if (!lens.empty()) m.initializer("lens", Tensor::from_i64({2}, lens));
+  auto& n = m.node("Scan", {lens.empty() ? "" : "lens", "s0", "xs"}, {"s", "sums"}, "scan8");
+  attr_int(n, "num_scan_inputs", 1);
+  if (reverse) attr_ints(n, "directions", {1});
+  onnx::GraphProto& body = graph_attr(n, "body");
+  value_info(body.mutable_input(), "s_in", TP::FLOAT, {2});
+  value_info(body.mutable_input(), "x_t", TP::FLOAT, {2});
+  body_node(body, "Add", {"s_in", "x_t"}, {"s_out"});
+  body_node(body, "Identity", {"s_out"}, {"s_scan"});
+  value_info(body.mutable_output(), "s_out", TP::FLOAT, {2});
+  value_info(body.mutable_output(), "s_scan", TP::FLOAT, {2});
+  m.output("s").output("sums");
+  return m;
+}
+
+TEST_CASE("Scan version 8 scans each batch row", "[onnx][control-flow]") {
+  Context ctx;
+  for (int64_t length : {3, 100}) {
+    for (bool reverse : {false, true}) {
+      INFO("length " << length << (reverse ? ", reversed" : ""));
+      auto g = scan8_model(length, reverse, {length, length}).import(ctx);
+      INFO(g.status().ToString());
+      REQUIRE(g.ok());
+      Tensor xs(DType::f32, {2, length, 2});
+      for (int64_t i = 0; i < xs.numel(); ++i) xs.data<float>()[i] = static_cast<float>(i);
+      const Tensor s0 = Tensor::from_f32({2, 2}, std::vector<float>{1, 1, -1, 0});
+      auto outs = run_reference(*g, {s0, xs});
+      INFO(outs.status().ToString());
+      REQUIRE(outs.ok());
+      REQUIRE((*outs)[0].shape() == Shape{2, 2});
+      REQUIRE((*outs)[1].shape() == Shape{2, length, 2});
+      // Row b holds 2 * length * b + 0, 2, 4, ... in column 0 and one more in column 1.
+      const std::vector<float> s = floats((*outs)[0]), sums = floats((*outs)[1]);
+      for (int64_t b = 0; b < 2; ++b) {
+        const float base = static_cast<float>(2 * length * b);
+        const float col0 = static_cast<float>(length) * base + static_cast<float>(length * (length - 1));
+        CHECK(s[2 * b] == s0.data<float>()[2 * b] + col0);
+        CHECK(s[2 * b + 1] == s0.data<float>()[2 * b + 1] + col0 + static_cast<float>(length));
+        // The first step adds the first row read: row 0, or the last one backwards.
+        const float first = base + static_cast<float>(reverse ? 2 * (length - 1) : 0);
+        CHECK(sums[2 * length * b] == s0.data<float>()[2 * b] + first);
+      }
+    }
+  }
+  check_error(scan8_model(3, false, {3, 2}).import(ctx).status(), absl::StatusCode::kUnimplemented,
+              "Scan 'scan8': sequence_lens 2 for batch row 1 is shorter than the sequence (3)");
+}
+
 TEST_CASE("a body that reads an undefined name is refused by name", "[onnx][control-flow]") {
   Context ctx;
   OnnxModel m(17);

@@ -14,7 +14,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 MODULES = ["cases_nn", "cases_elementwise", "cases_reduction", "cases_tensor",
-           "cases_data_dependent"]
+           "cases_data_dependent", "cases_runtime_inputs"]
 
 
 def main() -> int:

@@ -48,6 +48,15 @@ class Case:
         inferred = onnx.shape_inference.infer_shapes(model)
         del model.graph.output[:]
         model.graph.output.extend(inferred.graph.output)
+        # An output inference cannot shape (its shape follows inputs fed at run time) takes the
+        # first input's element type and rank, every dimension unknown.
+        first = next(iter(self.inputs.values()), None)
+        for o in model.graph.output:
+            t = o.type.tensor_type
+            if first is not None and not t.HasField("shape"):
+                t.elem_type = t.elem_type or helper.np_dtype_to_tensor_dtype(first.dtype)
+                for _ in first.shape:
+                    t.shape.dim.add()
         return model
 
 

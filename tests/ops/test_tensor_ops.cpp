@@ -392,6 +392,14 @@ TEST_CASE("Pad constant, reflect and edge with cropping", "[ops][tensor]") {
   // Cropping comes first; reflection mirrors the cropped tensor.
   check_equal(run1("Pad", {{y}}, pad({-1, 0, 1, 2}, "reflect")),
               f32({3, 6}, {4, 5, 6, 7, 6, 5, 8, 9, 10, 11, 10, 9, 4, 5, 6, 7, 6, 5}));
+  // wrap repeats the (cropped) tensor; axes lists the axes pads is given for.
+  auto wrap = make_attrs<PadAttrs>([](auto& a) {
+    a.pads = {3, -1, 1, 0};
+    a.mode = "wrap";
+    a.axes = {1, 0};
+  });
+  check_equal(run1("Pad", {{y}}, wrap),
+              f32({2, 8}, {5, 6, 7, 4, 5, 6, 7, 4, 9, 10, 11, 8, 9, 10, 11, 8}));
   // The fill value is converted to the element type.
   check_equal(run1("Pad", {{iota(DType::i64, {2})}}, pad({1, 1}, "constant", 7.9f)),
               i64({4}, {7, 0, 1, 7}));
@@ -403,9 +411,21 @@ TEST_CASE("Pad errors", "[ops][tensor][errors]") {
               "Pad 'p': pads [1, 1] has 2 entries, expected 2 * rank = 4");
   a = make_attrs<PadAttrs>([](auto& p) {
     p.pads = {0, 1};
-    p.mode = "wrap";
+    p.mode = "mirror";
   });
-  check_error(infer_error("Pad", {f32_type({2})}, a, "p"), "unknown mode 'wrap'");
+  check_error(infer_error("Pad", {f32_type({2})}, a, "p"),
+              "unknown mode 'mirror' (expected constant, reflect, edge or wrap)");
+  a = make_attrs<PadAttrs>([](auto& p) {
+    p.pads = {1, 1, 1};
+    p.axes = {0, 1};
+  });
+  check_error(infer_error("Pad", {f32_type({2, 2})}, a, "p"),
+              "pads [1, 1, 1] has 3 entries for the 2 axes [0, 1]");
+  a = make_attrs<PadAttrs>([](auto& p) {
+    p.pads = {1, 1, 1, 1};
+    p.axes = {1, -1};
+  });
+  check_error(infer_error("Pad", {f32_type({2, 2})}, a, "p"), "axis -1 is listed twice");
   a = make_attrs<PadAttrs>([](auto& p) { p.pads = {-2, -1}; });
   check_error(infer_error("Pad", {f32_type({2})}, a, "p"), "crop 3 elements from axis 0 of size 2");
   a = make_attrs<PadAttrs>([](auto& p) {
@@ -593,6 +613,16 @@ TEST_CASE("Resize errors", "[ops][tensor][errors]") {
               "unknown coordinate_transformation_mode 'bogus'");
   check_error(infer_error("Resize", {t}, resize("nearest", "half_pixel", {1, 1, 0, 2}, {}), "rs"),
               "scale 0 for axis 2 must be > 0");
+  auto axes = make_attrs<ResizeAttrs>([](auto& a) {
+    a.sizes = {3, 3, 3};
+    a.axes = {2, 3};
+  });
+  check_error(infer_error("Resize", {t}, axes, "rs"), "sizes has 3 entries, but axes [2, 3] has 2");
+  axes = make_attrs<ResizeAttrs>([](auto& a) {
+    a.scales = {2, 2};
+    a.axes = {3, -1};
+  });
+  check_error(infer_error("Resize", {t}, axes, "rs"), "axis -1 is listed twice");
   check_error(infer_error("Resize", {{DType::boolean, {2, 2}}},
                           resize("linear", "half_pixel", {2, 2}, {}), "rs"),
               "mode 'linear' cannot interpolate bool");

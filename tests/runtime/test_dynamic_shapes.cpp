@@ -3,7 +3,8 @@
 // through the C API and run with
 // collage_module_run_outputs; outputs equal to the reference executor's; collage_module_run
 // refuses such a model; in process, the same kernels run through CompiledModel. Attributes
-// given by run-time inputs (Reduce axes, Reshape shape, Slice starts) run there too.
+// given by run-time inputs (Reduce axes, Reshape shape, Slice starts, Pad's pads and value,
+// Split's split) run there too.
 #include <catch2/catch.hpp>
 
 #include "collage/backends/dynamic.h"
@@ -238,6 +239,147 @@ TEST_CASE("an artifact reads Reduce axes, Reshape's shape and Slice's starts at 
   CHECK_THAT(message, Catch::Contains("ReduceMax") && Catch::Contains("out of range"));
   run_outputs(m.get(), {x, i64s({1}), i64s({5, 2}), i64s({0})}, &message);
   CHECK_THAT(message, Catch::Contains("Reshape") && Catch::Contains("cannot reshape"));
+}
+
+// x f32[3x4x5], pads i64[4], value f32[], split i64[3] -> Pad(x, pads, value; axes {0, 2}),
+// Pad(x, pads; reflect, axes {2, 1}), Pad(x, pads; wrap, axes {2, 1}), Split(x, split; axis 1).
+Graph pad_split_graph(const Context& ctx) {
+  GraphBuilder b(ctx, "pad_split");
+  const ValueId x = b.add_input("x", {DType::f32, {3, 4, 5}});
+  const ValueId pads = b.add_input("pads", {DType::i64, {4}});
+  const ValueId value = b.add_input("value", {DType::f32, {}});
+  const ValueId split = b.add_input("split", {DType::i64, {3}});
+  std::vector<ValueId> outs;
+  outs.push_back(*b.add("Pad", {x, pads, value, kNoValue},
+                        attrs<PadAttrs>([](auto& a) { a.axes = {0, 2}; })));
+  for (const char* mode : {"reflect", "wrap"})
+    outs.push_back(*b.add("Pad", {x, pads, kNoValue, kNoValue}, attrs<PadAttrs>([&](auto& a) {
+                            a.axes = {2, 1};
+                            a.mode = mode;
+                          })));
+  auto pieces = b.add_node("Split", {x, split}, attrs<SplitAttrs>([](auto& a) { a.axis = 1; }),
+                           "split", 3);
+  REQUIRE(pieces.ok());
+  outs.insert(outs.end(), pieces->begin(), pieces->end());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    b.set_value_name(outs[i], "out" + std::to_string(i));
+    b.add_output(outs[i]);
+  }
+  auto g = b.finish();
+  REQUIRE(g.ok());
+  return std::move(*g);
+}
+
+TEST_CASE("an artifact pads and splits by pads, axes, a value and split sizes given at run time",
+          "[runtime][dynamic-shapes]") {
+  Context ctx;
+  const Graph g = pad_split_graph(ctx);
+  for (const Node& n : g.nodes()) CHECK(g.value(n.outputs[0]).type.is_dynamic());
+  BackendRegistry backends = backends_with_dynamic();
+  auto bytes = compile_artifact(ctx, backends, g, split_placement(g));
+  INFO(bytes.status().ToString());
+  REQUIRE(bytes.ok());
+  auto m = load_bytes(*bytes, nullptr, nullptr, nullptr);
+  REQUIRE(m);
+  const Tensor x = random_f32({3, 4, 5}, 13);
+  auto i64s = [](std::vector<int64_t> v) {
+    const auto n = static_cast<int64_t>(v.size());
+    return Tensor::from_i64({n}, std::move(v));
+  };
+  struct Case {
+    std::vector<int64_t> pads, split;
+    Shape constant, reflect, split0;
+  };
+  const Case cases[] = {{{1, 2, 0, 3}, {1, 1, 2}, {4, 4, 10}, {3, 9, 6}, {3, 1, 5}},
+                        {{0, -1, 2, 0}, {0, 4, 0}, {5, 4, 4}, {3, 3, 7}, {3, 0, 5}},
+                        {{3, 1, 1, 2}, {2, 2, 0}, {7, 4, 8}, {3, 7, 9}, {3, 2, 5}}};
+  for (const Case& c : cases) {
+    INFO("pads " << c.pads[0] << " " << c.pads[1] << " " << c.pads[2] << " " << c.pads[3]);
+    const std::vector<Tensor> in = {x, i64s(c.pads), Tensor::scalar_f32(-2.5f), i64s(c.split)};
+    std::string message;
+    const std::vector<Tensor> got = run_outputs(m.get(), in, &message);
+    INFO(message);
+    REQUIRE(got.size() == 6);
+    auto want = run_reference(g, in);
+    INFO(want.status().ToString());
+    REQUIRE(want.ok());
+    CHECK(got[0].shape() == c.constant);
+    CHECK(got[1].shape() == c.reflect);
+    CHECK(got[3].shape() == c.split0);
+    for (size_t i = 0; i < got.size(); ++i) CHECK(got[i].identical((*want)[i]));
+  }
+  // Values the nodes cannot take are errors of the run naming the operator and the values.
+  std::string message;
+  run_outputs(m.get(), {x, i64s({0, -3, 0, -3}), Tensor::scalar_f32(0), i64s({1, 1, 2})},
+              &message);
+  CHECK_THAT(message, Catch::Contains("Pad") && Catch::Contains("crop 6 elements from axis 2"));
+  run_outputs(m.get(), {x, i64s({0, 0, 0, 0}), Tensor::scalar_f32(0), i64s({1, 1, 3})}, &message);
+  CHECK_THAT(message, Catch::Contains("Split") && Catch::Contains("sums to 5, but axis 1 has size 4"));
+  auto bad = run_reference(g, {x, i64s({0, 0, 0, 0}), Tensor::scalar_f32(0), i64s({1, 1, 3})});
+  CHECK_THAT(std::string(bad.status().message()),
+             Catch::Contains("Split") && Catch::Contains("sums to 5, but axis 1 has size 4"));
+}
+
+TEST_CASE("an artifact resizes by scales and sizes given at run time for listed axes",
+          "[runtime][dynamic-shapes]") {
+  Context ctx;
+  GraphBuilder b(ctx, "resize");
+  const ValueId x = b.add_input("x", {DType::f32, {1, 2, 5, 7}});
+  const ValueId scales = b.add_input("scales", {DType::f32, {2}});
+  const ValueId sizes = b.add_input("sizes", {DType::i64, {2}});
+  const ValueId linear =
+      *b.add("Resize", {x, kNoValue, scales, kNoValue}, attrs<ResizeAttrs>([](auto& a) {
+               a.mode = "linear";
+               a.axes = {2, 3};
+             }));
+  const ValueId nearest =
+      *b.add("Resize", {x, kNoValue, kNoValue, sizes}, attrs<ResizeAttrs>([](auto& a) {
+               a.axes = {3, 2};
+               a.keep_aspect_ratio_policy = "not_larger";
+             }));
+  const ValueId cubic =
+      *b.add("Resize", {x, kNoValue, scales, kNoValue}, attrs<ResizeAttrs>([](auto& a) {
+               a.mode = "cubic";
+               a.coordinate_transformation_mode = "half_pixel_symmetric";
+               a.axes = {-1, -2};
+             }));
+  for (ValueId v : {linear, nearest, cubic}) b.add_output(v);
+  auto g = b.finish();
+  REQUIRE(g.ok());
+  BackendRegistry backends = backends_with_dynamic();
+  auto bytes = compile_artifact(ctx, backends, *g, split_placement(*g));
+  INFO(bytes.status().ToString());
+  REQUIRE(bytes.ok());
+  auto m = load_bytes(*bytes, nullptr, nullptr, nullptr);
+  REQUIRE(m);
+  const Tensor in = random_f32({1, 2, 5, 7}, 17);
+  struct Case {
+    std::vector<float> scales;
+    std::vector<int64_t> sizes;
+    Shape linear, nearest;
+  };
+  const Case cases[] = {{{2.f, 0.6f}, {9, 4}, {1, 2, 10, 4}, {1, 2, 4, 6}},
+                        {{0.5f, 1.5f}, {3, 20}, {1, 2, 2, 10}, {1, 2, 2, 3}}};
+  for (const Case& c : cases) {
+    const std::vector<Tensor> inputs = {in, Tensor::from_f32({2}, c.scales),
+                                        Tensor::from_i64({2}, c.sizes)};
+    std::string message;
+    const std::vector<Tensor> got = run_outputs(m.get(), inputs, &message);
+    INFO(message);
+    REQUIRE(got.size() == 3);
+    auto want = run_reference(*g, inputs);
+    INFO(want.status().ToString());
+    REQUIRE(want.ok());
+    CHECK(got[0].shape() == c.linear);
+    CHECK(got[1].shape() == c.nearest);
+    for (size_t i = 0; i < got.size(); ++i) CHECK(got[i].identical((*want)[i]));
+  }
+  std::string message;
+  run_outputs(m.get(),
+              {in, Tensor::from_f32({2}, std::vector<float>{0.f, 1.f}),
+               Tensor::from_i64({2}, std::vector<int64_t>{2, 2})},
+              &message);
+  CHECK_THAT(message, Catch::Contains("Resize") && Catch::Contains("scale 0 for axis 2 must be > 0"));
 }
 
 TEST_CASE("in process, the dynamic backend runs the same kernels", "[runtime][dynamic-shapes]") {

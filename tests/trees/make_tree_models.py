@@ -9,6 +9,7 @@ For three synthetic datasets (dense, with NaNs, with many ties and zeros) and th
                              the library computes them
 and ONNX-ML exports (onnxmltools / skl2onnx), each cut down to its single tree-ensemble node:
   <case>.onnx, <case>.npz    x and the node's outputs as ONNX Runtime computes them
+and TreeEnsemble (ai.onnx.ml opset 5) models written by tree_ensemble5.py (format onnx),
 and whole ONNX graphs (format onnx-graph) with input "x": a forest after a scikit-learn
 StandardScaler (Scaler + TreeEnsemble), and an XGBoost model beside a small network:
   <case>.onnx, <case>.npz    x and the graph's outputs as ONNX Runtime computes them
@@ -30,6 +31,8 @@ import onnx  # noqa: E402
 import onnx.numpy_helper  # noqa: E402
 import onnxruntime as ort  # noqa: E402
 import xgboost as xgb  # noqa: E402
+
+import tree_ensemble5  # noqa: E402
 
 TASKS = ("reg", "bin", "multi")
 CLASSES = 10
@@ -201,6 +204,14 @@ class Writer:
             arrays[out.name] = value
         self.add(name, "onnx", name + ".onnx", arrays)
 
+    def v5_case(self, name, model, x):
+        """A TreeEnsemble model (format onnx) with ONNX Runtime's scores, post-transformed as
+        the opset-5 spec says (tree_ensemble5.scores_with_post)."""
+        onnx.save(model, os.path.join(self.out, name + ".onnx"))
+        y = tree_ensemble5.scores_with_post(model, x, lambda m: ort.InferenceSession(
+            m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0])
+        self.add(name, "onnx", name + ".onnx", {"x": x, "y": y})
+
     def graph_case(self, name, model, x):
         """A whole graph with input "x" (format onnx-graph) and its outputs from ONNX Runtime."""
         path = os.path.join(self.out, name + ".onnx")
@@ -278,6 +289,32 @@ def main():
                 w.onnx_case(f"onnx_skl_{kind}_{task}", convert_sklearn(
                     est, initial_types=[("input", SkFloat([None, x.shape[1]]))],
                     options=options, target_opset={"": 17, "ai.onnx.ml": 3}), x_test)
+    # TreeEnsemble (ai.onnx.ml opset 5): forests rewritten from their opset-3 export, and random
+    # ensembles with set-membership and equality splits in float and double.
+    x, score = make_dataset("dense", 600, 21)
+    x_test, _ = make_dataset("dense", 160, 121)
+    rng = np.random.default_rng(22)
+    forest = RandomForestRegressor(n_estimators=8, max_depth=6, random_state=0).fit(
+        x, labels("reg", score, rng))
+    export = convert_sklearn(forest, initial_types=[("input", SkFloat([None, x.shape[1]]))],
+                             target_opset={"": 17, "ai.onnx.ml": 3})
+    v5_forest = tree_ensemble5.from_regressor(export, "onnx_v5_forest_reg", x.shape[1])
+    w.v5_case("onnx_v5_forest_reg", v5_forest, x_test)
+    # The same model as a whole graph: compiled through the C API, its strategy measured.
+    w.graph_case("graph_v5_forest_reg", v5_forest, x_test)
+    two = np.column_stack([labels("reg", score, rng), labels("reg", -score, rng)])
+    forest = RandomForestRegressor(n_estimators=6, max_depth=5, random_state=1).fit(x, two)
+    export = convert_sklearn(forest, initial_types=[("input", SkFloat([None, x.shape[1]]))],
+                             target_opset={"": 17, "ai.onnx.ml": 3})
+    for agg in ("MAX", "MIN"):
+        name = f"onnx_v5_forest_2targets_{agg.lower()}"
+        w.v5_case(name, tree_ensemble5.from_regressor(export, name, x.shape[1], agg), x_test)
+    for name, dtype, trees, targets, agg, post in (
+            ("onnx_v5_member_f32_softmax", np.float32, 12, 3, "SUM", "SOFTMAX"),
+            ("onnx_v5_member_f32_logistic_1target", np.float32, 9, 1, "SUM", "LOGISTIC"),
+            ("onnx_v5_member_f64_average_logistic", np.float64, 7, 3, "AVERAGE", "LOGISTIC")):
+        model, xm = tree_ensemble5.membership_model(name, rng, dtype, trees, 5, targets, agg, post)
+        w.v5_case(name, model, xm)
     # Whole graphs: a forest after a scikit-learn StandardScaler (ai.onnx.ml Scaler), and an
     # XGBoost model beside a small network.
     from sklearn.pipeline import make_pipeline

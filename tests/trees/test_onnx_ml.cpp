@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <limits>
 
 #include "collage/reference.h"
 #include "trees/tree_test_util.h"
@@ -81,7 +82,7 @@ TEST_CASE("ONNX-ML tree ensembles match ONNX Runtime", "[trees][onnx-ml]") {
     }
     ++checked;
   }
-  CHECK(checked == 24);
+  CHECK(checked == 30);
 }
 
 // A one-tree regressor: x0 <= 0.5 ? 1 : (x1 < 2 ? 2 : 3), with the attributes ONNX lists.
@@ -169,7 +170,7 @@ TEST_CASE("ONNX-ML conversion: modes, missing tracks and errors", "[trees][onnx-
     check_status(run_converted(n, x, TreeStrategy::gemm).status(), absl::StatusCode::kUnimplemented,
                  "aggregate_function MAX");
     n = small_regressor();
-    n.set_op_type("TreeEnsemble");
+    n.set_op_type("TreeEnsembleLinear");
     check_status(tree_ensemble_from_onnx(n).status(), absl::StatusCode::kInvalidArgument,
                  "is not a TreeEnsembleRegressor or TreeEnsembleClassifier");
     n = small_regressor();
@@ -177,6 +178,98 @@ TEST_CASE("ONNX-ML conversion: modes, missing tracks and errors", "[trees][onnx-
     check_status(run_converted(n, narrow, TreeStrategy::gemm).status(),
                  absl::StatusCode::kInvalidArgument, "input is f32[1x1], expected f32[Nx2]");
   }
+}
+
+// TreeEnsemble (opset 5) with ONNX's set-membership node test's tree: x <= 11 ? (x in {1.2, 3.7,
+// 8, 9} ? leaf 0 : (x in {12, 7} ? leaf 1 : leaf 3)) : leaf 2, leaves 1, 10, 1000, 100 for
+// targets 0 to 3.
+onnx::NodeProto membership_tree() {
+  onnx::NodeProto n;
+  n.set_op_type("TreeEnsemble");
+  *n.mutable_domain() = std::string("ai.onnx.ml");
+  *n.mutable_name() = std::string("member");
+  n.add_input("x");
+  n.add_output("y");
+  auto ints = [&](const char* name, std::vector<int64_t> v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t i : v) a->add_ints(i);
+  };
+  auto tensor = [&](const char* name, int32_t type, std::vector<float> v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(type);
+    a->mutable_t()->add_dims(static_cast<int64_t>(v.size()));
+    for (float f : v) {
+      if (type == onnx::TensorProto::UINT8) a->mutable_t()->add_int32_data(static_cast<int>(f));
+      else a->mutable_t()->add_float_data(f);
+    }
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  ints("nodes_featureids", {0, 0, 0});
+  tensor("nodes_modes", onnx::TensorProto::UINT8, {0, 6, 6});
+  tensor("nodes_splits", onnx::TensorProto::FLOAT, {11, 0, 0});
+  ints("nodes_truenodeids", {1, 0, 1});
+  ints("nodes_trueleafs", {0, 1, 1});
+  ints("nodes_falsenodeids", {2, 2, 3});
+  ints("nodes_falseleafs", {1, 0, 1});
+  tensor("membership_values", onnx::TensorProto::FLOAT, {1.2f, 3.7f, 8, 9, nan, 12, 7, nan});
+  ints("leaf_targetids", {0, 1, 2, 3});
+  tensor("leaf_weights", onnx::TensorProto::FLOAT, {1, 10, 1000, 100});
+  ints("tree_roots", {0});
+  auto* t = n.add_attribute();
+  t->set_name("n_targets");
+  t->set_type(onnx::AttributeProto::INT);
+  t->set_i(4);
+  return n;
+}
+
+TEST_CASE("TreeEnsemble (opset 5): set membership on every strategy, errors naming the node",
+          "[trees][onnx-ml]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor x = Tensor::from_f32({7, 1}, std::vector<float>{1.2f, 3.4f, -0.12f, nan, 12, 7, 9});
+  // Row -> the leaf's target and weight.
+  const std::pair<int, float> want[] = {{0, 1}, {3, 100}, {3, 100}, {2, 1000},
+                                        {2, 1000}, {1, 10}, {0, 1}};
+  for (TreeStrategy s : {TreeStrategy::gemm, TreeStrategy::tree_traversal,
+                         TreeStrategy::perfect_tree_traversal, TreeStrategy::fused}) {
+    INFO("strategy " << tree_strategy_name(s));
+    auto outs = run_converted(membership_tree(), x, s);
+    INFO(outs.status().ToString());
+    REQUIRE(outs.ok());
+    const Tensor& y = (*outs)[0];
+    REQUIRE(y.shape() == Shape{7, 4});
+    for (int64_t r = 0; r < 7; ++r)
+      for (int64_t k = 0; k < 4; ++k)
+        CHECK(y.data<float>()[r * 4 + k] == (k == want[r].first ? want[r].second : 0.f));
+  }
+  onnx::NodeProto n = membership_tree();
+  find_attr(n, "tree_roots")->set_ints(0, 5);
+  check_status(run_converted(n, x, TreeStrategy::gemm).status(),
+               absl::StatusCode::kInvalidArgument, "TreeEnsemble 'member': tree root 5 is out of range");
+  n = membership_tree();
+  find_attr(n, "leaf_targetids")->set_ints(2, 4);
+  check_status(run_converted(n, x, TreeStrategy::gemm).status(),
+               absl::StatusCode::kInvalidArgument,
+               "leaf_targetids entry 2 is 4, expected below n_targets 4");
+  n = membership_tree();
+  find_attr(n, "membership_values")->mutable_t()->mutable_float_data()->Truncate(5);
+  find_attr(n, "membership_values")->mutable_t()->set_dims(0, 5);
+  check_status(run_converted(n, x, TreeStrategy::gemm).status(),
+               absl::StatusCode::kInvalidArgument,
+               "membership_values has no set for member node 2");
+  n = membership_tree();
+  find_attr(n, "nodes_falsenodeids")->set_ints(1, 1);  // node 1's false branch is node 1
+  check_status(run_converted(n, x, TreeStrategy::gemm).status(),
+               absl::StatusCode::kInvalidArgument, "(a cycle, or too deep)");
+  n = membership_tree();
+  auto* post = n.add_attribute();
+  post->set_name("post_transform");
+  post->set_i(4);
+  check_status(run_converted(n, x, TreeStrategy::gemm).status(),
+               absl::StatusCode::kUnimplemented, "post_transform PROBIT is not supported");
 }
 
 TEST_CASE("ONNX-ML: a model of ai.onnx.ml nodes only need not import the default domain",

@@ -248,7 +248,7 @@ TEST_CASE("C API: tree ensembles after a scaler and beside a network compile and
         CHECK(max_abs_error(out, want) <= 1e-5);
     }
   }
-  CHECK(graphs == 3);
+  CHECK(graphs == 4);
 }
 
 }  // namespace

@@ -113,15 +113,19 @@ struct UnsqueezeAttrs : AttrsOf<UnsqueezeAttrs> {
 
 // Pad: `pads` is [x1_begin, x2_begin, ..., x1_end, x2_end, ...] (2 * rank entries); negative
 // pads crop. `mode` is "constant" (fill with `value`, converted to the element type), "reflect"
-// (mirror without repeating the edge) or "edge" (repeat the edge). As in ONNX Runtime, cropping is
-// applied first and reflect/edge padding mirrors the cropped tensor.
+// (mirror without repeating the edge), "edge" (repeat the edge) or "wrap" (repeat the tensor
+// periodically). As in ONNX Runtime, cropping is applied first and reflect/edge/wrap padding
+// reads the cropped tensor. With `axes`, pads holds 2 * len(axes) entries for those axes.
 struct PadAttrs : AttrsOf<PadAttrs> {
   std::vector<int64_t> pads;
   std::string mode = "constant";
   float value = 0.f;
+  // The axes pads is given for ([begins..., ends...] of these); empty: every axis.
+  std::vector<int64_t> axes;
   template <class V>
   void fields(V& v) {
     v.field("pads", pads);
+    v.field("axes", axes);
     v.field("mode", mode);
     v.field("value", value);
   }
@@ -173,7 +177,8 @@ struct TileAttrs : AttrsOf<TileAttrs> {
 // Resize. `mode`: "nearest", "linear" (n-linear over every resized axis) or "cubic" (Keys cubic
 // convolution with `cubic_coeff_a`; exclude_outside non-zero drops taps outside the input and
 // renormalises). `coordinate_transformation_mode`: "half_pixel", "pytorch_half_pixel",
-// "align_corners", "asymmetric", "tf_half_pixel_for_nn" or "tf_crop_and_resize" (which samples
+// "half_pixel_symmetric", "align_corners", "asymmetric", "tf_half_pixel_for_nn" or
+// "tf_crop_and_resize" (which samples
 // the region `roi` = [starts..., ends...] in normalised coordinates, empty = the whole input, and
 // writes extrapolation_value outside the input). `nearest_mode`: "round_prefer_floor",
 // "round_prefer_ceil", "floor" or "ceil" (a fraction within 1e-6 of one half is a tie). Exactly
@@ -192,9 +197,16 @@ struct ResizeAttrs : AttrsOf<ResizeAttrs> {
   std::vector<int64_t> sizes;
   // 1: linear and cubic widen their filter by 1 / scale when downsampling (ONNX 18).
   int64_t antialias = 0;
+  // ONNX 18: the axes that roi, scales and sizes are given for (empty: every axis, in order),
+  // and with sizes whether one scale keeps the aspect ratio of those axes: "stretch" (no),
+  // "not_larger" (the smallest of sizes / input) or "not_smaller" (the largest).
+  std::vector<int64_t> axes;
+  std::string keep_aspect_ratio_policy = "stretch";
   template <class V>
   void fields(V& v) {
     v.field("antialias", antialias);
+    v.field("axes", axes);
+    v.field("keep_aspect_ratio_policy", keep_aspect_ratio_policy);
     v.field("mode", mode);
     v.field("coordinate_transformation_mode", coordinate_transformation_mode);
     v.field("nearest_mode", nearest_mode);

@@ -1,5 +1,8 @@
 // The dynamic backend: which nodes it takes, and their attributes turned into the module's
 // parameters (runtime/modules/dynamic/dyn_params.h).
+#include <algorithm>
+#include <cstring>
+
 #include "backends/common/module_kernel.h"
 #include "collage/backends/dynamic.h"
 #include "collage/ops.h"
@@ -23,8 +26,30 @@ bool touches_dynamic(const Graph& g, const Node& n) {
   return false;
 }
 
+// `v` converted to element type `t`, its bytes as one little-endian i64.
+int64_t element_bits(float v, DType t) {
+  unsigned char bytes[8] = {};
+  const Tensor value = Tensor::scalar_f32(v).cast(t);
+  std::memcpy(bytes, value.raw(), std::min<size_t>(8, dtype_size(t)));
+  uint64_t bits = 0;
+  for (int i = 0; i < 8; ++i) bits |= static_cast<uint64_t>(bytes[i]) << (8 * i);
+  return static_cast<int64_t>(bits);
+}
+
+// Each float's bits, for the module's integer lists.
+std::vector<int64_t> float_bits(const std::vector<float>& v) {
+  std::vector<int64_t> out;
+  for (float f : v) {
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    out.push_back(static_cast<int64_t>(u));
+  }
+  return out;
+}
+
 // The operator's attributes as the module's lists (dyn_params.h, DynOp).
-absl::StatusOr<std::vector<std::vector<int64_t>>> lists_of(const Node& n, DynOp op) {
+absl::StatusOr<std::vector<std::vector<int64_t>>> lists_of(const Graph& g, const Node& n,
+                                                           DynOp op) {
   switch (op) {
     case DynOp::nms:
       return std::vector<std::vector<int64_t>>{
@@ -81,6 +106,41 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> lists_of(const Node& n, DynOp 
       }
       return lists;
     }
+    case DynOp::pad: {
+      // Attribute inputs first (pads, value, axes), then the mode.
+      const auto& a = n.get<PadAttrs>();
+      const int64_t mode = a.mode == "constant" ? 0
+                           : a.mode == "reflect" ? 1
+                           : a.mode == "edge"    ? 2
+                           : a.mode == "wrap"    ? 3
+                                                 : -1;
+      if (mode < 0) return absl::InvalidArgumentError(str_cat("Pad mode '", a.mode, "'"));
+      const DType t = g.value(n.inputs[0]).type.dtype;
+      return std::vector<std::vector<int64_t>>{a.pads, {element_bits(a.value, t)}, a.axes, {mode}};
+    }
+    case DynOp::resize: {
+      // Attribute inputs first (roi, scales, sizes), floats as their f32 bits.
+      const auto& a = n.get<ResizeAttrs>();
+      std::vector<int64_t> modes;
+      if (!rt_dynamic::encode_resize_modes(a.mode, a.coordinate_transformation_mode,
+                                           a.nearest_mode, a.keep_aspect_ratio_policy, &modes))
+        return absl::InvalidArgumentError(str_cat("Resize '", n.name, "': unknown mode"));
+      modes.push_back(a.exclude_outside);
+      modes.push_back(a.antialias);
+      const DType t = g.value(n.inputs[0]).type.dtype;
+      return std::vector<std::vector<int64_t>>{
+          float_bits(a.roi),
+          float_bits(a.scales),
+          a.sizes,
+          modes,
+          {float_bits({a.cubic_coeff_a})[0], float_bits({a.extrapolation_value})[0],
+           element_bits(a.extrapolation_value, t)},
+          a.axes};
+    }
+    case DynOp::split: {
+      const auto& a = n.get<SplitAttrs>();
+      return std::vector<std::vector<int64_t>>{a.split, {a.axis}};
+    }
     case DynOp::cast: {
       auto to = parse_dtype(n.get<CastAttrs>().to);
       if (!to) return absl::InvalidArgumentError(str_cat("Cast to '", n.get<CastAttrs>().to, "'"));
@@ -121,7 +181,7 @@ class DynamicBackend : public Backend {
     if (p.op == DynOp::count_)
       return absl::InvalidArgumentError(
           str_cat("dynamic: no kernel for ", node.op_name(), " '", node.name, "'"));
-    auto lists = lists_of(node, p.op);
+    auto lists = lists_of(group, node, p.op);
     if (!lists.ok()) return lists.status();
     p.lists = std::move(*lists);
     KernelRecord record;

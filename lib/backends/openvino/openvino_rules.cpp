@@ -79,6 +79,8 @@ bool differs_from_onnx(const Graph& g, const Node& n) {
   const std::string& op = n.op_name();
   // i8 arithmetic: OpenVINO does not wrap around as ONNX Runtime does.
   if (has_value_of(g, n, DType::i8)) return true;
+  // Pad's wrap mode (ONNX 19) is not among the modes the region export writes for OpenVINO.
+  if (op == "Pad") return n.get<PadAttrs>().mode == "wrap";
   if (op == "AveragePool") {
     // Ceil-mode windows that include padding: OpenVINO divides the last window by a smaller
     // count than ONNX Runtime.
@@ -100,7 +102,9 @@ bool differs_from_onnx(const Graph& g, const Node& n) {
     // OpenVINO's ONNX frontend reads no tf_crop_and_resize; its cubic weights outside the
     // input and its round_prefer_ceil differ from ONNX Runtime's.
     const auto& a = n.get<ResizeAttrs>();
-    return a.coordinate_transformation_mode == "tf_crop_and_resize" || a.antialias != 0 ||
+    return a.coordinate_transformation_mode == "tf_crop_and_resize" ||
+           a.coordinate_transformation_mode == "half_pixel_symmetric" || a.antialias != 0 ||
+           !a.axes.empty() || a.keep_aspect_ratio_policy != "stretch" ||
            (a.mode == "cubic" && a.exclude_outside != 0) || a.nearest_mode == "round_prefer_ceil";
   }
   return false;

@@ -198,6 +198,7 @@ class Writer {
       auto roi = std::get<std::vector<float>>(take("roi"));
       auto scales = std::get<std::vector<float>>(take("scales"));
       auto sizes = take_ints("sizes");
+      attrs.erase("keep_aspect_ratio_policy");  // "stretch": the rules refuse the others
       add_input(roi.empty() ? std::string() : floats(roi));
       add_input(scales.empty() ? std::string() : floats(scales));
       if (!sizes.empty()) add_input(ints(sizes));

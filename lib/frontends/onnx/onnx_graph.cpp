@@ -263,14 +263,15 @@ absl::Status GraphImporter::import_node(const onnx::NodeProto& node, int index) 
   if (!domain.empty() && domain != "ai.onnx") {
     if (domain == "ai.onnx.ml") {
       if (node.op_type() == "TreeEnsembleRegressor" ||
-          node.op_type() == "TreeEnsembleClassifier" || node.op_type() == "Scaler")
+          node.op_type() == "TreeEnsembleClassifier" || node.op_type() == "TreeEnsemble" ||
+          node.op_type() == "Scaler")
         return import_ml_node(node, shown);
       // The others collage imports have a single version.
       if (const OpConversion* ml = find_ml_conversion(node.op_type()))
         return import_converted(node, shown, *ml, 1);
       return absl::UnimplementedError(str_cat("unsupported operator 'ai.onnx.ml.", node.op_type(),
                                               "' (node '", shown, "'): of the ai.onnx.ml domain "
-                                              "collage imports TreeEnsembleRegressor, "
+                                              "collage imports TreeEnsemble, TreeEnsembleRegressor, "
                                               "TreeEnsembleClassifier, Scaler, Binarizer and "
                                               "ArrayFeatureExtractor"));
     }
@@ -284,10 +285,6 @@ absl::Status GraphImporter::import_node(const onnx::NodeProto& node, int index) 
   if (!version.ok())
     return absl::UnimplementedError(str_cat(unsupported, ": ", version.status().message()));
   if (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan") {
-    // Scan 8 had a batch axis and sequence lengths that later versions dropped.
-    if (node.op_type() == "Scan" && *version < 9)
-      return absl::UnimplementedError(str_cat(unsupported, ": Scan version ", *version,
-                                              "; collage imports versions 9 and newer"));
     std::vector<Ref*> inputs;
     for (int i = 0; i < node.input_size(); ++i) {
       if (node.input(i).empty()) {
@@ -302,6 +299,8 @@ absl::Status GraphImporter::import_node(const onnx::NodeProto& node, int index) 
                     "' is not a graph input, an initializer or the output of an earlier node"));
       inputs.push_back(*r);
     }
+    // Scan 8 had a batch axis and sequence lengths that later versions dropped.
+    if (node.op_type() == "Scan" && *version < 9) return import_scan8(node, shown, inputs);
     return import_control_flow(node, shown, inputs);
   }
   const OpConversion* conv = find_conversion(node.op_type());

@@ -79,7 +79,7 @@ class GraphImporter {
   absl::StatusOr<Ref*> lookup(const std::string& name);
   // Adds a pending constant to the graph (once).
   ValueId materialize(Ref& r);
-  // ai.onnx.ml TreeEnsembleRegressor/Classifier and Scaler, converted by the tree frontend.
+  // ai.onnx.ml TreeEnsemble, TreeEnsembleRegressor/Classifier and Scaler, converted by the tree frontend.
   absl::Status import_ml_node(const onnx::NodeProto& node, const std::string& shown);
   // Converts `node` (operator version `version`) with `conv` and binds its outputs.
   absl::Status import_converted(const onnx::NodeProto& node, const std::string& shown,
@@ -107,6 +107,9 @@ class GraphImporter {
                            const std::vector<Ref*>& inputs);
   absl::Status import_scan(const onnx::NodeProto& node, const std::string& shown,
                            const std::vector<Ref*>& inputs);
+  // Scan version 8 (onnx_scan8.cpp): lowered onto import_scan one batch row at a time.
+  absl::Status import_scan8(const onnx::NodeProto& node, const std::string& shown,
+                            const std::vector<Ref*>& inputs);
   // Appends to `ins` the run-time values of the enclosing graph that a body reads (`captured`;
   // constants are folded into the body instead); returns how many.
   absl::StatusOr<int64_t> append_captured(const std::vector<std::string>& captured,

@@ -258,11 +258,11 @@ Result pad(NodeContext& n) {
     return n.emit("Pad", {n.input(0)});
   }
   if (absl::Status s = n.check_inputs(2, n.opset() >= 18 ? 4 : 3); !s.ok()) return s;
-  // pads and constant_value computed at run time stay inputs (Pad's attribute inputs 1 and 2).
+  // pads, constant_value and axes computed at run time stay inputs (Pad's attribute inputs 1 to
+  // 3); with pads or axes at run time, constant axes stay an attribute that Pad spreads itself.
   Ref* const runtime_pads = n.runtime_input(1);
   Ref* const runtime_value = n.runtime_input(2);
-  if (runtime_pads && n.input(3))
-    return n.unsupported("pads computed at run time with axes given is not supported");
+  Ref* const runtime_axes = n.runtime_input(3);
   if (!runtime_pads)
     if (absl::Status s = n.input_to_ints(1, "pads", "pads"); !s.ok()) return s;
   if (n.input(2) && !runtime_value) {
@@ -270,6 +270,11 @@ Result pad(NodeContext& n) {
     if (!v.ok()) return v.status();
     if (v->numel() > 1) return n.error("constant_value must be a single value");
     if (v->numel() == 1) n.attrs()["value"] = static_cast<float>(v->get_as_double(0));
+  }
+  if (runtime_pads || runtime_axes) {
+    if (n.input(3) && !runtime_axes)
+      if (absl::Status s = n.input_to_ints(3, "axes", "axes"); !s.ok()) return s;
+    return n.emit("Pad", {n.input(0), runtime_pads, runtime_value, runtime_axes});
   }
   if (n.input(3)) {
     auto axes = n.constant_input(3, "axes");
@@ -309,7 +314,9 @@ absl::StatusOr<std::vector<float>> float_list(NodeContext& n, int i, std::string
 }
 
 // Resize (opset 11+): X, roi, scales, sizes. roi only matters for tf_crop_and_resize. Opset 18's
-// `axes` is resolved here by spreading per-axis values over every axis.
+// `axes` is resolved here by spreading per-axis values over every axis when every value is known
+// and the aspect ratio is not kept; otherwise `axes` and keep_aspect_ratio_policy stay attributes
+// and the operator spreads the values it is given.
 Result resize(NodeContext& n) {
   if (absl::Status s = n.check_inputs(1, 4); !s.ok()) return s;
   bool crop = false;
@@ -329,16 +336,19 @@ Result resize(NodeContext& n) {
       axes.push_back(x < 0 ? x + rank : x);
     }
   }
+  std::string policy = "stretch";
+  if (auto p = n.take_attr("keep_aspect_ratio_policy")) {
+    const auto* v = std::get_if<std::string>(&*p);
+    if (!v) return n.error("'keep_aspect_ratio_policy' must be a string");
+    policy = *v;
+  }
   // roi, scales and sizes computed at run time stay inputs (Resize's attribute inputs 1 to 3);
   // roi is read only by tf_crop_and_resize.
   Ref* const runtime[] = {crop ? n.runtime_input(1) : nullptr, n.runtime_input(2),
                           n.runtime_input(3)};
-  if (runtime[0] || runtime[1] || runtime[2]) {
-    if (!axes.empty())
-      return n.unsupported("roi, scales or sizes computed at run time with 'axes' is not supported");
-    if (auto p = n.take_attr("keep_aspect_ratio_policy");
-        p && !(std::get_if<std::string>(&*p) && std::get<std::string>(*p) == "stretch"))
-      return n.unsupported("keep_aspect_ratio_policy other than 'stretch' is not supported");
+  if (runtime[0] || runtime[1] || runtime[2] || policy != "stretch") {
+    if (!axes.empty()) n.attrs()["axes"] = axes;
+    if (policy != "stretch") n.attrs()["keep_aspect_ratio_policy"] = policy;
     if (crop && !runtime[0]) {
       auto roi = float_list(n, 1, "roi");
       if (!roi.ok()) return roi.status();
@@ -366,11 +376,6 @@ Result resize(NodeContext& n) {
     auto t = n.constant_input(3, "sizes");
     if (!t.ok()) return t.status();
     sizes = t->to_int64_vector();
-  }
-  if (auto p = n.take_attr("keep_aspect_ratio_policy")) {
-    const auto* v = std::get_if<std::string>(&*p);
-    if (!v || (*v != "stretch" && !sizes.empty()))
-      return n.unsupported("keep_aspect_ratio_policy other than 'stretch' is not supported");
   }
   if (!axes.empty()) {
     const size_t k = axes.size();

@@ -9,6 +9,7 @@
 
 #include "collage/ops.h"
 #include "core/str_cat.h"
+#include "frontends/trees/onnx_ml_internal.h"
 #include "frontends/trees/tree_program.h"
 #include "frontends/trees/tree_util.h"
 
@@ -326,18 +327,16 @@ absl::StatusOr<OnnxTrees> read_onnx_trees(const onnx::NodeProto& node) {
 }  // namespace
 
 absl::StatusOr<TreeEnsemble> tree_ensemble_from_onnx(const onnx::NodeProto& node) {
+  if (node.op_type() == "TreeEnsemble") return tree_ensemble5_from_onnx(node);
   auto trees = read_onnx_trees(node);
   if (!trees.ok()) return trees.status();
   return std::move(trees->model);
 }
 
-absl::Status convert_onnx_tree_ensemble(const onnx::NodeProto& node, GraphBuilder& b, ValueId x,
-                                        std::vector<ValueId>& outputs,
-                                        const TreeGraphOptions& options,
-                                        const TreeStrategyChooser& choose) {
-  auto trees = read_onnx_trees(node);
-  if (!trees.ok()) return trees.status();
-  TreeEnsemble& m = trees->model;
+absl::StatusOr<ValueId> add_onnx_tree_margins(const onnx::NodeProto& node, GraphBuilder& b,
+                                              ValueId x, TreeEnsemble& m,
+                                              const TreeGraphOptions& options,
+                                              const TreeStrategyChooser& choose) {
   const TensorType xt = b.value(x).type;  // a copy: adding nodes moves the builder's values
   if (xt.dtype != DType::f32 || xt.shape.size() != 2 || xt.shape[1] < m.num_features)
     return absl::InvalidArgumentError(str_cat(node.op_type(), " '", node.name(), "': input is ",
@@ -346,18 +345,30 @@ absl::Status convert_onnx_tree_ensemble(const onnx::NodeProto& node, GraphBuilde
   m.num_features = xt.shape[1];
   TreeGraphOptions o = options;
   o.output_margin = true;
-  const int64_t batch = xt.shape[0];
   if (choose) {
     std::string label = node.name();
     if (label.empty()) label = node.output_size() ? node.output(0) : node.op_type();
-    auto strategy = choose(label, m, batch);
+    auto strategy = choose(label, m, xt.shape[0]);
     if (!strategy.ok())
       return absl::Status(strategy.status().code(),
                           str_cat(node.op_type(), " '", label,
                                   "': choosing its tree strategy: ", strategy.status().message()));
     o.strategy = *strategy;
   }
-  auto margin = add_tree_ensemble(b, x, m, o);
+  return add_tree_ensemble(b, x, m, o);
+}
+
+absl::Status convert_onnx_tree_ensemble(const onnx::NodeProto& node, GraphBuilder& b, ValueId x,
+                                        std::vector<ValueId>& outputs,
+                                        const TreeGraphOptions& options,
+                                        const TreeStrategyChooser& choose) {
+  if (node.op_type() == "TreeEnsemble")
+    return convert_onnx_tree_ensemble5(node, b, x, outputs, options, choose);
+  auto trees = read_onnx_trees(node);
+  if (!trees.ok()) return trees.status();
+  TreeEnsemble& m = trees->model;
+  const int64_t batch = b.value(x).type.shape.empty() ? 0 : b.value(x).type.shape[0];
+  auto margin = add_onnx_tree_margins(node, b, x, m, options, choose);
   if (!margin.ok()) return margin.status();
   const std::string& post = trees->post_transform;
   trees::Emitter e(b, node.name().empty() ? node.op_type() : node.name());

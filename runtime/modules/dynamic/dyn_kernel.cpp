@@ -26,6 +26,7 @@ Arity arity_of(DynOp op) {
     case DynOp::concat: return {1, -1, 1, 1};
     case DynOp::constant_of_shape: return {0, 0, 1, 1};
     case DynOp::range: return {3, 3, 1, 1};
+    case DynOp::split: return {1, 1, 1, 1 << 20};
     default: return {1, 1, 1, 1};
   }
 }
@@ -85,6 +86,8 @@ DynParams DynKernel::with_run_time_lists(const std::vector<Value>& in) const {
     const int64_t s = p.list_sources[i];
     if (s < 0) continue;
     const Value& v = in[s];
+    // A floating-point operand (Pad's constant_value) is no list: the operator reads it.
+    if (v.dtype != COLLAGE_DTYPE_I32 && v.dtype != COLLAGE_DTYPE_I64) continue;
     if (v.shape.size() > 1)
       throw KernelError("input " + std::to_string(s) + " gives a list, but it has rank " +
                         std::to_string(v.shape.size()));
@@ -120,7 +123,8 @@ std::string DynKernel::run(const collage_rt_tensor_t* inputs, int32_t num_inputs
     const DynParams& params = run_time ? *run_time : params_;
     if (!run_data_dependent_op(params, in, out) && !run_layout_op(params, in, out) &&
         !run_math_op(params, in, out) && !run_reduce_op(params, in, out) &&
-        !run_generate_op(params, in, out))
+        !run_generate_op(params, in, out) && !run_pad_split_op(params, in, out) &&
+        !run_resize_op(params, in, out))
       return "operator " + std::string(dyn_op_name(params_.op)) + " has no implementation";
   } catch (const KernelError& e) {
     return std::string(dyn_op_name(params_.op)) + ": " + e.what();

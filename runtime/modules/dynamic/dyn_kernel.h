@@ -22,8 +22,8 @@ class DynKernel {
                   collage_rt_alloc_fn alloc, void* alloc_ctx) const;
 
  private:
-  // The parameters with each list that comes from an operand read from `in` (throws
-  // KernelError for an operand that holds no integer list).
+  // The parameters with each list that comes from an integer operand read from `in` (throws
+  // KernelError for an operand of rank above 1); other operands are left to the operator.
   DynParams with_run_time_lists(const std::vector<Value>& in) const;
 
   DynParams params_;

@@ -41,6 +41,9 @@ enum class DynOp : uint8_t {
   tile,               // repeats
   constant_of_shape,  // shape, [the value's bytes as one little-endian i64] (empty: zeros)
   range,              // - (start, limit, delta are operands)
+  pad,                // pads, [the value's bytes as one little-endian i64], axes, [mode]
+  split,              // split (empty: equal pieces, one per output), [axis]
+  resize,             // roi, scales, sizes, modes, float parameters, axes (dyn_ops_resize.cpp)
   count_,
 };
 
@@ -65,6 +68,12 @@ struct DynParams {
   // The single value of list `i`, or `fallback` when it is absent or empty.
   int64_t value(size_t i, int64_t fallback) const;
 };
+
+// Resize's modes as the codes its list 3 starts with (mode, coordinate mode, nearest mode,
+// aspect policy); false for a name Resize does not know (dyn_ops_resize.cpp).
+bool encode_resize_modes(const std::string& mode, const std::string& coord,
+                         const std::string& nearest, const std::string& keep,
+                         std::vector<int64_t>* codes);
 
 std::vector<uint8_t> encode_params(const DynParams& p);
 // Empty string on success, else what is wrong with the bytes.
