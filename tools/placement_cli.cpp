@@ -13,8 +13,11 @@
 
 namespace collage::cli {
 
-absl::StatusOr<Compiler> make_compiler(const std::vector<std::string>& plugins) {
-  auto compiler = Compiler::create();
+absl::StatusOr<Compiler> make_compiler(const std::vector<std::string>& plugins,
+                                       NativeWinograd winograd) {
+  CompilerOptions options;
+  options.native.winograd = winograd;
+  auto compiler = Compiler::create(std::move(options));
   if (!compiler.ok()) return compiler.status();
   for (const std::string& path : plugins)
     if (absl::Status s = compiler->load_plugin(path); !s.ok()) return s;
@@ -62,6 +65,10 @@ void PlacementArgs::declare(ArgParser& parser, bool with_strategy, std::string_v
               "keep every value between groups in plain NCHW (default: values passed\n"
               "between native convolutions stay in their 16-channel blocked layout)",
               &plain_layouts);
+  parser.flag("--no-winograd",
+              "build 3x3 stride-1 convolutions of the native backend directly only\n"
+              "(default: also as Winograd F(4x4,3x3), kept where it measures faster)",
+              &no_winograd);
   parser.check([this]() -> std::optional<std::string> {
     char* end = nullptr;
     budget_s = std::strtod(budget.c_str(), &end);

@@ -47,6 +47,8 @@ struct Args {
   std::string budget = "60";
   std::string cost_db;
   std::string strategies;  // empty: all
+  bool no_winograd = false;
+  std::string target;      // generated code's CPU, resolved: "" for the host
   std::string python = std::string(COLLAGE_SOURCE_DIR) + "/.venv/bin/python";
 };
 
@@ -98,6 +100,7 @@ std::optional<CompiledModel> prepare(const Context& ctx, const BackendRegistry& 
   if (backends.find("native")) o.fallback = "native";
   o.time_budget_s = budget_s;
   o.cost_db_path = args.cost_db.empty() ? cli::default_cost_db_path() : args.cost_db;
+  o.target = args.target;
   const double start = now_ms();
   auto placement = optimize(ctx, backends, g, o);
   if (!placement.ok()) {
@@ -107,6 +110,7 @@ std::optional<CompiledModel> prepare(const Context& ctx, const BackendRegistry& 
   BuildOptions build;
   build.num_threads = pool.num_threads();
   build.channel_block = o.channel_block;
+  build.target = o.target;
   auto model = compile_placement(ctx, backends, g, *placement, build, &pool);
   if (!model.ok()) {
     row.note = std::string(model.status().message());
@@ -302,6 +306,14 @@ int run(int argc, char** argv) {
                 "greedy and two-level); STRATEGY/plain keeps every value plain (no\n"
                 "blocked layouts between groups)",
                 &args.strategies);
+  parser.flag("--no-winograd",
+              "the native backend builds 3x3 stride-1 convolutions directly only (the\n"
+              "before of Winograd's before-and-after)",
+              &args.no_winograd);
+  parser.option("--target", "CPU",
+                "the CPU generated code is compiled for (default host; avx2, avx512 or\n"
+                "a CPU LLVM knows), as collage compile --target",
+                &args.target);
   parser.option("--python", "PATH",
                 "the Python with onnxruntime and openvino (default: the checkout's .venv)",
                 &args.python);
@@ -309,6 +321,9 @@ int run(int argc, char** argv) {
   if (std::optional<int> exit = parser.parse(raw)) return *exit;
   const std::optional<double> budget_s = parse_seconds(args.budget);
   if (!budget_s) return parser.usage_error("--budget expects a number of seconds");
+  absl::StatusOr<std::string> target = resolve_native_target(args.target);
+  if (!target.ok()) return parser.usage_error("--target: " + std::string(target.status().message()));
+  args.target = *target;
 
   std::vector<std::string> models = split_list(args.models);
   if (models.empty()) {
@@ -319,7 +334,9 @@ int run(int argc, char** argv) {
       models.insert(models.end(), {"efficientnet_b0", "regnet_y_400mf"});
   }
   BackendRegistry backends;
-  if (absl::Status s = register_builtin_backends(backends); !s.ok()) {
+  NativeBackendOptions native;
+  if (args.no_winograd) native.winograd = NativeWinograd::off;
+  if (absl::Status s = register_builtin_backends(backends, native); !s.ok()) {
     std::fprintf(stderr, "model_bench: %s\n", std::string(s.message()).c_str());
     return 1;
   }
