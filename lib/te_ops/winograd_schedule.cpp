@@ -60,7 +60,7 @@ bool pack_is_copy(const te::Tensor& data, const conv::Geometry& g, const Tiling&
          t.th * t.m + 2 <= g.h && t.tw * t.m + 2 <= g.w;
 }
 
-void space(const conv::Geometry& g, const Tiling& t, int threads,
+void space(const Tiling& t, int threads,
            const codegen::TargetSpec& target, tune::ScheduleTemplate& tmpl) {
   std::vector<int64_t> tw_t = divisors(t.tw, 16);
   std::vector<int64_t> oc_t = divisors(t.mb, 4);
@@ -172,7 +172,7 @@ absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp)
                            "|pads=", g->pt, ",", g->pl, "|out=", g->oh, ",", g->ow) +
                    detail::target_signature(grp.target);
   tmpl.flops = g->flops();
-  space(*g, t, grp.num_threads, grp.target, tmpl);
+  space(t, grp.num_threads, grp.target, tmpl);
   tmpl.apply = [grp, p = *parts, geo = *g, t](const Knobs& k) { return apply(grp, p, geo, t, k); };
   return tmpl;
 }
