@@ -67,7 +67,7 @@ void PlacementArgs::declare(ArgParser& parser, bool with_strategy, std::string_v
               &plain_layouts);
   parser.flag("--no-winograd",
               "build 3x3 stride-1 convolutions of the native backend directly only\n"
-              "(default: also as Winograd F(4x4,3x3), kept where it measures faster)",
+              "(default: also as Winograd F(4x4,3x3) and F(2x2,3x3), the fastest kept)",
               &no_winograd);
   parser.check([this]() -> std::optional<std::string> {
     char* end = nullptr;
