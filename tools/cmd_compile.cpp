@@ -131,7 +131,9 @@ int run_compile(std::span<const std::string> raw_args) {
       "module: a group only the reference fallback can run makes -o fail, naming it.");
   if (std::optional<int> exit = parser.parse(raw_args)) return *exit;
 
-  auto compiler = make_compiler(args.placement.plugins);
+  auto compiler = make_compiler(
+      args.placement.plugins,
+      args.placement.no_winograd ? NativeWinograd::off : NativeWinograd::measure);
   if (!compiler.ok()) return report_failure("compile", compiler.status());
   CompileOptions options;
   auto import = args.model.import_options();

@@ -231,7 +231,9 @@ absl::StatusOr<Runnable> model_runnable(RunArgs& args, bool strategy_given) {
     return absl::InvalidArgumentError(str_cat(args.executor.empty() ? "--profile" : "--executor",
                                               " applies to artifacts (collage compile output)"));
   if (absl::Status s = refuse_ranges(args.model, "run"); !s.ok()) return s;
-  auto made = make_compiler(args.placement.plugins);
+  auto made = make_compiler(
+      args.placement.plugins,
+      args.placement.no_winograd ? NativeWinograd::off : NativeWinograd::measure);
   if (!made.ok()) return made.status();
   auto compiler = std::make_shared<Compiler>(*std::move(made));
   // XGBoost and LightGBM models run placed (greedy: the trees backend's TreeEnsemble kernel)

@@ -13,8 +13,11 @@
 
 namespace collage::cli {
 
-absl::StatusOr<Compiler> make_compiler(const std::vector<std::string>& plugins) {
-  auto compiler = Compiler::create();
+absl::StatusOr<Compiler> make_compiler(const std::vector<std::string>& plugins,
+                                       NativeWinograd winograd) {
+  CompilerOptions options;
+  options.native.winograd = winograd;
+  auto compiler = Compiler::create(std::move(options));
   if (!compiler.ok()) return compiler.status();
   for (const std::string& path : plugins)
     if (absl::Status s = compiler->load_plugin(path); !s.ok()) return s;
@@ -63,6 +66,10 @@ void PlacementArgs::declare(ArgParser& parser, bool with_strategy, std::string_v
               "between convolutions stay blocked by one vector of channels: 16 on\n"
               "AVX-512 targets, 8 on AVX2)",
               &plain_layouts);
+  parser.flag("--no-winograd",
+              "build 3x3 stride-1 convolutions of the native backend directly only\n"
+              "(default: also as Winograd F(4x4,3x3) and F(2x2,3x3), the fastest kept)",
+              &no_winograd);
   parser.check([this]() -> std::optional<std::string> {
     char* end = nullptr;
     budget_s = std::strtod(budget.c_str(), &end);

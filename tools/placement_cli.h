@@ -12,14 +12,17 @@
 
 #include "absl/status/statusor.h"
 #include "cli_args.h"
+#include "collage/backends/native.h"
 #include "collage/compiler.h"
 #include "collage/placement.h"
 
 namespace collage::cli {
 
-// A compiler with the built-in backends and then each plugin library of `plugins` (--plugin), in
-// order; errors name the plugin's path.
-absl::StatusOr<Compiler> make_compiler(const std::vector<std::string>& plugins);
+// A compiler with the built-in backends (the native one building 3 x 3 convolutions as `winograd`
+// says) and then each plugin library of `plugins` (--plugin), in order; errors name the plugin's
+// path.
+absl::StatusOr<Compiler> make_compiler(const std::vector<std::string>& plugins,
+                                       NativeWinograd winograd = NativeWinograd::measure);
 
 // $XDG_CACHE_HOME/collage/cost-db.jsonl, else $HOME/.cache/collage/cost-db.jsonl; empty when
 // neither variable is set.
@@ -39,6 +42,7 @@ struct PlacementArgs {
   std::vector<std::string> plugins;  // --plugin LIB.so, any number of times
   std::string target;                // --target CPU as given
   bool plain_layouts = false;        // --plain-layouts: no blocked layouts between groups
+  bool no_winograd = false;          // --no-winograd: the native backend's direct convs only
   double budget_s = 60;              // parsed --budget
   std::string target_cpu;            // --target resolved (resolve_native_target): "" for the host
 

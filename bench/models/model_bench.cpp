@@ -52,6 +52,7 @@ struct Args {
   std::string budget = "120";
   std::string cost_db;
   std::string strategies;  // empty: all
+  bool no_winograd = false;
   std::string target;      // --target as given
   std::string target_cpu;  // resolved (resolve_native_target): "" for this machine
   std::string python = std::string(COLLAGE_SOURCE_DIR) + "/.venv/bin/python";
@@ -337,6 +338,10 @@ int run(int argc, char** argv) {
                 "greedy and two-level); STRATEGY/plain keeps every value plain (no\n"
                 "blocked layouts between groups)",
                 &args.strategies);
+  parser.flag("--no-winograd",
+              "the native backend builds 3x3 stride-1 convolutions directly only (the\n"
+              "before of Winograd's before-and-after)",
+              &args.no_winograd);
   parser.option("--target", "CPU",
                 "the CPU generated code is built for: avx2, avx512, an LLVM CPU name\n"
                 "(default: this machine); it sets the channel block (8 on AVX2)",
@@ -361,7 +366,9 @@ int run(int argc, char** argv) {
       models.insert(models.end(), {"efficientnet_b0", "regnet_y_400mf"});
   }
   BackendRegistry backends;
-  if (absl::Status s = register_builtin_backends(backends); !s.ok()) {
+  NativeBackendOptions native;
+  if (args.no_winograd) native.winograd = NativeWinograd::off;
+  if (absl::Status s = register_builtin_backends(backends, native); !s.ok()) {
     std::fprintf(stderr, "model_bench: %s\n", std::string(s.message()).c_str());
     return 1;
   }

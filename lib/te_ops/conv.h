@@ -61,6 +61,10 @@ absl::StatusOr<Geometry> resolve(const Node& node, const Shape& x, const Shape& 
 // one of its inputs or outputs is blocked by it (an AVX2 target's layout), else kBlock.
 int64_t compute_block(const Graph& group);
 
+// The input in channel blocks of `ib`, padding included: [N, ceil(C/ib), HP, WP, ib], HP and WP
+// the rows and columns the windows of g.oh x g.ow outputs read (tag "conv_data_pack").
+te::Tensor pack_data(const std::string& name, const Geometry& g, const te::Tensor& x, int64_t ib);
+
 // The ComputeFn of Conv.
 absl::StatusOr<std::vector<te::Tensor>> compute(const Graph& graph, const Node& node,
                                                 std::span<const te::Tensor> inputs);

@@ -52,7 +52,8 @@ te::Tensor unpack(const std::string& name, const Geometry& g, const te::Tensor& 
       name, "conv_unpack");
 }
 
-// The input in channel blocks of `ib`, padding included: [N, C/ib, HP, WP, ib].
+}  // namespace
+
 te::Tensor pack_data(const std::string& name, const Geometry& g, const te::Tensor& x, int64_t ib) {
   const int64_t cb = (g.c + ib - 1) / ib;
   const int64_t hp = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
@@ -65,6 +66,8 @@ te::Tensor pack_data(const std::string& name, const Geometry& g, const te::Tenso
       },
       name + ".data_nchwc", "conv_data_pack");
 }
+
+namespace {
 
 std::vector<te::Tensor> blocked(const std::string& name, const Geometry& g, const te::Tensor& x,
                                 const te::Tensor& w, const te::Tensor& b) {

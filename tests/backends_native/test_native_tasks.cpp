@@ -85,33 +85,39 @@ TEST_CASE("native tasks: a kernel computes the same bits for every task count", 
   Tensor x = random_f32({1, 8, 14, 14}, 9);
   auto expected = run_reference(g, {x});
   REQUIRE(expected.ok());
-  std::optional<Tensor> first;
-  std::set<int32_t> counts;
-  for (int threads = 1; threads <= 4; ++threads)
-    for (int per_thread : {1, 2, 3, 8}) {
-      NativeBackendOptions o;
-      o.max_tasks_per_thread = per_thread;
-      auto backend = make_native_backend(o);
-      BuildOptions bo;
-      bo.num_threads = threads;
-      auto kernel = backend->build(g, bo);
-      INFO(kernel.status().ToString());
-      REQUIRE(kernel.ok());
-      const int32_t n = (*kernel)->task_count();
-      INFO(threads << " threads, " << per_thread << " tasks per thread: " << n << " tasks");
-      counts.insert(n);
-      // Tasks write disjoint parts of the output: any order gives the same result.
-      Tensor out(DType::f32, {1, 16, 14, 14});
-      void* args[] = {x.raw(), out.raw()};
-      for (int32_t t = n - 1; t >= 0; --t) REQUIRE((*kernel)->run_task(args, t).ok());
-      CHECK(max_scaled_error(out, (*expected)[0]) <= 1e-5);
-      if (!first)
-        first = out;
-      else
-        CHECK(out.identical(*first));
+  // Each kernel, the direct one and the Winograd one (which `measure` picks per build, by timing).
+  for (NativeWinograd mode : {NativeWinograd::off, NativeWinograd::always}) {
+    std::optional<Tensor> first;
+    std::set<int32_t> counts;
+    for (int threads = 1; threads <= 4; ++threads)
+      for (int per_thread : {1, 2, 3, 8}) {
+        NativeBackendOptions o;
+        o.max_tasks_per_thread = per_thread;
+        o.winograd = mode;
+        auto backend = make_native_backend(o);
+        BuildOptions bo;
+        bo.num_threads = threads;
+        auto kernel = backend->build(g, bo);
+        INFO(kernel.status().ToString());
+        REQUIRE(kernel.ok());
+        const int32_t n = (*kernel)->task_count();
+        INFO(threads << " threads, " << per_thread << " tasks per thread: " << n << " tasks");
+        counts.insert(n);
+        // Tasks write disjoint parts of the output: any order gives the same result.
+        Tensor out(DType::f32, {1, 16, 14, 14});
+        void* args[] = {x.raw(), out.raw()};
+        for (int32_t t = n - 1; t >= 0; --t) REQUIRE((*kernel)->run_task(args, t).ok());
+        CHECK(max_scaled_error(out, (*expected)[0]) <= 1e-5);
+        if (!first)
+          first = out;
+        else
+          CHECK(out.identical(*first));
+      }
+    if (mode == NativeWinograd::off) {  // the direct kernel's rows split finer than 4 tile rows
+      CHECK(counts.size() >= 4);
+      CHECK(*counts.rbegin() > 4);
     }
-  CHECK(counts.size() >= 4);
-  CHECK(*counts.rbegin() > 4);
+  }
 }
 
 TEST_CASE("native tasks: the runtime's executors group more tasks than threads", "[native]") {

@@ -11,6 +11,7 @@
 // outputs, then the record's constants.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string_view>
 
@@ -29,6 +30,13 @@ class TuningLog;
 
 inline constexpr std::string_view kNativeBackend = "native";
 
+// How the native backend builds 3 x 3, stride-1, dilation-1 convolutions of one group with a
+// constant weight: `measure` builds the direct kernel and the Winograd ones, F(4x4, 3x3) and
+// F(2x2, 3x3) (the weight transformed once at build time, the input per tile of outputs, a
+// batched GEMM per transform point), and keeps the one that runs fastest on this machine; `off`
+// the direct one only; `always` the Winograd one of NativeBackendOptions::winograd_tile.
+enum class NativeWinograd : uint8_t { off, measure, always };
+
 struct NativeBackendOptions {
   // The operators the backend runs and their schedules; null: te_ops::default_te_ops(). Users
   // add their own operators' computes here (see examples/te/te_custom_op.cpp).
@@ -39,6 +47,10 @@ struct NativeBackendOptions {
   // per thread where the loop allows), so that the wave scheduler can group them into coarser
   // or finer chunks; 1 gives one task per thread. See native_task_count.
   int max_tasks_per_thread = 8;
+  NativeWinograd winograd = NativeWinograd::measure;
+  // The output tiles of `always`: 4 (F(4x4, 3x3), 4x fewer multiplications than the direct
+  // conv) or 2 (F(2x2, 3x3), 2.25x, smaller rounding error).
+  int winograd_tile = 4;
 };
 
 // The task count of a native kernel whose parallel loop has `extent` iterations (0: no parallel

@@ -11,6 +11,7 @@
 #include "backends/native/native_kernel.h"
 #include "backends/native/native_layouts.h"
 #include "backends/native/native_lower.h"
+#include "backends/native/native_winograd.h"
 #include "collage/jit.h"
 #include "collage/backends/native.h"
 #include "collage/executor.h"
@@ -20,17 +21,32 @@
 namespace collage {
 namespace {
 
+// native-te/3: Winograd F(4x4, 3x3) convolutions where they measure faster.
 // native-te/2: register tiles and B panels derived from the target's vector width and register
 // count; kernels compiled for BuildOptions::target.
-constexpr std::string_view kVersion = "native-te/2";
+constexpr std::string_view kVersion = "native-te/3";
+
+// The version measured costs are kept under: a mode other than `measure` builds other kernels
+// for the same groups.
+std::string version_of(const NativeBackendOptions& o) {
+  switch (o.winograd) {
+    case NativeWinograd::off: return str_cat(kVersion, "/direct");
+    case NativeWinograd::always:
+      return str_cat(kVersion, "/winograd", o.winograd_tile == 2 ? 2 : 4);
+    case NativeWinograd::measure: break;
+  }
+  return std::string(kVersion);
+}
 
 class NativeBackend : public Backend {
  public:
   explicit NativeBackend(NativeBackendOptions options)
-      : Backend(std::string(kNativeBackend), DeviceKind::cpu, std::string(kVersion)),
+      : Backend(std::string(kNativeBackend), DeviceKind::cpu, version_of(options)),
         user_ops_(std::move(options.ops)),
         tuning_(options.tuning),
         max_tasks_per_thread_(options.max_tasks_per_thread),
+        winograd_(options.winograd),
+        winograd_tile_(options.winograd_tile == 2 ? 2 : 4),
         host_(codegen::TargetSpec::host()) {
     // Which nodes are supported does not depend on the target.
     std::shared_ptr<const te_ops::TeOpRegistry> ops =
@@ -56,15 +72,77 @@ class NativeBackend : public Backend {
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     auto target = target_for(options.target);
     if (!target.ok()) return target.status();
+    const bool winograd = winograd_ != NativeWinograd::off && !user_ops_ &&
+                          native::winograd_group(group);
+    if (winograd && winograd_ == NativeWinograd::always)
+      return build_winograd(group, *target, threads, options.code_cache, winograd_tile_);
+    auto direct = build_with(group, *target->ops, target->spec, threads, options.code_cache, "");
+    if (!direct.ok() || !winograd) return direct;
+    // The fastest of the direct kernel, F(4x4, 3x3) and F(2x2, 3x3), measured once per distinct
+    // kernel: 0 direct, else the tile.
+    const std::string key = (*direct)->record().entry;
+    int chosen = -1;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = winograd_chosen_.find(key); it != winograd_chosen_.end()) chosen = it->second;
+    }
+    if (chosen == 0) return direct;
+    if (chosen > 0) {
+      auto kept = build_winograd(group, *target, threads, options.code_cache, chosen);
+      return kept.ok() ? std::move(kept) : std::move(direct);
+    }
+    std::vector<std::unique_ptr<Kernel>> kernels;
+    std::vector<int> tiles = {0};
+    kernels.push_back(std::move(*direct));
+    for (int tile : {4, 2}) {
+      auto k = build_winograd(group, *target, threads, options.code_cache, tile);
+      if (!k.ok()) continue;
+      kernels.push_back(std::move(*k));
+      tiles.push_back(tile);
+    }
+    std::vector<Kernel*> contenders;
+    for (const auto& k : kernels) contenders.push_back(k.get());
+    const size_t best = native::fastest(group, contenders);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      winograd_chosen_.emplace(key, tiles[best]);
+    }
+    return std::move(kernels[best]);
+  }
+
+ private:
+  // A target the backend compiles for, with the operator library built for it and the same
+  // with Winograd convolutions of either tile size (null with a user's operator library).
+  struct Target {
+    codegen::TargetSpec spec;
+    std::shared_ptr<const te_ops::TeOpRegistry> ops, winograd_f4, winograd_f2;
+  };
+
+  // The Winograd kernel of `group` with `tile` x `tile` output tiles.
+  absl::StatusOr<std::unique_ptr<Kernel>> build_winograd(const Graph& group, const Target& target,
+                                                         int threads, const std::string& code_cache,
+                                                         int tile) const {
+    const auto& ops = tile == 2 ? target.winograd_f2 : target.winograd_f4;
+    return build_with(group, *ops, target.spec, threads, code_cache, str_cat("winograd", tile));
+  }
+
+  // Lowers `group` with the operator library `ops` (`variant` names it in the symbol when it is
+  // not the target's own), compiles it and runs its pack kernels once.
+  absl::StatusOr<std::unique_ptr<Kernel>> build_with(const Graph& group,
+                                                     const te_ops::TeOpRegistry& ops,
+                                                     const codegen::TargetSpec& spec, int threads,
+                                                     const std::string& code_cache,
+                                                     const std::string& variant) const {
     // Identical groups get identical code, so the symbol may name the code by what determines it.
     const std::string symbol =
         str_cat("collage_native_",
-                stable_hash(str_cat(canonical_signature(group), "|", target->spec.to_string(), "|",
-                                    target->spec.features, "|", threads, "|", version())));
-    native::LowerOptions lo{target->spec, threads, tuning_};
-    auto lowered = native::lower_group(group, *target->ops, lo, symbol);
+                stable_hash(str_cat(canonical_signature(group), "|", spec.to_string(), "|",
+                                    spec.features, "|", threads, "|", version(),
+                                    variant.empty() ? "" : "|", variant)));
+    native::LowerOptions lo{spec, threads, tuning_};
+    auto lowered = native::lower_group(group, ops, lo, symbol);
     if (!lowered.ok()) return lowered.status();
-    auto jit = compile(symbol, *lowered, target->spec, options.code_cache);
+    auto jit = compile(symbol, *lowered, spec, code_cache);
     if (!jit.ok()) return jit.status();
     auto fn = (*jit)->lookup(symbol);
     if (!fn.ok()) return fn.status();
@@ -91,15 +169,9 @@ class NativeBackend : public Backend {
     KernelRecord record{std::string(kNativeBackend), symbol, {}, std::move(constants)};
     const size_t num_args = group.inputs().size() + group.outputs().size();
     return std::unique_ptr<Kernel>(new native::NativeKernel(
-        *jit, *fn, tasks, num_args, std::move(record), std::move(lowered->kernel), target->spec));
+        *jit, *fn, tasks, num_args, std::move(record), std::move(lowered->kernel), spec));
   }
 
- private:
-  // A target the backend compiles for, with the operator library built for it.
-  struct Target {
-    codegen::TargetSpec spec;
-    std::shared_ptr<const te_ops::TeOpRegistry> ops;
-  };
 
   // The target named by BuildOptions::target ("" or "host": this machine), made once per name.
   absl::StatusOr<Target> target_for(const std::string& name) const {
@@ -111,7 +183,12 @@ class NativeBackend : public Backend {
     if (absl::Status s = spec->runs_on(host_); !s.ok()) return s;
     Target t{*spec, user_ops_ ? user_ops_
                               : std::make_shared<const te_ops::TeOpRegistry>(
-                                    te_ops::default_te_ops(*spec))};
+                                    te_ops::default_te_ops(*spec)),
+             nullptr, nullptr};
+    if (!user_ops_) {
+      t.winograd_f4 = native::winograd_ops(*t.ops, 4);
+      t.winograd_f2 = native::winograd_ops(*t.ops, 2);
+    }
     return targets_.emplace(name, std::move(t)).first->second;
   }
 
@@ -153,10 +230,14 @@ class NativeBackend : public Backend {
   std::shared_ptr<const te_ops::TeOpRegistry> user_ops_;  // null: default_te_ops per target
   const tune::TuningLog* tuning_;
   int max_tasks_per_thread_;
+  NativeWinograd winograd_;
+  int winograd_tile_;
   codegen::TargetSpec host_;
   mutable std::mutex mu_;
   mutable std::map<std::string, Target> targets_;
   mutable std::map<std::string, std::shared_ptr<const codegen::JitModule>> compiled_;
+  // By the direct kernel's symbol: the kernel kept, 0 direct, else the Winograd tile.
+  mutable std::map<std::string, int> winograd_chosen_;
 };
 
 }  // namespace
