@@ -7,19 +7,15 @@
 #include "collage/ops/nn.h"
 #include "collage/reference.h"
 #include "collage/subgraph.h"
+#include "common/graph_test_util.h"
 #include "common/test_util.h"
 
 using namespace collage;
 using collage::testing::max_scaled_error;
+using collage::testing::add;
 using collage::testing::random_f32;
 
 namespace {
-
-ValueId add(GraphBuilder& b, const std::string& op, std::vector<ValueId> in) {
-  auto v = b.add(op, std::move(in));
-  REQUIRE(v.ok());
-  return *v;
-}
 
 // The candidates as sorted lists of node ids.
 std::set<std::vector<NodeId>> candidate_sets(const Backend& backend, const Graph& g, int depth) {

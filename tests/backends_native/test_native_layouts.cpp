@@ -14,6 +14,7 @@
 #include "collage/reference.h"
 #include "collage/runtime.h"
 #include "common/runtime_c_util.h"
+#include "common/graph_test_util.h"
 #include "common/test_util.h"
 #include "placement/cost_model.h"
 
@@ -21,14 +22,6 @@ using namespace collage;
 using namespace collage::testing;
 
 namespace {
-
-ValueId add(GraphBuilder& b, const std::string& op, std::vector<ValueId> in,
-            std::shared_ptr<const OpAttrs> attrs = nullptr) {
-  auto v = b.add(op, std::move(in), std::move(attrs));
-  INFO(op << ": " << v.status().ToString());
-  REQUIRE(v.ok());
-  return *v;
-}
 
 std::shared_ptr<ConvAttrs> conv_attrs(int64_t pad, int64_t group = 1) {
   auto a = std::make_shared<ConvAttrs>();

@@ -11,21 +11,6 @@
 
 namespace collage::testing {
 
-ValueId add(GraphBuilder& b, std::string_view op, std::vector<ValueId> inputs,
-            std::shared_ptr<const OpAttrs> attrs, std::string name) {
-  auto v = b.add(op, std::move(inputs), std::move(attrs), std::move(name));
-  INFO(v.status().ToString());
-  REQUIRE(v.ok());
-  return *v;
-}
-
-Graph finish(GraphBuilder& b) {
-  auto g = b.finish();
-  INFO(g.status().ToString());
-  REQUIRE(g.ok());
-  return std::move(*g);
-}
-
 ValueId scalar(GraphBuilder& b, std::string name, float v) {
   return b.add_constant(std::move(name), Tensor::scalar_f32(v));
 }

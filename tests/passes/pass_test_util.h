@@ -6,14 +6,10 @@
 #include <vector>
 
 #include "collage/graph.h"
+#include "common/graph_test_util.h"
 
 namespace collage::testing {
 
-// Adds a single-output node and fails the test on an error.
-ValueId add(GraphBuilder& b, std::string_view op, std::vector<ValueId> inputs,
-            std::shared_ptr<const OpAttrs> attrs = nullptr, std::string name = "");
-// Finishes the graph and fails the test on an error.
-Graph finish(GraphBuilder& b);
 ValueId scalar(GraphBuilder& b, std::string name, float v);
 
 // The operator names of the graph's nodes, in order.

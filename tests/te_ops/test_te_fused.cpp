@@ -7,6 +7,7 @@
 #include "collage/ops/nn.h"
 #include "collage/ops/tensor.h"
 #include "common/backend_check.h"
+#include "common/graph_test_util.h"
 #include "common/test_util.h"
 #include "native_backend.h"
 
@@ -14,21 +15,6 @@ using namespace collage;
 using namespace collage::testing;
 
 namespace {
-
-ValueId add(GraphBuilder& b, const std::string& op, std::vector<ValueId> in,
-            std::shared_ptr<const OpAttrs> attrs = nullptr) {
-  auto v = b.add(op, std::move(in), std::move(attrs));
-  INFO(v.status().ToString());
-  REQUIRE(v.ok());
-  return *v;
-}
-
-Graph finish(GraphBuilder& b) {
-  auto g = b.finish();
-  INFO(g.status().ToString());
-  REQUIRE(g.ok());
-  return std::move(*g);
-}
 
 }  // namespace
 
