@@ -1,8 +1,11 @@
 // Whole-model benchmark: each model placed by every strategy (single:dnnl, single:eigen, greedy,
 // two-level, and single:native / single:openvino when backends of those names are registered)
-// and run in process, alternated round by round with two peers, ONNX Runtime (CPU, 2 threads)
-// and OpenVINO (CPU plugin, 2 threads, latency hint, f32), each in a child process that times
-// itself (bench/models/peer_server.py). Every contender is followed by a pause of 100 ms, so that
+// and run in process, alternated round by round with two peers, ONNX Runtime (CPU) and OpenVINO
+// (CPU plugin, latency hint, f32), each in a child process that times itself
+// (bench/models/peer_server.py); where OpenVINO is built in, also OpenVINO's C++ API in this
+// process on the model file and on the ONNX bytes single:openvino hands it. Every contender uses
+// --threads threads (2). The order of the contenders is shuffled each round, and every contender
+// is followed by a pause of 100 ms, so that
 // the thread teams that spin after their work (ONNX Runtime's, OpenVINO's TBB workers, OpenMP's)
 // are asleep before the next one runs. Prints each contender's median latency and CPU time per
 // run (of every thread of its process: this one, or the peer's), its ratios to
@@ -11,6 +14,7 @@
 // on a timing.
 //
 //   model_bench [--small] [--models a,b] [--rounds N] [--repeat N] [--budget S] [--cost-db PATH]
+//               [--threads N]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -345,7 +349,7 @@ int run(int argc, char** argv) {
   Args args;
   ArgParser parser("model_bench",
                    "Times each model under every placement strategy, alternating with ONNX "
-                   "Runtime\nand OpenVINO (CPU, 2 threads) in one run; prints medians, ratios, "
+                   "Runtime\nand OpenVINO (CPU) in one run; prints medians, ratios, "
                    "errors and the\nspeedup of two-level over the best single backend and over "
                    "OpenVINO.");
   parser.flag("--small", "the width-reduced *_small models (a quick check)", &args.small);
