@@ -104,6 +104,9 @@ Tensor random_tensor(const TensorType& type, uint64_t seed) {
       case DType::u64:
         t.data<uint64_t>()[i] = static_cast<uint64_t>(digit(rng));
         break;
+      case DType::str:
+        t.data<std::string>()[i] = std::to_string(digit(rng));
+        break;
     }
   }
   return t;

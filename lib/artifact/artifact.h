@@ -77,10 +77,15 @@ struct PlacedBatch {
   const Graph* graph = nullptr;
   const Placement* placement = nullptr;
 };
+// Unimplemented naming the first string (str) value of `graph`: strings have no arena layout,
+// no collage_dtype_t and no DLPack type, so no artifact holds one (docs/onnx.md).
+absl::Status refuse_string_values(const Graph& graph);
+
 // Builds every group of `placement` (in its order, as validate_placement leaves it) with its
 // backend and keeps each kernel's record and arguments. Errors name the group: a group on the
 // reference backend (the runtime has no reference kernels), an unknown backend, a group that
-// reads a value no earlier group produces, or the backend's build error.
+// reads a value no earlier group produces, or the backend's build error; and a string value
+// (refuse_string_values).
 absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(
     const Context& ctx, const BackendRegistry& backends, const Graph& graph,
     const Placement& placement, const BuildOptions& options = {});

@@ -90,11 +90,22 @@ absl::StatusOr<std::string> link_native_code(const std::vector<ArtifactKernel>& 
 
 }  // namespace
 
+absl::Status refuse_string_values(const Graph& graph) {
+  for (const Value& v : graph.values())
+    if (v.type.dtype == DType::str)
+      return absl::UnimplementedError(str_cat(
+          "tensor '", v.name, "' is a string tensor (", type_to_string(v.type),
+          "): artifacts and the C ABI do not hold strings; the string operators run in the "
+          "reference executor (collage run --placement reference)"));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(const Context& ctx,
                                                                    const BackendRegistry& backends,
                                                                    const Graph& graph,
                                                                    const Placement& placement,
                                                                    const BuildOptions& options) {
+  if (absl::Status s = refuse_string_values(graph); !s.ok()) return s;
   const size_t num_nodes = graph.nodes().size();
   std::vector<ArtifactKernel> kernels;
   std::vector<bool> available(graph.values().size(), false);

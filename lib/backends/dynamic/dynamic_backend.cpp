@@ -81,6 +81,10 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> lists_of(const Node& n, DynOp 
       }
       return lists;
     }
+    case DynOp::top_k: {
+      const auto& a = n.get<TopKAttrs>();
+      return std::vector<std::vector<int64_t>>{a.k, {a.axis}, {a.largest}, {a.sorted}};
+    }
     case DynOp::cast: {
       auto to = parse_dtype(n.get<CastAttrs>().to);
       if (!to) return absl::InvalidArgumentError(str_cat("Cast to '", n.get<CastAttrs>().to, "'"));

@@ -41,6 +41,7 @@ enum class DynOp : uint8_t {
   tile,               // repeats
   constant_of_shape,  // shape, [the value's bytes as one little-endian i64] (empty: zeros)
   range,              // - (start, limit, delta are operands)
+  top_k,              // k, [axis], [largest], [sorted]
   count_,
 };
 

@@ -67,5 +67,6 @@ bool run_layout_op(const DynParams& p, const std::vector<Value>& in, Outputs& ou
 bool run_math_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 bool run_reduce_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 bool run_generate_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
+bool run_sort_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 
 }  // namespace collage::rt_dynamic
