@@ -46,12 +46,14 @@ absl::Status run_equal(const KernelArgs& k) {
 
 // --- StringSplit ---
 
+// The ASCII characters Python's str.isspace accepts.
 bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+  return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f');
 }
 
-// Python's str.split(delimiter, maxsplit): an empty delimiter splits at runs of whitespace and
-// drops empty pieces.
+// Python's str.split(delimiter, maxsplit), which ONNX's reference implementation uses: an empty
+// delimiter splits at runs of whitespace and drops empty pieces, and the rest after maxsplit
+// pieces is kept as it is but for its leading whitespace.
 std::vector<std::string> split(const std::string& s, const std::string& delimiter,
                                int64_t maxsplit) {
   std::vector<std::string> pieces;
@@ -72,9 +74,7 @@ std::vector<std::string> split(const std::string& s, const std::string& delimite
     while (i < s.size() && is_space(s[i])) ++i;
     if (i == s.size()) break;
     if (static_cast<int64_t>(pieces.size()) == limit) {
-      size_t end = s.size();
-      while (end > i && is_space(s[end - 1])) --end;
-      pieces.push_back(s.substr(i, end - i));
+      pieces.push_back(s.substr(i));
       break;
     }
     size_t j = i;

@@ -54,8 +54,8 @@ struct RegexFullMatchAttrs : AttrsOf<RegexFullMatchAttrs> {
 };
 
 // StringSplit(X str) -> (Y str [X..., n], Z i64 [X...]): each element split at `delimiter` (an
-// empty delimiter splits at runs of whitespace and drops empty pieces), at most `maxsplit` times
-// (-1: no limit); Y's last axis is as long as the most pieces, padded with empty strings, Z counts
+// empty delimiter splits at runs of ASCII whitespace and drops empty pieces), at most `maxsplit`
+// times (-1: no limit), as Python's str.split (ONNX's reference implementation); Y's last axis is as long as the most pieces, padded with empty strings, Z counts
 // each element's pieces. n depends on the values, so it is a run-time dimension unless X is a
 // constant.
 struct StringSplitAttrs : AttrsOf<StringSplitAttrs> {
