@@ -78,7 +78,7 @@ struct PlacedBatch {
   const Placement* placement = nullptr;
 };
 // Unimplemented naming the first string (str) value of `graph`: strings have no arena layout,
-// no collage_dtype_t and no DLPack type, so no artifact holds one (docs/onnx.md).
+// no collage_dtype_t and no DLPack type, so no compiled model holds one (docs/onnx.md).
 absl::Status refuse_string_values(const Graph& graph);
 
 // Builds every group of `placement` (in its order, as validate_placement leaves it) with its

@@ -95,8 +95,9 @@ absl::Status refuse_string_values(const Graph& graph) {
     if (v.type.dtype == DType::str)
       return absl::UnimplementedError(str_cat(
           "tensor '", v.name, "' is a string tensor (", type_to_string(v.type),
-          "): artifacts and the C ABI do not hold strings; the string operators run in the "
-          "reference executor (collage run --placement reference)"));
+          "): compiled models (artifacts, the C ABI, placements run in process) do not hold "
+          "strings; the string operators run in the reference executor (collage run "
+          "--placement reference)"));
   return absl::OkStatus();
 }
 

@@ -51,6 +51,12 @@ TEST_CASE("cli: string inputs and outputs in .npz files", "[cli][strings]") {
       {3}, std::vector<std::string>{"caf\xc3\xa9!", "dog!", "cat!"})));
   CHECK((*out)[1].second.to_int64_vector() == std::vector<int64_t>{2, -1, 1});
 
+  // Placed in process (no --placement reference): refused naming the tensor, as compile is.
+  auto placed = run_collage(dir, {"run", (dir / "s.onnx").string(), "--inputs",
+                                  (dir / "in.npz").string(), "--budget", "2"});
+  CHECK(placed.exit_code == 1);
+  CHECK_THAT(placed.err, Contains("tensor 'words' is a string tensor (str[3])") &&
+                             Contains("--placement reference"));
   auto compiled = run_collage(dir, {"compile", (dir / "s.onnx").string(), "--no-compare",
                                     "--budget", "2", "-o", (dir / "s.collage").string()});
   CHECK(compiled.exit_code != 0);
