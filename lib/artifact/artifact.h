@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "artifact/string_values.h"
 #include "absl/status/statusor.h"
 #include "collage/artifact.h"
 #include "collage/backend.h"
@@ -77,10 +78,6 @@ struct PlacedBatch {
   const Graph* graph = nullptr;
   const Placement* placement = nullptr;
 };
-// Unimplemented naming the first string (str) value of `graph`: strings have no arena layout,
-// no collage_dtype_t and no DLPack type, so no compiled model holds one (docs/onnx.md).
-absl::Status refuse_string_values(const Graph& graph);
-
 // Builds every group of `placement` (in its order, as validate_placement leaves it) with its
 // backend and keeps each kernel's record and arguments. Errors name the group: a group on the
 // reference backend (the runtime has no reference kernels), an unknown backend, a group that

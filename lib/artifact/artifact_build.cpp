@@ -90,17 +90,6 @@ absl::StatusOr<std::string> link_native_code(const std::vector<ArtifactKernel>& 
 
 }  // namespace
 
-absl::Status refuse_string_values(const Graph& graph) {
-  for (const Value& v : graph.values())
-    if (v.type.dtype == DType::str)
-      return absl::UnimplementedError(str_cat(
-          "tensor '", v.name, "' is a string tensor (", type_to_string(v.type),
-          "): compiled models (artifacts, the C ABI, placements run in process) do not hold "
-          "strings; the string operators run in the reference executor (collage run "
-          "--placement reference)"));
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(const Context& ctx,
                                                                    const BackendRegistry& backends,
                                                                    const Graph& graph,
