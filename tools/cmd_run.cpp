@@ -11,7 +11,7 @@
 #include <random>
 
 #include "absl/strings/str_format.h"
-#include "artifact/string_values.h"
+#include "ir/string_values.h"
 #include "artifact_runner.h"
 #include "cli_common.h"
 #include "collage/compiler.h"

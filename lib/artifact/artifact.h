@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "artifact/string_values.h"
+#include "ir/string_values.h"
 #include "absl/status/statusor.h"
 #include "collage/artifact.h"
 #include "collage/backend.h"

@@ -1,5 +1,5 @@
 // The refusal of string values by compiled models (string_values.h).
-#include "artifact/string_values.h"
+#include "ir/string_values.h"
 
 #include "core/str_cat.h"
 
