@@ -4,8 +4,9 @@
 namespace collage::rt {
 namespace {
 
-constexpr size_t kSizes[kNumDTypes] = {4, 2, 2, 1, 4, 8, 1};
-constexpr const char* kNames[kNumDTypes] = {"f32", "f16", "bf16", "i8", "i32", "i64", "bool"};
+constexpr size_t kSizes[kNumDTypes] = {4, 2, 2, 1, 4, 8, 1, 8, 2, 1, 2, 4, 8};
+constexpr const char* kNames[kNumDTypes] = {"f32", "f16", "bf16", "i8",  "i32", "i64", "bool",
+                                            "f64", "i16", "u8",   "u16", "u32", "u64"};
 
 }  // namespace
 
