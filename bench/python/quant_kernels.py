@@ -23,11 +23,11 @@ from onnx import TensorProto, helper, numpy_helper
 rng = np.random.default_rng(3)
 
 
-def model(op, x_shape, inits, inputs, out_type, attrs=None):
+def model(op, x_shape, inits, inputs, out_type, y_shape, attrs=None):
     nodes = [helper.make_node(op, ["x"] + inputs, ["y"], name=op.lower(), **(attrs or {}))]
     graph = helper.make_graph(
         nodes, op, [helper.make_tensor_value_info("x", TensorProto.UINT8, x_shape)],
-        [helper.make_tensor_value_info("y", out_type, None)],
+        [helper.make_tensor_value_info("y", out_type, y_shape)],
         [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
@@ -45,16 +45,17 @@ def cases():
         "xs": f(0.02), "xz": np.uint8(128), "w": w_conv,
         "ws": (0.002 + 0.001 * rng.random(64)).astype(np.float32), "wz": np.zeros(64, np.int8),
         "ys": f(0.5), "yz": np.uint8(128), "b": rng.integers(-500, 500, 64, dtype=np.int32)},
-        ["xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], TensorProto.UINT8, {"pads": [1, 1, 1, 1]})
+        ["xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], TensorProto.UINT8, conv_x,
+        {"pads": [1, 1, 1, 1]})
     conv_int = model("ConvInteger", conv_x, {"w": w_conv_u8, "xz": np.uint8(128),
                                              "wz": np.uint8(128)},
-                     ["w", "xz", "wz"], TensorProto.INT32, {"pads": [1, 1, 1, 1]})
+                     ["w", "xz", "wz"], TensorProto.INT32, conv_x, {"pads": [1, 1, 1, 1]})
     mm_int = model("MatMulInteger", mm_x, {"w": w_mm, "xz": np.uint8(128)}, ["w", "xz"],
-                   TensorProto.INT32)
+                   TensorProto.INT32, mm_x)
     qmm = model("QLinearMatMul", mm_x, {
         "xs": f(0.02), "xz": np.uint8(128), "w": w_mm, "ws": f(0.003), "wz": np.int8(0),
         "ys": f(2.0), "yz": np.uint8(128)},
-        ["xs", "xz", "w", "ws", "wz", "ys", "yz"], TensorProto.UINT8)
+        ["xs", "xz", "w", "ws", "wz", "ys", "yz"], TensorProto.UINT8, mm_x)
     return [("QLinearConv 64x56x56 3x3", qconv, conv_x), ("ConvInteger 64x56x56 3x3", conv_int,
             conv_x), ("MatMulInteger 128x768x768", mm_int, mm_x),
             ("QLinearMatMul 128x768x768", qmm, mm_x)]
