@@ -1,9 +1,9 @@
-// The 8-bit integer contractions' oneDNN attributes: operand types, output scales, the src zero
-// point, and the requantisation of an 8-bit dst as post-ops (round half to even, then add the dst
-// zero point), so that v is rounded exactly as ONNX's QLinearConv rounds it before the zero point
-// is added (oneDNN's own dst zero point is added before rounding).
+// The 8-bit integer contractions' oneDNN attributes: operand types, output scales, the src and
+// weights zero points, and the requantisation of an 8-bit dst exactly as the reference does it:
+// for a convolution as post-ops (round half to even, then add the dst zero point; oneDNN's own
+// dst zero point is added before rounding), for a matmul on the host in f64 after oneDNN's i32
+// sums (the reference multiplies in f64, oneDNN's output scale in f32).
 #include <algorithm>
-#include <cmath>
 
 #include "dnnl_kernel.h"
 
@@ -99,11 +99,17 @@ void add_requantized_matmul(DnnlKernel& k, const MatMulParams& p, const QuantPar
         void* dst = m.at(DNNL_ARG_DST).get_data_handle();
         const double lo = u8 ? 0.0 : -128.0, hi = u8 ? 255.0 : 127.0;
         const bool one = scales.size() == 1;
+        // Adding and subtracting 1.5 * 2^52 rounds a double of magnitude below 2^51 to the
+        // nearest integer, halves to even, as nearbyint does in the default rounding mode, but
+        // in a form the loop vectorises (the baseline x86-64 target has no rounding instruction);
+        // clamping first keeps the magnitude small.
+        constexpr double kRound = 6755399441055744.0;
 #pragma omp parallel for schedule(static)
         for (int64_t i = 0; i < count; ++i) {
           const double scale = scales[one ? 0 : static_cast<size_t>(i % n)];
-          const double v =
-              std::clamp(std::nearbyint(static_cast<double>(sums[i]) * scale + zp), lo, hi);
+          const double x =
+              std::clamp(static_cast<double>(sums[i]) * scale + zp, lo - 1.0, hi + 1.0);
+          const double v = std::clamp((x + kRound) - kRound, lo, hi);
           if (u8)
             static_cast<uint8_t*>(dst)[i] = static_cast<uint8_t>(v);
           else
