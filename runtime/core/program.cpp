@@ -1,17 +1,18 @@
 // Element types of the runtime: sizes and names, numbered as collage_dtype_t.
 #include "program.h"
 
+#include "collage/runtime_module.h"
+
 namespace collage::rt {
 namespace {
 
-constexpr size_t kSizes[kNumDTypes] = {4, 2, 2, 1, 4, 8, 1, 8, 2, 1, 2, 4, 8};
 constexpr const char* kNames[kNumDTypes] = {"f32", "f16", "bf16", "i8",  "i32", "i64", "bool",
                                             "f64", "i16", "u8",   "u16", "u32", "u64"};
 
 }  // namespace
 
 size_t dtype_size(int32_t dtype) {
-  return kSizes[dtype];
+  return collage_dtype_size(dtype);
 }
 const char* dtype_name(int32_t dtype) {
   return kNames[dtype];

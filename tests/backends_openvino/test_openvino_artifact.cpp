@@ -20,11 +20,6 @@ using namespace collage::testing;
 
 namespace {
 
-struct Release {
-  void operator()(collage_module_t* m) const { collage_module_release(m); }
-};
-using ModulePtr = std::unique_ptr<collage_module_t, Release>;
-
 // x f32[1x8x12x12] -> Conv 3x3 (16 channels) -> Relu -> GlobalAveragePool -> Sigmoid, all on
 // openvino, built into artifact kernels.
 struct Fixture {

@@ -17,11 +17,6 @@ using namespace collage::testing;
 
 namespace {
 
-struct Release {
-  void operator()(collage_module_t* m) const { collage_module_release(m); }
-};
-using ModulePtr = std::unique_ptr<collage_module_t, Release>;
-
 // x f32[1x16x20x20]; branch A: two 3x3 convolutions with Relu (one openvino region); branch B:
 // one 3x3 convolution with Relu (eigen); their sum (eigen). Two waves: {A, B}, then the sum.
 struct TwoBranches {

@@ -2,6 +2,7 @@
 // DLTensor views of collage tensors.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,12 @@
 #include "collage/tensor.h"
 
 namespace collage::testing {
+
+struct ModuleDeleter {
+  void operator()(collage_module_t* m) const { collage_module_release(m); }
+};
+// A loaded module, released when it goes out of scope.
+using ModulePtr = std::unique_ptr<collage_module_t, ModuleDeleter>;
 
 // The message of `status`: "" for success (a null status), "(no message)" for a failure without
 // one; frees the status.

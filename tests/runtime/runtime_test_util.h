@@ -28,11 +28,6 @@ std::string backend_artifact(const Graph& graph, std::string_view backend,
                              std::string_view fallback = "reference",
                              ArtifactSummary* summary = nullptr);
 
-struct ModuleDeleter {
-  void operator()(collage_module_t* m) const { collage_module_release(m); }
-};
-using ModulePtr = std::unique_ptr<collage_module_t, ModuleDeleter>;
-
 // Loads `bytes` through collage_module_load_memory with `options` (may be null); on failure
 // returns null and puts the code and message in `code` / `message`.
 ModulePtr load_bytes(const std::string& bytes, const collage_load_options_t* options, int32_t* code,

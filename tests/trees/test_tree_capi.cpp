@@ -18,11 +18,7 @@ namespace {
 struct CompilerDeleter {
   void operator()(collage_compiler_t* c) const { collage_compiler_release(c); }
 };
-struct ModuleDeleter {
-  void operator()(collage_module_t* m) const { collage_module_release(m); }
-};
 using CompilerPtr = std::unique_ptr<collage_compiler_t, CompilerDeleter>;
-using ModulePtr = std::unique_ptr<collage_module_t, ModuleDeleter>;
 
 CompilerPtr new_compiler() {
   collage_compiler_t* raw = nullptr;

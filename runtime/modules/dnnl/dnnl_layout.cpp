@@ -37,7 +37,7 @@ dnnl::memory::data_type dnnl_type(int32_t dtype) {
     case COLLAGE_DTYPE_I32:
       return dnnl::memory::data_type::s32;
     case COLLAGE_DTYPE_BOOL:
-    case kDtypeU8:
+    case COLLAGE_DTYPE_U8:
       return dnnl::memory::data_type::u8;
     default:
       throw ParamError("element type " + std::to_string(dtype) + " has no oneDNN type");
@@ -45,22 +45,9 @@ dnnl::memory::data_type dnnl_type(int32_t dtype) {
 }
 
 size_t dtype_bytes(int32_t dtype) {
-  switch (dtype) {
-    case COLLAGE_DTYPE_F32:
-    case COLLAGE_DTYPE_I32:
-      return 4;
-    case COLLAGE_DTYPE_F16:
-    case COLLAGE_DTYPE_BF16:
-      return 2;
-    case COLLAGE_DTYPE_I8:
-    case COLLAGE_DTYPE_BOOL:
-    case kDtypeU8:
-      return 1;
-    case COLLAGE_DTYPE_I64:
-      return 8;
-    default:
-      throw ParamError("unknown element type " + std::to_string(dtype));
-  }
+  const size_t bytes = collage_dtype_size(dtype);
+  if (bytes == 0) throw ParamError("unknown element type " + std::to_string(dtype));
+  return bytes;
 }
 
 dnnl::memory::desc plain_md(const std::vector<int64_t>& dims, dnnl::memory::data_type dt,

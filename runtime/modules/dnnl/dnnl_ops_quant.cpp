@@ -22,10 +22,10 @@ QuantTypes quant_types(const DnnlKernel& k, const Operand& src, const Operand& w
   t.src = k.source_dtype(src);
   t.weights = k.source_dtype(weights);
   t.dst = k.source_dtype(dst);
-  require(t.src == kDtypeU8 || t.src == COLLAGE_DTYPE_I8,
+  require(t.src == COLLAGE_DTYPE_U8 || t.src == COLLAGE_DTYPE_I8,
           "an integer contraction's src must be u8 or i8");
   require(t.weights == COLLAGE_DTYPE_I8, "an integer contraction's weights must be i8");
-  require(t.dst == kDtypeU8 || t.dst == COLLAGE_DTYPE_I8 || t.dst == COLLAGE_DTYPE_I32,
+  require(t.dst == COLLAGE_DTYPE_U8 || t.dst == COLLAGE_DTYPE_I8 || t.dst == COLLAGE_DTYPE_I32,
           "an integer contraction's dst must be u8, i8 or i32");
   if (bias.kind != SourceKind::none) {
     t.bias = k.source_dtype(bias);
@@ -89,7 +89,7 @@ void add_requantized_matmul(DnnlKernel& k, const MatMulParams& p, const QuantPar
               {DNNL_ARG_DST, acc_md, acc}});
   int64_t count = 1;
   for (int64_t d : p.dst.dims) count *= d;
-  const bool u8 = types.dst == kDtypeU8;
+  const bool u8 = types.dst == COLLAGE_DTYPE_U8;
   k.add_host_step(
       "host:requantize",
       {{DNNL_ARG_SRC, acc_md, acc}, {DNNL_ARG_DST, dst_md, {BufRef::Kind::arg, p.dst.index, 0}}},

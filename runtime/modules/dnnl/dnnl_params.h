@@ -20,9 +20,6 @@ inline constexpr uint32_t kMaxEltwiseOps = 32;
 inline constexpr uint32_t kMaxConcatInputs = 4096;
 inline constexpr uint32_t kMaxConstants = 4096;
 inline constexpr uint32_t kMaxScales = 1u << 20;  // one per output channel
-// collage_dtype_t numbers element types as collage::DType does; runtime_module.h names only the
-// first seven. The integer contractions read and write u8 (DType::u8).
-inline constexpr int32_t kDtypeU8 = 9;
 
 // One kernel = one oneDNN operation plus the reorders and in-place steps around it. The entry
 // name of the kernel record is op_kind_name(kind).

@@ -4,21 +4,9 @@
 namespace collage::rt_dynamic {
 
 size_t element_size(int32_t dtype) {
-  switch (dtype) {
-    case COLLAGE_DTYPE_F32:
-    case COLLAGE_DTYPE_I32:
-      return 4;
-    case COLLAGE_DTYPE_F16:
-    case COLLAGE_DTYPE_BF16:
-      return 2;
-    case COLLAGE_DTYPE_I8:
-    case COLLAGE_DTYPE_BOOL:
-      return 1;
-    case COLLAGE_DTYPE_I64:
-      return 8;
-    default:
-      throw KernelError("element type " + std::to_string(dtype) + " is not supported");
-  }
+  const size_t bytes = collage_dtype_size(dtype);
+  if (bytes == 0) throw KernelError("element type " + std::to_string(dtype) + " is not supported");
+  return bytes;
 }
 
 std::string type_text(int32_t dtype, const std::vector<int64_t>& shape) {
