@@ -72,7 +72,7 @@ struct CompiledModel::Impl {
     }
     std::mutex mu;
     absl::Status first;
-    pool->parallel_for(n, [&](int64_t t) {
+    pool->parallel_for_ranges(n, [&](int64_t t) {
       absl::Status s = g.kernel->run_task(args, static_cast<int32_t>(t));
       if (s.ok()) return;
       std::lock_guard<std::mutex> lock(mu);

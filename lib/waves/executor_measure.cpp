@@ -100,7 +100,7 @@ absl::StatusOr<ExecutorTimes> measure_executors(const std::vector<BoundKernel>& 
         error.add(k.kernel->run_task(k.args.data(), 0));
         continue;
       }
-      pool.parallel_for(n, [&](int64_t t) {
+      pool.parallel_for_ranges(n, [&](int64_t t) {
         error.add(k.kernel->run_task(k.args.data(), static_cast<int32_t>(t)));
       });
     }
