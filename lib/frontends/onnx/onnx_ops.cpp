@@ -445,7 +445,6 @@ constexpr Entry kConversions[] = {
     {"Gelu", {generic, 20, true}},
     {"Clip", {clip, 6, true}},
     {"Where", {generic, 9, true}},
-    {"Equal", {generic, 7, true}},
     {"Less", {generic, 7, true}},
     {"Greater", {generic, 7, true}},
     {"Cast", {cast, 6, true}},
@@ -488,6 +487,7 @@ const OpConversion* find_conversion(std::string_view op_type) {
     if (e.op_type == op_type) return &e.conversion;
   if (const OpConversion* c = find_elementwise_conversion(op_type)) return c;
   if (const OpConversion* c = find_indexing_conversion(op_type)) return c;
+  if (const OpConversion* c = find_text_conversion(op_type)) return c;
   return find_misc_conversion(op_type);
 }
 
