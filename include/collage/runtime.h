@@ -23,9 +23,8 @@
  * region, on the cores the runtime's own threads need next. libgomp reads OMP_WAIT_POLICY once,
  * when it is loaded (at start-up when the program links it, else when the first artifact with
  * oneDNN kernels is loaded), so a host that runs such artifacts and does not use OpenMP itself
- * should start with OMP_WAIT_POLICY=passive GOMP_SPINCOUNT=2000 in its environment (a spin of
- * about 50 us before a worker sleeps, as long as the runtime's own pools poll). README.md has
- * the measured effect. */
+ * should start with OMP_WAIT_POLICY=passive in its environment. README.md has the measured
+ * effect. */
 #ifndef COLLAGE_RUNTIME_H_
 #define COLLAGE_RUNTIME_H_
 

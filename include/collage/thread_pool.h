@@ -29,12 +29,6 @@ class ThreadPool {
   // after another; a call from inside a task (nested) runs its tasks serially on that thread.
   void parallel_for(int64_t n, const std::function<void(int64_t)>& fn);
 
-  // parallel_for over [0, n) in at most num_threads() contiguous ranges, one per thread, each
-  // run in order: how the runtime's sequential executor runs a kernel's tasks. Tasks claimed one
-  // at a time interleave neighbouring output rows between the threads (MobileNetV2
-  // single:native, two otherwise idle cores: 4.5 ms per run so against 3.8 in ranges).
-  void parallel_for_ranges(int64_t n, const std::function<void(int64_t)>& fn);
-
  private:
   void worker_loop();
   // Claims and runs tasks of the current job until none is left.

@@ -3,7 +3,6 @@
 // briefly, then blocking).
 #include "collage/thread_pool.h"
 
-#include <algorithm>
 #include <chrono>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -131,14 +130,6 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t)>& fn)
     fn_ = nullptr;
   }
   caller_.store(std::thread::id(), std::memory_order_release);
-}
-
-void ThreadPool::parallel_for_ranges(int64_t n, const std::function<void(int64_t)>& fn) {
-  const int64_t ranges = std::min<int64_t>(n, num_threads());
-  // The same split as the runtime's waves::chunk_range.
-  parallel_for(ranges, [&](int64_t r) {
-    for (int64_t i = n * r / ranges; i < n * (r + 1) / ranges; ++i) fn(i);
-  });
 }
 
 }  // namespace collage

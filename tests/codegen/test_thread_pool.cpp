@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collage/thread_pool.h"
+#include "core/parallel_ranges.h"
 
 using namespace collage;
 
@@ -68,7 +69,7 @@ TEST_CASE("parallel_for_ranges runs contiguous ranges, each on one thread, in or
     for (int64_t n : {0, 1, 2, 5, 14, 100}) {
       std::mutex m;
       std::vector<std::pair<std::thread::id, int64_t>> order;  // (thread, index) as run
-      pool.parallel_for_ranges(n, [&](int64_t i) {
+      parallel_for_ranges(pool, n, [&](int64_t i) {
         std::lock_guard<std::mutex> lock(m);
         order.push_back({std::this_thread::get_id(), i});
       });
