@@ -12,6 +12,9 @@ namespace collage::cli {
 // slower than one: MobileNetV2 single:dnnl as an artifact, on two otherwise idle cores
 // (SCHED_FIFO), 6.7-6.9 ms per run with 0.65 s of system time in 200 runs; with this spin
 // 3.4-3.5 ms and 0.05 s (one core: 6.0 ms). 100 polls: 6.7 ms, 300: 4.6, 1000: 3.46, 3000: 3.49.
+// On an oversubscribed machine the spin costs instead (same artifact, normal priority, load 8.5
+// on 2 cores: 24.6 ms against 14.1 passive alone; bench/RESULTS.md, "Both cores on small
+// convolutions"): GOMP_SPINCOUNT=0 in the environment gives the passive policy alone.
 inline constexpr const char* kOpenMpSpinCount = "2000";
 
 // Debian's oneDNN runs on libgomp, whose workers by default spin for GOMP_SPINCOUNT (300000)
