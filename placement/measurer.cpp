@@ -7,6 +7,7 @@
 #include <ctime>
 #include <mutex>
 
+#include "core/parallel_ranges.h"
 #include "core/str_cat.h"
 
 namespace collage {
@@ -21,7 +22,7 @@ absl::Status run_kernel(Kernel& k, void* const* args, ThreadPool& pool) {
   if (n <= 1) return k.run_task(args, 0);
   std::mutex mu;
   absl::Status first;
-  pool.parallel_for(n, [&](int64_t t) {
+  parallel_for_ranges(pool, n, [&](int64_t t) {
     absl::Status s = k.run_task(args, static_cast<int32_t>(t));
     if (s.ok()) return;
     std::lock_guard<std::mutex> lock(mu);
