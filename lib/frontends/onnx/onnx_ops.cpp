@@ -98,20 +98,31 @@ Result clip(NodeContext& n) {
   return n.emit("Min", {x, n.input(2)});
 }
 
-// Dropout: ratio and training_mode are inputs from opset 12 on; only inference is supported.
+// Dropout: ratio and training_mode are inputs from opset 12 on; only inference is supported,
+// and training with ratio 0 (the identity too). Either input computed at run time stays an
+// attribute input, checked when the node runs.
 Result dropout(NodeContext& n) {
   if (n.opset() >= 12) {
     if (absl::Status s = n.check_inputs(1, 3); !s.ok()) return s;
-    // The ratio does not change an inference output; one computed at run time is not read.
-    if (n.input(1) && n.input(1)->is_constant())
-      if (absl::Status s = n.input_to_float(1, "ratio", "ratio"); !s.ok()) return s;
-    if (n.input(2)) {
+    Ref* const ratio = n.runtime_input(1);
+    Ref* const training = n.runtime_input(2);
+    float constant_ratio = 0.5f;
+    if (n.input(1) && !ratio) {
+      auto r = n.constant_input(1, "ratio");
+      if (!r.ok()) return r.status();
+      if (r->numel() != 1) return n.error("ratio must be a single value");
+      constant_ratio = static_cast<float>(r->get_as_double(0));
+      n.attrs()["ratio"] = constant_ratio;
+    }
+    if (n.input(2) && !training) {
       auto mode = n.constant_input(2, "training_mode");
       if (!mode.ok()) return mode.status();
       if (mode->numel() != 1) return n.error("training_mode must be a single value");
-      if (mode->get_as_int64(0) != 0)
+      if (mode->get_as_int64(0) != 0 && (ratio || constant_ratio != 0.f))
         return n.unsupported("training_mode is true; collage runs inference only");
     }
+    if (ratio || training)
+      return n.emit("Dropout", {n.input(0), ratio, training}, n.num_outputs());
   } else if (absl::Status s = n.check_inputs(1, 1); !s.ok()) {
     return s;
   }
