@@ -1,6 +1,6 @@
-// The generated code on u8, u16 and i16 values against the reference: arithmetic that wraps,
+// The generated code on 8- and 16-bit integers against the reference: arithmetic that wraps,
 // division, min/max and comparisons without a sign for the unsigned types, and conversions that
-// zero-extend them; inputs across each type's whole range (the harness's random integers stay in
+// zero-extend them; comparisons whose operands' difference overflows the type (i8 100 > -100); inputs across each type's whole range (the harness's random integers stay in
 // [0, 5), below where signed and unsigned differ).
 #include <catch2/catch.hpp>
 
@@ -19,22 +19,23 @@ namespace {
 // n values of `t` spread over its range by a multiplicative step; never 0 when `nonzero`.
 Tensor spread(DType t, int64_t n, uint64_t step, bool nonzero) {
   Tensor out(t, {n});
-  const uint64_t mod = t == DType::u8 ? 256 : 65536;
+  const bool byte = t == DType::u8 || t == DType::i8;
+  const uint64_t mod = byte ? 256 : 65536;
   for (int64_t i = 0; i < n; ++i) {
     uint64_t v = (static_cast<uint64_t>(i) * step + 11) % mod;
     if (nonzero && v == 0) v = 1;
-    if (t == DType::u8) out.data<uint8_t>()[i] = static_cast<uint8_t>(v);
-    else out.data<uint16_t>()[i] = static_cast<uint16_t>(v);  // i16: the same bits
+    if (byte) out.data<uint8_t>()[i] = static_cast<uint8_t>(v);  // i8: the same bits
+    else out.data<uint16_t>()[i] = static_cast<uint16_t>(v);      // i16 likewise
   }
   return out;
 }
 
 }  // namespace
 
-TEST_CASE("te_ops: u8, u16 and i16 arithmetic, comparisons and casts", "[te_ops]") {
+TEST_CASE("te_ops: 8- and 16-bit integer arithmetic, comparisons and casts", "[te_ops]") {
   Context ctx;
   const int64_t n = 61;
-  for (DType t : {DType::u8, DType::u16, DType::i16}) {
+  for (DType t : {DType::u8, DType::i8, DType::u16, DType::i16}) {
     for (const char* op : {"Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Less", "Greater",
                            "Equal"}) {
       INFO(op << " " << dtype_name(t));
