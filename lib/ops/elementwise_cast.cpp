@@ -64,9 +64,9 @@ absl::Status copy_kernel(const KernelArgs& args) {
 // training is the identity too).
 absl::Status check_inference(const DropoutAttrs& a) {
   if (a.training_mode != 0.f && a.ratio != 0.f)
-    return absl::UnimplementedError(str_cat("training_mode is true with ratio ",
+    return absl::UnimplementedError(str_cat("training_mode is true with a ratio other than 0 (",
                                             static_cast<double>(a.ratio),
-                                            "; collage runs inference only"));
+                                            ", random); collage runs inference only"));
   return absl::OkStatus();
 }
 

@@ -458,7 +458,21 @@ TEST_CASE("training-only features are refused", "[onnx][errors]") {
     m.node("Dropout", {"x", "", "t"}, {"y"}, "d");
     m.output("y");
     check_error(m.import(ctx).status(), StatusCode::kUnimplemented,
-                "Dropout 'd': training_mode is true");
+                "Dropout 'd': training_mode is true with a ratio other than 0");
+  }
+  SECTION("Dropout training_mode true with ratio 0 is the inference Dropout") {
+    OnnxModel m(13);
+    m.input("x", TP::FLOAT, {2});
+    Tensor yes(DType::boolean, {});
+    yes.data<uint8_t>()[0] = 1;
+    m.initializer("t", yes);
+    m.initializer("r", Tensor::from_f32({}, std::vector<float>{0.f}));
+    m.node("Dropout", {"x", "r", "t"}, {"y"}, "d");
+    m.output("y");
+    auto g = m.import(ctx);
+    REQUIRE(g.ok());
+    REQUIRE(g->nodes().size() == 1);
+    CHECK(g->nodes()[0].op_name() == "Dropout");
   }
 }
 

@@ -98,8 +98,8 @@ Result clip(NodeContext& n) {
   return n.emit("Min", {x, n.input(2)});
 }
 
-// Dropout: ratio and training_mode are inputs from opset 12 on; only inference is supported,
-// and training with ratio 0 (the identity too). Either input computed at run time stays an
+// Dropout: ratio and training_mode are inputs from opset 12 on; only inference (or training with
+// ratio 0, the same function) is supported. Either input computed at run time stays an
 // attribute input, checked when the node runs.
 Result dropout(NodeContext& n) {
   if (n.opset() >= 12) {
@@ -118,8 +118,12 @@ Result dropout(NodeContext& n) {
       auto mode = n.constant_input(2, "training_mode");
       if (!mode.ok()) return mode.status();
       if (mode->numel() != 1) return n.error("training_mode must be a single value");
+      // Training mode with a ratio of 0 keeps every element at scale 1/(1 - 0): the inference
+      // output and an all-true mask. torchvision's Swin exports it (F.dropout(p=0.0), which
+      // defaults to training=True, inside the attention).
       if (mode->get_as_int64(0) != 0 && (ratio || constant_ratio != 0.f))
-        return n.unsupported("training_mode is true; collage runs inference only");
+        return n.unsupported("training_mode is true with a ratio other than 0 (random); "
+                             "collage runs inference only");
     }
     if (ratio || training)
       return n.emit("Dropout", {n.input(0), ratio, training}, n.num_outputs());
