@@ -29,7 +29,11 @@ llvm::Type* Emitter::reg_type(DType t) const {
     case DType::bf16:
       return llvm::Type::getInt16Ty(ctx_);  // raw bits; converted through f32
     case DType::i8:
+    case DType::u8:
       return llvm::Type::getInt8Ty(ctx_);
+    case DType::i16:
+    case DType::u16:
+      return llvm::Type::getInt16Ty(ctx_);
     case DType::i32:
       return llvm::Type::getInt32Ty(ctx_);
     case DType::i64:
@@ -37,9 +41,6 @@ llvm::Type* Emitter::reg_type(DType t) const {
     case DType::boolean:
       return llvm::Type::getInt1Ty(ctx_);
     case DType::f64:
-    case DType::i16:
-    case DType::u8:
-    case DType::u16:
     case DType::u32:
     case DType::u64:
     case DType::str:
@@ -73,7 +74,7 @@ Val Emitter::emit(const te::Expr& e) {
   switch (e.kind()) {
     case ExprKind::IntImm:
       return {llvm::ConstantInt::get(reg_type(e.dtype()), e.as<te::IntImmNode>()->value,
-                                     /*IsSigned=*/true),
+                                     /*IsSigned=*/!is_unsigned(e.dtype())),
               false};
     case ExprKind::FloatImm: {
       double v = e.as<te::FloatImmNode>()->value;
@@ -182,6 +183,8 @@ Val Emitter::emit_binary(ExprKind k, const te::BinaryNode& n) {
   const DType t = n.a.dtype();
   const bool fl = is_float(t);
   const bool boolean = t == DType::boolean;
+  // bool and the unsigned types compare, divide and take min/max without a sign.
+  const bool uns = boolean || is_unsigned(t);
   llvm::Value* r = nullptr;
   switch (k) {
     case ExprKind::Add:
@@ -194,21 +197,21 @@ Val Emitter::emit_binary(ExprKind k, const te::BinaryNode& n) {
       r = fl ? b_.CreateFMul(x, y) : b_.CreateMul(x, y);
       break;
     case ExprKind::Div:
-      r = fl ? b_.CreateFDiv(x, y) : int_div(x, y, n.b, false);
+      r = fl ? b_.CreateFDiv(x, y) : uns ? uint_div(x, y, false) : int_div(x, y, n.b, false);
       break;
     case ExprKind::Mod:
-      r = fl ? b_.CreateFRem(x, y) : int_mod(x, y, n.b, false);
+      r = fl ? b_.CreateFRem(x, y) : uns ? uint_div(x, y, true) : int_mod(x, y, n.b, false);
       break;
     case ExprKind::FloorDiv:
       r = fl ? b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(x, y))
-             : int_div(x, y, n.b, true);
+             : uns ? uint_div(x, y, false) : int_div(x, y, n.b, true);
       break;
     case ExprKind::FloorMod:
       if (fl) {
         llvm::Value* q = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(x, y));
         r = b_.CreateFSub(x, b_.CreateFMul(q, y));
       } else {
-        r = int_mod(x, y, n.b, true);
+        r = uns ? uint_div(x, y, true) : int_mod(x, y, n.b, true);
       }
       break;
     case ExprKind::Min:
@@ -223,7 +226,9 @@ Val Emitter::emit_binary(ExprKind k, const te::BinaryNode& n) {
         r = k == ExprKind::Min ? b_.CreateAnd(x, y) : b_.CreateOr(x, y);
       } else {
         r = b_.CreateBinaryIntrinsic(
-            k == ExprKind::Min ? llvm::Intrinsic::smin : llvm::Intrinsic::smax, x, y);
+            k == ExprKind::Min ? (uns ? llvm::Intrinsic::umin : llvm::Intrinsic::smin)
+                               : (uns ? llvm::Intrinsic::umax : llvm::Intrinsic::smax),
+            x, y);
       }
       break;
     case ExprKind::EQ:
@@ -233,16 +238,16 @@ Val Emitter::emit_binary(ExprKind k, const te::BinaryNode& n) {
       r = fl ? b_.CreateFCmpUNE(x, y) : b_.CreateICmpNE(x, y);
       break;
     case ExprKind::LT:
-      r = fl ? b_.CreateFCmpOLT(x, y) : boolean ? b_.CreateICmpULT(x, y) : b_.CreateICmpSLT(x, y);
+      r = fl ? b_.CreateFCmpOLT(x, y) : uns ? b_.CreateICmpULT(x, y) : b_.CreateICmpSLT(x, y);
       break;
     case ExprKind::LE:
-      r = fl ? b_.CreateFCmpOLE(x, y) : boolean ? b_.CreateICmpULE(x, y) : b_.CreateICmpSLE(x, y);
+      r = fl ? b_.CreateFCmpOLE(x, y) : uns ? b_.CreateICmpULE(x, y) : b_.CreateICmpSLE(x, y);
       break;
     case ExprKind::GT:
-      r = fl ? b_.CreateFCmpOGT(x, y) : boolean ? b_.CreateICmpUGT(x, y) : b_.CreateICmpSGT(x, y);
+      r = fl ? b_.CreateFCmpOGT(x, y) : uns ? b_.CreateICmpUGT(x, y) : b_.CreateICmpSGT(x, y);
       break;
     case ExprKind::GE:
-      r = fl ? b_.CreateFCmpOGE(x, y) : boolean ? b_.CreateICmpUGE(x, y) : b_.CreateICmpSGE(x, y);
+      r = fl ? b_.CreateFCmpOGE(x, y) : uns ? b_.CreateICmpUGE(x, y) : b_.CreateICmpSGE(x, y);
       break;
     case ExprKind::And:
       r = b_.CreateAnd(x, y);
@@ -285,6 +290,15 @@ llvm::Value* Emitter::int_div(llvm::Value* a, llvm::Value* b, const te::Expr& di
   }
   q = b_.CreateSelect(minus_one, b_.CreateNeg(a), q);
   return b_.CreateSelect(zero, c(0), q);
+}
+
+llvm::Value* Emitter::uint_div(llvm::Value* a, llvm::Value* b, bool remainder) {
+  // Unsigned quotient or remainder; by 0 it is 0, as for the signed types.
+  llvm::Value* zero = llvm::Constant::getNullValue(a->getType());
+  llvm::Value* by_zero = b_.CreateICmpEQ(b, zero);
+  llvm::Value* safe = b_.CreateSelect(by_zero, llvm::ConstantInt::get(a->getType(), 1), b);
+  llvm::Value* r = remainder ? b_.CreateURem(a, safe) : b_.CreateUDiv(a, safe);
+  return b_.CreateSelect(by_zero, zero, r);
 }
 
 llvm::Value* Emitter::int_mod(llvm::Value* a, llvm::Value* b, const te::Expr& divisor, bool floor) {
@@ -353,16 +367,19 @@ llvm::Value* Emitter::convert(llvm::Value* v, DType from, DType to) {
   const bool from_f = is_float(from), to_f = is_float(to);
   if (!from_f && !to_f) {
     if (to == DType::boolean) return b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
-    if (from == DType::boolean) return b_.CreateZExt(v, dst);
+    if (from == DType::boolean || is_unsigned(from)) return b_.CreateZExtOrTrunc(v, dst);
     return b_.CreateSExtOrTrunc(v, dst);
   }
   if (!from_f && to_f)
-    return from == DType::boolean ? b_.CreateUIToFP(v, dst) : b_.CreateSIToFP(v, dst);
+    return from == DType::boolean || is_unsigned(from) ? b_.CreateUIToFP(v, dst)
+                                                       : b_.CreateSIToFP(v, dst);
   if (from_f && !to_f) {
     if (to == DType::boolean)
       return b_.CreateFCmpUNE(v, llvm::Constant::getNullValue(v->getType()));
     // Saturating conversion: NaN gives 0 and out-of-range values clamp (no poison).
-    return b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {dst, v->getType()}, {v});
+    return b_.CreateIntrinsic(
+        is_unsigned(to) ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat,
+        {dst, v->getType()}, {v});
   }
   return b_.CreateFPCast(v, dst);
 }

@@ -351,14 +351,18 @@ Expr reduce_identity(ReduceOp op, DType t) {
       return make_const(t, 0);
     case ReduceOp::max:
       if (is_float(t)) return make_float(t, -std::numeric_limits<double>::infinity());
-      return make_int(t, t == DType::boolean ? 0
+      return make_int(t, t == DType::boolean || is_unsigned(t) ? 0
                          : t == DType::i8    ? std::numeric_limits<int8_t>::min()
+                         : t == DType::i16   ? std::numeric_limits<int16_t>::min()
                          : t == DType::i32   ? std::numeric_limits<int32_t>::min()
                                              : std::numeric_limits<int64_t>::min());
     case ReduceOp::min:
       if (is_float(t)) return make_float(t, std::numeric_limits<double>::infinity());
       return make_int(t, t == DType::boolean ? 1
+                         : t == DType::u8    ? std::numeric_limits<uint8_t>::max()
                          : t == DType::i8    ? std::numeric_limits<int8_t>::max()
+                         : t == DType::u16   ? std::numeric_limits<uint16_t>::max()
+                         : t == DType::i16   ? std::numeric_limits<int16_t>::max()
                          : t == DType::i32   ? std::numeric_limits<int32_t>::max()
                                              : std::numeric_limits<int64_t>::max());
   }

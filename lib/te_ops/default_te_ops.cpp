@@ -17,6 +17,7 @@ TeOpRegistry default_te_ops(const codegen::TargetSpec& target) {
   register_rotary_op(r);
   register_grid_sample_op(r);
   register_conv_integer_op(r);
+  register_quantize_ops(r);
   register_resize_op(r);
   register_conv_ops(r);
   register_dense_ops(r, target);

@@ -60,14 +60,17 @@ struct GroupTensors {
   int anchors = 0;
 };
 
-// Element types the generated code handles (f64, i16 and the unsigned types are the reference
-// executor's only, so far).
+// Element types the generated code handles (f64, u32 and u64 are the reference executor's only,
+// so far).
 bool generated_code_type(DType t) {
   switch (t) {
     case DType::f32:
     case DType::f16:
     case DType::bf16:
     case DType::i8:
+    case DType::u8:
+    case DType::i16:
+    case DType::u16:
     case DType::i32:
     case DType::i64:
     case DType::boolean: return true;
