@@ -126,6 +126,7 @@ void Measurer::prefetch(
   build.num_threads = pool_->num_threads();
   build.target = options_.target;
   build.code_cache = options_.code_cache;
+  build.choices = options_.choices;
   for (Job& job : jobs) {
     const Backend& backend = *job.candidate->backend;
     auto kernel = backend.build(job.group->graph, build);

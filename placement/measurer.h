@@ -28,6 +28,7 @@ struct MeasureOptions {
   double trusted_spread = 0.5;
   std::string target;      // BuildOptions::target of every kernel built
   std::string code_cache;  // BuildOptions::code_cache of every kernel built
+  MeasuredChoices* choices = nullptr;  // BuildOptions::choices of every kernel built
   // From this time on (now_ms()) kernels are sampled as `quick` says, with one warm-up run: the
   // placement's time budget is half spent. Infinite: never.
   double quick_after_ms = HUGE_VAL;

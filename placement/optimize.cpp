@@ -149,6 +149,8 @@ class Optimizer {
     channel_block_ = channel_block(build);
 
     OptimizeResult result;
+    if (absl::Status s = setup_choices(); !s.ok()) return s;
+    const size_t choices_measured = choices_->measured(), choices_reused = choices_->reused();
     if (options_.strategy == "greedy" || options_.strategy.starts_with("single:")) {
       auto p = place_baseline(options_.strategy, g_, registry_, baseline_options());
       if (!p.ok()) return p.status();
@@ -175,6 +177,11 @@ class Optimizer {
       }
     }
     if (options_.compare_baselines) compare(result);
+    result.choices_measured = choices_->measured() - choices_measured;
+    result.choices_reused = choices_->reused() - choices_reused;
+    if (own_choices_)
+      for (const std::string& w : own_choices_->warnings())
+        result.placement.notes.push_back(str_cat("cost database: ", w));
     if (measurer_) {
       result.measured = measurer_->measured();
       result.cached = measurer_->cached();
@@ -225,6 +232,7 @@ class Optimizer {
       e2e.executor = options_.executor;
       e2e.target = options_.target;
       e2e.code_cache = options_.code_cache;
+      e2e.choices = choices_;
       e2e.executor_latency = options_.executor_latency;
       e2e.channel_block = channel_block_;
       if (options_.executor != PlacementExecutor::sequential && !options_.executor_latency)
@@ -237,20 +245,28 @@ class Optimizer {
     return *end_to_end_;
   }
 
+  // The store of the kernels' measured choices: the caller's, else one over the cost database
+  // (opened here; the cost model opens its own view) or in memory.
+  absl::Status setup_choices() {
+    if (options_.choices) {
+      choices_ = options_.choices;
+      return absl::OkStatus();
+    }
+    auto store = open_measured_choices(options_);
+    if (!store.ok()) return store.status();
+    own_choices_ = *std::move(store);
+    choices_ = own_choices_.get();
+    return absl::OkStatus();
+  }
+
   absl::Status setup_cost_model() {
     if (options_.cost_model) {
       model_ = options_.cost_model;
       return absl::OkStatus();
     }
-    std::string device = options_.device;
-    if (device.empty()) {
-      auto d = device_fingerprint();
-      if (!d.ok()) return d.status();
-      device = *d;
-    }
-    if (!options_.target.empty() && options_.target != "host")
-      device = str_cat(device, "|target=", options_.target);
-    device_ = device;
+    auto device = placement_device(options_);
+    if (!device.ok()) return device.status();
+    device_ = *device;
     if (!options_.cost_db_path.empty()) {
       auto db = CostDatabase::open(options_.cost_db_path);
       if (!db.ok()) return db.status();
@@ -262,7 +278,8 @@ class Optimizer {
     measure.quick_after_ms = start_ms_ + options_.time_budget_s * 1000 * kMeasureShare;
     measure.target = options_.target;
     measure.code_cache = options_.code_cache;
-    measurer_ = std::make_unique<Measurer>(measure, db_.get(), device, pool_.get());
+    measure.choices = choices_;
+    measurer_ = std::make_unique<Measurer>(measure, db_.get(), device_, pool_.get());
     model_ = measurer_.get();
     return absl::OkStatus();
   }
@@ -534,6 +551,8 @@ class Optimizer {
   std::unique_ptr<CostDatabase> db_;
   std::unique_ptr<Measurer> measurer_;
   std::unique_ptr<EndToEndMeasurer> end_to_end_;
+  std::unique_ptr<MeasuredChoices> own_choices_;
+  MeasuredChoices* choices_ = nullptr;  // own_choices_ or PlacementOptions::choices
   CostModel* model_ = nullptr;
   CandidateSet cands_;
   std::vector<CandidateCost> costs_;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -170,6 +171,10 @@ struct PlacementOptions {
   // end-to-end latencies.
   CostModel* cost_model = nullptr;
   PlacementEvaluator* evaluator = nullptr;
+  // Where the kernels built decide by measurement (BuildOptions::choices; not owned): the
+  // compile driver passes the store its artifact is built with too. Null: the optimizer keeps
+  // one over the cost database for the call.
+  MeasuredChoices* choices = nullptr;
 };
 
 // One placement measured end to end by the optimizer.
@@ -187,6 +192,9 @@ struct OptimizeResult {
   size_t measured = 0;     // kernels timed in this call
   size_t cached = 0;       // costs found in the cost database or shared with an identical group
   size_t evaluations = 0;  // end-to-end measurements
+  // Choices the kernels built in this call made by timing alternatives (MeasuredChoices), and
+  // those found remembered instead.
+  size_t choices_measured = 0, choices_reused = 0;
   int generations = 0;     // of the graph-level search (two-level)
   // What the graph-level search chose: "evolved", a seed's name ("op-level", "single:NAME",
   // "greedy"), or "remembered" (an earlier search's placement, from the cost database).
@@ -204,6 +212,16 @@ absl::StatusOr<Placement> optimize(const Context& ctx, const BackendRegistry& ba
 // The code cache that goes with cost database `cost_db_path`: the folder "kernels" beside it;
 // "" for no database.
 std::string code_cache_dir(const std::string& cost_db_path);
+
+// The device that keys the cost database for `options`: options.device, else this machine's
+// device_fingerprint(), with "|target=CPU" appended for a named target.
+absl::StatusOr<std::string> placement_device(const PlacementOptions& options);
+
+// The measured choices (collage/measured_choices.h) of compiles with `options`: kept in its cost
+// database for placement_device(options), or in memory without one. Errors: the database exists
+// but cannot be read.
+absl::StatusOr<std::unique_ptr<MeasuredChoices>> open_measured_choices(
+    const PlacementOptions& options);
 
 // "<cpu model name>|<cores> cores|<ISA flags>" of this machine from /proc/cpuinfo (the part of
 // every cost-database key that names the device). Errors when /proc/cpuinfo cannot be read.
