@@ -65,13 +65,20 @@ absl::Status check_artifact_groups(const Graph& g, const Placement& p,
   return absl::OkStatus();
 }
 
+// Shares of the compile's time budget (PlacementOptions::time_budget_s) kept for building the
+// artifact, and for measuring its executors (each of the two comparisons of whole runs that
+// make_artifact_schedule may make; at most WaveOptions' default).
+constexpr double kBuildShare = 0.1;
+constexpr double kScheduleShare = 0.04;
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // The step of CompileResult::phases a placement progress phase belongs to.
 std::string_view phase_step(std::string_view phase) {
-  if (phase == "evolve" || phase == "finalists" || phase == "done") return "graph-level";
+  if (phase == "seeds" || phase == "evolve" || phase == "finalists" || phase == "done")
+    return "graph-level";
   return phase;
 }
 
@@ -111,9 +118,12 @@ absl::Status use_choices(PlacementOptions& placement, std::unique_ptr<MeasuredCh
 }
 
 // How the placed groups are built into an artifact: with the placement's threads, target, code
-// cache and channel block, under the executor it was scored with.
-ArtifactOptions artifact_options(const PlacementOptions& placement) {
+// cache, channel block and measured choices, under the executor it was scored with, its
+// executors measured within their share of the compile's `budget_s`.
+ArtifactOptions artifact_options(const PlacementOptions& placement, double budget_s) {
   ArtifactOptions artifact;
+  artifact.waves.measure_max_ms =
+      std::min(artifact.waves.measure_max_ms, 1000 * kScheduleShare * budget_s);
   artifact.build.num_threads = placement.num_threads;
   artifact.build.target = placement.target;
   artifact.build.code_cache = placement.code_cache;
@@ -231,6 +241,12 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   start = Clock::now();
   PlacementOptions placement = placement_options(options);
   if (!placement.executor_latency) placement.executor_latency = artifact_executor_latency(*ctx_);
+  // The budget bounds the whole compile: the placement gets it less a reserve for building the
+  // artifact (whose executor measurement is bounded by its own share), the import counted as
+  // spent.
+  const double budget_s = placement.time_budget_s;
+  if (options.artifact) placement.time_budget_s *= 1 - kBuildShare;
+  placement.spent_s = r.import_s;
   std::unique_ptr<MeasuredChoices> choices;
   if (absl::Status s = use_choices(placement, choices); !s.ok()) return s;
   const size_t choices_measured = placement.choices->measured();
@@ -264,7 +280,7 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
     return s;
   if (options.step_progress) options.step_progress("build");
   auto bytes = compile_artifact(*ctx_, *backends_, r.graph, r.optimized.placement,
-                                artifact_options(placement), &r.summary);
+                                artifact_options(placement, budget_s), &r.summary);
   if (!bytes.ok()) return bytes.status();
   r.artifact = *std::move(bytes);
   r.artifact_s = seconds_since(start);
@@ -308,7 +324,8 @@ absl::StatusOr<CompileResult> Compiler::compile_batch(const ModelSource& model,
     return std::move(m->graph);
   };
   auto batch = compile_batch_variants(*ctx_, *backends_, import, options.batch, placement,
-                                      artifact_options(placement), options.batch_progress);
+                                      artifact_options(placement, placement.time_budget_s),
+                                      options.batch_progress);
   if (!batch.ok()) return batch.status();
   CompileResult r;
   r.model = model.description();

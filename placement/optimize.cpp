@@ -30,6 +30,9 @@ constexpr size_t kMaxAlternatives = 6;
 // spent, and this much of it is kept for the comparison with the single-backend placements.
 constexpr double kMeasureShare = 0.5;
 constexpr double kCompareShare = 0.15;
+// Once this much of the budget is spent, candidates the cost database lacks are measured only on
+// the fallback backend (which covers every node); the others are left to a later compile.
+constexpr double kSkipShare = 0.75;
 
 // The backends taking part: the named ones (all when none are named) plus the fallback, in
 // registry order.
@@ -143,7 +146,7 @@ class Optimizer {
                             ? options_.num_threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     pool_ = std::make_unique<ThreadPool>(threads);
-    start_ms_ = now_ms();
+    start_ms_ = now_ms() - 1000 * std::max(0.0, options_.spent_s);
     BuildOptions build;
     build.channel_block = options_.channel_block;
     channel_block_ = channel_block(build);
@@ -185,6 +188,11 @@ class Optimizer {
     if (measurer_) {
       result.measured = measurer_->measured();
       result.cached = measurer_->cached();
+      if (measurer_->skipped())
+        result.placement.notes.push_back(str_cat(
+            measurer_->skipped(),
+            " candidates not measured: the time budget was spent (a later compile with this cost "
+            "database measures them, and a two-level search is not remembered until then)"));
       if (measurer_->remeasured())
         result.placement.notes.push_back(str_cat(measurer_->remeasured(),
                                                  " shaky cost-database records (spread above ",
@@ -276,6 +284,8 @@ class Optimizer {
     MeasureOptions measure;
     measure.trusted_spread = options_.trusted_spread;
     measure.quick_after_ms = start_ms_ + options_.time_budget_s * 1000 * kMeasureShare;
+    measure.skip_after_ms = start_ms_ + options_.time_budget_s * 1000 * kSkipShare;
+    measure.always_backend = options_.fallback;
     measure.target = options_.target;
     measure.code_cache = options_.code_cache;
     measure.choices = choices_;
@@ -414,6 +424,7 @@ class Optimizer {
   }
 
   absl::Status two_level(OptimizeResult& result) {
+    report("seeds");
     const CostKey memo_key = this->memo_key();
     std::vector<EvolutionSeed> seeds = {{"op-level", op_genes_}};
     for (const Backend* b : selected_) {
@@ -460,7 +471,9 @@ class Optimizer {
                                  : str_cat("seed ", m.strategy, ": not measured: ", m.note));
     for (const std::string& n : found->notes) notes_.push_back(n);
     notes_.push_back(str_cat("chosen: ", found->origin));
-    if (db_) {
+    // A search that had candidates left unmeasured is not remembered: the next compile measures
+    // them and searches again.
+    if (db_ && !(measurer_ && measurer_->skipped())) {
       CostRecord memo{memo_key, encode_groups(p), found->ms};
       memo.samples = static_cast<int>(found->evaluations);
       memo.timestamp = static_cast<int64_t>(std::time(nullptr));
@@ -526,14 +539,18 @@ class Optimizer {
       rows.push_back({name, -1, ""});
     }
     report("compare");
-    // Up to three alternating rounds: the first whatever the time, the others only while the
-    // placement's budget lasts.
+    // Up to three alternating rounds while the placement's budget lasts; the chosen placement is
+    // measured once whatever the time.
     size_t evaluations = 0;
-    std::vector<double> ms = remeasure_alternately(
-        placements, evaluator(), 3, start_ms_ + options_.time_budget_s * 1000, &evaluations);
+    std::vector<double> ms =
+        remeasure_alternately(placements, evaluator(), 3, start_ms_ + options_.time_budget_s * 1000,
+                              &evaluations, /*always=*/1);
     for (size_t i = 0; i < rows.size(); ++i) {
-      rows[i].ms = ms[measured_as[i]];
-      if (rows[i].ms < 0) rows[i].note = "failed to build or run";
+      rows[i].ms = std::max(ms[measured_as[i]], -1.0);
+      if (ms[measured_as[i]] == kNotMeasured)
+        rows[i].note = "not measured: the time budget was spent";
+      else if (rows[i].ms < 0)
+        rows[i].note = "failed to build or run";
     }
     result.evaluations += evaluations;
     rows.insert(rows.end(), failed.begin(), failed.end());

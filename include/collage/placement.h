@@ -89,7 +89,8 @@ class PlacementEvaluator {
 };
 
 struct PlacementProgress {
-  // "candidates", "measure", "op-level", "evolve", "finalists", "done", "compare"
+  // "candidates", "measure", "op-level", "seeds" (the graph-level search's seeds placed, their new
+  // candidates costed and the seeds measured), "evolve", "finalists", "done", "compare"
   std::string phase;
   size_t measured = 0;  // candidates costed so far (measure), placements evaluated (evolve)
   size_t total = 0;     // candidates to cost (measure)
@@ -124,11 +125,17 @@ struct PlacementOptions {
   // the evolutionary search over measured end-to-end latencies), "single:NAME" or "greedy".
   std::string strategy = "two-level";
   // Wall-clock budget of the whole placement in seconds: candidate measurement (sampled briefly
-  // once half of it is spent; every candidate is still built and timed), the graph-level search
-  // (what is left, less a reserve for the comparison), and compare_baselines. The op-level seed
-  // of the graph-level search and the single-backend seed estimated fastest are measured however
-  // little is left.
+  // once half of it is spent; once 75% is spent, only candidates of the fallback backend are
+  // still built and timed, the others are left to a later compile), the graph-level search
+  // (what is left, less a reserve for the comparison), and compare_baselines (the baselines only
+  // while it lasts). The op-level seed of the graph-level search and the single-backend seed
+  // estimated fastest are measured however little is left. The compile driver gives the
+  // placement 90% of the compile's budget (10% is for building the artifact), the import's time
+  // counted as spent (spent_s).
   double time_budget_s = 60;
+  // Seconds of time_budget_s already spent when the placement starts. Unlike the budget, not part
+  // of the key under which a search's result is remembered.
+  double spent_s = 0;
   uint64_t seed = 0;
   // Persistent cost database (JSON lines); empty: costs live only as long as the call.
   std::string cost_db_path;
