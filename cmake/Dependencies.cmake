@@ -9,6 +9,9 @@ find_package(Eigen3 REQUIRED NO_MODULE)
 find_package(dnnl REQUIRED)
 find_package(benchmark REQUIRED)
 find_package(Catch2 2 REQUIRED)
+# RE2 (RegexFullMatch): Debian's libre2-dev ships a pkg-config file, no CMake package.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 find_package(LLVM 16 REQUIRED CONFIG PATHS /usr/lib/llvm-16/lib/cmake/llvm NO_DEFAULT_PATH)
 message(STATUS "collage: LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
 

@@ -84,7 +84,8 @@ Tensor random_tensor(const TensorType& type, uint64_t seed) {
     case DType::u16:
     case DType::u32:
     case DType::u64:
-      break;  // zero-initialised
+    case DType::str:
+      break;  // zero-initialised (strings empty)
   }
   return t;
 }

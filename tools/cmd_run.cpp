@@ -11,6 +11,7 @@
 #include <random>
 
 #include "absl/strings/str_format.h"
+#include "ir/string_values.h"
 #include "artifact_runner.h"
 #include "cli_common.h"
 #include "collage/compiler.h"
@@ -103,6 +104,9 @@ Tensor random_tensor(const TensorType& type, uint64_t seed) {
         break;
       case DType::u64:
         t.data<uint64_t>()[i] = static_cast<uint64_t>(digit(rng));
+        break;
+      case DType::str:
+        t.data<std::string>()[i] = std::to_string(digit(rng));
         break;
     }
   }
@@ -266,6 +270,8 @@ absl::StatusOr<Runnable> model_runnable(RunArgs& args, bool strategy_given) {
     runnable.run = [compiler, g](const std::vector<Tensor>& in) { return run_reference(*g, in); };
     return runnable;
   }
+  // Placed kernels exchange values through arenas, which hold no strings (docs/onnx.md).
+  if (absl::Status s = refuse_string_values(*g); !s.ok()) return s;
   PlacementOptions placement = args.placement.options();
   placement.executor = PlacementExecutor::sequential;
   ProgressLine line;

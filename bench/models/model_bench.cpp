@@ -10,7 +10,8 @@
 // speedup of two-level over the best single backend, and two-level against OpenVINO. Never fails
 // on a timing.
 //
-//   model_bench [--small] [--models a,b] [--rounds N] [--repeat N] [--budget S] [--cost-db PATH]
+//   model_bench [--small | --heldout] [--models a,b] [--rounds N] [--repeat N] [--budget S]
+//               [--cost-db PATH]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -44,6 +45,7 @@ using cli::ArgParser;
 
 struct Args {
   bool small = false;
+  bool heldout = false;
   std::string models;
   int64_t rounds = 5, repeat = 3;
   // Enough for the graph-level search to breed generations once the cost database holds the
@@ -322,10 +324,15 @@ int run(int argc, char** argv) {
                    "errors and the\nspeedup of two-level over the best single backend and over "
                    "OpenVINO.");
   parser.flag("--small", "the width-reduced *_small models (a quick check)", &args.small);
+  parser.flag("--heldout",
+              "the held-out architectures, measured but not tuned for: mobilenet_v3_large,\n"
+              "shufflenet_v2, mnasnet1_0, swin_t",
+              &args.heldout);
   parser.option("--models", "LIST",
-                "comma-separated model names (default: resnet50, mobilenetv2, resnext50,\n"
-                "bert, dcgan, googlenet, efficientnet_b0, regnet_y_400mf; with --small the\n"
-                "_small variants of the first six)",
+                "comma-separated model names (default, the bench set: resnet50, mobilenetv2,\n"
+                "resnext50, bert, dcgan, googlenet, efficientnet_b0, regnet_y_400mf,\n"
+                "squeezenet, inceptionv3, densenet121, convnext_tiny, vit_b_16, gpt2; with\n"
+                "--small the _small variants of the first six)",
                 &args.models);
   parser.option("--rounds", "N", "rounds (default 5)", &args.rounds, 1);
   parser.option("--repeat", "N", "timed runs of each contender per round (default 3)",
@@ -358,12 +365,16 @@ int run(int argc, char** argv) {
   args.target_cpu = *cpu;
 
   std::vector<std::string> models = split_list(args.models);
-  if (models.empty()) {
+  if (models.empty() && args.heldout) {
+    models = {"mobilenet_v3_large", "shufflenet_v2", "mnasnet1_0", "swin_t"};
+  } else if (models.empty()) {
     models = {"resnet50", "mobilenetv2", "resnext50", "bert", "dcgan", "googlenet"};
     if (args.small)
       for (std::string& m : models) m += "_small";
     else
-      models.insert(models.end(), {"efficientnet_b0", "regnet_y_400mf"});
+      models.insert(models.end(), {"efficientnet_b0", "regnet_y_400mf", "squeezenet",
+                                   "inceptionv3", "densenet121", "convnext_tiny", "vit_b_16",
+                                   "gpt2"});
   }
   BackendRegistry backends;
   NativeBackendOptions native;

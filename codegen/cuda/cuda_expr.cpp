@@ -30,6 +30,7 @@ std::string_view cuda_type_name(DType t) {
     case DType::u16:
     case DType::u32:
     case DType::u64:
+    case DType::str:
       break;  // not generated (the native backend refuses these types)
   }
   return "void";

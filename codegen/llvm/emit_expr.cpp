@@ -42,6 +42,7 @@ llvm::Type* Emitter::reg_type(DType t) const {
     case DType::u16:
     case DType::u32:
     case DType::u64:
+    case DType::str:
       break;  // not generated (the native backend refuses these types)
   }
   return nullptr;

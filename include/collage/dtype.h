@@ -10,14 +10,17 @@ namespace collage {
 
 // The element types a collage value can have. f16 and bf16 are stored as raw 16-bit words. New
 // types are appended: the numbering is stored in artifacts (the runtime knows f32 to boolean).
-enum class DType : uint8_t { f32, f16, bf16, i8, i32, i64, boolean, f64, i16, u8, u16, u32, u64 };
+// `str` (ONNX STRING: UTF-8 byte strings, ai.onnx.ml pipelines' labels) is held in memory as
+// std::string elements; only the compiler and its reference executor run it (artifacts and the
+// C ABI refuse string values, naming the tensor; see docs/onnx.md).
+enum class DType : uint8_t { f32, f16, bf16, i8, i32, i64, boolean, f64, i16, u8, u16, u32, u64, str };
 // Every dtype, in enum order.
 inline constexpr DType kAllDTypes[] = {DType::f32, DType::f16, DType::bf16, DType::i8,
                                        DType::i32, DType::i64, DType::boolean, DType::f64,
                                        DType::i16, DType::u8,  DType::u16, DType::u32,
-                                       DType::u64};
+                                       DType::u64, DType::str};
 
-// Size of one element in bytes.
+// Size of one element in bytes (for `str`, the in-memory std::string object).
 size_t dtype_size(DType t);
 // Short lower-case name ("f32", "i64", "bool").
 std::string_view dtype_name(DType t);

@@ -109,6 +109,10 @@ struct OpDef {
   // Shape inference handles inputs with dynamic dimensions (kDynamicDim) itself. Otherwise
   // infer_output_types probes the operator's inference with sizes standing in for them.
   bool dynamic_shapes = false;
+  // The operator takes and makes `str` tensors (its inference checks which inputs may be
+  // strings). infer_output_types refuses a string input of any other operator, naming it, so
+  // kernels that move bytes never see std::string elements.
+  bool strings = false;
   // Attributes that a node may take from trailing inputs instead: attr_inputs[j] is input
   // first_attr_input + j, absent (the attribute holds the value) unless its value is computed at
   // run time. OpRegistry::add wraps `infer` and `reference` (lib/ir/attr_inputs.h): with every

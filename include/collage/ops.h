@@ -14,6 +14,7 @@
 #include "collage/ops/quantize.h"
 #include "collage/ops/recurrent.h"
 #include "collage/ops/sampling.h"
+#include "collage/ops/sorting.h"
 #include "collage/ops/tensor.h"
 #include "collage/ops/text.h"
 #include "collage/ops/trees.h"

@@ -63,7 +63,10 @@ COLLAGE_API uint32_t collage_runtime_abi_version(void);
  * (docs/artifact-format.md). */
 COLLAGE_API uint32_t collage_artifact_format_version(void);
 
-/* The DLPack type of a collage_dtype_t (bool is {kDLUInt, 8, 1}); {0, 0, 0} for an unknown one. */
+/* The DLPack type of a collage_dtype_t (bool is {kDLUInt, 8, 1}); {0, 0, 0} for an unknown one.
+ * Strings (ONNX STRING) never cross this ABI: DLPack has no string type, and an artifact holds
+ * no string value (collage_compile refuses a model that has one, naming the tensor; the string
+ * operators run in the compiler's reference executor only, docs/onnx.md). */
 COLLAGE_API DLDataType collage_dtype_to_dlpack(int32_t dtype);
 
 /* ---- Status ---------------------------------------------------------------------------- */

@@ -38,7 +38,13 @@ typedef enum {
   COLLAGE_DTYPE_I8 = 3,
   COLLAGE_DTYPE_I32 = 4,
   COLLAGE_DTYPE_I64 = 5,
-  COLLAGE_DTYPE_BOOL = 6
+  COLLAGE_DTYPE_BOOL = 6,
+  COLLAGE_DTYPE_F64 = 7,
+  COLLAGE_DTYPE_I16 = 8,
+  COLLAGE_DTYPE_U8 = 9,
+  COLLAGE_DTYPE_U16 = 10,
+  COLLAGE_DTYPE_U32 = 11,
+  COLLAGE_DTYPE_U64 = 12
 } collage_dtype_t;
 
 /* Bytes of one element of `dtype`; 0 for a value that is not a collage_dtype_t. The one table of
@@ -47,14 +53,20 @@ static inline size_t collage_dtype_size(int32_t dtype) {
   switch (dtype) {
     case COLLAGE_DTYPE_F32:
     case COLLAGE_DTYPE_I32:
+    case COLLAGE_DTYPE_U32:
       return 4;
     case COLLAGE_DTYPE_F16:
     case COLLAGE_DTYPE_BF16:
+    case COLLAGE_DTYPE_I16:
+    case COLLAGE_DTYPE_U16:
       return 2;
     case COLLAGE_DTYPE_I8:
     case COLLAGE_DTYPE_BOOL:
+    case COLLAGE_DTYPE_U8:
       return 1;
     case COLLAGE_DTYPE_I64:
+    case COLLAGE_DTYPE_F64:
+    case COLLAGE_DTYPE_U64:
       return 8;
     default:
       return 0;

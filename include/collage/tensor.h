@@ -51,6 +51,8 @@ bool type_fits(const TensorType& actual, const TensorType& declared);
 
 // A dense row-major host tensor. Copies share the buffer (like a shared_ptr); use clone() for a
 // deep copy. The buffer is 64-byte aligned. A default-constructed Tensor is empty (no buffer).
+// A `str` tensor's buffer is an array of numel() std::string (data<std::string>()), constructed
+// empty and destroyed with the buffer; wrap() does not take strings.
 class Tensor {
  public:
   Tensor() = default;
@@ -65,6 +67,7 @@ class Tensor {
   static Tensor from_i64(Shape shape, std::span<const int64_t> values);
   static Tensor scalar_f32(float v);
   static Tensor scalar_i64(int64_t v);
+  static Tensor from_strings(Shape shape, std::span<const std::string> values);
 
   bool empty() const { return data_ == nullptr; }
   DType dtype() const { return type_.dtype; }

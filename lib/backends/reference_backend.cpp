@@ -18,6 +18,7 @@ class ReferenceKernel : public Kernel {
   int32_t task_count() const override { return 1; }
 
   absl::Status run_task(void* const* args, int32_t) override {
+    if (absl::Status s = refuse_strings(); !s.ok()) return s;
     if (dynamic_shapes())
       return absl::FailedPreconditionError(
           "a group with sizes known only at run time runs through run_dynamic, not by task");
@@ -44,10 +45,22 @@ class ReferenceKernel : public Kernel {
     return false;
   }
   absl::StatusOr<std::vector<Tensor>> run_dynamic(const std::vector<Tensor>& inputs) override {
+    if (absl::Status s = refuse_strings(); !s.ok()) return s;
     return run_reference(group_, inputs);
   }
 
  private:
+  // Kernels exchange values through arena buffers, which cannot hold std::string elements: a
+  // group with a string value runs only in the reference executor (run_reference).
+  absl::Status refuse_strings() const {
+    for (const Value& v : group_.values())
+      if (v.type.dtype == DType::str)
+        return absl::UnimplementedError(
+            "reference kernel of group '" + group_.name() + "': '" + v.name +
+            "' is a string tensor; strings run only in the reference executor");
+    return absl::OkStatus();
+  }
+
   Graph group_;
   KernelRecord record_;
 };

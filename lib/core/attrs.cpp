@@ -77,7 +77,7 @@ class Hasher : public AttrVisitor {
     uint8_t dt = static_cast<uint8_t>(v.dtype());
     bytes(&dt, 1);
     bytes(v.shape().data(), v.shape().size() * sizeof(int64_t));
-    bytes(v.raw(), v.bytes());
+    contents(v);
   }
   // A subgraph by its text and its constants' contents.
   void field(const char* n, GraphAttr& v) override {
@@ -85,7 +85,17 @@ class Hasher : public AttrVisitor {
     if (!v) return;
     const std::string text = print_graph(*v);
     bytes(text.data(), text.size());
-    for (const Tensor& c : v->constants()) bytes(c.raw(), c.bytes());
+    for (const Tensor& c : v->constants()) contents(c);
+  }
+
+ private:
+  // A string tensor's elements are hashed by their text (its buffer holds std::string objects).
+  void contents(const Tensor& t) {
+    if (t.dtype() != DType::str) return bytes(t.raw(), t.bytes());
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      const std::string& e = t.data<std::string>()[i];
+      bytes(e.data(), e.size() + 1);
+    }
   }
 };
 

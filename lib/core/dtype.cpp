@@ -3,6 +3,7 @@
 
 #include <bit>
 #include <cassert>
+#include <string>
 
 namespace collage {
 
@@ -21,6 +22,7 @@ size_t dtype_size(DType t) {
     case DType::u16: return 2;
     case DType::u32: return 4;
     case DType::u64: return 8;
+    case DType::str: return sizeof(std::string);
   }
   assert(false && "unknown dtype");
   return 0;
@@ -41,6 +43,7 @@ std::string_view dtype_name(DType t) {
     case DType::u16: return "u16";
     case DType::u32: return "u32";
     case DType::u64: return "u64";
+    case DType::str: return "str";
   }
   return "?";
 }

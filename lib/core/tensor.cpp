@@ -1,6 +1,7 @@
 // Tensor storage, element access and conversions.
 #include "collage/tensor.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstdlib>
 #include <cstring>
@@ -59,6 +60,14 @@ bool type_fits(const TensorType& actual, const TensorType& declared) {
 
 Tensor::Tensor(DType dtype, Shape shape) {
   type_ = TensorType{dtype, std::move(shape)};
+  if (dtype == DType::str) {
+    // At least one element, so that an empty tensor still has a buffer (empty() is "none").
+    const int64_t n = numel() > 0 ? numel() : 1;
+    auto strings = std::make_shared<std::vector<std::string>>(static_cast<size_t>(n));
+    data_ = strings->data();
+    owner_ = std::move(strings);
+    return;
+  }
   size_t bytes = type_.bytes();
   size_t alloc = (bytes + 63) / 64 * 64;
   if (alloc == 0) alloc = 64;
@@ -70,6 +79,7 @@ Tensor::Tensor(DType dtype, Shape shape) {
 }
 
 Tensor Tensor::wrap(DType dtype, Shape shape, void* data, std::shared_ptr<void> keep_alive) {
+  assert(dtype != DType::str && "string tensors own their elements");
   Tensor t;
   t.type_ = TensorType{dtype, std::move(shape)};
   t.owner_ = std::move(keep_alive);
@@ -91,13 +101,23 @@ Tensor Tensor::from_i64(Shape shape, std::span<const int64_t> values) {
   return t;
 }
 
+Tensor Tensor::from_strings(Shape shape, std::span<const std::string> values) {
+  Tensor t(DType::str, std::move(shape));
+  assert(static_cast<int64_t>(values.size()) == t.numel());
+  std::copy(values.begin(), values.end(), t.data<std::string>());
+  return t;
+}
+
 Tensor Tensor::scalar_f32(float v) { return from_f32({}, std::span<const float>(&v, 1)); }
 Tensor Tensor::scalar_i64(int64_t v) { return from_i64({}, std::span<const int64_t>(&v, 1)); }
 
 Tensor Tensor::clone() const {
   if (empty()) return Tensor();
   Tensor t(type_.dtype, type_.shape);
-  std::memcpy(t.raw(), data_, bytes());
+  if (dtype() == DType::str)
+    std::copy_n(data<std::string>(), numel(), t.data<std::string>());
+  else
+    std::memcpy(t.raw(), data_, bytes());
   return t;
 }
 
@@ -123,6 +143,7 @@ double Tensor::get_as_double(int64_t i) const {
     case DType::u16: return data<uint16_t>()[i];
     case DType::u32: return data<uint32_t>()[i];
     case DType::u64: return static_cast<double>(data<uint64_t>()[i]);
+    case DType::str: break;  // strings have no numeric value
   }
   return 0;
 }
@@ -164,6 +185,7 @@ void store_double(Tensor& t, int64_t i, double v) {
     case DType::u16: t.data<uint16_t>()[i] = static_cast<uint16_t>(v); break;
     case DType::u32: t.data<uint32_t>()[i] = static_cast<uint32_t>(v); break;
     case DType::u64: t.data<uint64_t>()[i] = static_cast<uint64_t>(v); break;
+    case DType::str: break;  // Cast to and from strings is refused before it gets here
   }
 }
 }  // namespace
@@ -197,6 +219,9 @@ Tensor Tensor::cast(DType to) const {
 bool Tensor::identical(const Tensor& other) const {
   if (type_ != other.type_) return false;
   if (empty() || other.empty()) return empty() == other.empty();
+  if (dtype() == DType::str)
+    return std::equal(data<std::string>(), data<std::string>() + numel(),
+                      other.data<std::string>());
   return std::memcmp(data_, other.data_, bytes()) == 0;
 }
 

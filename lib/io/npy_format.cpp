@@ -9,6 +9,7 @@
 
 #include "core/str_cat.h"
 #include "io/le_bytes.h"
+#include "io/npy_strings.h"
 
 namespace collage::io {
 namespace {
@@ -30,7 +31,8 @@ constexpr NpyCode kCodes[] = {
     {DType::u16, 'u', 2}, {DType::u32, 'u', 4}, {DType::u64, 'u', 8},
 };
 constexpr std::string_view kSupported =
-    "float32, float16, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool";
+    "float32, float16, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool, "
+    "unicode (U) and bytes (S) strings";
 
 absl::Status bad(std::string_view what) {
   return absl::InvalidArgumentError(str_cat("invalid .npy data: ", what));
@@ -219,7 +221,10 @@ absl::StatusOr<Tensor> decode_npy(std::span<const uint8_t> bytes, std::shared_pt
     return bad(
         "Fortran-order arrays are not supported; save a C-order array "
         "(np.ascontiguousarray)");
-  auto dtype = dtype_from_descr(fields->descr);
+  auto string_size = npy_string_element_size(fields->descr);
+  if (!string_size.ok()) return string_size.status();
+  absl::StatusOr<DType> dtype = DType::str;
+  if (!*string_size) dtype = dtype_from_descr(fields->descr);
   if (!dtype.ok()) return dtype.status();
 
   int64_t numel = 1;
@@ -227,9 +232,9 @@ absl::StatusOr<Tensor> decode_npy(std::span<const uint8_t> bytes, std::shared_pt
     if (__builtin_mul_overflow(numel, d, &numel))
       return bad(str_cat("shape ", shape_repr(fields->shape), " has too many elements"));
   }
-  const size_t esize = dtype_size(*dtype);
+  const size_t esize = *string_size ? **string_size : dtype_size(*dtype);
   const size_t available = bytes.size() - header_start - header_len;
-  if (static_cast<uint64_t>(numel) > available / esize)
+  if (esize && static_cast<uint64_t>(numel) > available / esize)
     return bad(str_cat("truncated: shape ", shape_repr(fields->shape), " of '", fields->descr,
                        "' needs ", numel, " elements of ", esize, " bytes, only ", available,
                        " bytes present"));
@@ -238,6 +243,7 @@ absl::StatusOr<Tensor> decode_npy(std::span<const uint8_t> bytes, std::shared_pt
     return bad(str_cat(available - data_bytes, " unexpected bytes after the array data"));
 
   const uint8_t* src = bytes.data() + header_start + header_len;
+  if (*string_size) return decode_npy_strings(fields->descr, fields->shape, {src, data_bytes});
   Tensor t;
   if (owner && reinterpret_cast<uintptr_t>(src) % kArrayAlign == 0) {
     t = Tensor::wrap(*dtype, fields->shape, const_cast<uint8_t*>(src), std::move(owner));
@@ -254,6 +260,8 @@ absl::StatusOr<Tensor> decode_npy(std::span<const uint8_t> bytes, std::shared_pt
 
 absl::StatusOr<std::string> encode_npy_header(const Tensor& t) {
   if (t.empty()) return absl::InvalidArgumentError("cannot save an empty (unallocated) tensor");
+  if (t.dtype() == DType::str)
+    return absl::InvalidArgumentError("a str tensor's header comes with encode_npy_strings");
   std::string descr;
   for (const NpyCode& c : kCodes) {
     if (c.dtype == t.dtype())
@@ -262,9 +270,13 @@ absl::StatusOr<std::string> encode_npy_header(const Tensor& t) {
   if (descr.empty())
     return absl::InvalidArgumentError(
         str_cat("dtype ", dtype_name(t.dtype()), " has no NumPy equivalent; cast it to f32 first"));
+  return encode_npy_header(descr, t.shape());
+}
+
+absl::StatusOr<std::string> encode_npy_header(std::string_view descr, const Shape& shape) {
   std::string dict = str_cat("{'descr': '", descr,
-                             "', 'fortran_order': False, 'shape': ", shape_repr(t.shape()), ", }");
-  if (!t.shape().empty()) dict.append(kGrowthAxisMaxDigits - str_cat(t.shape()[0]).size(), ' ');
+                             "', 'fortran_order': False, 'shape': ", shape_repr(shape), ", }");
+  if (!shape.empty()) dict.append(kGrowthAxisMaxDigits - str_cat(shape[0]).size(), ' ');
 
   // Version 1.0 has a 16-bit header length; longer headers need version 2.0 (as numpy does).
   for (int major : {1, 2}) {

@@ -6,6 +6,7 @@
 #include "core/str_cat.h"
 #include "io/file_io.h"
 #include "io/npy_format.h"
+#include "io/npy_strings.h"
 #include "io/zip_reader.h"
 #include "io/zip_writer.h"
 
@@ -23,8 +24,30 @@ std::span<const uint8_t> as_bytes(std::string_view s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
-std::span<const uint8_t> tensor_bytes(const Tensor& t) {
-  return {static_cast<const uint8_t*>(t.raw()), t.bytes()};
+// The .npy header and array data of a tensor; a str tensor's data is converted (to UTF-32).
+struct EncodedArray {
+  std::string header;
+  std::string strings;
+  std::span<const uint8_t> data(const Tensor& t) const {
+    if (t.dtype() == DType::str) return as_bytes(strings);
+    return {static_cast<const uint8_t*>(t.raw()), t.bytes()};
+  }
+};
+
+absl::StatusOr<EncodedArray> encode(const Tensor& t) {
+  EncodedArray e;
+  absl::StatusOr<std::string> header;
+  if (t.dtype() == DType::str && !t.empty()) {
+    auto s = io::encode_npy_strings(t);
+    if (!s.ok()) return s.status();
+    header = io::encode_npy_header(s->descr, t.shape());
+    e.strings = std::move(s->data);
+  } else {
+    header = io::encode_npy_header(t);
+  }
+  if (!header.ok()) return header.status();
+  e.header = *std::move(header);
+  return e;
 }
 
 }  // namespace
@@ -38,12 +61,12 @@ absl::StatusOr<Tensor> read_npy(const std::filesystem::path& path) {
 }
 
 absl::Status write_npy(const std::filesystem::path& path, const Tensor& t) {
-  auto header = io::encode_npy_header(t);
-  if (!header.ok()) return with_context(header.status(), path.string());
+  auto encoded = encode(t);
+  if (!encoded.ok()) return with_context(encoded.status(), path.string());
   auto out = io::AtomicFileWriter::create(path);
   if (!out.ok()) return out.status();
-  if (absl::Status s = (*out)->write(*header); !s.ok()) return s;
-  if (absl::Status s = (*out)->write(tensor_bytes(t)); !s.ok()) return s;
+  if (absl::Status s = (*out)->write(encoded->header); !s.ok()) return s;
+  if (absl::Status s = (*out)->write(encoded->data(t)); !s.ok()) return s;
   return (*out)->commit();
 }
 
@@ -69,23 +92,23 @@ absl::StatusOr<NamedTensors> read_npz(const std::filesystem::path& path) {
 }
 
 absl::Status write_npz(const std::filesystem::path& path, const NamedTensors& arrays) {
-  std::vector<std::string> headers;
+  std::vector<EncodedArray> encoded;
   std::set<std::string_view> names;
   for (const auto& [name, t] : arrays) {
     const std::string context = str_cat(path.string(), ": array '", name, "'");
     if (name.empty()) return absl::InvalidArgumentError(str_cat(context, ": empty name"));
     if (!names.insert(name).second)
       return absl::InvalidArgumentError(str_cat(context, ": name given twice"));
-    auto header = io::encode_npy_header(t);
-    if (!header.ok()) return with_context(header.status(), context);
-    headers.push_back(*std::move(header));
+    auto e = encode(t);
+    if (!e.ok()) return with_context(e.status(), context);
+    encoded.push_back(*std::move(e));
   }
   auto out = io::AtomicFileWriter::create(path);
   if (!out.ok()) return out.status();
   io::ZipWriter zip(**out);
   for (size_t i = 0; i < arrays.size(); ++i) {
-    const std::span<const uint8_t> pieces[] = {as_bytes(headers[i]),
-                                               tensor_bytes(arrays[i].second)};
+    const std::span<const uint8_t> pieces[] = {as_bytes(encoded[i].header),
+                                               encoded[i].data(arrays[i].second)};
     if (absl::Status s = zip.add_stored(str_cat(arrays[i].first, kNpySuffix), pieces); !s.ok())
       return with_context(s, path.string());
   }

@@ -20,6 +20,12 @@ absl::StatusOr<std::vector<TensorType>> infer_static(const OpDef& op, std::strin
   if (absl::Status s = op.infer(ictx); !s.ok()) return s;
   if (ictx.outputs().empty())
     return absl::InternalError(str_cat(op.name, " '", node, "': inference set no output"));
+  if (!op.strings)
+    for (size_t o = 0; o < ictx.outputs().size(); ++o)
+      if (ictx.outputs()[o].dtype == DType::str)
+        return absl::UnimplementedError(
+            str_cat(op.name, " '", node, "': output ", o, " would be a string tensor, which ",
+                    op.name, " does not make (see docs/onnx.md for the operators that do)"));
   return std::move(ictx.outputs());
 }
 
@@ -52,6 +58,13 @@ absl::StatusOr<std::vector<TensorType>> infer_output_types(const OpDef& op, std:
                                                            std::vector<const TensorType*> inputs,
                                                            std::vector<const Tensor*> constants,
                                                            int num_outputs) {
+  if (!op.strings)
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i] && inputs[i]->dtype == DType::str)
+        return absl::UnimplementedError(
+            str_cat(op.name, " '", node, "': input ", i, " is a string tensor (",
+                    type_to_string(*inputs[i]), "), which ", op.name,
+                    " does not take (see docs/onnx.md for the operators that do)"));
   bool dynamic = false;
   for (const TensorType* t : inputs) dynamic = dynamic || (t && t->is_dynamic());
   if (!dynamic || op.dynamic_shapes)

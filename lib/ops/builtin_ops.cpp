@@ -26,6 +26,10 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_affine_grid_op(registry);
   ops::register_quantized_conv_ops(registry);
   ops::register_col2im_op(registry);
+  ops::register_topk_op(registry);
+  ops::register_string_ops(registry);
+  ops::register_regex_full_match_op(registry);
+  ops::register_label_encoder_op(registry);
 }
 
 }  // namespace collage

@@ -132,6 +132,7 @@ absl::Status dispatch_codec(DType t, F&& f) {
     case DType::u64:
       if constexpr (in_set(Allowed, DType::u64)) return call_codec(f, DirectCodec<uint64_t>{});
       break;
+    case DType::str: break;  // the string operators do not dispatch on codecs
   }
   return absl::InvalidArgumentError(str_cat("dtype ", dtype_name(t), " is not supported"));
 }

@@ -27,5 +27,9 @@ void register_center_crop_pad_op(OpRegistry& r);  // CenterCropPad
 void register_affine_grid_op(OpRegistry& r);      // AffineGrid
 void register_quantized_conv_ops(OpRegistry& r);  // ConvInteger, QLinearConv
 void register_col2im_op(OpRegistry& r);           // Col2Im
+void register_topk_op(OpRegistry& r);             // TopK
+void register_string_ops(OpRegistry& r);  // StringConcat, StringEqual, StringSplit, StringNormalizer
+void register_regex_full_match_op(OpRegistry& r);  // RegexFullMatch (RE2)
+void register_label_encoder_op(OpRegistry& r);     // LabelEncoder (ai.onnx.ml)
 
 }  // namespace collage::ops

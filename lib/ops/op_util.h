@@ -77,6 +77,7 @@ absl::Status dispatch_dtype(DType t, F&& f) {
     case DType::u16: f(static_cast<uint16_t*>(nullptr)); return absl::OkStatus();
     case DType::u32: f(static_cast<uint32_t*>(nullptr)); return absl::OkStatus();
     case DType::u64: f(static_cast<uint64_t*>(nullptr)); return absl::OkStatus();
+    case DType::str: return absl::UnimplementedError("string tensors are not supported here");
   }
   return absl::InternalError("unknown dtype");
 }

@@ -176,8 +176,10 @@ absl::Status qlinear_conv_kernel(const KernelArgs& args) {
   const auto acc = int_conv(*g, in[0], &in[2], in[3], &in[5], out.shape());
   const Tensor* bias = optional_input(args, 8);
   const int64_t P = g->M == 0 || g->N == 0 ? 0 : out.numel() / (g->N * g->M);
-  const auto [lo, hi] = out.dtype() == DType::u8 ? std::pair{0.0, 255.0}
-                                                 : std::pair{-128.0, 127.0};
+  // Plain variables, not a structured binding: the lambda below captures them (clang 14, which
+  // builds the fuzzer, does not capture bindings).
+  const bool u8 = out.dtype() == DType::u8;
+  const double lo = u8 ? 0.0 : -128.0, hi = u8 ? 255.0 : 127.0;
   const float xs = in[1].data<float>()[0], ys = in[6].data<float>()[0];
   const double yz = static_cast<double>(in[7].get_as_int64(0));
   return dispatch_codec<k8Bit>(out.dtype(), [&](auto codec) {

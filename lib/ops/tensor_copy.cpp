@@ -251,7 +251,8 @@ void store_float_as(float v, DType t, void* out) {
       auto i = saturate<uint64_t>(v);
       std::memcpy(out, &i, 8);
       return;
-    }
+    }    case DType::str:
+      return;  // Pad's value never applies to strings: Pad refuses them
   }
 }
 

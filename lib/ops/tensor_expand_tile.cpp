@@ -39,7 +39,9 @@ absl::Status infer_tile(InferContext& ctx) {
   for (size_t d = 0; d < out.size(); ++d) {
     if (repeats[d] < 0)
       return ctx.error(str_cat("repeats ", list_to_string(repeats), " has a negative entry"));
-    out[d] = in.shape[d] * repeats[d];
+    if (__builtin_mul_overflow(in.shape[d], repeats[d], &out[d]))
+      return ctx.error(str_cat("repeats ", list_to_string(repeats), " times the input ",
+                               shape_to_string(in.shape), " overflows axis ", d));
   }
   ctx.set_output(0, {in.dtype, out});
   return absl::OkStatus();

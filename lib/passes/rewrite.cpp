@@ -92,7 +92,7 @@ const Node* producer_of(const Graph& g, ValueId v, std::string_view op) {
 
 std::optional<double> uniform_constant(const Graph& g, ValueId v) {
   const Tensor* t = g.constant_of(v);
-  if (!t || t->numel() == 0) return std::nullopt;
+  if (!t || t->numel() == 0 || t->dtype() == DType::str) return std::nullopt;
   const double first = t->get_as_double(0);
   for (int64_t i = 1; i < t->numel(); ++i)
     if (t->get_as_double(i) != first) return std::nullopt;

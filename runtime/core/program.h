@@ -18,7 +18,9 @@ namespace collage::rt {
 enum class Storage : uint8_t { arena = 0, constant = 1, input = 2, output = 3, dynamic = 4 };
 
 inline constexpr int32_t kMaxRank = 16;
-inline constexpr int32_t kNumDTypes = 7;  // collage_dtype_t values are 0 .. kNumDTypes - 1
+// collage_dtype_t values are 0 .. kNumDTypes - 1, numbered as collage::DType (f32, f16, bf16, i8,
+// i32, i64, bool, f64, i16, u8, u16, u32, u64).
+inline constexpr int32_t kNumDTypes = 13;
 
 // Bytes of one element of a collage_dtype_t (valid dtypes only).
 size_t dtype_size(int32_t dtype);

@@ -9,7 +9,9 @@ constexpr uint8_t kDLBoolCode = 6;  // kDLBool in DLPack >= 0.8
 // The DLPack type of each collage dtype, in collage_dtype_t order.
 constexpr DLDataType kDLTypes[kNumDTypes] = {
     {kDLFloat, 32, 1}, {kDLFloat, 16, 1}, {kDLBfloat, 16, 1}, {kDLInt, 8, 1},
-    {kDLInt, 32, 1},   {kDLInt, 64, 1},   {kDLUInt, 8, 1}};
+    {kDLInt, 32, 1},   {kDLInt, 64, 1},   {kDLUInt, 8, 1},    {kDLFloat, 64, 1},
+    {kDLInt, 16, 1},   {kDLUInt, 8, 1},   {kDLUInt, 16, 1},   {kDLUInt, 32, 1},
+    {kDLUInt, 64, 1}};
 
 bool dtype_matches(int32_t dtype, DLDataType t) {
   const DLDataType want = kDLTypes[dtype];

@@ -237,6 +237,13 @@ static void test_compiler(const char* dir, npy_array_t* input, npy_array_t* expe
   options.strategy = "single:reference";
   expect_error("reference kernels", collage_compile_file(compiler, model, &options, artifact, NULL),
                COLLAGE_STATUS_INVALID_ARGUMENT, "reference backend, which has no runtime module");
+  /* Strings cross no C ABI: a model with a string tensor is refused, naming it. */
+  options.strategy = NULL;
+  char* strings_model = path_in(dir, "strings.onnx");
+  expect_error("string tensors", collage_compile_file(compiler, strings_model, &options, artifact,
+                                                      NULL),
+               COLLAGE_STATUS_UNSUPPORTED, "tensor 'words' is a string tensor (str[2])");
+  free(strings_model);
   /* Generated code forced to an AVX2 target (x86-64-v3), which an AVX-512 machine runs too. */
   options.strategy = "single:native";
   options.target = "no-such-cpu";

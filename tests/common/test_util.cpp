@@ -16,6 +16,12 @@ struct Worst {
 Worst worst(const Tensor& a, const Tensor& e, double floor) {
   Worst w;
   if (a.type() != e.type()) return {std::numeric_limits<double>::infinity(), -1};
+  if (a.dtype() == DType::str) {  // strings match exactly or not at all
+    for (int64_t i = 0; i < a.numel(); ++i)
+      if (a.data<std::string>()[i] != e.data<std::string>()[i])
+        return {std::numeric_limits<double>::infinity(), i};
+    return w;
+  }
   for (int64_t i = 0; i < a.numel(); ++i) {
     double x = a.get_as_double(i), y = e.get_as_double(i);
     double err;
@@ -58,7 +64,10 @@ std::string describe_mismatch(const Tensor& actual, const Tensor& expected, doub
   }
   Worst w = worst(actual, expected, floor);
   s << "max rel err " << w.err;
-  if (w.index >= 0)
+  if (w.index >= 0 && actual.dtype() == DType::str)
+    s << " at element " << w.index << ": '" << actual.data<std::string>()[w.index]
+      << "' vs expected '" << expected.data<std::string>()[w.index] << "'";
+  else if (w.index >= 0)
     s << " at element " << w.index << ": " << actual.get_as_double(w.index) << " vs expected "
       << expected.get_as_double(w.index);
   return s.str();

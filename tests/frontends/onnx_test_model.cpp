@@ -102,6 +102,10 @@ onnx::TensorProto tensor_proto(const std::string& name, const Tensor& t) {
   p.set_name(name);
   p.set_data_type(onnx_import::onnx_type_of(t.dtype()));
   for (int64_t d : t.shape()) p.add_dims(d);
+  if (t.dtype() == DType::str) {  // ONNX keeps strings in string_data
+    for (int64_t i = 0; i < t.numel(); ++i) p.add_string_data(t.data<std::string>()[i]);
+    return p;
+  }
   p.set_raw_data(t.raw(), t.bytes());
   return p;
 }
@@ -125,6 +129,10 @@ void attr_floats(onnx::NodeProto& n, const std::string& name, const std::vector<
 }
 void attr_tensor(onnx::NodeProto& n, const std::string& name, const Tensor& t) {
   *add_attr(n, name, onnx::AttributeProto::TENSOR).mutable_t() = tensor_proto("", t);
+}
+void attr_strings(onnx::NodeProto& n, const std::string& name, const std::vector<std::string>& v) {
+  auto& a = add_attr(n, name, onnx::AttributeProto::STRINGS);
+  for (const std::string& e : v) a.add_strings(e);
 }
 
 std::filesystem::path fresh_test_dir(const std::string& tag) {

@@ -44,7 +44,7 @@ class OnnxModel {
   onnx::ModelProto model_;
 };
 
-// A TensorProto holding `t` as raw_data.
+// A TensorProto holding `t` as raw_data (a str tensor as string_data).
 onnx::TensorProto tensor_proto(const std::string& name, const Tensor& t);
 
 // Node attributes.
@@ -54,6 +54,7 @@ void attr_string(onnx::NodeProto& n, const std::string& name, const std::string&
 void attr_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v);
 void attr_floats(onnx::NodeProto& n, const std::string& name, const std::vector<float>& v);
 void attr_tensor(onnx::NodeProto& n, const std::string& name, const Tensor& t);
+void attr_strings(onnx::NodeProto& n, const std::string& name, const std::vector<std::string>& v);
 
 // An empty folder for one test's files, under the build tree.
 std::filesystem::path fresh_test_dir(const std::string& tag);

@@ -213,12 +213,13 @@ TEST_CASE("graph inputs", "[onnx][errors]") {
     check_error(relu_model().import(ctx, opts).status(), StatusCode::kInvalidArgument,
                 "a shape is given for 'z', which is not an input of the model (inputs: x)");
   }
-  SECTION("string input") {
+  SECTION("string input") {  // imported as str (docs/onnx.md, Strings)
     OnnxModel m;
     m.input("x", TP::STRING, {2});
     m.output("x");
-    check_error(m.import(ctx).status(), StatusCode::kUnimplemented,
-                "input 'x' has element type STRING, which collage does not support");
+    auto g = m.import(ctx);
+    REQUIRE(g.ok());
+    CHECK(g->value(g->inputs()[0]).type == TensorType{DType::str, {2}});
   }
   SECTION("sequence input") {
     OnnxModel m;
@@ -238,14 +239,17 @@ TEST_CASE("bad initializers", "[onnx][errors]") {
     m.output(t.name());
     return m;
   };
-  SECTION("string tensor") {
+  SECTION("string tensor with raw data or the wrong count") {
     TP t;
     t.set_name("s");
     t.set_data_type(TP::STRING);
-    t.add_dims(1);
+    t.add_dims(2);
     t.add_string_data("hello");
-    check_error(model_with(t).import(ctx).status(), StatusCode::kUnimplemented,
-                "tensor 's' has element type STRING");
+    check_error(model_with(t).import(ctx).status(), StatusCode::kInvalidArgument,
+                "tensor 's' has 1 values in string_data, its shape 2 needs 2");
+    t.set_raw_data("hello");
+    check_error(model_with(t).import(ctx).status(), StatusCode::kInvalidArgument,
+                "tensor 's' is a STRING tensor with raw or external data");
   }
   SECTION("complex tensor") {
     TP t;
@@ -454,7 +458,21 @@ TEST_CASE("training-only features are refused", "[onnx][errors]") {
     m.node("Dropout", {"x", "", "t"}, {"y"}, "d");
     m.output("y");
     check_error(m.import(ctx).status(), StatusCode::kUnimplemented,
-                "Dropout 'd': training_mode is true");
+                "Dropout 'd': training_mode is true with a ratio other than 0");
+  }
+  SECTION("Dropout training_mode true with ratio 0 is the inference Dropout") {
+    OnnxModel m(13);
+    m.input("x", TP::FLOAT, {2});
+    Tensor yes(DType::boolean, {});
+    yes.data<uint8_t>()[0] = 1;
+    m.initializer("t", yes);
+    m.initializer("r", Tensor::from_f32({}, std::vector<float>{0.f}));
+    m.node("Dropout", {"x", "r", "t"}, {"y"}, "d");
+    m.output("y");
+    auto g = m.import(ctx);
+    REQUIRE(g.ok());
+    REQUIRE(g->nodes().size() == 1);
+    CHECK(g->nodes()[0].op_name() == "Dropout");
   }
 }
 

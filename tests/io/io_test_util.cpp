@@ -94,6 +94,9 @@ Tensor pattern_tensor(DType dtype, const Shape& shape, int seed) {
       case DType::u64:
         t.data<uint64_t>()[i] = static_cast<uint64_t>(v + 50) * 1000000000007ULL;
         break;
+      case DType::str:
+        t.data<std::string>()[i] = std::to_string(v);
+        break;
     }
   }
   return t;

@@ -40,6 +40,7 @@ Tensor pattern_tensor(DType dtype, const Shape& shape, int seed);
 // The element types .npy files can hold.
 inline constexpr DType kNpyDTypes[] = {DType::f32, DType::f16, DType::i8,  DType::i32,
                                        DType::i64, DType::boolean, DType::f64, DType::i16,
-                                       DType::u8,  DType::u16, DType::u32, DType::u64};
+                                       DType::u8,  DType::u16, DType::u32, DType::u64,
+                                       DType::str};
 
 }  // namespace collage::testing

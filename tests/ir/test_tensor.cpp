@@ -45,3 +45,22 @@ TEST_CASE("tensors share buffers, clone deep-copies, cast converts", "[tensor]")
   CHECK(shape_to_string({}) == "scalar");
   CHECK(reinterpret_cast<uintptr_t>(a.raw()) % 64 == 0);
 }
+
+TEST_CASE("string tensors own std::string elements; clone, identical and hash see the text",
+          "[tensor]") {
+  const std::vector<std::string> words = {"alpha", "", std::string(100, 'x')};
+  Tensor t = Tensor::from_strings({3}, words);
+  CHECK(t.dtype() == DType::str);
+  CHECK(dtype_name(DType::str) == "str");
+  Tensor copy = t.clone();
+  copy.data<std::string>()[0] = "beta";
+  CHECK(t.data<std::string>()[0] == "alpha");  // a deep copy
+  CHECK_FALSE(copy.identical(t));
+  Tensor same = Tensor::from_strings({3}, words);
+  CHECK(same.identical(t));
+  CHECK_FALSE(same.reshaped({1, 3}).identical(t));  // the shape counts too
+  // An empty string tensor still has a buffer.
+  Tensor none(DType::str, {0, 2});
+  CHECK_FALSE(none.empty());
+  CHECK(none.numel() == 0);
+}

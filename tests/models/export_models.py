@@ -301,6 +301,17 @@ def torchvision_model(fn: str, **kwargs):
     return build
 
 
+def vit_b_16():
+    """torchvision's ViT-B/16 with its classifier initialised randomly (torchvision zeroes it, so
+    every logit would be 0 and the comparison would check nothing)."""
+    import torch
+    import torchvision
+    net = torchvision.models.vit_b_16(weights=None)
+    with torch.no_grad():
+        net.heads.head.weight.normal_(0.0, 0.02)
+    return net
+
+
 def resnext_small():
     from torchvision.models.resnet import Bottleneck, ResNet
     return ResNet(Bottleneck, [1, 1, 1, 1], groups=32, width_per_group=4)
@@ -380,6 +391,24 @@ SPECS: List[Spec] = [
     # Grouped convolutions of 8-channel groups with squeeze-and-excitation.
     Spec("regnet_y_400mf", "full", 17,
          cnn(torchvision_model("regnet_y_400mf"), (1, 3, 224, 224), 30, 4), 5e-4),
+    # The rest of the benchmark set (bench/models/model_bench): a densely connected CNN, a
+    # modern CNN (7x7 depthwise, LayerNorm, GELU), a vision transformer and a GPT-2 decoder.
+    Spec("densenet121", "full", 17,
+         cnn(torchvision_model("densenet121"), (1, 3, 224, 224), 31, 4), 5e-4),
+    Spec("convnext_tiny", "full", 17,
+         cnn(torchvision_model("convnext_tiny"), (1, 3, 224, 224), 32, 4), 5e-4),
+    Spec("vit_b_16", "full", 17,
+         cnn(vit_b_16, (1, 3, 224, 224), 33, 4), 5e-4),
+    Spec("gpt2", "full", 17, gpt2(1, 128, 50257, 1024, 768, 12, 12, 34), 1e-4),
+    # The held-out set (model_bench --heldout): architectures measured but not tuned for.
+    Spec("mobilenet_v3_large", "full", 17,
+         cnn(torchvision_model("mobilenet_v3_large"), (1, 3, 224, 224), 35, 4), 5e-4),
+    Spec("shufflenet_v2", "full", 17,
+         cnn(torchvision_model("shufflenet_v2_x1_0"), (1, 3, 224, 224), 36, 4), 5e-4),
+    Spec("mnasnet1_0", "full", 17,
+         cnn(torchvision_model("mnasnet1_0"), (1, 3, 224, 224), 37, 4), 5e-4),
+    Spec("swin_t", "full", 17,
+         cnn(torchvision_model("swin_t"), (1, 3, 224, 224), 38, 4), 5e-4),
 ]
 
 

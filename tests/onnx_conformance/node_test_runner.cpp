@@ -109,6 +109,13 @@ std::string compare_outputs(const Tensor& actual, const Tensor& expected) {
     return "shape " + shape_to_string(actual.shape()) + ", expected " +
            shape_to_string(expected.shape());
   if (actual.bytes() == 0) return "";
+  if (actual.dtype() == DType::str) {
+    for (int64_t i = 0; i < actual.numel(); ++i)
+      if (actual.data<std::string>()[i] != expected.data<std::string>()[i])
+        return "element " + std::to_string(i) + " is '" + actual.data<std::string>()[i] +
+               "', expected '" + expected.data<std::string>()[i] + "'";
+    return "";
+  }
   if (!is_float(actual.dtype())) {
     if (std::memcmp(actual.raw(), expected.raw(), actual.bytes()) == 0) return "";
     for (int64_t i = 0; i < actual.numel(); ++i)

@@ -14,7 +14,14 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 MODULES = ["cases_nn", "cases_elementwise", "cases_reduction", "cases_tensor",
-           "cases_data_dependent", "cases_runtime_inputs"]
+           "cases_data_dependent", "cases_runtime_inputs", "cases_sorting",
+           "cases_strings"]
+
+
+def savable(arrays):
+    """String arrays (ONNX Runtime's are of dtype object) as fixed-width unicode, which .npz
+    holds without pickling."""
+    return {n: a.astype(str) if a.dtype == object else a for n, a in arrays.items()}
 
 
 def main() -> int:
@@ -37,9 +44,9 @@ def main() -> int:
                                         providers=["CPUExecutionProvider"])
             results = sess.run(None, case.inputs)
             onnx.save(model, out / f"{case.name}.onnx")
-            np.savez(out / f"{case.name}.inputs.npz", **case.inputs)
+            np.savez(out / f"{case.name}.inputs.npz", **savable(case.inputs))
             np.savez(out / f"{case.name}.outputs.npz",
-                     **{o.name: r for o, r in zip(sess.get_outputs(), results)})
+                     **savable({o.name: r for o, r in zip(sess.get_outputs(), results)}))
             (out / f"{case.name}.rtol").write_text(f"{case.rtol}\n")
             count += 1
     print(f"wrote {count} operator cases to {out}")

@@ -457,6 +457,9 @@ TEST_CASE("Expand broadcasts up in rank and both ways; Tile repeats", "[ops][ten
   CHECK(run1("Tile", {{iota(DType::i64, {2, 3})}}, tile({0, 3})).shape() == Shape{0, 9});
   check_error(infer_error("Tile", {f32_type({2, 3})}, tile({2}), "t"),
               "Tile 't': repeats [2] has 1 entries, but the input 2x3 has rank 2");
+  // Found by the ONNX fuzzer (fuzz/regressions-onnx/tile-repeats-overflow.onnx).
+  check_error(infer_error("Tile", {f32_type({3, 2})}, tile({INT64_MAX, 1}), "t"),
+              "Tile 't': repeats [9223372036854775807, 1] times the input 3x2 overflows axis 0");
 }
 
 TEST_CASE("Shape, ConstantOfShape and their attributes", "[ops][tensor]") {

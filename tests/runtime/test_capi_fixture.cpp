@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 // logits f32[1x10]), mlp.collage (placed with single:eigen), damaged.collage (a bit of its plan
 // flipped), input.npy, expected.npy (the reference executor's logits) and expected_class.txt
 // (their argmax); mlp_batch.onnx, the same with a symbolic batch ("batch" x 16), input3.npy
-// (3 rows) and expected3.npy (the reference's logits at batch 3), for the dynamic-batch tests.
+// (3 rows) and expected3.npy (the reference's logits at batch 3), for the dynamic-batch tests;
+// strings.onnx (words str[2] -> StringConcat), which no compiled model holds.
 TEST_CASE("capi fixture: test data for the C API tests and the examples", "[.capi-fixture]") {
   const fs::path dir = fs::path(COLLAGE_BINARY_DIR) / "test-data" / "capi";
   fs::create_directories(dir);
@@ -36,6 +37,12 @@ TEST_CASE("capi fixture: test data for the C API tests and the examples", "[.cap
   model.node("Add", {"h3", "b2"}, {"logits"});
   model.output("logits");
   model.save(dir, "mlp.onnx");
+
+  OnnxModel strings(20);
+  strings.input("words", onnx::TensorProto::STRING, {2});
+  strings.node("StringConcat", {"words", "words"}, {"twice"});
+  strings.output("twice");
+  strings.save(dir, "strings.onnx");
 
   Context ctx;
   auto imported = import_onnx_file(ctx, dir / "mlp.onnx");

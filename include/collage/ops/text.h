@@ -1,4 +1,4 @@
-// Attribute struct of TfIdfVectorizer.
+// Attribute structs of the text operators: TfIdfVectorizer, the string operators and LabelEncoder.
 #pragma once
 
 #include <cstdint>
@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "collage/attrs.h"
+#include "collage/tensor.h"
 
 namespace collage {
 
@@ -35,6 +36,67 @@ struct TfIdfVectorizerAttrs : AttrsOf<TfIdfVectorizerAttrs> {
     v.field("pool_int64s", pool_int64s);
     v.field("pool_strings", pool_strings);
     v.field("weights", weights);
+  }
+};
+
+// The string operators take and make `str` tensors (UTF-8 byte strings); they run in the
+// reference executor only (docs/onnx.md). StringConcat(X, Y) -> str and StringEqual(X, Y) -> bool
+// (ONNX Equal on strings) broadcast like numpy and have no attributes.
+
+// RegexFullMatch(X str) -> bool: whether each whole element matches `pattern` (RE2 syntax, as in
+// ONNX Runtime). A pattern RE2 rejects is an error naming the node and RE2's reason.
+struct RegexFullMatchAttrs : AttrsOf<RegexFullMatchAttrs> {
+  std::string pattern;
+  template <class V>
+  void fields(V& v) {
+    v.field("pattern", pattern);
+  }
+};
+
+// StringSplit(X str) -> (Y str [X..., n], Z i64 [X...]): each element split at `delimiter` (an
+// empty delimiter splits at runs of ASCII whitespace and drops empty pieces), at most `maxsplit`
+// times (-1: no limit), as Python's str.split (ONNX's reference implementation); Y's last axis is as long as the most pieces, padded with empty strings, Z counts
+// each element's pieces. n depends on the values, so it is a run-time dimension unless X is a
+// constant.
+struct StringSplitAttrs : AttrsOf<StringSplitAttrs> {
+  std::string delimiter;
+  int64_t maxsplit = -1;
+  template <class V>
+  void fields(V& v) {
+    v.field("delimiter", delimiter);
+    v.field("maxsplit", maxsplit);
+  }
+};
+
+// StringNormalizer(X str [C] or [1, C]) -> str [C'] or [1, C']: drops the elements found in
+// `stopwords` (compared ignoring case unless is_case_sensitive), then changes case
+// ("NONE", "LOWER", "UPPER"; full Unicode simple case mapping of UTF-8 text). When every element
+// is dropped the output is one empty string. C' depends on the values (a run-time dimension
+// unless X is a constant).
+struct StringNormalizerAttrs : AttrsOf<StringNormalizerAttrs> {
+  std::string case_change_action = "NONE";
+  int64_t is_case_sensitive = 0;
+  Tensor stopwords;  // 1-D str, or empty for none
+  template <class V>
+  void fields(V& v) {
+    v.field("case_change_action", case_change_action);
+    v.field("is_case_sensitive", is_case_sensitive);
+    v.field("stopwords", stopwords);
+  }
+};
+
+// LabelEncoder (ai.onnx.ml) -> values' element type, X's shape: each element of X equal to
+// keys[i] becomes values[i], any other default_value[0]. keys and values are 1-D of one length
+// (no key twice); keys has X's element type (str, i64, f32, ...); a float key NaN matches NaN.
+struct LabelEncoderAttrs : AttrsOf<LabelEncoderAttrs> {
+  Tensor keys;
+  Tensor values;
+  Tensor default_value;  // one element of values' type
+  template <class V>
+  void fields(V& v) {
+    v.field("keys", keys);
+    v.field("values", values);
+    v.field("default_value", default_value);
   }
 };
 

@@ -11,15 +11,16 @@
 #include "ops/op_util.h"
 
 namespace collage::dnnl_backend {
+
+absl::Status unsupported(const Node& n, std::string_view why) {
+  return absl::InvalidArgumentError(str_cat("dnnl: ", n.op_name(), " '", n.name, "': ", why));
+}
+
 namespace {
 
 using rt_dnnl::BinaryAlg;
 using rt_dnnl::EltwiseAlg;
 using rt_dnnl::EltwiseOp;
-
-absl::Status unsupported(const Node& n, std::string_view why) {
-  return absl::InvalidArgumentError(str_cat("dnnl: ", n.op_name(), " '", n.name, "': ", why));
-}
 
 const Shape& shape_of(const Graph& g, ValueId v) {
   return g.value(v).type.shape;
@@ -60,6 +61,8 @@ std::optional<Anchor> anchor_of(const Node& n) {
   // The Mean and InvStdDev outputs are the reference kernel's only.
   if (op == "LayerNormalization" && n.outputs.size() == 1) return Anchor::layer_norm;
   if (op == "Concat") return Anchor::concat;
+  if (op == "ConvInteger" || op == "QLinearConv") return Anchor::qconv;
+  if (op == "MatMulInteger" || op == "QLinearMatMul") return Anchor::qmatmul;
   if (binary_alg(op)) return Anchor::binary;
   if (eltwise_ops(n)) return Anchor::eltwise;
   return std::nullopt;
@@ -161,6 +164,9 @@ absl::Status check_anchor(const Graph& g, const Node& n, Anchor a) {
         return absl::OkStatus();
       return unsupported(n, "no operand has the output's shape (oneDNN broadcasts only src1)");
     }
+    case Anchor::qconv:
+    case Anchor::qmatmul:
+      return plan_quant(g, n).status();
     case Anchor::concat: {
       const DType t = dtype_of(g, n.outputs[0]);
       if (t != DType::f32 && t != DType::i32 && t != DType::i8)
@@ -386,11 +392,12 @@ absl::StatusOr<WindowGeometry> window_geometry(const Graph& g, const Node& n) {
   std::string auto_pad = "NOTSET";
   std::vector<int64_t> pads, out_padding, output_shape;
   bool ceil_mode = false;
-  if (op == "Conv" || op == "ConvTranspose") {
-    const Shape& wt = shape_of(g, n.inputs[1]);
+  const bool int_conv = op == "ConvInteger" || op == "QLinearConv";
+  if (op == "Conv" || op == "ConvTranspose" || int_conv) {
+    const Shape& wt = shape_of(g, n.inputs[op == "QLinearConv" ? 3 : 1]);
     w.kernel.assign(wt.begin() + 2, wt.end());
   }
-  if (op == "Conv") {
+  if (op == "Conv" || int_conv) {
     const auto& a = n.get<ConvAttrs>();
     auto_pad = a.auto_pad, pads = a.pads, w.strides = a.strides, w.dilations = a.dilations;
   } else if (op == "ConvTranspose") {

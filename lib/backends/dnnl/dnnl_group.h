@@ -25,6 +25,8 @@ enum class Anchor : uint8_t {
   eltwise,
   binary,
   concat,
+  qconv,    // ConvInteger, QLinearConv
+  qmatmul,  // MatMulInteger, QLinearMatMul
 };
 
 // One node of the chain after the anchor, applied to the running value.
@@ -76,5 +78,24 @@ absl::StatusOr<WindowGeometry> window_geometry(const Graph& g, const Node& node)
 
 // The rank-r form of `shape` broadcast against a result of rank r (leading 1s).
 std::vector<int64_t> align_rank(const Shape& shape, size_t r);
+
+// "dnnl: OP 'name': why", an InvalidArgument error.
+absl::Status unsupported(const Node& n, std::string_view why);
+
+// The integer contractions (dnnl_group_quant.cpp): ConvInteger and QLinearConv run as a oneDNN
+// int8 convolution, MatMulInteger and QLinearMatMul as an int8 matmul with constant weights.
+// What oneDNN cannot express is converted here once: the weights' zero point is subtracted (the
+// result must fit i8, so u8 weights need a zero point of 128 or so), and the scales become one
+// output scale per channel, x_scale * w_scale / y_scale in f32 as the reference computes it.
+struct QuantPlan {
+  Tensor weights;  // i8, the node's weights less their zero point
+  rt_dnnl::QuantParams params;
+};
+absl::StatusOr<QuantPlan> plan_quant(const Graph& g, const Node& n);
+// The node's data input, weight and bias (kNoValue when absent) positions.
+struct QuantInputs {
+  size_t x = 0, w = 1, bias = SIZE_MAX;
+};
+QuantInputs quant_inputs(const Node& n);
 
 }  // namespace collage::dnnl_backend

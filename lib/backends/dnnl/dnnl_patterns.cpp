@@ -55,6 +55,8 @@ void add_dnnl_patterns(Backend& b) {
   b.add_pattern("dnnl.layer_norm", two_or_three("LayerNormalization", is_constant()), check);
   b.add_pattern("dnnl.eltwise", is_op(eltwise_op_names())(wildcard()), check);
   b.add_pattern("dnnl.concat", is_op("Concat"), check);
+  b.add_pattern("dnnl.qconv", is_op("ConvInteger", "QLinearConv"), check);
+  b.add_pattern("dnnl.qmatmul", is_op("MatMulInteger", "QLinearMatMul"), check);
 }
 
 }  // namespace collage::dnnl_backend

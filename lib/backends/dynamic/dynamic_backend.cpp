@@ -141,6 +141,10 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> lists_of(const Graph& g, const
       const auto& a = n.get<SplitAttrs>();
       return std::vector<std::vector<int64_t>>{a.split, {a.axis}};
     }
+    case DynOp::top_k: {
+      const auto& a = n.get<TopKAttrs>();
+      return std::vector<std::vector<int64_t>>{a.k, {a.axis}, {a.largest}, {a.sorted}};
+    }
     case DynOp::cast: {
       auto to = parse_dtype(n.get<CastAttrs>().to);
       if (!to) return absl::InvalidArgumentError(str_cat("Cast to '", n.get<CastAttrs>().to, "'"));

@@ -62,6 +62,8 @@ DLDataType dl_dtype(DType d) {
       return {kDLUInt, 32, 1};
     case DType::u64:
       return {kDLUInt, 64, 1};
+    case DType::str:
+      break;  // DLPack has no strings; string operators are not offered to plugins
   }
   return {kDLOpaqueHandle, 0, 0};
 }

@@ -272,8 +272,8 @@ absl::Status GraphImporter::import_node(const onnx::NodeProto& node, int index) 
       return absl::UnimplementedError(str_cat("unsupported operator 'ai.onnx.ml.", node.op_type(),
                                               "' (node '", shown, "'): of the ai.onnx.ml domain "
                                               "collage imports TreeEnsemble, TreeEnsembleRegressor, "
-                                              "TreeEnsembleClassifier, Scaler, Binarizer and "
-                                              "ArrayFeatureExtractor"));
+                                              "TreeEnsembleClassifier, Scaler, Binarizer, "
+                                              "ArrayFeatureExtractor and LabelEncoder"));
     }
     return absl::UnimplementedError(str_cat("unsupported operator '", domain, ".", node.op_type(),
                                             "' (node '", shown, "', domain '", domain,

@@ -21,6 +21,8 @@ class NodeContext {
               int version, std::vector<Ref*> inputs, AttrMap attrs);
 
   const std::string& op_type() const { return node_.op_type(); }
+  // The node as the model has it (for attributes AttrMap flattens, such as lists of strings).
+  const onnx::NodeProto& proto() const { return node_; }
   const std::string& name() const { return name_; }
   int opset() const { return opset_; }
   // The version of the operator the model's opset means (its ONNX schema's since_version).
@@ -95,5 +97,9 @@ const OpConversion* find_indexing_conversion(std::string_view op_type);
 const OpConversion* find_misc_conversion(std::string_view op_type);
 // The ai.onnx.ml operators converted to default-domain ones (onnx_ops_ml.cpp).
 const OpConversion* find_ml_conversion(std::string_view op_type);
+// The string operators, Equal (which takes strings too) and TopK (onnx_ops_text.cpp), and
+// LabelEncoder of ai.onnx.ml.
+const OpConversion* find_text_conversion(std::string_view op_type);
+const OpConversion* find_ml_text_conversion(std::string_view op_type);
 
 }  // namespace collage::onnx_import

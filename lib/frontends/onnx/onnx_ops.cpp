@@ -98,7 +98,8 @@ Result clip(NodeContext& n) {
   return n.emit("Min", {x, n.input(2)});
 }
 
-// Dropout: ratio and training_mode are inputs from opset 12 on; only inference is supported.
+// Dropout: ratio and training_mode are inputs from opset 12 on; only inference (or training with
+// ratio 0, the same function) is supported.
 Result dropout(NodeContext& n) {
   if (n.opset() >= 12) {
     if (absl::Status s = n.check_inputs(1, 3); !s.ok()) return s;
@@ -109,8 +110,16 @@ Result dropout(NodeContext& n) {
       auto mode = n.constant_input(2, "training_mode");
       if (!mode.ok()) return mode.status();
       if (mode->numel() != 1) return n.error("training_mode must be a single value");
-      if (mode->get_as_int64(0) != 0)
-        return n.unsupported("training_mode is true; collage runs inference only");
+      // Training mode with a ratio of 0 keeps every element at scale 1/(1 - 0): the inference
+      // output and an all-true mask. torchvision's Swin exports it (F.dropout(p=0.0), which
+      // defaults to training=True, inside the attention).
+      const auto ratio = n.attrs().find("ratio");
+      const bool keeps_all = ratio != n.attrs().end() &&
+                             std::holds_alternative<float>(ratio->second) &&
+                             std::get<float>(ratio->second) == 0.0f;
+      if (mode->get_as_int64(0) != 0 && !keeps_all)
+        return n.unsupported("training_mode is true with a ratio other than 0 (random); "
+                             "collage runs inference only");
     }
   } else if (absl::Status s = n.check_inputs(1, 1); !s.ok()) {
     return s;
@@ -445,7 +454,6 @@ constexpr Entry kConversions[] = {
     {"Gelu", {generic, 20, true}},
     {"Clip", {clip, 6, true}},
     {"Where", {generic, 9, true}},
-    {"Equal", {generic, 7, true}},
     {"Less", {generic, 7, true}},
     {"Greater", {generic, 7, true}},
     {"Cast", {cast, 6, true}},
@@ -488,6 +496,7 @@ const OpConversion* find_conversion(std::string_view op_type) {
     if (e.op_type == op_type) return &e.conversion;
   if (const OpConversion* c = find_elementwise_conversion(op_type)) return c;
   if (const OpConversion* c = find_indexing_conversion(op_type)) return c;
+  if (const OpConversion* c = find_text_conversion(op_type)) return c;
   return find_misc_conversion(op_type);
 }
 

@@ -86,7 +86,7 @@ constexpr Entry kConversions[] = {
 const OpConversion* find_ml_conversion(std::string_view op_type) {
   for (const Entry& e : kConversions)
     if (e.op_type == op_type) return &e.conversion;
-  return nullptr;
+  return find_ml_text_conversion(op_type);
 }
 
 }  // namespace collage::onnx_import

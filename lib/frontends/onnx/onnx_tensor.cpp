@@ -1,6 +1,7 @@
 // Decoding of ONNX TensorProto values: element types, raw and typed data, external data files.
 #include "frontends/onnx/onnx_tensor.h"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cstring>
@@ -177,13 +178,14 @@ absl::StatusOr<DType> dtype_from_onnx(int32_t elem_type, std::string_view what) 
     case TensorProto::UINT16: return DType::u16;
     case TensorProto::UINT32: return DType::u32;
     case TensorProto::UINT64: return DType::u64;
+    case TensorProto::STRING: return DType::str;
     case TensorProto::UNDEFINED:
       return absl::InvalidArgumentError(str_cat(what, " has no element type"));
     default:
       return absl::UnimplementedError(
           str_cat(what, " has element type ", onnx_type_name(elem_type),
                   ", which collage does not support (supported: FLOAT, FLOAT16, BFLOAT16, DOUBLE, "
-                  "INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, BOOL)"));
+                  "INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, BOOL, STRING)"));
   }
 }
 
@@ -202,6 +204,7 @@ int32_t onnx_type_of(DType t) {
     case DType::u16: return TensorProto::UINT16;
     case DType::u32: return TensorProto::UINT32;
     case DType::u64: return TensorProto::UINT64;
+    case DType::str: return TensorProto::STRING;
   }
   return TensorProto::UNDEFINED;
 }
@@ -214,6 +217,20 @@ absl::StatusOr<Tensor> tensor_from_proto(const TensorProto& t, const TensorSourc
   auto numel = checked_numel(t);
   if (!numel.ok()) return numel.status();
   const Shape shape(t.dims().begin(), t.dims().end());
+  if (*dtype == DType::str) {
+    // ONNX keeps strings in string_data only (never raw_data or external files).
+    if (t.data_location() == TensorProto::EXTERNAL || t.has_raw_data())
+      return absl::InvalidArgumentError(
+          str_cat(tensor_label(t), " is a STRING tensor with raw or external data; ONNX keeps "
+                                   "strings in string_data"));
+    if (t.string_data_size() != *numel)
+      return absl::InvalidArgumentError(str_cat(tensor_label(t), " has ", t.string_data_size(),
+                                                " values in string_data, its shape ",
+                                                shape_to_string(shape), " needs ", *numel));
+    Tensor out(DType::str, shape);
+    std::copy(t.string_data().begin(), t.string_data().end(), out.data<std::string>());
+    return out;
+  }
   const auto need = static_cast<int64_t>(*numel * static_cast<int64_t>(dtype_size(*dtype)));
 
   // Every size is checked against the data actually present before anything is allocated, so a

@@ -55,7 +55,7 @@ struct DnnlKernel::Slot {
   bool ready = false;  // touched only by the thread holding `busy`
   std::shared_ptr<void> scratch;
   dnnl::stream stream;
-  std::vector<std::unordered_map<int, dnnl::memory>> args;            // per step
+  std::vector<StepMemory> args;                                       // per step
   std::vector<std::vector<std::pair<dnnl::memory, int32_t>>> rebind;  // per step: (memory, arg)
 };
 
@@ -168,6 +168,10 @@ void DnnlKernel::build(ParamReader& r, OpKind kind) {
       return build_binary(*this, r);
     case OpKind::concat:
       return build_concat(*this, r);
+    case OpKind::qconv:
+      return build_qconv(*this, r);
+    case OpKind::qmatmul:
+      return build_qmatmul(*this, r);
   }
   throw ParamError("unknown operation kind");
 }
@@ -270,6 +274,14 @@ BufRef DnnlKernel::bind_input(const Operand& op, const dnnl::memory::desc& want)
   dnnl::reorder(from, to).execute(s, from, to);
   s.wait();
   constants_[op.index] = copy.get();
+  if (want.data.extra.flags != 0) {
+    // Int8 weights with their compensation sums appended (oneDNN's extra data), which a stored
+    // layout cannot describe: every kernel creation reorders them, and only this step reads
+    // them (a later use in another layout would read the wrong bytes).
+    owned_.push_back(std::move(copy));
+    const_bytes_[op.index] = 0;
+    return {kind, op.index, 0};
+  }
   layouts_[op.index] = layout_of(want);
   const_bytes_[op.index] = layout_bytes(want);
   repacked_.push_back({op.index, layouts_[op.index], copy.get(), const_bytes_[op.index]});
@@ -373,6 +385,12 @@ void DnnlKernel::add_step(const dnnl::primitive_desc_base& pd, dnnl::primitive p
   steps_.push_back({std::move(prim), std::move(args)});
 }
 
+void DnnlKernel::add_host_step(std::string name, std::vector<StepArg> args,
+                               std::function<void(const StepMemory&)> fn) {
+  impls_.push_back(std::move(name));
+  steps_.push_back({dnnl::primitive(), std::move(args), std::move(fn)});
+}
+
 void DnnlKernel::init_slot(Slot& slot) const {
   slot.scratch = aligned_buffer(scratch_bytes_);
   slot.stream = dnnl::stream(engine_);
@@ -404,7 +422,12 @@ void DnnlKernel::run_on(Slot& slot, void* const* args) {
   if (!slot.ready) init_slot(slot);
   for (size_t s = 0; s < steps_.size(); ++s) {
     for (auto& [m, index] : slot.rebind[s]) m.set_data_handle(args[index]);
-    steps_[s].prim.execute(slot.stream, slot.args[s]);
+    if (steps_[s].host) {
+      slot.stream.wait();
+      steps_[s].host(slot.args[s]);
+    } else {
+      steps_[s].prim.execute(slot.stream, slot.args[s]);
+    }
   }
   slot.stream.wait();
 }

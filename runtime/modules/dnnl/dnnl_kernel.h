@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -39,9 +40,14 @@ struct StepArg {
   BufRef buf;
 };
 
+// The memory objects of one step's arguments, by DNNL_ARG_*.
+using StepMemory = std::unordered_map<int, dnnl::memory>;
+
+// A oneDNN primitive, or (host set) a loop of our own over the step's arguments.
 struct Step {
   dnnl::primitive prim;
   std::vector<StepArg> args;
+  std::function<void(const StepMemory&)> host;
 };
 
 // A constant that the kernel had to reorder at creation into the layout its primitive prefers
@@ -93,6 +99,8 @@ class DnnlKernel {
 
   // ---- Used by the operation builders (dnnl_ops_*.cpp) while the kernel is created. ----
   const dnnl::engine& engine() const { return engine_; }
+  // The element type (collage_dtype_t) of an argument or constant operand.
+  int32_t source_dtype(const Operand& op) const;
   // The operand's memory descriptor: plain, transposed or channel-blocked for arguments, the
   // stored layout for constants. Checks the index, the kind (an output must be an output argument), the element
   // type (`dtype` as collage_dtype_t) and that the dims fit the buffer.
@@ -124,12 +132,15 @@ class DnnlKernel {
                 std::vector<StepArg> args);
   void add_reorder(BufRef from, const dnnl::memory::desc& from_md, BufRef to,
                    const dnnl::memory::desc& to_md);
+  // Adds a step that runs `fn` on the CPU (after the steps before it finished); `name` is its
+  // entry in implementations().
+  void add_host_step(std::string name, std::vector<StepArg> args,
+                     std::function<void(const StepMemory&)> fn);
 
  private:
   struct Slot;
   void build(ParamReader& r, OpKind kind);
   dnnl::memory::desc constant_md(int32_t index) const;
-  int32_t source_dtype(const Operand& op) const;
   dnnl::memory::desc operand_md(const Operand& op, int32_t dtype, bool output) const;
   void init_slot(Slot& slot) const;
   void run_on(Slot& slot, void* const* args);
@@ -199,6 +210,33 @@ void build_layer_norm(DnnlKernel& k, ParamReader& r);
 void build_eltwise(DnnlKernel& k, ParamReader& r);
 void build_binary(DnnlKernel& k, ParamReader& r);
 void build_concat(DnnlKernel& k, ParamReader& r);
+void build_qconv(DnnlKernel& k, ParamReader& r);
+void build_qmatmul(DnnlKernel& k, ParamReader& r);
+// QLinearMatMul's form of qmatmul (an 8-bit dst): the i32 sums from oneDNN into scratch, then
+// requantised on the host in f64 as the reference executor does (oneDNN's f32 output scale
+// would round some halves the other way).
+void add_requantized_matmul(DnnlKernel& k, const MatMulParams& p, const QuantParams& q);
+
+// The contractions behind build_conv / build_qconv and build_matmul / build_qmatmul; `quant`
+// null: f32 with the post-ops of the params.
+void add_conv(DnnlKernel& k, const ConvParams& p, bool deconv, const QuantParams* quant);
+void add_matmul(DnnlKernel& k, const MatMulParams& p, const QuantParams* quant);
+
+// Element types (collage_dtype_t) of an integer contraction's operands, checked: src u8 or s8,
+// weights s8, bias (when present) s32, dst u8, s8 or s32. ParamError otherwise.
+struct QuantTypes {
+  int32_t src = COLLAGE_DTYPE_F32, weights = COLLAGE_DTYPE_F32, bias = COLLAGE_DTYPE_F32,
+          dst = COLLAGE_DTYPE_F32;
+};
+QuantTypes quant_types(const DnnlKernel& k, const Operand& src, const Operand& weights,
+                       const Operand& bias, const Operand& dst);
+// The post-ops that requantise an 8-bit dst (round half to even, add the dst zero point); none
+// for an s32 dst.
+PostOpPlan quant_post_ops(const QuantParams& q, int32_t dst_dtype);
+// Output scales (per channel along dst axis `channel_axis` when there are several) and the src
+// zero point. ParamError when the scales do not fit the dst.
+void set_quant_attr(dnnl::primitive_attr& attr, const QuantParams& q,
+                    const std::vector<int64_t>& dst_dims, int channel_axis);
 
 // Shared by the builders: the dnnl algorithm of our enumerations (ParamError when unknown).
 dnnl::algorithm eltwise_algorithm(EltwiseAlg alg);

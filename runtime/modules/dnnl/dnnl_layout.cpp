@@ -37,6 +37,7 @@ dnnl::memory::data_type dnnl_type(int32_t dtype) {
     case COLLAGE_DTYPE_I32:
       return dnnl::memory::data_type::s32;
     case COLLAGE_DTYPE_BOOL:
+    case COLLAGE_DTYPE_U8:
       return dnnl::memory::data_type::u8;
     default:
       throw ParamError("element type " + std::to_string(dtype) + " has no oneDNN type");

@@ -1,7 +1,7 @@
 // dnnl kernels of the contractions: convolution, deconvolution (ConvTranspose) and matmul, each
-// with bias and post-ops. Weights are constants; the primitive picks their layout (format any).
-// Plain activations are reordered in and out when it picks a blocked one; channel-blocked ones
-// are passed as they are.
+// with bias and post-ops, and their 8-bit integer forms (dnnl_ops_quant.cpp has the attributes).
+// Weights are constants; the primitive picks their layout (format any). Plain activations are
+// reordered in and out when it picks a blocked one; channel-blocked ones are passed as they are.
 #include "dnnl_kernel.h"
 
 namespace collage::rt_dnnl {
@@ -25,9 +25,24 @@ void build_conv(DnnlKernel& k, ParamReader& r, bool deconv) {
   ConvParams p;
   p.io(r);
   check_reader(r);
-  const dnnl::memory::desc src_md = k.input_md(p.src), dst_md = k.output_md(p.dst);
+  add_conv(k, p, deconv, nullptr);
+}
+
+void build_qconv(DnnlKernel& k, ParamReader& r) {
+  QConvParams p;
+  p.io(r);
+  check_reader(r);
+  require(p.conv.post_ops.empty() && p.quant.weights_zero_point == 0,
+          "an integer convolution takes no post-ops and no weights zero point");
+  add_conv(k, p.conv, false, &p.quant);
+}
+
+void add_conv(DnnlKernel& k, const ConvParams& p, bool deconv, const QuantParams* quant) {
+  const QuantTypes types = quant ? quant_types(k, p.src, p.weights, p.bias, p.dst) : QuantTypes{};
+  const dnnl::memory::desc src_md = k.input_md(p.src, types.src),
+                           dst_md = k.output_md(p.dst, types.dst);
   require(p.weights.kind == SourceKind::constant, "convolution weights must be a constant");
-  const dnnl::memory::desc w_md = k.input_md(p.weights);
+  const dnnl::memory::desc w_md = k.input_md(p.weights, types.weights);
   const size_t rank = p.src.dims.size();
   require(rank >= 3 && rank <= 5 && p.dst.dims.size() == rank,
           "convolution src and dst must have rank 3 to 5");
@@ -42,12 +57,14 @@ void build_conv(DnnlKernel& k, ParamReader& r, bool deconv) {
   const dnnl::memory::dims pad_r = window_list(p.pad_end, sp, "pad_end", -(int64_t{1} << 30));
   dnnl::memory::desc bias_md;
   if (p.bias.kind != SourceKind::none) {
-    bias_md = k.input_md(p.bias);
+    bias_md = k.input_md(p.bias, types.bias);
     require(p.bias.dims == std::vector<int64_t>{p.dst.dims[1]},
             "convolution bias must have one value per output channel");
   }
-  const PostOpPlan plan = k.plan_post_ops(p.post_ops, p.dst.dims, /*allow_sum=*/true);
-  const dnnl::primitive_attr attr = k.attr(&plan);
+  const PostOpPlan plan = quant ? quant_post_ops(*quant, types.dst)
+                                : k.plan_post_ops(p.post_ops, p.dst.dims, /*allow_sum=*/true);
+  dnnl::primitive_attr attr = k.attr(&plan);
+  if (quant) set_quant_attr(attr, *quant, p.dst.dims, 1);
   // A channel-blocked src or dst is read or written in place in its layout (oneDNN's blocked
   // kernels take nChw16c and nChw8c); other activations are reordered into what oneDNN picks,
   // except that beside a blocked side a plain one whose channels fill whole blocks takes the same
@@ -96,22 +113,43 @@ void build_matmul(DnnlKernel& k, ParamReader& r) {
   MatMulParams p;
   p.io(r);
   check_reader(r);
-  const dnnl::memory::desc a_md = k.input_md(p.a), b_md = k.input_md(p.b),
-                           dst_md = k.output_md(p.dst);
+  add_matmul(k, p, nullptr);
+}
+
+void build_qmatmul(DnnlKernel& k, ParamReader& r) {
+  QMatMulParams p;
+  p.io(r);
+  check_reader(r);
+  require(p.matmul.post_ops.empty() && p.matmul.bias.kind == SourceKind::none,
+          "an integer matmul takes no bias or post-ops");
+  require(p.matmul.b.kind == SourceKind::constant, "an integer matmul's b must be a constant");
+  if (k.source_dtype(p.matmul.dst) == COLLAGE_DTYPE_I32)
+    add_matmul(k, p.matmul, &p.quant);
+  else
+    add_requantized_matmul(k, p.matmul, p.quant);
+}
+
+void add_matmul(DnnlKernel& k, const MatMulParams& p, const QuantParams* quant) {
+  const QuantTypes types = quant ? quant_types(k, p.a, p.b, p.bias, p.dst) : QuantTypes{};
+  const dnnl::memory::desc a_md = k.input_md(p.a, types.src), b_md = k.input_md(p.b, types.weights),
+                           dst_md = k.output_md(p.dst, types.dst);
   const size_t rank = p.dst.dims.size();
   require(rank >= 2 && p.a.dims.size() == rank && p.b.dims.size() == rank,
           "matmul operands and dst must have the same rank, at least 2");
   dnnl::memory::desc bias_md;
   if (p.bias.kind != SourceKind::none) {
-    bias_md = k.input_md(p.bias);
+    bias_md = k.input_md(p.bias, types.bias);
     require(p.bias.dims.size() == rank, "matmul bias must have dst's rank");
   }
   // Constant weights are packed in the layout the primitive prefers.
   const dnnl::memory::desc b_create =
       p.b.kind == SourceKind::constant ? DnnlKernel::any_md(b_md) : b_md;
-  const PostOpPlan plan = k.plan_post_ops(p.post_ops, p.dst.dims, /*allow_sum=*/true);
+  const PostOpPlan plan = quant ? quant_post_ops(*quant, types.dst)
+                                : k.plan_post_ops(p.post_ops, p.dst.dims, /*allow_sum=*/true);
+  dnnl::primitive_attr attr = k.attr(&plan);
+  if (quant) set_quant_attr(attr, *quant, p.dst.dims, static_cast<int>(rank) - 1);
   dnnl::matmul::desc d(a_md, b_create, bias_md, dst_md);
-  dnnl::matmul::primitive_desc pd(d, k.attr(&plan), k.engine());
+  dnnl::matmul::primitive_desc pd(d, attr, k.engine());
   std::vector<StepArg> args;
   args.push_back({DNNL_ARG_SRC, pd.src_desc(), k.bind_input(p.a, pd.src_desc())});
   args.push_back({DNNL_ARG_WEIGHTS, pd.weights_desc(), k.bind_input(p.b, pd.weights_desc())});

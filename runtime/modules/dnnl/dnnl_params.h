@@ -21,6 +21,7 @@ inline constexpr uint32_t kMaxPostOps = 32;
 inline constexpr uint32_t kMaxEltwiseOps = 32;
 inline constexpr uint32_t kMaxConcatInputs = 4096;
 inline constexpr uint32_t kMaxConstants = 4096;
+inline constexpr uint32_t kMaxScales = 1u << 20;  // one per output channel
 
 // One kernel = one oneDNN operation plus the reorders and in-place steps around it. The entry
 // name of the kernel record is op_kind_name(kind).
@@ -34,6 +35,8 @@ enum class OpKind : uint32_t {
   eltwise = 7,
   binary = 8,
   concat = 9,
+  qconv = 10,    // 8-bit integer convolution (ConvInteger, QLinearConv)
+  qmatmul = 11,  // 8-bit integer matmul (MatMulInteger, QLinearMatMul)
 };
 
 inline const char* op_kind_name(OpKind k) {
@@ -56,6 +59,10 @@ inline const char* op_kind_name(OpKind k) {
       return "binary";
     case OpKind::concat:
       return "concat";
+    case OpKind::qconv:
+      return "qconv";
+    case OpKind::qmatmul:
+      return "qmatmul";
   }
   return nullptr;
 }
@@ -293,6 +300,48 @@ struct ConcatParams {
   }
 };
 
+// The integer arithmetic of qconv and qmatmul: acc = sum (src - src_zero_point) * (weights -
+// weights_zero_point), in i32 (weights are s8; qconv's weights_zero_point must be 0, the
+// compiler subtracts it from the weights where the result fits s8). A dst of i32 gets acc;
+// otherwise v = f32(acc + bias) * scale (scales: one, or one per output channel, the dst's axis 1
+// for qconv and its last axis for qmatmul), and dst = saturate(round_half_even(v) +
+// dst_zero_point).
+struct QuantParams {
+  int32_t src_zero_point = 0;
+  int32_t weights_zero_point = 0;
+  int32_t dst_zero_point = 0;
+  std::vector<float> scales;
+  template <class IO>
+  void io(IO& s) {
+    s.i32(src_zero_point);
+    s.i32(weights_zero_point);
+    s.i32(dst_zero_point);
+    s.floats(scales, kMaxScales);
+  }
+};
+
+// ConvParams (no post-ops; bias i32) with the quantisation.
+struct QConvParams {
+  ConvParams conv;
+  QuantParams quant;
+  template <class IO>
+  void io(IO& s) {
+    conv.io(s);
+    quant.io(s);
+  }
+};
+
+// MatMulParams (no post-ops, no bias; b a constant) with the quantisation.
+struct QMatMulParams {
+  MatMulParams matmul;
+  QuantParams quant;
+  template <class IO>
+  void io(IO& s) {
+    matmul.io(s);
+    quant.io(s);
+  }
+};
+
 // Appends fields little-endian, in format `version` (the current one but in tests of the
 // reader).
 class ParamWriter {
@@ -309,6 +358,10 @@ class ParamWriter {
   void dims(const std::vector<int64_t>& v) {
     put(static_cast<uint32_t>(v.size()));
     for (int64_t x : v) put(x);
+  }
+  void floats(const std::vector<float>& v, uint32_t) {
+    put(static_cast<uint32_t>(v.size()));
+    for (float x : v) put(x);
   }
   template <class T>
   void list(std::vector<T>& v, uint32_t) {
@@ -353,6 +406,16 @@ class ParamReader {
     if (n > kMaxRank) return fail("a dims list of " + std::to_string(n) + " values (max 12)");
     v.resize(n);
     for (int64_t& x : v) get(x, "i64");
+  }
+  void floats(std::vector<float>& v, uint32_t max) {
+    uint32_t n = 0;
+    get(n, "list length");
+    if (!ok()) return;
+    if (n > max || n > (size_ - pos_) / sizeof(float))
+      return fail("a list of " + std::to_string(n) + " floats (max " + std::to_string(max) +
+                  ", or past the end)");
+    v.resize(n);
+    for (float& x : v) get(x, "f32");
   }
   template <class T>
   void list(std::vector<T>& v, uint32_t max) {

@@ -27,6 +27,7 @@ Arity arity_of(DynOp op) {
     case DynOp::constant_of_shape: return {0, 0, 1, 1};
     case DynOp::range: return {3, 3, 1, 1};
     case DynOp::split: return {1, 1, 1, 1 << 20};
+    case DynOp::top_k: return {1, 1, 2, 2};
     default: return {1, 1, 1, 1};
   }
 }
@@ -124,7 +125,7 @@ std::string DynKernel::run(const collage_rt_tensor_t* inputs, int32_t num_inputs
     if (!run_data_dependent_op(params, in, out) && !run_layout_op(params, in, out) &&
         !run_math_op(params, in, out) && !run_reduce_op(params, in, out) &&
         !run_generate_op(params, in, out) && !run_pad_split_op(params, in, out) &&
-        !run_resize_op(params, in, out))
+        !run_resize_op(params, in, out) && !run_sort_op(params, in, out))
       return "operator " + std::string(dyn_op_name(params_.op)) + " has no implementation";
   } catch (const KernelError& e) {
     return std::string(dyn_op_name(params_.op)) + ": " + e.what();

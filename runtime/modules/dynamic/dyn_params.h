@@ -44,6 +44,7 @@ enum class DynOp : uint8_t {
   pad,                // pads, [the value's bytes as one little-endian i64], axes, [mode]
   split,              // split (empty: equal pieces, one per output), [axis]
   resize,             // roi, scales, sizes, modes, float parameters, axes (dyn_ops_resize.cpp)
+  top_k,              // k, [axis], [largest], [sorted]
   count_,
 };
 
