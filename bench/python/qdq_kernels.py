@@ -7,19 +7,12 @@ Not a test.
 
     .venv/bin/python bench/python/qdq_kernels.py BUILD_DIR [--rounds 5] [--repeat 20]
 """
-import argparse
-import os
-import re
-import statistics
-import subprocess
-import tempfile
-import time
-from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+import single_op_bench
 
 rng = np.random.default_rng(5)
 ACT = [1, 64, 56, 56]
@@ -65,54 +58,8 @@ def cases():
     ]
 
 
-def collage_median(cmd, env):
-    out = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env,
-                         check=True).stdout
-    return float(re.search(r"median ([0-9.]+) ms", out).group(1))
-
-
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("build")
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--repeat", type=int, default=20)
-    args = p.parse_args()
-    collage = Path(args.build) / "bin" / "collage"
-    env = dict(os.environ, OMP_WAIT_POLICY="passive")
-    print(f"load average {os.getloadavg()}")
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        for name, m, x in cases():
-            path = tmp / "m.onnx"
-            onnx.save(m, path)
-            np.savez(tmp / "in.npz", x=x)
-            subprocess.run([str(collage), "compile", path, "-o", tmp / "m.collage", "--backends",
-                            "native", "--no-cost-db"], check=True, capture_output=True, env=env)
-            so = ort.SessionOptions()
-            so.intra_op_num_threads = 2
-            sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
-            times = {"native": [], "reference": [], "ort": []}
-            for _ in range(args.rounds):
-                times["native"].append(collage_median(
-                    [collage, "run", tmp / "m.collage", "--inputs", tmp / "in.npz", "--repeat",
-                     args.repeat, "--warmup", 3], env))
-                times["reference"].append(collage_median(
-                    [collage, "run", path, "--placement", "reference", "--inputs",
-                     tmp / "in.npz", "--repeat", 3, "--warmup", 1], env))
-                for _ in range(3):
-                    sess.run(None, {"x": x})
-                ts = []
-                for _ in range(args.repeat):
-                    t0 = time.perf_counter()
-                    sess.run(None, {"x": x})
-                    ts.append((time.perf_counter() - t0) * 1e3)
-                times["ort"].append(statistics.median(ts))
-            med = {k: statistics.median(v) for k, v in times.items()}
-            print(f"{name}: native {med['native']:.3f} ms, reference {med['reference']:.2f} ms, "
-                  f"ORT {med['ort']:.3f} ms; reference / native "
-                  f"{med['reference'] / med['native']:.0f}x, native / ORT "
-                  f"{med['native'] / med['ort']:.2f}")
-    print(f"load average {os.getloadavg()}")
+    single_op_bench.run(__doc__, "native", list(cases()), ref_repeat=3, ref_warmup=1)
 
 
 main()
