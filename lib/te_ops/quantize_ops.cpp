@@ -1,11 +1,12 @@
 // TE computes of QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear (lib/ops/quantize.cpp
-// defines them): f32 values, 8- and 16-bit integers, scales per tensor or per index of `axis`
-// (blocked scales stay on the reference executor). The arithmetic is the reference's in f32:
+// defines them): f32 values, 8- and 16-bit integers, scales per tensor, per index of `axis` or per
+// block of `axis`. The arithmetic is the reference's in f32:
 // x / scale rounded half to even, plus the zero point, clamped to the integer type's range.
 #include <limits>
 
 #include "collage/ops/quantize.h"
 #include "collage/te_ops.h"
+#include "te_ops/quantize_schedule.h"
 #include "te_ops/reduce_util.h"
 #include "te_ops/te_op_util.h"
 
@@ -37,13 +38,18 @@ std::pair<Expr, Expr> range_of(DType t) {
 
 // Which entry of scale (and zero point) element `i` of x uses: the only one, or the one at the
 // index of the quantization axis.
+// Blocked scales (block > 0) have x's rank, with x's index but i[axis] / block along the axis.
 struct ScaleAt {
   te::Tensor scale, zero_point;  // zero_point undefined: 0
   int64_t axis = -1;             // -1: per tensor
+  int64_t block = 0;
 
   std::vector<Expr> index(const te::Tensor& t, const std::vector<te::Var>& i) const {
     if (axis < 0) return std::vector<Expr>(static_cast<size_t>(t.ndim()), Expr(int64_t{0}));
-    return {Expr(i[static_cast<size_t>(axis)])};
+    if (block == 0) return {Expr(i[static_cast<size_t>(axis)])};
+    std::vector<Expr> at = as_exprs(i);
+    at[static_cast<size_t>(axis)] = at[static_cast<size_t>(axis)] / Expr(block);
+    return at;
   }
   Expr scale_at(const std::vector<te::Var>& i) const { return scale(index(scale, i)); }
   Expr zero_point_at(const std::vector<te::Var>& i) const {
@@ -55,12 +61,16 @@ struct ScaleAt {
 absl::StatusOr<ScaleAt> scale_at(const Node& node, std::span<const te::Tensor> in) {
   const auto& a = node.get<QuantizeAttrs>();
   ScaleAt s{in[1], in.size() > 2 ? in[2] : te::Tensor()};
-  if (a.block_size > 0) return node_error(node, "blocked scales are not supported");
   if (s.scale.dtype() != DType::f32) return node_error(node, "only f32 scales are supported");
-  if (shape_numel(s.scale.shape()) == 1) return s;
+  if (shape_numel(s.scale.shape()) == 1 && a.block_size <= 0) return s;
   auto axis = normalize_axis(node, a.axis, in[0].ndim());
   if (!axis.ok()) return axis.status();
   s.axis = *axis;
+  if (a.block_size > 0) {
+    // The reference checked the shape: x's, with ceil(x[axis] / block_size) along the axis.
+    if (s.scale.ndim() != in[0].ndim()) return node_error(node, "blocked scale of another rank");
+    s.block = a.block_size;
+  }
   return s;
 }
 
@@ -105,11 +115,22 @@ Outputs dynamic_quantize(const Graph& g, const Node& node, std::span<const te::T
   if (x.dtype() != DType::f32) return node_error(node, "only f32 inputs are supported");
   for (ValueId v : node.outputs)
     if (v == kNoValue) return node_error(node, "an output in the middle is unused");
-  const std::vector<bool> all(static_cast<size_t>(x.ndim()), true);
   const std::string name = tensor_name(node);
+  // In two steps: over every axis but the last (reads contiguous along it, so the schedule keeps
+  // a vector of it at a time), then over the last.
+  const int rank = x.ndim();
   auto extreme = [&](te::ReduceOp op, const char* suffix) {
+    std::vector<bool> leading(static_cast<size_t>(rank), true);
+    if (rank < 2)
+      return reduce_over(
+          x.shape(), leading, false, op, [&](const std::vector<Expr>& idx) { return x(idx); },
+          name + suffix);
+    leading.back() = false;
+    te::Tensor part = reduce_over(
+        x.shape(), leading, false, op, [&](const std::vector<Expr>& idx) { return x(idx); },
+        name + suffix + ".part");
     return reduce_over(
-        x.shape(), all, false, op, [&](const std::vector<Expr>& idx) { return x(idx); },
+        part.shape(), {true}, false, op, [&](const std::vector<Expr>& idx) { return part(idx); },
         name + suffix);
   };
   te::Tensor mx = extreme(te::ReduceOp::max, ".max"), mn = extreme(te::ReduceOp::min, ".min");
@@ -147,7 +168,7 @@ Outputs dynamic_quantize(const Graph& g, const Node& node, std::span<const te::T
 void register_quantize_ops(TeOpRegistry& r) {
   r.add("QuantizeLinear", {quantize, nullptr});
   r.add("DequantizeLinear", {dequantize, nullptr});
-  r.add("DynamicQuantizeLinear", {dynamic_quantize, nullptr});
+  r.add("DynamicQuantizeLinear", {dynamic_quantize, schedule_dynamic_quantize});
 }
 
 }  // namespace collage::te_ops
