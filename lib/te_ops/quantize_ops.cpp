@@ -2,7 +2,7 @@
 // defines them): f32 values, 8- and 16-bit integers, scales per tensor, per index of `axis` or per
 // block of `axis`. The arithmetic is the reference's in f32:
 // x / scale rounded half to even, plus the zero point, clamped to the integer type's range.
-#include <limits>
+#include <algorithm>
 
 #include "collage/ops/quantize.h"
 #include "collage/te_ops.h"
@@ -22,19 +22,9 @@ bool quantized_type(DType t) {
 
 Expr f32(double v) { return te::make_const(DType::f32, v); }
 
-// An integral f32 already inside t's range, converted to t through i32: x86 converts f32 vectors
-// to i32 in one instruction, while a saturating conversion straight to 8 or 16 bits is scalar.
-Expr to_quantized(DType t, const Expr& v) { return cast_to(t, cast_to(DType::i32, v)); }
-
-// The integer range of `t`, as f32 bounds.
-std::pair<Expr, Expr> range_of(DType t) {
-  switch (t) {
-    case DType::u8: return {f32(0), f32(255)};
-    case DType::i8: return {f32(-128), f32(127)};
-    case DType::u16: return {f32(0), f32(65535)};
-    default: return {f32(-32768), f32(32767)};
-  }
-}
+// Saturates an integral f32 to t: the generated code's float-to-integer conversion clamps to t's
+// range in float (NaN to 0) and converts a vector at a time, so no clamp is written here.
+Expr saturate_to(DType t, const Expr& v) { return cast_to(t, v); }
 
 // Which entry of scale (and zero point) element `i` of x uses: the only one, or the one at the
 // index of the quantization axis.
@@ -80,14 +70,13 @@ Outputs quantize(const Graph& g, const Node& node, std::span<const te::Tensor> i
   if (!quantized_type(out.dtype)) return node_error(node, "only 8- and 16-bit outputs are supported");
   auto s = scale_at(node, in);
   if (!s.ok()) return s.status();
-  const auto [lo, hi] = range_of(out.dtype);
   te::Tensor x = in[0];
   return std::vector<te::Tensor>{te::compute(
       out.shape,
       [&](const std::vector<te::Var>& i) {
         Expr v = te::round(x(as_exprs(i)) / s->scale_at(i));
         if (s->zero_point.defined()) v = v + cast_to(DType::f32, s->zero_point_at(i));
-        return to_quantized(out.dtype, te::minimum(te::maximum(v, lo), hi));
+        return saturate_to(out.dtype, v);
       },
       tensor_name(node))};
 }
@@ -116,22 +105,30 @@ Outputs dynamic_quantize(const Graph& g, const Node& node, std::span<const te::T
   for (ValueId v : node.outputs)
     if (v == kNoValue) return node_error(node, "an output in the middle is unused");
   const std::string name = tensor_name(node);
-  // In two steps: over every axis but the last (reads contiguous along it, so the schedule keeps
-  // a vector of it at a time), then over the last.
+  // In two steps: over the leading axes, keeping trailing ones of up to kMaxPartial values (reads
+  // contiguous along the last, so the schedule keeps a vector of it at a time, and the vectors of
+  // a row are taken one after the other: one pass over x), then over those.
+  constexpr int64_t kMaxPartial = 4096;
   const int rank = x.ndim();
+  std::vector<bool> leading(static_cast<size_t>(rank), true);
+  int64_t kept = 1;
+  const int64_t n = shape_numel(x.shape());
+  // The leading axes keep at least 8 values per partial result: they do the bulk of the work.
+  for (int k = rank - 1; k > 0 && kept * x.shape()[k] <= std::min(kMaxPartial, n / 8); --k) {
+    leading[static_cast<size_t>(k)] = false;
+    kept *= x.shape()[k];
+  }
   auto extreme = [&](te::ReduceOp op, const char* suffix) {
-    std::vector<bool> leading(static_cast<size_t>(rank), true);
-    if (rank < 2)
+    if (kept == 1)
       return reduce_over(
-          x.shape(), leading, false, op, [&](const std::vector<Expr>& idx) { return x(idx); },
-          name + suffix);
-    leading.back() = false;
+          x.shape(), std::vector<bool>(static_cast<size_t>(rank), true), false, op,
+          [&](const std::vector<Expr>& idx) { return x(idx); }, name + suffix);
     te::Tensor part = reduce_over(
         x.shape(), leading, false, op, [&](const std::vector<Expr>& idx) { return x(idx); },
         name + suffix + ".part");
     return reduce_over(
-        part.shape(), {true}, false, op, [&](const std::vector<Expr>& idx) { return part(idx); },
-        name + suffix);
+        part.shape(), std::vector<bool>(static_cast<size_t>(part.ndim()), true), false, op,
+        [&](const std::vector<Expr>& idx) { return part(idx); }, name + suffix);
   };
   te::Tensor mx = extreme(te::ReduceOp::max, ".max"), mn = extreme(te::ReduceOp::min, ".min");
   te::Tensor scale = te::compute(
@@ -152,11 +149,11 @@ Outputs dynamic_quantize(const Graph& g, const Node& node, std::span<const te::T
       x.shape(),
       [&](const std::vector<te::Var>& i) {
         Expr v = te::round(x(as_exprs(i)) / scale({})) + zp_f({});
-        return to_quantized(DType::u8, te::minimum(te::maximum(v, f32(0)), f32(255)));
+        return saturate_to(DType::u8, v);
       },
       name);
   te::Tensor zp = te::compute(
-      {}, [&](const std::vector<te::Var>&) { return to_quantized(DType::u8, zp_f({})); },
+      {}, [&](const std::vector<te::Var>&) { return saturate_to(DType::u8, zp_f({})); },
       tensor_name(node, 2));
   std::vector<te::Tensor> outs = {y, scale, zp};
   outs.resize(node.outputs.size());
