@@ -45,6 +45,23 @@ bool reads_contiguously(const te::Expr& body, const te::Var& v) {
   return reads.ok;
 }
 
+// A reduction whose innermost data axis is long enough accumulates a vector of it at a time: that
+// axis is split by the vector width, the reduction loops go between the two parts and the inner
+// part is vectorized (the accumulator is a vector). Returns the outer part of the split, or an
+// undefined axis when the stage is left alone.
+te::IterVar vectorize_reduction(te::Stage stage, const te::Tensor& t, int lanes) {
+  const int rank = t.ndim();
+  if (rank == 0 || t.shape()[rank - 1] < lanes || t->reduce_axis.empty()) return {};
+  if (!reads_contiguously(t->body, t.axis(rank - 1).var())) return {};
+  auto [io, ii] = stage.split(t.axis(rank - 1), lanes);
+  std::vector<te::IterVar> order = {io};
+  for (size_t r = 0; r < t->reduce_axis.size(); ++r) order.push_back(t.reduce_axis(static_cast<int>(r)));
+  order.push_back(ii);
+  stage.reorder(order);
+  stage.vectorize(ii);
+  return io;
+}
+
 // The stages that read each reduction of `stages` once the non-reductions are inlined: a stage
 // reads the reductions it loads directly or through inlined stages. `kept` are the stages that
 // are not inlined (the outputs and the reductions).
@@ -68,19 +85,6 @@ std::vector<std::vector<te::Tensor>> readers_of(const std::vector<te::Tensor>& r
 }
 
 }  // namespace
-
-te::IterVar vectorize_reduction(te::Stage stage, const te::Tensor& t, int lanes) {
-  const int rank = t.ndim();
-  if (rank == 0 || t.shape()[rank - 1] < lanes || t->reduce_axis.empty()) return {};
-  if (!reads_contiguously(t->body, t.axis(rank - 1).var())) return {};
-  auto [io, ii] = stage.split(t.axis(rank - 1), lanes);
-  std::vector<te::IterVar> order = {io};
-  for (size_t r = 0; r < t->reduce_axis.size(); ++r) order.push_back(t.reduce_axis(static_cast<int>(r)));
-  order.push_back(ii);
-  stage.reorder(order);
-  stage.vectorize(ii);
-  return io;
-}
 
 bool is_reduction(const te::Tensor& t) {
   return t.defined() && t.op_kind() == te::OpKind::compute &&

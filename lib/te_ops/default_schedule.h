@@ -37,12 +37,6 @@ struct DefaultScheduleOptions {
 te::Schedule default_schedule(const std::vector<te::Tensor>& outputs,
                               const DefaultScheduleOptions& options);
 
-// A reduction whose innermost data axis is long enough (and read contiguously) accumulates a
-// vector of it at a time: that axis is split by `lanes`, the reduction loops go between the two
-// parts and the inner part is vectorized. Returns the outer part of the split, or an undefined
-// axis when the stage is left alone.
-te::IterVar vectorize_reduction(te::Stage stage, const te::Tensor& t, int lanes);
-
 // True when `t` is a compute whose body is a reduction.
 bool is_reduction(const te::Tensor& t);
 

@@ -2,6 +2,7 @@
 #include "te_ops/quantize_schedule.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "te_ops/default_schedule.h"
 
@@ -14,7 +15,21 @@ absl::StatusOr<ScheduledGroup> schedule_dynamic_quantize(const AnchorGroup& grou
   for (const te::Tensor& t : s.stage_tensors()) {
     if (t.op_kind() != te::OpKind::compute) continue;
     if (is_reduction(t)) {
-      vectorize_reduction(s[t], t, lanes);
+      // The partial min/max (x's trailing axes, reduced over the leading ones): the reduction
+      // loops outside, so x is read once in order into accumulators that stay in cache, a vector
+      // of the last axis at a time. The final reductions over those are short loops.
+      const int rank = t.ndim();
+      if (rank == 0 || t.shape()[rank - 1] < lanes) continue;
+      te::Stage stage = s[t];
+      auto [io, ii] = stage.split(t.axis(rank - 1), lanes);
+      std::vector<te::IterVar> order;
+      for (size_t r = 0; r < t->reduce_axis.size(); ++r)
+        order.push_back(t.reduce_axis(static_cast<int>(r)));
+      for (int k = 0; k + 1 < rank; ++k) order.push_back(t.axis(k));
+      order.push_back(io);
+      order.push_back(ii);
+      stage.reorder(order);
+      stage.vectorize(ii);
       continue;
     }
     // The scale and zero point (one value each) stay loops of their own at the top.

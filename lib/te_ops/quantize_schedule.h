@@ -7,8 +7,8 @@
 
 namespace collage::te_ops {
 
-// The min/max reductions accumulate vectors of x's last axis, the scale and zero point are
-// computed once, and the quantized output is a vectorized loop. One task: a kernel's parallel
+// The partial min/max reductions read x once, in order, a vector of its last axis at a time, the
+// scale and zero point are computed once, and the quantized output is a vectorized loop. One task: a kernel's parallel
 // loop must be its outermost statement, and the quantization needs the whole tensor's range
 // first.
 absl::StatusOr<ScheduledGroup> schedule_dynamic_quantize(const AnchorGroup& group);
