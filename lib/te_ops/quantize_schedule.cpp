@@ -18,14 +18,19 @@ absl::StatusOr<ScheduledGroup> schedule_dynamic_quantize(const AnchorGroup& grou
       // The partial min/max (x's trailing axes, reduced over the leading ones): the reduction
       // loops outside, so x is read once in order into accumulators that stay in cache, a vector
       // of the last axis at a time. The final reductions over those are short loops.
+      // The kept axes are fused first, so that vectors do not end in a tail at each row.
       const int rank = t.ndim();
-      if (rank == 0 || t.shape()[rank - 1] < lanes) continue;
+      if (rank == 0) continue;
+      int64_t extent = 1;
+      for (int64_t d : t.shape()) extent *= d;
+      if (extent < lanes) continue;
       te::Stage stage = s[t];
-      auto [io, ii] = stage.split(t.axis(rank - 1), lanes);
+      te::IterVar kept = t.axis(0);
+      for (int k = 1; k < rank; ++k) kept = stage.fuse(kept, t.axis(k));
+      auto [io, ii] = stage.split(kept, lanes);
       std::vector<te::IterVar> order;
       for (size_t r = 0; r < t->reduce_axis.size(); ++r)
         order.push_back(t.reduce_axis(static_cast<int>(r)));
-      for (int k = 0; k + 1 < rank; ++k) order.push_back(t.axis(k));
       order.push_back(io);
       order.push_back(ii);
       stage.reorder(order);
