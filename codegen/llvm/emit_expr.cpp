@@ -1,6 +1,7 @@
 // Expression emission: constants, variables, arithmetic (safe integer division, floor semantics),
 // comparisons, selects and type conversions, on scalars or lane vectors.
 #include "codegen/llvm/emitter.h"
+#include "collage/jit.h"
 #include "core/str_cat.h"
 #include "llvm/IR/Intrinsics.h"
 
@@ -28,22 +29,24 @@ llvm::Type* Emitter::reg_type(DType t) const {
       return llvm::Type::getHalfTy(ctx_);
     case DType::bf16:
       return llvm::Type::getInt16Ty(ctx_);  // raw bits; converted through f32
+    case DType::f64:
+      return llvm::Type::getDoubleTy(ctx_);
     case DType::i8:
+    case DType::u8:
       return llvm::Type::getInt8Ty(ctx_);
+    case DType::i16:
+    case DType::u16:
+      return llvm::Type::getInt16Ty(ctx_);
     case DType::i32:
+    case DType::u32:
       return llvm::Type::getInt32Ty(ctx_);
     case DType::i64:
+    case DType::u64:
       return llvm::Type::getInt64Ty(ctx_);
     case DType::boolean:
       return llvm::Type::getInt1Ty(ctx_);
-    case DType::f64:
-    case DType::i16:
-    case DType::u8:
-    case DType::u16:
-    case DType::u32:
-    case DType::u64:
     case DType::str:
-      break;  // not generated (the native backend refuses these types)
+      break;  // not generated (the native backend refuses strings)
   }
   return nullptr;
 }
@@ -111,8 +114,9 @@ Val Emitter::emit(const te::Expr& e) {
       std::vector<llvm::Value*> args;
       for (Val& v : vals) args.push_back(vec ? broadcast(v) : v.v);
       if (args.size() != static_cast<size_t>(te::intrinsic_arity(c->op)) ||
-          e.dtype() != DType::f32) {
-        fail(str_cat("calls ", te::intrinsic_name(c->op), " with unsupported arguments"));
+          !generates_intrinsic(c->op, e.dtype())) {
+        fail(str_cat("calls ", te::intrinsic_name(c->op), " on ", dtype_name(e.dtype()),
+                     " arguments (f32 only; f64 for sqrt, rsqrt, fabs, floor, ceil and round)"));
         return {llvm::PoisonValue::get(with_lanes(reg_type(e.dtype()))), vec};
       }
       return {emit_call(c->op, args), vec};
@@ -139,7 +143,9 @@ llvm::Value* Emitter::emit_scalar(const te::Expr& e) {
 }
 
 std::optional<Val> Emitter::emit_lane_compare(ExprKind k, const te::BinaryNode& n) {
-  if (lanes_ == 0 || is_float(n.a.dtype()) || n.a.dtype() == DType::boolean) return std::nullopt;
+  if (lanes_ == 0 || is_float(n.a.dtype()) || n.a.dtype() == DType::boolean ||
+      is_unsigned(n.a.dtype()))
+    return std::nullopt;
   if (k != ExprKind::LT && k != ExprKind::LE && k != ExprKind::GT && k != ExprKind::GE)
     return std::nullopt;
   // d(lane) = a - b must vary only through the vectorized variable, by +-1 per lane.
@@ -182,6 +188,8 @@ Val Emitter::emit_binary(ExprKind k, const te::BinaryNode& n) {
   const DType t = n.a.dtype();
   const bool fl = is_float(t);
   const bool boolean = t == DType::boolean;
+  // Booleans and unsigned integers compare, divide and take min/max without sign.
+  const bool uns = boolean || is_unsigned(t);
   llvm::Value* r = nullptr;
   switch (k) {
     case ExprKind::Add:
@@ -194,21 +202,22 @@ Val Emitter::emit_binary(ExprKind k, const te::BinaryNode& n) {
       r = fl ? b_.CreateFMul(x, y) : b_.CreateMul(x, y);
       break;
     case ExprKind::Div:
-      r = fl ? b_.CreateFDiv(x, y) : int_div(x, y, n.b, false);
+      r = fl ? b_.CreateFDiv(x, y) : uns ? uint_div(x, y, false) : int_div(x, y, n.b, false);
       break;
     case ExprKind::Mod:
-      r = fl ? b_.CreateFRem(x, y) : int_mod(x, y, n.b, false);
+      r = fl ? b_.CreateFRem(x, y) : uns ? uint_div(x, y, true) : int_mod(x, y, n.b, false);
       break;
     case ExprKind::FloorDiv:
       r = fl ? b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(x, y))
-             : int_div(x, y, n.b, true);
+             : uns ? uint_div(x, y, false)
+                   : int_div(x, y, n.b, true);
       break;
     case ExprKind::FloorMod:
       if (fl) {
         llvm::Value* q = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(x, y));
         r = b_.CreateFSub(x, b_.CreateFMul(q, y));
       } else {
-        r = int_mod(x, y, n.b, true);
+        r = uns ? uint_div(x, y, true) : int_mod(x, y, n.b, true);
       }
       break;
     case ExprKind::Min:
@@ -222,8 +231,11 @@ Val Emitter::emit_binary(ExprKind k, const te::BinaryNode& n) {
       } else if (boolean) {
         r = k == ExprKind::Min ? b_.CreateAnd(x, y) : b_.CreateOr(x, y);
       } else {
-        r = b_.CreateBinaryIntrinsic(
-            k == ExprKind::Min ? llvm::Intrinsic::smin : llvm::Intrinsic::smax, x, y);
+        const bool min = k == ExprKind::Min;
+        r = b_.CreateBinaryIntrinsic(uns   ? (min ? llvm::Intrinsic::umin : llvm::Intrinsic::umax)
+                                     : min ? llvm::Intrinsic::smin
+                                           : llvm::Intrinsic::smax,
+                                     x, y);
       }
       break;
     case ExprKind::EQ:
@@ -233,16 +245,16 @@ Val Emitter::emit_binary(ExprKind k, const te::BinaryNode& n) {
       r = fl ? b_.CreateFCmpUNE(x, y) : b_.CreateICmpNE(x, y);
       break;
     case ExprKind::LT:
-      r = fl ? b_.CreateFCmpOLT(x, y) : boolean ? b_.CreateICmpULT(x, y) : b_.CreateICmpSLT(x, y);
+      r = fl ? b_.CreateFCmpOLT(x, y) : uns ? b_.CreateICmpULT(x, y) : b_.CreateICmpSLT(x, y);
       break;
     case ExprKind::LE:
-      r = fl ? b_.CreateFCmpOLE(x, y) : boolean ? b_.CreateICmpULE(x, y) : b_.CreateICmpSLE(x, y);
+      r = fl ? b_.CreateFCmpOLE(x, y) : uns ? b_.CreateICmpULE(x, y) : b_.CreateICmpSLE(x, y);
       break;
     case ExprKind::GT:
-      r = fl ? b_.CreateFCmpOGT(x, y) : boolean ? b_.CreateICmpUGT(x, y) : b_.CreateICmpSGT(x, y);
+      r = fl ? b_.CreateFCmpOGT(x, y) : uns ? b_.CreateICmpUGT(x, y) : b_.CreateICmpSGT(x, y);
       break;
     case ExprKind::GE:
-      r = fl ? b_.CreateFCmpOGE(x, y) : boolean ? b_.CreateICmpUGE(x, y) : b_.CreateICmpSGE(x, y);
+      r = fl ? b_.CreateFCmpOGE(x, y) : uns ? b_.CreateICmpUGE(x, y) : b_.CreateICmpSGE(x, y);
       break;
     case ExprKind::And:
       r = b_.CreateAnd(x, y);
@@ -285,6 +297,15 @@ llvm::Value* Emitter::int_div(llvm::Value* a, llvm::Value* b, const te::Expr& di
   }
   q = b_.CreateSelect(minus_one, b_.CreateNeg(a), q);
   return b_.CreateSelect(zero, c(0), q);
+}
+
+llvm::Value* Emitter::uint_div(llvm::Value* a, llvm::Value* b, bool remainder) {
+  // Division by 0 is defined as 0 here (quotient and remainder), as for signed integers.
+  llvm::Value* zero = llvm::Constant::getNullValue(a->getType());
+  llvm::Value* by_zero = b_.CreateICmpEQ(b, zero);
+  llvm::Value* safe = b_.CreateSelect(by_zero, llvm::ConstantInt::get(a->getType(), 1), b);
+  llvm::Value* r = remainder ? b_.CreateURem(a, safe) : b_.CreateUDiv(a, safe);
+  return b_.CreateSelect(by_zero, zero, r);
 }
 
 llvm::Value* Emitter::int_mod(llvm::Value* a, llvm::Value* b, const te::Expr& divisor, bool floor) {
@@ -353,16 +374,20 @@ llvm::Value* Emitter::convert(llvm::Value* v, DType from, DType to) {
   const bool from_f = is_float(from), to_f = is_float(to);
   if (!from_f && !to_f) {
     if (to == DType::boolean) return b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
-    if (from == DType::boolean) return b_.CreateZExt(v, dst);
+    // Widening zero-extends booleans and unsigned sources, sign-extends signed ones.
+    if (from == DType::boolean || is_unsigned(from)) return b_.CreateZExtOrTrunc(v, dst);
     return b_.CreateSExtOrTrunc(v, dst);
   }
   if (!from_f && to_f)
-    return from == DType::boolean ? b_.CreateUIToFP(v, dst) : b_.CreateSIToFP(v, dst);
+    return from == DType::boolean || is_unsigned(from) ? b_.CreateUIToFP(v, dst)
+                                                       : b_.CreateSIToFP(v, dst);
   if (from_f && !to_f) {
     if (to == DType::boolean)
       return b_.CreateFCmpUNE(v, llvm::Constant::getNullValue(v->getType()));
     // Saturating conversion: NaN gives 0 and out-of-range values clamp (no poison).
-    return b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {dst, v->getType()}, {v});
+    return b_.CreateIntrinsic(
+        is_unsigned(to) ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat,
+        {dst, v->getType()}, {v});
   }
   return b_.CreateFPCast(v, dst);
 }
