@@ -1,8 +1,11 @@
 // Whole-model benchmark: each model placed by every strategy (single:dnnl, single:eigen, greedy,
 // two-level, and single:native / single:openvino when backends of those names are registered)
-// and run in process, alternated round by round with two peers, ONNX Runtime (CPU, 2 threads)
-// and OpenVINO (CPU plugin, 2 threads, latency hint, f32), each in a child process that times
-// itself (bench/models/peer_server.py). Every contender is followed by a pause of 100 ms, so that
+// and run in process, alternated round by round with two peers, ONNX Runtime (CPU) and OpenVINO
+// (CPU plugin, latency hint, f32), each in a child process that times itself
+// (bench/models/peer_server.py); where OpenVINO is built in, also OpenVINO's C++ API in this
+// process on the model file and on the ONNX bytes single:openvino hands it. Every contender uses
+// --threads threads (2). The order of the contenders is shuffled each round, and every contender
+// is followed by a pause of 100 ms, so that
 // the thread teams that spin after their work (ONNX Runtime's, OpenVINO's TBB workers, OpenMP's)
 // are asleep before the next one runs. Prints each contender's median latency and CPU time per
 // run (of every thread of its process: this one, or the peer's), its ratios to
@@ -11,13 +14,15 @@
 // on a timing.
 //
 //   model_bench [--small | --heldout] [--models a,b] [--rounds N] [--repeat N] [--budget S]
-//               [--cost-db PATH]
+//               [--cost-db PATH] [--threads N]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <numeric>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,6 +39,7 @@
 #include "openmp_wait.h"
 #include "placement_cli.h"
 #ifdef COLLAGE_HAVE_OPENVINO
+#include "backends/openvino/region_onnx.h"
 #include "ov_region.h"
 #endif
 
@@ -58,17 +64,19 @@ struct Args {
   std::string target;      // --target as given
   std::string target_cpu;  // resolved (resolve_native_target): "" for this machine
   std::string python = std::string(COLLAGE_SOURCE_DIR) + "/.venv/bin/python";
+  int64_t threads = 2;
 };
 
 #ifdef COLLAGE_HAVE_OPENVINO
-// OpenVINO's C++ API on the model file itself, in this process, compiled with the properties the
-// openvino backend uses (rt_openvino::compile_properties): single:openvino against it is the
-// integration's overhead, with no process or language between them.
+// OpenVINO's C++ API in this process, compiled with the properties the openvino backend uses
+// (rt_openvino::compile_properties), its infer request bound to the inputs once and its outputs
+// its own: on the model file itself, single:openvino against it is the integration's whole
+// overhead, with no process or language between them; on the ONNX bytes the backend hands
+// OpenVINO for the whole graph (region_to_onnx after collage's passes), the part of it that is
+// not the graph.
 class DirectOpenvino {
  public:
-  DirectOpenvino(const fs::path& model, const std::vector<Tensor>& inputs) {
-    ov::CompiledModel compiled =
-        rt_openvino::core().compile_model(model.string(), "CPU", rt_openvino::compile_properties(2));
+  DirectOpenvino(ov::CompiledModel compiled, const std::vector<Tensor>& inputs) {
     request_ = compiled.create_infer_request();
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Tensor& t = inputs[i];
@@ -175,7 +183,7 @@ bool bench_model(const std::string& name, const Args& args, double budget_s,
   if (!args.strategies.empty()) strategies = split_list(args.strategies);
   // One pool for every contender, as an application has: idle pools of the others would take
   // threads from the one running.
-  ThreadPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  ThreadPool pool(static_cast<int>(args.threads));
   std::vector<Row> rows;
   std::vector<std::optional<CompiledModel>> models;
   for (const std::string& s : strategies) {
@@ -187,18 +195,32 @@ bool bench_model(const std::string& name, const Args& args, double budget_s,
     rows.push_back(std::move(row));
   }
 #ifdef COLLAGE_HAVE_OPENVINO
-  std::optional<DirectOpenvino> direct;
-  {
+  // Timed through `direct` (no collage model): the model file, then the region's ONNX bytes.
+  std::vector<std::optional<DirectOpenvino>> direct(rows.size());
+  for (const bool file : {true, false}) {
     Row row;
-    row.name = "openvino (C++, in process)";
+    row.name = file ? "openvino (C++, in process)" : "openvino (C++, region's ONNX)";
+    const ov::AnyMap properties = rt_openvino::compile_properties(static_cast<int>(args.threads));
     try {
-      direct.emplace(model, inputs);
-      row.note = "the model file, compiled as the openvino backend compiles";
+      if (file) {
+        direct.emplace_back().emplace(
+            rt_openvino::core().compile_model(model.string(), "CPU", properties), inputs);
+        row.note = "the model file, compiled as the openvino backend compiles";
+      } else if (auto onnx = openvino_backend::region_to_onnx(g); onnx.ok()) {
+        direct.emplace_back().emplace(
+            rt_openvino::core().compile_model(rt_openvino::core().read_model(*onnx, ov::Tensor()),
+                                              "CPU", properties),
+            inputs);
+        row.note = "what single:openvino hands OpenVINO, compiled and run as the row above";
+      } else {
+        row.note = std::string(onnx.status().message());
+      }
     } catch (const std::exception& e) {
       row.note = rt_openvino::exception_text(e);
     }
+    if (direct.size() == rows.size()) direct.emplace_back();
     rows.push_back(std::move(row));
-    models.emplace_back();  // no collage model: timed through `direct`
+    models.emplace_back();
   }
 #endif
   // The peers, ONNX Runtime first (the reference of every ratio and error).
@@ -208,14 +230,15 @@ bool bench_model(const std::string& name, const Args& args, double budget_s,
   };
   std::vector<Peer> peers(2);
   const char* peer_names[] = {"onnxruntime", "openvino"};
-  const char* peer_notes[] = {"2 threads, all graph optimisations",
-                              "CPU plugin, 2 threads, latency hint, f32, unpinned"};
+  const std::string peer_notes[] = {
+      absl::StrFormat("%d threads, all graph optimisations", args.threads),
+      absl::StrFormat("CPU plugin, %d threads, latency hint, f32, unpinned", args.threads)};
   const fs::path peer_outputs = fs::temp_directory_path() / ("model_bench_" + name + "_ov.npz");
   for (size_t p = 0; p < peers.size(); ++p) {
     std::string error;
     const bool with_outputs = p == 1;
     peers[p].process = PeerProcess::start(args.python, peer_names[p], model,
-                                          cache / (name + ".inputs.npz"), 2,
+                                          cache / (name + ".inputs.npz"), static_cast<int>(args.threads),
                                           with_outputs ? peer_outputs : fs::path(), &error);
     peers[p].row.name = peer_names[p];
     peers[p].row.note = peers[p].process ? peer_notes[p] : error;
@@ -231,18 +254,26 @@ bool bench_model(const std::string& name, const Args& args, double budget_s,
     }
   }
 
-  // Rounds: each contender runs `repeat` times in turn, the order rotating, so that drift on a
-  // shared machine affects them alike; a pause after each lets spinning thread teams sleep
-  // (ONNX Runtime's measured up to 1.7x slower the contender after it). One untimed run each
-  // first.
+  // Rounds: each contender runs `repeat` times in turn, in an order shuffled anew each round
+  // (with a fixed seed), so that drift on a shared machine affects them alike and no contender
+  // always follows the same one (what ran before moves caches and wakes or leaves thread teams);
+  // a pause after each lets spinning thread teams sleep (ONNX Runtime's measured up to 1.7x
+  // slower the contender after it). One untimed run each first.
   for (auto& m : models)
     if (m) (void)m->run(inputs);
+#ifdef COLLAGE_HAVE_OPENVINO
+  for (auto& d : direct)
+    if (d) d->run();
+#endif
   for (Peer& p : peers)
     if (p.process) (void)p.process->time(1);
   const size_t n = rows.size() + peers.size();
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::mt19937 shuffle_rng(20261126);
   for (int64_t r = 0; r < args.rounds; ++r) {
-    for (size_t k = 0; k < n; ++k) {
-      const size_t c = (k + static_cast<size_t>(r)) % n;
+    std::shuffle(order.begin(), order.end(), shuffle_rng);
+    for (const size_t c : order) {
       if (c >= rows.size()) {
         Peer& p = peers[c - rows.size()];
         if (!p.process) continue;
@@ -251,10 +282,10 @@ bool bench_model(const std::string& name, const Args& args, double budget_s,
         p.row.cpu_ms.insert(p.row.cpu_ms.end(), t.cpu.begin(), t.cpu.end());
       } else {
 #ifdef COLLAGE_HAVE_OPENVINO
-        if (c + 1 == rows.size() && direct) {
+        if (c < direct.size() && direct[c]) {
           for (int64_t i = 0; i < args.repeat; ++i) {
             const double c0 = process_cpu_ms(), t0 = now_ms();
-            direct->run();
+            direct[c]->run();
             const double t1 = now_ms();
             rows[c].ms.push_back(t1 - t0);
             rows[c].cpu_ms.push_back(process_cpu_ms() - c0);
@@ -320,7 +351,7 @@ int run(int argc, char** argv) {
   Args args;
   ArgParser parser("model_bench",
                    "Times each model under every placement strategy, alternating with ONNX "
-                   "Runtime\nand OpenVINO (CPU, 2 threads) in one run; prints medians, ratios, "
+                   "Runtime\nand OpenVINO (CPU) in one run; prints medians, ratios, "
                    "errors and the\nspeedup of two-level over the best single backend and over "
                    "OpenVINO.");
   parser.flag("--small", "the width-reduced *_small models (a quick check)", &args.small);
@@ -353,6 +384,10 @@ int run(int argc, char** argv) {
                 "the CPU generated code is built for: avx2, avx512, an LLVM CPU name\n"
                 "(default: this machine); it sets the channel block (8 on AVX2)",
                 &args.target);
+  parser.option("--threads", "N",
+                "threads of every contender: collage's pool and the kernels it builds,\n"
+                "OpenVINO's inference threads, ONNX Runtime's intra-op threads (default 2)",
+                &args.threads, 1);
   parser.option("--python", "PATH",
                 "the Python with onnxruntime and openvino (default: the checkout's .venv)",
                 &args.python);

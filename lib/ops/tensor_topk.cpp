@@ -1,11 +1,9 @@
 // TopK (ONNX 1, 10, 11, 24): the k largest or smallest elements along one axis and their indices.
-#include <algorithm>
-#include <cmath>
-#include <numeric>
-#include <type_traits>
+#include <utility>
 
 #include "collage/ops/sorting.h"
 #include "core/str_cat.h"
+#include "dyn_top_k.h"
 #include "ops/elementwise_common.h"
 #include "ops/op_sets.h"
 
@@ -65,25 +63,12 @@ absl::Status run_topk(const KernelArgs& args) {
     const auto* in = x.data<typename C::Storage>();
     auto* values = args.outputs[0].data<typename C::Storage>();
     std::vector<T> row(static_cast<size_t>(len));
-    std::vector<int64_t> order(static_cast<size_t>(len));
-    // A strict order on (value, index): NaN above every number, equal values by index.
-    auto before = [&](int64_t i, int64_t j) {
-      const T vi = row[i], vj = row[j];
-      bool nan_i = false, nan_j = false;
-      if constexpr (std::is_floating_point_v<T>) nan_i = std::isnan(vi), nan_j = std::isnan(vj);
-      if (nan_i || nan_j) {
-        if (nan_i && nan_j) return i < j;
-        return a.largest ? nan_i : nan_j;
-      }
-      if (vi != vj) return a.largest ? vi > vj : vi < vj;
-      return i < j;
-    };
+    std::vector<int64_t> order;
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t i = 0; i < inner; ++i) {
         const auto* src = in + o * len * inner + i;
         for (int64_t j = 0; j < len; ++j) row[j] = C::load(src[j * inner]);
-        std::iota(order.begin(), order.end(), int64_t{0});
-        std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+        rt_dynamic::top_k_order(row, k, a.largest, order);
         for (int64_t j = 0; j < k; ++j) {
           const int64_t at = (o * k + j) * inner + i;
           values[at] = C::store(row[order[j]]);

@@ -2,11 +2,7 @@
 // [sorted]) on f32, i32 and i64. The same order as the reference kernel (lib/ops/tensor_topk.cpp):
 // from the largest (smallest) down, equal values by index, NaN above every number; the result is
 // always sorted.
-#include <algorithm>
-#include <cmath>
-#include <numeric>
-#include <type_traits>
-
+#include "dyn_top_k.h"
 #include "dyn_value.h"
 
 namespace collage::rt_dynamic {
@@ -23,21 +19,12 @@ void top_k(const Value& x, int64_t axis, int64_t k, bool largest, Outputs& out) 
   for (size_t d = static_cast<size_t>(axis) + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
   const int64_t len = x.shape[axis];
   std::vector<T> row(static_cast<size_t>(len));
-  std::vector<int64_t> order(static_cast<size_t>(len));
-  auto before = [&](int64_t i, int64_t j) {
-    const T vi = row[i], vj = row[j];
-    bool nan_i = false, nan_j = false;
-    if constexpr (std::is_floating_point_v<T>) nan_i = std::isnan(vi), nan_j = std::isnan(vj);
-    if (nan_i || nan_j) return nan_i && nan_j ? i < j : (largest ? nan_i : nan_j);
-    if (vi != vj) return largest ? vi > vj : vi < vj;
-    return i < j;
-  };
+  std::vector<int64_t> order;
   const T* in = x.as<T>();
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
       for (int64_t j = 0; j < len; ++j) row[j] = in[(o * len + j) * inner + i];
-      std::iota(order.begin(), order.end(), int64_t{0});
-      std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+      top_k_order(row, k, largest, order);
       for (int64_t j = 0; j < k; ++j) {
         const int64_t at = (o * k + j) * inner + i;
         values[at] = row[order[j]];
