@@ -16,6 +16,11 @@ std::string CompileResult::report_json() const {
   j["measured"] = r.measured;
   j["cached"] = r.cached;
   j["evaluations"] = r.evaluations;
+  j["choices_measured"] = choices_measured;
+  j["choices_reused"] = choices_reused;
+  nlohmann::ordered_json steps = nlohmann::ordered_json::object();
+  for (const auto& [step, s] : phases) steps[step] = s;
+  j["phases_s"] = std::move(steps);
   nlohmann::ordered_json compared = nlohmann::ordered_json::array();
   for (const MeasuredPlacement& m : r.compared)
     compared.push_back({{"strategy", m.strategy}, {"ms", m.ms}, {"note", m.note}});

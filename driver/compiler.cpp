@@ -65,19 +65,72 @@ absl::Status check_artifact_groups(const Graph& g, const Placement& p,
   return absl::OkStatus();
 }
 
+// Shares of the compile's time budget (PlacementOptions::time_budget_s) kept for building the
+// artifact, and for measuring its executors (each of the two comparisons of whole runs that
+// make_artifact_schedule may make; at most WaveOptions' default).
+constexpr double kBuildShare = 0.1;
+constexpr double kScheduleShare = 0.04;
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The step of CompileResult::phases a placement progress phase belongs to.
+std::string_view phase_step(std::string_view phase) {
+  if (phase == "seeds" || phase == "evolve" || phase == "finalists" || phase == "done")
+    return "graph-level";
+  return phase;
+}
+
+// Wall time per step, in the order the steps first ran: each step lasts until the next begins.
+class PhaseClock {
+ public:
+  void begin(std::string_view step) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!phases_.empty())
+      phases_[current_].second += std::chrono::duration<double>(now - since_).count();
+    since_ = now;
+    for (current_ = 0; current_ < phases_.size(); ++current_)
+      if (phases_[current_].first == step) return;
+    phases_.emplace_back(std::string(step), 0.0);
+  }
+  std::vector<std::pair<std::string, double>> finish() {
+    begin("");
+    phases_.pop_back();
+    return std::move(phases_);
+  }
+
+ private:
+  std::vector<std::pair<std::string, double>> phases_;
+  size_t current_ = 0;
+  std::chrono::steady_clock::time_point since_;
+};
+
+// The measured choices of a compile: the caller's (PlacementOptions::choices), else a store over
+// the cost database that `owned` keeps for the compile; set in `placement`.
+absl::Status use_choices(PlacementOptions& placement, std::unique_ptr<MeasuredChoices>& owned) {
+  if (placement.choices) return absl::OkStatus();
+  auto store = open_measured_choices(placement);
+  if (!store.ok()) return store.status();
+  owned = *std::move(store);
+  placement.choices = owned.get();
+  return absl::OkStatus();
+}
+
 // How the placed groups are built into an artifact: with the placement's threads, target, code
-// cache and channel block, under the executor it was scored with.
-ArtifactOptions artifact_options(const PlacementOptions& placement) {
+// cache, channel block and measured choices, under the executor it was scored with, its
+// executors measured within their share of the compile's `budget_s`.
+ArtifactOptions artifact_options(const PlacementOptions& placement, double budget_s) {
   ArtifactOptions artifact;
+  artifact.waves.measure_max_ms =
+      std::min(artifact.waves.measure_max_ms, 1000 * kScheduleShare * budget_s);
   artifact.build.num_threads = placement.num_threads;
   artifact.build.target = placement.target;
   artifact.build.code_cache = placement.code_cache;
   artifact.build.channel_block = placement.channel_block;
+  artifact.build.choices = placement.choices;
   artifact.waves.executor = wave_choice(placement.executor);
+  artifact.waves.choices = placement.choices;
   return artifact;
 }
 
@@ -174,6 +227,8 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   if (options.batch.max) return compile_batch(model, options);
   using Clock = std::chrono::steady_clock;
   Clock::time_point start = Clock::now();
+  PhaseClock phases;
+  phases.begin("import");
   if (options.step_progress) options.step_progress("import");
   auto imported = import_model(model, options);
   if (!imported.ok()) return imported.status();
@@ -188,27 +243,53 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   if (absl::Status s = refuse_string_values(r.graph); !s.ok()) return s;
   PlacementOptions placement = placement_options(options);
   if (!placement.executor_latency) placement.executor_latency = artifact_executor_latency(*ctx_);
+  // The budget bounds the whole compile: the placement gets it less a reserve for building the
+  // artifact (whose executor measurement is bounded by its own share), the import counted as
+  // spent.
+  const double budget_s = placement.time_budget_s;
+  if (options.artifact) placement.time_budget_s *= 1 - kBuildShare;
+  placement.spent_s = r.import_s;
+  std::unique_ptr<MeasuredChoices> choices;
+  if (absl::Status s = use_choices(placement, choices); !s.ok()) return s;
+  const size_t choices_measured = placement.choices->measured();
+  const size_t choices_reused = placement.choices->reused();
   std::optional<Clock::time_point> compare_start;
-  placement.progress = [&compare_start, inner = placement.progress](const PlacementProgress& p) {
+  phases.begin("placement");
+  placement.progress = [&compare_start, &phases,
+                        inner = placement.progress](const PlacementProgress& p) {
     if (p.phase == "compare" && !compare_start) compare_start = Clock::now();
+    phases.begin(phase_step(p.phase));
     if (inner) inner(p);
   };
   auto optimized = optimize_detailed(*ctx_, *backends_, r.graph, placement);
   if (!optimized.ok()) return optimized.status();
   r.optimized = *std::move(optimized);
   r.placement_s = seconds_since(start);
+  const auto count_choices = [&] {
+    r.choices_measured = placement.choices->measured() - choices_measured;
+    r.choices_reused = placement.choices->reused() - choices_reused;
+  };
+  count_choices();
   if (compare_start) r.compare_s = seconds_since(*compare_start);
-  if (!options.artifact) return r;
+  if (!options.artifact) {
+    r.phases = phases.finish();
+    return r;
+  }
   start = Clock::now();
+  phases.begin("build");
   if (absl::Status s = check_artifact_groups(r.graph, r.optimized.placement, *backends_, placement);
       !s.ok())
     return s;
   if (options.step_progress) options.step_progress("build");
   auto bytes = compile_artifact(*ctx_, *backends_, r.graph, r.optimized.placement,
-                                artifact_options(placement), &r.summary);
+                                artifact_options(placement, budget_s), &r.summary);
   if (!bytes.ok()) return bytes.status();
   r.artifact = *std::move(bytes);
   r.artifact_s = seconds_since(start);
+  r.phases = phases.finish();
+  count_choices();
+  for (const std::string& w : placement.choices->warnings())
+    r.optimized.placement.notes.push_back(str_cat("cost database: ", w));
   return r;
 }
 
@@ -216,7 +297,8 @@ absl::StatusOr<CompileResult> Compiler::compile_batch(const ModelSource& model,
                                                       const CompileOptions& options) const {
   if (std::holds_alternative<Graph>(model.source_))
     return absl::InvalidArgumentError(
-        str_cat(model.description(), ": a batch range needs a model file or ONNX bytes, which are "
+        str_cat(model.description(),
+                ": a batch range needs a model file or ONNX bytes, which are "
                 "imported once per batch"));
   if (!options.artifact)
     return absl::InvalidArgumentError(
@@ -224,6 +306,8 @@ absl::StatusOr<CompileResult> Compiler::compile_batch(const ModelSource& model,
   const auto start = std::chrono::steady_clock::now();
   PlacementOptions placement = placement_options(options);
   if (!placement.executor_latency) placement.executor_latency = artifact_executor_latency(*ctx_);
+  std::unique_ptr<MeasuredChoices> choices;
+  if (absl::Status s = use_choices(placement, choices); !s.ok()) return s;
   if (options.step_progress) options.step_progress("import");
   std::vector<TreeStrategyReport> trees;
   const ImportAtBatch import = [&](int64_t batch) -> absl::StatusOr<Graph> {
@@ -231,9 +315,9 @@ absl::StatusOr<CompileResult> Compiler::compile_batch(const ModelSource& model,
     for (const auto& [name, axis] : options.batch.axes) {
       Shape& shape = at.import.onnx.input_shapes[name];
       if (axis < 0 || static_cast<size_t>(axis) >= shape.size())
-        return absl::InvalidArgumentError(
-            str_cat("batch range: input '", name, "' has no dimension ", axis,
-                    " in its given shape ", shape_to_string(shape)));
+        return absl::InvalidArgumentError(str_cat("batch range: input '", name,
+                                                  "' has no dimension ", axis,
+                                                  " in its given shape ", shape_to_string(shape)));
       shape[static_cast<size_t>(axis)] = batch;
     }
     auto m = import_model(model, at);
@@ -242,7 +326,8 @@ absl::StatusOr<CompileResult> Compiler::compile_batch(const ModelSource& model,
     return std::move(m->graph);
   };
   auto batch = compile_batch_variants(*ctx_, *backends_, import, options.batch, placement,
-                                      artifact_options(placement), options.batch_progress);
+                                      artifact_options(placement, placement.time_budget_s),
+                                      options.batch_progress);
   if (!batch.ok()) return batch.status();
   CompileResult r;
   r.model = model.description();
@@ -258,6 +343,8 @@ absl::StatusOr<CompileResult> Compiler::compile_batch(const ModelSource& model,
   r.padded = batch->padded;
   r.batch_note = std::move(batch->note);
   r.placement_s = seconds_since(start);
+  r.choices_measured = placement.choices->measured();
+  r.choices_reused = placement.choices->reused();
   return r;
 }
 

@@ -5,10 +5,12 @@
 // --make-seeds it writes fuzzing seeds instead: real models with their large initializers
 // replaced (fuzz/onnx_seeds.h).
 //
-//   onnx_fuzz_replay [--seconds S] [--seed N] [--hang S] [--shrink PATH]... PATH...
+//   onnx_fuzz_replay [--seconds S] [--seed N] [--hang S] [--keep-current FILE] [--shrink PATH]...
+//                    PATH...
 //     PATH: a file, or a folder searched for *.onnx (and, in folders named regressions*, files
 //     without an extension); --shrink PATH: the same, with the models' large initializers
-//     replaced as in the seeds (real models as inputs)
+//     replaced as in the seeds (real models as inputs); --keep-current FILE: each input is written
+//     to FILE before it runs, so that a crash leaves the input that caused it
 //   onnx_fuzz_replay --make-seeds OUT_DIR PATH...   (seed-NAME.onnx for each model found)
 #include <unistd.h>
 
@@ -150,6 +152,7 @@ int main(int argc, char** argv) {
   unsigned hang = 20;
   std::string seeds_out;
   std::vector<std::string> paths, shrink_paths;
+  std::string keep_current;  // each input is written here before it runs (a crash leaves it)
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -158,6 +161,7 @@ int main(int argc, char** argv) {
     else if (a == "--hang" && has_value) hang = static_cast<unsigned>(std::stoul(argv[++i]));
     else if (a == "--make-seeds" && has_value) seeds_out = argv[++i];
     else if (a == "--shrink" && has_value) shrink_paths.push_back(argv[++i]);
+    else if (a == "--keep-current" && has_value) keep_current = argv[++i];
     else paths.push_back(a);
   }
   if (!seeds_out.empty()) return make_seeds(seeds_out, paths);
@@ -171,6 +175,7 @@ int main(int argc, char** argv) {
   std::signal(SIGALRM, on_alarm);
   long reached[4] = {};  // by collage::fuzz::Reached
   auto run = [&](const std::string& bytes) {
+    if (!keep_current.empty()) std::ofstream(keep_current, std::ios::binary) << bytes;
     alarm(hang);
     const auto r =
         collage::fuzz::run_onnx_input(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());

@@ -75,4 +75,16 @@ absl::StatusOr<std::string> device_fingerprint() {
       text.str(), static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
 }
 
+absl::StatusOr<std::string> placement_device(const PlacementOptions& options) {
+  std::string device = options.device;
+  if (device.empty()) {
+    auto d = device_fingerprint();
+    if (!d.ok()) return d.status();
+    device = *d;
+  }
+  if (!options.target.empty() && options.target != "host")
+    device = str_cat(device, "|target=", options.target);
+  return device;
+}
+
 }  // namespace collage

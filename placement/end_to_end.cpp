@@ -75,6 +75,7 @@ absl::StatusOr<double> EndToEndMeasurer::latency_ms(const Placement& p) {
   build.num_threads = pool_->num_threads();
   build.target = options_.target;
   build.code_cache = options_.code_cache;
+  build.choices = options_.choices;
   build.channel_block = options_.channel_block;
   if (options_.executor != PlacementExecutor::sequential && options_.executor_latency) {
     if (std::optional<double> ms =

@@ -25,6 +25,7 @@ struct EndToEndOptions {
   PlacementExecutor executor = PlacementExecutor::sequential;
   std::string target;      // BuildOptions::target of every kernel built
   std::string code_cache;  // BuildOptions::code_cache of every kernel built
+  MeasuredChoices* choices = nullptr;  // BuildOptions::choices of every kernel built
   ExecutorLatency executor_latency;
   int32_t channel_block = -1;  // BuildOptions::channel_block of every placement built
 };

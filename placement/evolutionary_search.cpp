@@ -459,13 +459,13 @@ absl::StatusOr<Placement> placement_of(const Graph& g, const BackendRegistry& ba
 
 std::vector<double> remeasure_alternately(const std::vector<Placement>& placements,
                                           PlacementEvaluator& evaluator, int rounds,
-                                          double deadline_ms, size_t* evaluations) {
+                                          double deadline_ms, size_t* evaluations, size_t always) {
   std::vector<std::vector<double>> samples(placements.size());
   std::vector<bool> failed(placements.size(), false);
   for (int r = 0; r < std::max(rounds, 1) && (r == 0 || now_ms() < deadline_ms); ++r) {
     for (size_t k = 0; k < placements.size(); ++k) {
       const size_t i = r % 2 == 0 ? k : placements.size() - 1 - k;
-      if (failed[i]) continue;
+      if (failed[i] || (r == 0 && i >= always && now_ms() >= deadline_ms)) continue;
       if (evaluations) ++*evaluations;
       auto ms = evaluator.latency_ms(placements[i]);
       if (ms.ok())
@@ -476,7 +476,9 @@ std::vector<double> remeasure_alternately(const std::vector<Placement>& placemen
   }
   std::vector<double> out;
   for (size_t i = 0; i < placements.size(); ++i)
-    out.push_back(failed[i] || samples[i].empty() ? -1 : summarize_samples(samples[i]).median);
+    out.push_back(failed[i]             ? -1
+                  : samples[i].empty() ? kNotMeasured
+                                       : summarize_samples(samples[i]).median);
   return out;
 }
 

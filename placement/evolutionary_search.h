@@ -80,12 +80,16 @@ absl::StatusOr<Placement> placement_of(const Graph& g, const BackendRegistry& ba
                                        const std::vector<size_t>& genes);
 
 // Measures each placement `rounds` times, alternating the order every round (forward, then
-// backward), and returns each one's median; -1 for a placement that failed. Every placement is
-// measured once; a later round starts only before `deadline_ms` (now_ms()). `evaluations`, when
-// given, grows by the measurements made.
+// backward), and returns each one's median; -1 for a placement that failed, kNotMeasured for one
+// the deadline left out.
+// The first `always` placements are measured once whatever the time, the others in the first
+// round only before `deadline_ms` (now_ms()); a later round starts only before it. `evaluations`,
+// when given, grows by the measurements made.
+inline constexpr double kNotMeasured = -2;
 std::vector<double> remeasure_alternately(const std::vector<Placement>& placements,
                                           PlacementEvaluator& evaluator, int rounds,
                                           double deadline_ms = HUGE_VAL,
-                                          size_t* evaluations = nullptr);
+                                          size_t* evaluations = nullptr,
+                                          size_t always = SIZE_MAX);
 
 }  // namespace collage

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <mutex>
 
+#include "core/parallel_ranges.h"
 #include "core/str_cat.h"
 
 namespace collage {
@@ -21,7 +22,7 @@ absl::Status run_kernel(Kernel& k, void* const* args, ThreadPool& pool) {
   if (n <= 1) return k.run_task(args, 0);
   std::mutex mu;
   absl::Status first;
-  pool.parallel_for(n, [&](int64_t t) {
+  parallel_for_ranges(pool, n, [&](int64_t t) {
     absl::Status s = k.run_task(args, static_cast<int32_t>(t));
     if (s.ok()) return;
     std::lock_guard<std::mutex> lock(mu);
@@ -84,7 +85,9 @@ void Measurer::record(const Backend& backend, uint64_t hash, const std::string& 
 void Measurer::prefetch(
     std::span<const std::pair<const Candidate*, const ExtractedSubgraph*>> batch) {
   std::vector<Job> jobs;
-  const bool quick = now_ms() >= options_.quick_after_ms;
+  const double now = now_ms();
+  const bool quick = now >= options_.quick_after_ms;
+  const bool late = now >= options_.skip_after_ms;
   for (const auto& [candidate, group] : batch) {
     const Backend& backend = *candidate->backend;
     std::string signature = canonical_signature(group->graph);
@@ -104,7 +107,7 @@ void Measurer::prefetch(
     if (db_) {
       auto r = db_->lookup({device_, backend.name(), backend.version(), hash});
       if (r && r->signature == signature) {
-        if (r->spread <= options_.trusted_spread || r->measurements > 1 || cached_only_) {
+        if (r->spread <= options_.trusted_spread || r->measurements > 1 || cached_only_ || late) {
           memo_[key] = {Cost{r->ms, r->samples, r->spread, true}, false};
           continue;
         }
@@ -114,6 +117,11 @@ void Measurer::prefetch(
     }
     if (cached_only_) {
       memo_[key] = {absl::UnavailableError("not measured: the placement is known"), false};
+      continue;
+    }
+    if (late && backend.name() != options_.always_backend) {
+      memo_[key] = {absl::DeadlineExceededError("not measured: the time budget was spent"), false};
+      ++skipped_;
       continue;
     }
     Job job{candidate, group, std::move(key), std::move(signature), hash, measurements};
@@ -126,6 +134,7 @@ void Measurer::prefetch(
   build.num_threads = pool_->num_threads();
   build.target = options_.target;
   build.code_cache = options_.code_cache;
+  build.choices = options_.choices;
   for (Job& job : jobs) {
     const Backend& backend = *job.candidate->backend;
     auto kernel = backend.build(job.group->graph, build);

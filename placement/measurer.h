@@ -28,11 +28,18 @@ struct MeasureOptions {
   double trusted_spread = 0.5;
   std::string target;      // BuildOptions::target of every kernel built
   std::string code_cache;  // BuildOptions::code_cache of every kernel built
+  MeasuredChoices* choices = nullptr;  // BuildOptions::choices of every kernel built
   // From this time on (now_ms()) kernels are sampled as `quick` says, with one warm-up run: the
   // placement's time budget is half spent. Infinite: never.
   double quick_after_ms = HUGE_VAL;
   SamplingOptions quick{/*min_samples=*/3, /*max_samples=*/5, /*settle_within=*/0.05,
                         /*max_ms=*/30};
+  // From this time on (now_ms()) a kernel the database lacks is built and timed only when its
+  // backend is `always_backend` (the fallback, which covers every node); the others get the
+  // error "not measured: the time budget was spent" (DeadlineExceeded), and a shaky database
+  // record is used as it is. Infinite: never.
+  double skip_after_ms = HUGE_VAL;
+  std::string always_backend;
 };
 
 // What is measured, exactly:
@@ -71,6 +78,7 @@ class Measurer : public CostModel {
   size_t measured() const { return measured_; }      // kernels timed by this measurer
   size_t cached() const { return cached_; }          // costs answered without timing anything
   size_t remeasured() const { return remeasured_; }  // shaky database records measured again
+  size_t skipped() const { return skipped_; }        // kernels left unmeasured (skip_after_ms)
   // Database writes that failed (the costs are still used).
   const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -91,7 +99,7 @@ class Measurer : public CostModel {
   ThreadPool* pool_;
   std::map<std::string, Entry> memo_;
   std::map<size_t, double> boundary_;
-  size_t measured_ = 0, cached_ = 0, remeasured_ = 0;
+  size_t measured_ = 0, cached_ = 0, remeasured_ = 0, skipped_ = 0;
   bool cached_only_ = false;
   std::vector<std::string> warnings_;
 };

@@ -30,6 +30,9 @@ constexpr size_t kMaxAlternatives = 6;
 // spent, and this much of it is kept for the comparison with the single-backend placements.
 constexpr double kMeasureShare = 0.5;
 constexpr double kCompareShare = 0.15;
+// Once this much of the budget is spent, candidates the cost database lacks are measured only on
+// the fallback backend (which covers every node); the others are left to a later compile.
+constexpr double kSkipShare = 0.75;
 
 // The backends taking part: the named ones (all when none are named) plus the fallback, in
 // registry order.
@@ -143,12 +146,14 @@ class Optimizer {
                             ? options_.num_threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     pool_ = std::make_unique<ThreadPool>(threads);
-    start_ms_ = now_ms();
+    start_ms_ = now_ms() - 1000 * std::max(0.0, options_.spent_s);
     BuildOptions build;
     build.channel_block = options_.channel_block;
     channel_block_ = channel_block(build);
 
     OptimizeResult result;
+    if (absl::Status s = setup_choices(); !s.ok()) return s;
+    const size_t choices_measured = choices_->measured(), choices_reused = choices_->reused();
     if (options_.strategy == "greedy" || options_.strategy.starts_with("single:")) {
       auto p = place_baseline(options_.strategy, g_, registry_, baseline_options());
       if (!p.ok()) return p.status();
@@ -175,9 +180,19 @@ class Optimizer {
       }
     }
     if (options_.compare_baselines) compare(result);
+    result.choices_measured = choices_->measured() - choices_measured;
+    result.choices_reused = choices_->reused() - choices_reused;
+    if (own_choices_)
+      for (const std::string& w : own_choices_->warnings())
+        result.placement.notes.push_back(str_cat("cost database: ", w));
     if (measurer_) {
       result.measured = measurer_->measured();
       result.cached = measurer_->cached();
+      if (measurer_->skipped())
+        result.placement.notes.push_back(str_cat(
+            measurer_->skipped(),
+            " candidates not measured: the time budget was spent (a later compile with this cost "
+            "database measures them, and a two-level search is not remembered until then)"));
       if (measurer_->remeasured())
         result.placement.notes.push_back(str_cat(measurer_->remeasured(),
                                                  " shaky cost-database records (spread above ",
@@ -225,6 +240,7 @@ class Optimizer {
       e2e.executor = options_.executor;
       e2e.target = options_.target;
       e2e.code_cache = options_.code_cache;
+      e2e.choices = choices_;
       e2e.executor_latency = options_.executor_latency;
       e2e.channel_block = channel_block_;
       if (options_.executor != PlacementExecutor::sequential && !options_.executor_latency)
@@ -237,20 +253,28 @@ class Optimizer {
     return *end_to_end_;
   }
 
+  // The store of the kernels' measured choices: the caller's, else one over the cost database
+  // (opened here; the cost model opens its own view) or in memory.
+  absl::Status setup_choices() {
+    if (options_.choices) {
+      choices_ = options_.choices;
+      return absl::OkStatus();
+    }
+    auto store = open_measured_choices(options_);
+    if (!store.ok()) return store.status();
+    own_choices_ = *std::move(store);
+    choices_ = own_choices_.get();
+    return absl::OkStatus();
+  }
+
   absl::Status setup_cost_model() {
     if (options_.cost_model) {
       model_ = options_.cost_model;
       return absl::OkStatus();
     }
-    std::string device = options_.device;
-    if (device.empty()) {
-      auto d = device_fingerprint();
-      if (!d.ok()) return d.status();
-      device = *d;
-    }
-    if (!options_.target.empty() && options_.target != "host")
-      device = str_cat(device, "|target=", options_.target);
-    device_ = device;
+    auto device = placement_device(options_);
+    if (!device.ok()) return device.status();
+    device_ = *device;
     if (!options_.cost_db_path.empty()) {
       auto db = CostDatabase::open(options_.cost_db_path);
       if (!db.ok()) return db.status();
@@ -260,9 +284,12 @@ class Optimizer {
     MeasureOptions measure;
     measure.trusted_spread = options_.trusted_spread;
     measure.quick_after_ms = start_ms_ + options_.time_budget_s * 1000 * kMeasureShare;
+    measure.skip_after_ms = start_ms_ + options_.time_budget_s * 1000 * kSkipShare;
+    measure.always_backend = options_.fallback;
     measure.target = options_.target;
     measure.code_cache = options_.code_cache;
-    measurer_ = std::make_unique<Measurer>(measure, db_.get(), device, pool_.get());
+    measure.choices = choices_;
+    measurer_ = std::make_unique<Measurer>(measure, db_.get(), device_, pool_.get());
     model_ = measurer_.get();
     return absl::OkStatus();
   }
@@ -397,6 +424,7 @@ class Optimizer {
   }
 
   absl::Status two_level(OptimizeResult& result) {
+    report("seeds");
     const CostKey memo_key = this->memo_key();
     std::vector<EvolutionSeed> seeds = {{"op-level", op_genes_}};
     for (const Backend* b : selected_) {
@@ -443,7 +471,9 @@ class Optimizer {
                                  : str_cat("seed ", m.strategy, ": not measured: ", m.note));
     for (const std::string& n : found->notes) notes_.push_back(n);
     notes_.push_back(str_cat("chosen: ", found->origin));
-    if (db_) {
+    // A search that had candidates left unmeasured is not remembered: the next compile measures
+    // them and searches again.
+    if (db_ && !(measurer_ && measurer_->skipped())) {
       CostRecord memo{memo_key, encode_groups(p), found->ms};
       memo.samples = static_cast<int>(found->evaluations);
       memo.timestamp = static_cast<int64_t>(std::time(nullptr));
@@ -509,14 +539,18 @@ class Optimizer {
       rows.push_back({name, -1, ""});
     }
     report("compare");
-    // Up to three alternating rounds: the first whatever the time, the others only while the
-    // placement's budget lasts.
+    // Up to three alternating rounds while the placement's budget lasts; the chosen placement is
+    // measured once whatever the time.
     size_t evaluations = 0;
-    std::vector<double> ms = remeasure_alternately(
-        placements, evaluator(), 3, start_ms_ + options_.time_budget_s * 1000, &evaluations);
+    std::vector<double> ms =
+        remeasure_alternately(placements, evaluator(), 3, start_ms_ + options_.time_budget_s * 1000,
+                              &evaluations, /*always=*/1);
     for (size_t i = 0; i < rows.size(); ++i) {
-      rows[i].ms = ms[measured_as[i]];
-      if (rows[i].ms < 0) rows[i].note = "failed to build or run";
+      rows[i].ms = std::max(ms[measured_as[i]], -1.0);
+      if (ms[measured_as[i]] == kNotMeasured)
+        rows[i].note = "not measured: the time budget was spent";
+      else if (rows[i].ms < 0)
+        rows[i].note = "failed to build or run";
     }
     result.evaluations += evaluations;
     rows.insert(rows.end(), failed.begin(), failed.end());
@@ -534,6 +568,8 @@ class Optimizer {
   std::unique_ptr<CostDatabase> db_;
   std::unique_ptr<Measurer> measurer_;
   std::unique_ptr<EndToEndMeasurer> end_to_end_;
+  std::unique_ptr<MeasuredChoices> own_choices_;
+  MeasuredChoices* choices_ = nullptr;  // own_choices_ or PlacementOptions::choices
   CostModel* model_ = nullptr;
   CandidateSet cands_;
   std::vector<CandidateCost> costs_;

@@ -192,6 +192,18 @@ int run_compile(std::span<const std::string> raw_args) {
   out += r.compared.empty()
              ? "\n"
              : absl::StrFormat(", the comparison below %.1f s\n", compiled->compare_s);
+  out += absl::StrFormat(
+      "  %d choices measured (Winograd or direct, wave schedule), %d remembered\n",
+      compiled->choices_measured, compiled->choices_reused);
+  if (!compiled->phases.empty()) {
+    out += "  time:";
+    double total = 0;
+    for (const auto& [step, s] : compiled->phases) {
+      out += absl::StrFormat(" %s %.1f s,", step, s);
+      total += s;
+    }
+    out += absl::StrFormat(" total %.1f s\n", total);
+  }
   for (const TreeStrategyReport& t : compiled->trees) out += tree_strategy_summary(t);
   out += placement_table(*g, p);
   out += comparison_table(r.compared);

@@ -38,7 +38,9 @@ void PlacementArgs::declare(ArgParser& parser, bool with_strategy, std::string_v
                   "two-level (default), op-level, greedy or single:NAME (e.g. single:dnnl)",
                   &strategy);
   parser.option("--budget", "SECONDS",
-                str_cat("time budget of the whole placement: candidate measurement, the graph-level search and the comparison (default ", budget, ")"), &budget);
+                str_cat("time budget: compile: of the whole compile (candidate measurement, the\n"
+                        "graph-level search, the comparison and building the artifact); run: of\n"
+                        "the placement (default ", budget, ")"), &budget);
   parser.option(seed_option, "N", "seed of the graph-level search (default 0)", &seed, 0);
   parser.option("--cost-db", "PATH",
                 "cost database (default $XDG_CACHE_HOME/collage/cost-db.jsonl or\n"
@@ -123,6 +125,8 @@ void ProgressLine::update(const PlacementProgress& p) {
     line = absl::StrFormat("placement: measuring candidates %d/%d", p.measured, p.total);
   else if (p.phase == "op-level")
     line = "placement: op-level search";
+  else if (p.phase == "seeds")
+    line = "placement: graph-level search, measuring its seeds";
   else if (p.phase == "evolve" || p.phase == "finalists" || p.phase == "done")
     line = absl::StrFormat("placement: graph-level search, generation %d, %d placements measured%s",
                            p.generation, p.measured,

@@ -6,19 +6,12 @@ round; prints each one's median of the per-round medians and the ratios. Not a t
 
     .venv/bin/python bench/python/quant_kernels.py BUILD_DIR [--rounds 5] [--repeat 20]
 """
-import argparse
-import os
-import re
-import statistics
-import subprocess
-import tempfile
-import time
-from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+import single_op_bench
 
 rng = np.random.default_rng(3)
 
@@ -61,54 +54,10 @@ def cases():
             ("QLinearMatMul 128x768x768", qmm, mm_x)]
 
 
-def collage_median(cmd, env):
-    out = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env,
-                         check=True).stdout
-    return float(re.search(r"median ([0-9.]+) ms", out).group(1))
-
-
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("build")
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--repeat", type=int, default=20)
-    args = p.parse_args()
-    collage = Path(args.build) / "bin" / "collage"
-    env = dict(os.environ, OMP_WAIT_POLICY="passive")
-    print(f"load average {os.getloadavg()}")
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        for name, m, x_shape in cases():
-            path = tmp / "m.onnx"
-            onnx.save(m, path)
-            x = rng.integers(0, 256, size=x_shape, dtype=np.uint8)
-            np.savez(tmp / "in.npz", x=x)
-            subprocess.run([str(collage), "compile", path, "-o", tmp / "m.collage", "--backends",
-                            "dnnl", "--no-cost-db"], check=True, capture_output=True, env=env)
-            so = ort.SessionOptions()
-            so.intra_op_num_threads = 2
-            sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
-            times = {"dnnl": [], "reference": [], "ort": []}
-            for _ in range(args.rounds):
-                times["dnnl"].append(collage_median(
-                    [collage, "run", tmp / "m.collage", "--inputs", tmp / "in.npz", "--repeat",
-                     args.repeat, "--warmup", 3], env))
-                times["reference"].append(collage_median(
-                    [collage, "run", path, "--placement", "reference", "--inputs",
-                     tmp / "in.npz", "--repeat", 2, "--warmup", 0], env))
-                for _ in range(3):
-                    sess.run(None, {"x": x})
-                ts = []
-                for _ in range(args.repeat):
-                    t0 = time.perf_counter()
-                    sess.run(None, {"x": x})
-                    ts.append((time.perf_counter() - t0) * 1e3)
-                times["ort"].append(statistics.median(ts))
-            med = {k: statistics.median(v) for k, v in times.items()}
-            print(f"{name}: dnnl {med['dnnl']:.3f} ms, reference {med['reference']:.1f} ms, "
-                  f"ORT {med['ort']:.3f} ms; reference / dnnl {med['reference'] / med['dnnl']:.0f}x, "
-                  f"dnnl / ORT {med['dnnl'] / med['ort']:.2f}")
-    print(f"load average {os.getloadavg()}")
+    inputs = [(name, m, rng.integers(0, 256, size=shape, dtype=np.uint8))
+              for name, m, shape in cases()]
+    single_op_bench.run(__doc__, "dnnl", inputs, ref_repeat=2, ref_warmup=0)
 
 
 main()

@@ -76,7 +76,7 @@ Val Emitter::emit(const te::Expr& e) {
   switch (e.kind()) {
     case ExprKind::IntImm:
       return {llvm::ConstantInt::get(reg_type(e.dtype()), e.as<te::IntImmNode>()->value,
-                                     /*IsSigned=*/true),
+                                     /*IsSigned=*/!is_unsigned(e.dtype())),
               false};
     case ExprKind::FloatImm: {
       double v = e.as<te::FloatImmNode>()->value;

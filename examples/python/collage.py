@@ -98,7 +98,11 @@ def _runtime():
         # policy once, when it is loaded: passive, so that its idle workers do not spin on the
         # cores collage's own threads need. The library leaves the environment to its host
         # (include/collage/runtime.h); this binding is the host here. A policy already set is kept.
-        os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+        # A short spin (about 50 us, as long as collage's own pools poll) before the workers sleep:
+        # with none, every oneDNN primitive wakes its team through the kernel (tools/openmp_wait.h).
+        if "OMP_WAIT_POLICY" not in os.environ:
+            os.environ["OMP_WAIT_POLICY"] = "passive"
+            os.environ.setdefault("GOMP_SPINCOUNT", "2000")
         lib = _open("libcollage_runtime.so")
         P, c = ctypes.POINTER, ctypes
         status = c.c_void_p

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "collage/graph.h"
 #include "collage/kernel.h"
+#include "collage/measured_choices.h"
 #include "collage/pattern.h"
 #include "collage/subgraph.h"
 
@@ -56,6 +57,10 @@ struct BuildOptions {
   // (Layout::c_block; assign_layouts): 16 or 8 (native and dnnl take both), -1 for 16
   // (kDefaultChannelBlock; native_channel_block gives the target's own), 0 keeps every value plain.
   int32_t channel_block = -1;
+  // Where a backend that chooses between implementations by timing them on this machine (the
+  // native backend's Winograd or direct convolution) remembers and finds its choices (not owned;
+  // null: in this process only).
+  MeasuredChoices* choices = nullptr;
 };
 
 class Backend {

@@ -84,7 +84,8 @@ typedef struct {
                            sets it; an older, smaller struct gets the defaults for the rest */
   /* "two-level" (default), "op-level", "single:NAME" or "greedy". */
   const char* strategy;
-  /* Wall-clock budget of the graph-level search in seconds; <= 0: the default (60). */
+  /* Wall-clock budget of the whole compile in seconds (placement and artifact); <= 0: the
+   * default (60). */
   double budget_seconds;
   uint64_t seed;
   /* Persistent cost database (JSON lines), read and extended; NULL: costs are not kept. */

@@ -174,9 +174,18 @@ struct CompileResult {
   // and serializing the artifact. With a batch range the steps repeat per batch, and placement_s
   // is the whole compile.
   double import_s = 0, placement_s = 0, compare_s = 0, artifact_s = 0;
+  // The same in finer steps, in the order they first ran (seconds): "import", "placement"
+  // (before the first search phase), "candidates", "measure", "op-level", "graph-level",
+  // "compare", "build" (the artifact), as far as each ran. Empty with a batch range.
+  std::vector<std::pair<std::string, double>> phases;
+  // Choices the kernels and the artifact's schedule made by timing alternatives on this machine
+  // (MeasuredChoices: Winograd or direct, the wave schedule's profiles and executor), and those
+  // found remembered in the cost database instead.
+  size_t choices_measured = 0, choices_reused = 0;
 
   // The placement report as JSON: Placement::to_json's "groups" and "notes", then "model",
-  // "passes", "candidates", "measured", "cached", "evaluations", "compared" ([{"strategy", "ms",
+  // "passes", "candidates", "measured", "cached", "evaluations", "choices_measured",
+  // "choices_reused", "phases_s" ({step: seconds}), "compared" ([{"strategy", "ms",
   // "note"}]) and, when trees were compiled, "tree_strategies" ([{"node", "mode", "batch",
   // "chosen", "kernels_measured", "costs_reused", "note", "candidates": [{"strategy", "ms" (-1:
   // skipped), "skipped" (why)}]}]); with a batch range, "batch_min", "batch_max", "padded",

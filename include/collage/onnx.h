@@ -32,6 +32,9 @@ struct OnnxImportOptions {
   std::map<std::string, Shape> input_shapes;
   // The strategy of each tree-ensemble node; empty: the fixed rule (TreeStrategy::automatic).
   TreeStrategyChooser tree_strategy;
+  // A node whose inputs are all constants is evaluated at import time only when its outputs
+  // take at most this many bytes; a larger one stays a node.
+  size_t max_folded_bytes = size_t{64} << 20;
 };
 
 // Imports a model file. External-data weight files are resolved relative to the model's folder;

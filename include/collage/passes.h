@@ -1,6 +1,7 @@
 // The graph optimisation pipeline run before placement.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <string_view>
 
@@ -14,6 +15,8 @@ struct PassOptions {
   bool fold_batch_norm = true;
   bool canonicalize = true;  // recognise LayerNorm and GELU subgraphs
   bool eliminate_dead_code = true;
+  // Constant folding evaluates no node whose outputs are larger than this (bytes).
+  size_t max_folded_bytes = size_t{64} << 20;
   // Called with each pass's name and result, e.g. to print the IR after a pass.
   std::function<void(std::string_view pass, const Graph& g)> after_pass;
 };

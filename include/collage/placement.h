@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -88,7 +89,8 @@ class PlacementEvaluator {
 };
 
 struct PlacementProgress {
-  // "candidates", "measure", "op-level", "evolve", "finalists", "done", "compare"
+  // "candidates", "measure", "op-level", "seeds" (the graph-level search's seeds placed, their new
+  // candidates costed and the seeds measured), "evolve", "finalists", "done", "compare"
   std::string phase;
   size_t measured = 0;  // candidates costed so far (measure), placements evaluated (evolve)
   size_t total = 0;     // candidates to cost (measure)
@@ -123,11 +125,17 @@ struct PlacementOptions {
   // the evolutionary search over measured end-to-end latencies), "single:NAME" or "greedy".
   std::string strategy = "two-level";
   // Wall-clock budget of the whole placement in seconds: candidate measurement (sampled briefly
-  // once half of it is spent; every candidate is still built and timed), the graph-level search
-  // (what is left, less a reserve for the comparison), and compare_baselines. The op-level seed
-  // of the graph-level search and the single-backend seed estimated fastest are measured however
-  // little is left.
+  // once half of it is spent; once 75% is spent, only candidates of the fallback backend are
+  // still built and timed, the others are left to a later compile), the graph-level search
+  // (what is left, less a reserve for the comparison), and compare_baselines (the baselines only
+  // while it lasts). The op-level seed of the graph-level search and the single-backend seed
+  // estimated fastest are measured however little is left. The compile driver gives the
+  // placement 90% of the compile's budget (10% is for building the artifact), the import's time
+  // counted as spent (spent_s).
   double time_budget_s = 60;
+  // Seconds of time_budget_s already spent when the placement starts. Unlike the budget, not part
+  // of the key under which a search's result is remembered.
+  double spent_s = 0;
   uint64_t seed = 0;
   // Persistent cost database (JSON lines); empty: costs live only as long as the call.
   std::string cost_db_path;
@@ -170,6 +178,10 @@ struct PlacementOptions {
   // end-to-end latencies.
   CostModel* cost_model = nullptr;
   PlacementEvaluator* evaluator = nullptr;
+  // Where the kernels built decide by measurement (BuildOptions::choices; not owned): the
+  // compile driver passes the store its artifact is built with too. Null: the optimizer keeps
+  // one over the cost database for the call.
+  MeasuredChoices* choices = nullptr;
 };
 
 // One placement measured end to end by the optimizer.
@@ -187,6 +199,9 @@ struct OptimizeResult {
   size_t measured = 0;     // kernels timed in this call
   size_t cached = 0;       // costs found in the cost database or shared with an identical group
   size_t evaluations = 0;  // end-to-end measurements
+  // Choices the kernels built in this call made by timing alternatives (MeasuredChoices), and
+  // those found remembered instead.
+  size_t choices_measured = 0, choices_reused = 0;
   int generations = 0;     // of the graph-level search (two-level)
   // What the graph-level search chose: "evolved", a seed's name ("op-level", "single:NAME",
   // "greedy"), or "remembered" (an earlier search's placement, from the cost database).
@@ -204,6 +219,16 @@ absl::StatusOr<Placement> optimize(const Context& ctx, const BackendRegistry& ba
 // The code cache that goes with cost database `cost_db_path`: the folder "kernels" beside it;
 // "" for no database.
 std::string code_cache_dir(const std::string& cost_db_path);
+
+// The device that keys the cost database for `options`: options.device, else this machine's
+// device_fingerprint(), with "|target=CPU" appended for a named target.
+absl::StatusOr<std::string> placement_device(const PlacementOptions& options);
+
+// The measured choices (collage/measured_choices.h) of compiles with `options`: kept in its cost
+// database for placement_device(options), or in memory without one. Errors: the database exists
+// but cannot be read.
+absl::StatusOr<std::unique_ptr<MeasuredChoices>> open_measured_choices(
+    const PlacementOptions& options);
 
 // "<cpu model name>|<cores> cores|<ISA flags>" of this machine from /proc/cpuinfo (the part of
 // every cost-database key that names the device). Errors when /proc/cpuinfo cannot be read.

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <new>
 
+#include "core/parallel_ranges.h"
 #include "core/str_cat.h"
 
 namespace collage {
@@ -72,7 +73,7 @@ struct CompiledModel::Impl {
     }
     std::mutex mu;
     absl::Status first;
-    pool->parallel_for(n, [&](int64_t t) {
+    parallel_for_ranges(*pool, n, [&](int64_t t) {
       absl::Status s = g.kernel->run_task(args, static_cast<int32_t>(t));
       if (s.ok()) return;
       std::lock_guard<std::mutex> lock(mu);

@@ -1,10 +1,43 @@
 // ThreadPool: workers wait on a generation counter (spinning briefly, then blocking), claim task
-// indices with an atomic counter, and the caller waits until every task has finished.
+// indices with an atomic counter, and the caller waits until every task has finished (spinning
+// briefly, then blocking).
 #include "collage/thread_pool.h"
 
 #include <chrono>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define COLLAGE_POOL_PAUSE() _mm_pause()
+#else
+#define COLLAGE_POOL_PAUSE() ((void)0)
+#endif
+
 namespace collage {
+namespace {
+
+// How long a worker polls for the next job, and the caller for its job's last tasks, before
+// blocking: kernels of a model follow each other within microseconds, and a thread that blocked
+// after each costs a futex wake-up per kernel (tens of microseconds on a VM, dozens of kernels
+// per run). The runtime's TaskPool polls as long.
+constexpr auto kSpin = std::chrono::microseconds(50);
+
+// Polls `ready` for up to kSpin, pausing between polls (never yielding: sched_yield hands the
+// core to any other runnable thread for the rest of its time slice, so that on a machine running
+// anything else a worker missed the next kernel and the caller ran all its tasks); true once it
+// holds.
+template <typename Ready>
+bool poll(Ready ready) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+      COLLAGE_POOL_PAUSE();
+    }
+    if (std::chrono::steady_clock::now() >= until) return false;
+  }
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
   for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
@@ -47,11 +80,7 @@ void ThreadPool::worker_loop() {
   uint64_t seen = 0;
   for (;;) {
     // A short spin catches back-to-back jobs without a wake-up; then block.
-    const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-    while (published_generation_.load(std::memory_order_acquire) == seen &&
-           std::chrono::steady_clock::now() < spin_until) {
-      std::this_thread::yield();
-    }
+    poll([&] { return published_generation_.load(std::memory_order_acquire) != seen; });
     {
       std::unique_lock<std::mutex> lock(mutex_);
       work_cv_.wait(lock, [&] { return generation_ != seen; });
@@ -87,6 +116,10 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t)>& fn)
   }
   work_cv_.notify_all();
   run_tasks();
+  poll([&] {
+    return finished_.load(std::memory_order_acquire) == n_ &&
+           busy_workers_.load(std::memory_order_acquire) == 0;
+  });
   {
     // Wait for every task and for every worker to leave run_tasks (so the job state can be reused).
     std::unique_lock<std::mutex> lock(mutex_);

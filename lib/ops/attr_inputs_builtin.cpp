@@ -77,6 +77,13 @@ absl::Status expand_unknown(InferContext& ctx) {
   return set_unknown(ctx, ctx.input(0).dtype, k ? std::optional(std::max(rank, *k)) : k);
 }
 
+// Dropout's ratio and training_mode decide no shape: the output is the input, the mask its shape.
+absl::Status dropout_unknown(InferContext& ctx) {
+  ctx.set_output(0, ctx.input(0));
+  if (ctx.requested_outputs() == 2) ctx.set_output(1, {DType::boolean, ctx.input(0).shape});
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void declare_attr_inputs(OpDef& def) {
@@ -108,6 +115,9 @@ void declare_attr_inputs(OpDef& def) {
                        {"steps", Kind::ints}};
   } else if (name == "Pad") {
     def.attr_inputs = {{"pads", Kind::ints}, {"value", Kind::scalar}, {"axes", Kind::ints}};
+  } else if (name == "Dropout") {
+    def.attr_inputs = {{"ratio", Kind::scalar}, {"training_mode", Kind::scalar}};
+    def.infer_unknown = dropout_unknown;
   } else if (name == "Resize") {
     def.attr_inputs = {{"roi", Kind::floats}, {"scales", Kind::floats}, {"sizes", Kind::ints}};
   }

@@ -60,12 +60,24 @@ absl::Status copy_kernel(const KernelArgs& args) {
   return absl::OkStatus();
 }
 
+// Training with a ratio above 0 drops elements at random, which inference does not (with ratio 0
+// training is the identity too).
+absl::Status check_inference(const DropoutAttrs& a) {
+  if (a.training_mode != 0.f && a.ratio != 0.f)
+    return absl::UnimplementedError(str_cat("training_mode is true with a ratio other than 0 (",
+                                            static_cast<double>(a.ratio),
+                                            ", random); collage runs inference only"));
+  return absl::OkStatus();
+}
+
 absl::Status infer_dropout(InferContext& ctx) {
   if (absl::Status s = check_output_count(ctx, 2); !s.ok()) return s;
   if (absl::Status s = check_dtype(ctx, 0, kFloatTypes); !s.ok()) return s;
-  const float ratio = ctx.attrs<DropoutAttrs>().ratio;
-  if (!(ratio >= 0.f && ratio < 1.f))
-    return ctx.error(str_cat("ratio ", static_cast<double>(ratio), " is outside [0, 1)"));
+  const auto& a = ctx.attrs<DropoutAttrs>();
+  if (!(a.ratio >= 0.f && a.ratio < 1.f))
+    return ctx.error(str_cat("ratio ", static_cast<double>(a.ratio), " is outside [0, 1)"));
+  if (absl::Status s = check_inference(a); !s.ok())
+    return absl::Status(s.code(), str_cat(ctx.op_name(), " '", ctx.node_name(), "': ", s.message()));
   ctx.set_output(0, ctx.input(0));
   if (ctx.requested_outputs() == 2)
     ctx.set_output(1, TensorType{DType::boolean, ctx.input(0).shape});
@@ -73,6 +85,7 @@ absl::Status infer_dropout(InferContext& ctx) {
 }
 
 absl::Status dropout_kernel(const KernelArgs& args) {
+  if (absl::Status s = check_inference(args.get<DropoutAttrs>()); !s.ok()) return s;
   copy_tensor(args.inputs[0], args.outputs[0]);
   if (args.outputs.size() > 1) {
     Tensor& mask = args.outputs[1];

@@ -76,7 +76,9 @@ absl::Status infer_quantize(InferContext& ctx, bool quantize) {
   if (absl::Status s = check_dtype(ctx, 1, kFloatTypes); !s.ok()) return s;
   auto idx = scale_index(ctx.input(0).shape, ctx.input(1).shape, a);
   if (!idx.ok()) return ctx.error(str_cat(idx.status().message()));
-  if (ctx.has_input(2) && ctx.input(2).shape != ctx.input(1).shape)
+  // One value each may differ in rank ([1] and []: ONNX Runtime's quantizer writes such pairs).
+  if (ctx.has_input(2) && ctx.input(2).shape != ctx.input(1).shape &&
+      !(shape_numel(ctx.input(2).shape) == 1 && shape_numel(ctx.input(1).shape) == 1))
     return ctx.error("zero_point must have the shape of scale");
   std::optional<DType> named;
   if (!a.output_dtype.empty()) {

@@ -10,8 +10,15 @@
 namespace collage::ops {
 namespace {
 
-// The element order never changes, so every kernel of this file is a plain copy.
+// The element order never changes, so every kernel of this file is a plain copy. With an
+// attribute from a run-time input (Squeeze's axes, Reshape's shape) the output was planned before
+// the values were known: one of another size is an error, never a write past the buffer.
 absl::Status run_copy(const KernelArgs& k) {
+  if (k.outputs[0].bytes() != k.inputs[0].bytes())
+    return absl::InvalidArgumentError(
+        str_cat("the output was planned as ", shape_to_string(k.outputs[0].shape()), " but the "
+                "input ", shape_to_string(k.inputs[0].shape()), " has another element count "
+                "(values given at run time do not fit the input)"));
   std::memcpy(k.outputs[0].raw(), k.inputs[0].raw(), k.inputs[0].bytes());
   return absl::OkStatus();
 }

@@ -40,7 +40,11 @@ absl::StatusOr<Graph> run_passes(const Context& ctx, const Graph& input, const P
   Graph g = input;
   PassRunner run(ctx, options, g);
   absl::Status s = run("infer_shapes", passes::infer_shapes(ctx, g));
-  if (s.ok() && options.fold_constants) s = run("fold_constants", passes::fold_constants(ctx, g));
+  if (s.ok() && options.fold_constants) {
+    passes::FoldConstantsOptions fold;
+    fold.max_folded_bytes = options.max_folded_bytes;
+    s = run("fold_constants", passes::fold_constants(ctx, g, fold));
+  }
   if (s.ok() && options.canonicalize) s = run("canonicalize", passes::canonicalize(ctx, g));
   if (s.ok() && options.fold_batch_norm)
     s = run("fold_batch_norm", passes::fold_batch_norm(ctx, g));

@@ -50,6 +50,13 @@ ExprKind flip(ExprKind k) {
   }
 }
 
+// Whether a - b of two values of type t is the true difference, so that comparisons and min/max
+// may reason on it: i32 and i64 (indices and sizes), and bool. Narrower and unsigned integers
+// wrap (200 - 50 as i8, 50 - 200 as u8), so their comparisons stay as written.
+bool exact_difference(DType t) {
+  return t == DType::i64 || t == DType::i32 || t == DType::boolean;
+}
+
 ExprKind negate(ExprKind k) {
   switch (k) {
     case ExprKind::LT:
@@ -273,6 +280,7 @@ class Simplifier : public ExprMutator {
             return simplify_binary(k, inner->a, make_int(a.dtype(), c), Expr());
           }
         }
+        if (!exact_difference(a.dtype())) return rebuild_default();
         LinearForm d = arith::linearize(a);
         d.add(arith::linearize(b), -1);
         Interval bd = bound_of(d);
@@ -286,6 +294,7 @@ class Simplifier : public ExprMutator {
     // Integer / bool comparisons.
     auto x = as_int(a), y = as_int(b);
     if (x && y) return Expr(fold_compare(k, static_cast<double>(*x), static_cast<double>(*y)));
+    if (!exact_difference(a.dtype())) return rebuild_default();
     LinearForm d = arith::linearize(a);
     d.add(arith::linearize(b), -1);
     if (auto r = decide(k, bound_of(d))) return Expr(*r);

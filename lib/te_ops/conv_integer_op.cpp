@@ -1,7 +1,7 @@
 // TE compute of ConvInteger (ONNX 10; lib/ops/quantize_conv.cpp defines it): 8-bit inputs less
 // their zero points (one value, or one per output channel for the weights), multiplied and
 // summed in i32 over the group's channels and the kernel taps; taps in the padding are masked.
-// The native backend takes i8 (it generates no code for unsigned types yet).
+// The native backend generates code for both 8-bit types.
 #include "collage/ops/nn.h"
 #include "core/str_cat.h"
 #include "ops/nn_window.h"

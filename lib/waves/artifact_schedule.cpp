@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "waves/executor_measure.h"
+#include "waves/schedule_choice.h"
 #include "waves/kernel_profile.h"
 
 namespace collage::waves {
@@ -16,6 +17,21 @@ std::vector<KernelAccess> accesses(const std::vector<ScheduleKernel>& kernels) {
   std::vector<KernelAccess> a;
   for (const ScheduleKernel& k : kernels) a.push_back({k.reads, k.writes});
   return a;
+}
+
+// The schedule made from remembered measurements, as make_artifact_schedule made it from them.
+ScheduleResult replay(const RememberedSchedule& m, const std::vector<std::vector<uint32_t>>& deps,
+                      const SchedulerOptions& so, Executor preferred, ExecutorChoice executor) {
+  SchedulerOptions chosen = so;
+  if (m.teams_pinned) chosen.teams = SchedulerOptions::Teams::beside;
+  ScheduleResult r = schedule_waves(m.profiles, deps, chosen);
+  r.teams_measured = m.teams_measured;
+  r.schedule.sequential_ms = m.sequential_ms;
+  r.schedule.waves_ms = m.waves_ms;
+  r.schedule.preferred = executor == ExecutorChoice::automatic
+                             ? (m.waves_preferred ? Executor::waves : Executor::sequential)
+                             : preferred;
+  return r;
 }
 
 struct ArenaDeleter {
@@ -39,12 +55,26 @@ absl::StatusOr<ScheduleResult> make_artifact_schedule(const std::vector<Schedule
     spans.push_back({t.where == ScheduleTensor::Where::arena, t.location,
                      t.location + t.type.bytes()});
   const auto deps = kernel_dependencies(accesses(kernels), spans);
+  SchedulerOptions so = options.scheduler;
+  so.workers = options.workers ? options.workers
+                               : std::max(1u, std::thread::hardware_concurrency());
+  const Executor preferred =
+      options.executor == ExecutorChoice::waves ? Executor::waves : Executor::sequential;
 
-  bool all_live = true;
-  std::vector<KernelProfile> profiles;
+  const bool all_live = std::all_of(kernels.begin(), kernels.end(),
+                                    [](const ScheduleKernel& k) { return k.kernel != nullptr; });
+  std::string key;
+  if (options.choices && all_live) {
+    key = schedule_choice_key(kernels, tensors, arena_bytes, options);
+    if (auto v = options.choices->lookup(kScheduleChoice, key))
+      if (auto remembered = decode_schedule_choice(*v, kernels.size()))
+        return replay(*remembered, deps, so, preferred, options.executor);
+  }
+
+  RememberedSchedule measured;
+  std::vector<KernelProfile>& profiles = measured.profiles;
   for (const ScheduleKernel& k : kernels) {
     if (!k.kernel) {
-      all_live = false;
       profiles.push_back({std::vector<double>(std::max(k.task_count, 1), 1.0)});
       continue;
     }
@@ -58,12 +88,7 @@ absl::StatusOr<ScheduleResult> make_artifact_schedule(const std::vector<Schedule
     profiles.push_back(*std::move(profile));
   }
 
-  SchedulerOptions so = options.scheduler;
-  so.workers = options.workers ? options.workers
-                               : std::max(1u, std::thread::hardware_concurrency());
   ScheduleResult r = schedule_waves(profiles, deps, so);
-  const Executor preferred =
-      options.executor == ExecutorChoice::waves ? Executor::waves : Executor::sequential;
   r.schedule.preferred = preferred;
   if (!all_live) return r;
 
@@ -123,7 +148,10 @@ absl::StatusOr<ScheduleResult> make_artifact_schedule(const std::vector<Schedule
       pinned.schedule.preferred = preferred;
       auto t = measure_wave_schedules(bound, pinned.schedule, r.schedule, mo);
       if (!t.ok()) return t.status();
-      if (!second_clearly_faster(*t, options.waves_margin)) r = std::move(pinned);
+      if (!second_clearly_faster(*t, options.waves_margin)) {
+        r = std::move(pinned);
+        measured.teams_pinned = true;
+      }
       r.teams_measured = true;
     }
   }
@@ -132,9 +160,15 @@ absl::StatusOr<ScheduleResult> make_artifact_schedule(const std::vector<Schedule
   if (!times.ok()) return times.status();
   s.sequential_ms = times->sequential_ms;
   s.waves_ms = times->waves_ms;
+  measured.waves_preferred = waves_clearly_faster(*times, options.waves_margin);
   if (options.executor == ExecutorChoice::automatic)
-    s.preferred =
-        waves_clearly_faster(*times, options.waves_margin) ? Executor::waves : Executor::sequential;
+    s.preferred = measured.waves_preferred ? Executor::waves : Executor::sequential;
+  if (!key.empty()) {
+    measured.teams_measured = r.teams_measured;
+    measured.sequential_ms = s.sequential_ms;
+    measured.waves_ms = s.waves_ms;
+    options.choices->remember(kScheduleChoice, key, encode_schedule_choice(measured));
+  }
   return r;
 }
 

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "collage/kernel.h"
+#include "collage/measured_choices.h"
 #include "collage/tensor.h"
 #include "waves/wave_scheduler.h"
 
@@ -27,6 +28,10 @@ struct WaveOptions {
   // automatic: the wave executor is preferred only when it measured at least this much faster
   // (waves_clearly_faster), so that the choice holds when the artifact is measured again.
   double waves_margin = 0.03;
+  // Where the profiles, the team choice and the executors' times are remembered (not owned;
+  // null: measured every time). With them remembered, the same kernels get the same schedule and
+  // preference and nothing runs (schedule_choice.h).
+  MeasuredChoices* choices = nullptr;
 };
 
 // A kernel of the artifact, in plan order.
@@ -55,7 +60,9 @@ std::vector<uint32_t> dataflow_waves(const std::vector<ScheduleKernel>& kernels,
 // the simulation runs a kernel with a thread team of its own exclusive beside other kernels of
 // its wave, that schedule is first measured against the one with such kernels pinned
 // (SchedulerOptions::Teams::beside) and kept only when clearly faster (waves_margin, as
-// second_clearly_faster says; ScheduleResult::teams_measured). Errors are a kernel's.
+// second_clearly_faster says; ScheduleResult::teams_measured). With options.choices, what was
+// measured is remembered there, and taken from there instead of measured when it is found.
+// Errors are a kernel's.
 absl::StatusOr<ScheduleResult> make_artifact_schedule(const std::vector<ScheduleKernel>& kernels,
                                                       const std::vector<ScheduleTensor>& tensors,
                                                       uint64_t arena_bytes,

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "collage/thread_pool.h"
+#include "core/parallel_ranges.h"
 #include "wave_runner.h"
 
 namespace collage::waves {
@@ -100,7 +101,7 @@ absl::StatusOr<ExecutorTimes> measure_executors(const std::vector<BoundKernel>& 
         error.add(k.kernel->run_task(k.args.data(), 0));
         continue;
       }
-      pool.parallel_for(n, [&](int64_t t) {
+      parallel_for_ranges(pool, n, [&](int64_t t) {
         error.add(k.kernel->run_task(k.args.data(), static_cast<int32_t>(t)));
       });
     }

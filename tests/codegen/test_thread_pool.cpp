@@ -1,11 +1,15 @@
-// ThreadPool: every index runs exactly once, the caller takes part, nested and concurrent calls.
+// ThreadPool: every index runs exactly once, the caller takes part, nested and concurrent calls,
+// contiguous ranges per thread.
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include "collage/thread_pool.h"
+#include "core/parallel_ranges.h"
 
 using namespace collage;
 
@@ -57,4 +61,45 @@ TEST_CASE("nested and concurrent parallel_for calls", "[thread_pool]") {
   }
   for (auto& t : callers) t.join();
   CHECK(total.load() == 3 * 50 * (15 * 16 / 2));
+}
+
+TEST_CASE("parallel_for_ranges runs contiguous ranges, each on one thread, in order", "[thread_pool]") {
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {0, 1, 2, 5, 14, 100}) {
+      std::mutex m;
+      std::vector<std::pair<std::thread::id, int64_t>> order;  // (thread, index) as run
+      parallel_for_ranges(pool, n, [&](int64_t i) {
+        std::lock_guard<std::mutex> lock(m);
+        order.push_back({std::this_thread::get_id(), i});
+      });
+      REQUIRE(static_cast<int64_t>(order.size()) == n);
+      // Per thread, the indices it ran; every index once.
+      std::map<std::thread::id, std::vector<int64_t>> by_thread;
+      std::vector<int> hits(n, 0);
+      for (const auto& [id, i] : order) {
+        by_thread[id].push_back(i);
+        ++hits[i];
+      }
+      for (int64_t i = 0; i < n; ++i) REQUIRE(hits[i] == 1);
+      // min(n, threads) ranges of the runtime's split (n * r / ranges), each run by one thread
+      // in ascending order: a thread's indices break only where one range ends and another
+      // begins (a thread may run two ranges when another is slow to start).
+      const int64_t ranges = std::min<int64_t>(n, threads);
+      std::set<int64_t> bounds;
+      for (int64_t r = 0; r <= ranges; ++r) bounds.insert(ranges ? n * r / ranges : 0);
+      for (const auto& [id, is] : by_thread) {
+        REQUIRE(bounds.count(is.front()) == 1);
+        REQUIRE(bounds.count(is.back() + 1) == 1);
+        for (size_t k = 1; k < is.size(); ++k) {
+          REQUIRE(is[k] > is[k - 1]);
+          if (is[k] != is[k - 1] + 1) {
+            REQUIRE(bounds.count(is[k - 1] + 1) == 1);
+            REQUIRE(bounds.count(is[k]) == 1);
+          }
+        }
+      }
+      CHECK(static_cast<int64_t>(by_thread.size()) <= ranges);
+    }
+  }
 }

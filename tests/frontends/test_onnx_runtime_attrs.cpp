@@ -146,5 +146,52 @@ TEST_CASE("Resize's scales from a graph input", "[onnx][runtime-attrs]") {
               "input 2 (scales) must be a floating-point list");
 }
 
+TEST_CASE("Dropout's ratio and training_mode from graph inputs", "[onnx][runtime-attrs]") {
+  Context ctx;
+  OnnxModel m(13);
+  m.input("x", TP::FLOAT, {2, 3});
+  m.input("r", TP::FLOAT, {});
+  m.input("t", TP::BOOL, {});
+  m.node("Dropout", {"x", "r", "t"}, {"y", "mask"}, "drop");
+  m.output("y").output("mask");
+  auto g = m.import(ctx);
+  INFO(g.status().ToString());
+  REQUIRE(g.ok());
+  CHECK(g->value(g->outputs()[0]).type == TensorType{DType::f32, {2, 3}});
+  auto run = [&](float ratio, bool training) {
+    Tensor t(DType::boolean, {});
+    t.data<uint8_t>()[0] = training ? 1 : 0;
+    return run_reference(*g, {iota_2x3(), Tensor::scalar_f32(ratio), t});
+  };
+  // Inference, and training with ratio 0: the identity and an all-true mask.
+  for (auto [ratio, training] : {std::pair{0.5f, false}, std::pair{0.f, true}}) {
+    auto out = run(ratio, training);
+    INFO(out.status().ToString());
+    REQUIRE(out.ok());
+    CHECK(floats((*out)[0]) == floats(iota_2x3()));
+    CHECK((*out)[1].data<uint8_t>()[5] == 1);
+  }
+  check_error(run(0.5f, true).status(), StatusCode::kUnimplemented,
+              "training_mode is true with a ratio other than 0");
+}
+
+TEST_CASE("Upsample 9's scales from a graph input", "[onnx][runtime-attrs]") {
+  Context ctx;
+  OnnxModel m(9);
+  m.input("x", TP::FLOAT, {1, 1, 2, 3});
+  m.input("scales", TP::FLOAT, {4});
+  m.node("Upsample", {"x", "scales"}, {"y"}, "up");
+  m.output("y");
+  auto g = m.import(ctx);
+  INFO(g.status().ToString());
+  REQUIRE(g.ok());
+  auto out = run_reference(*g, {Tensor::from_f32({1, 1, 2, 3}, std::vector<float>{0, 1, 2, 3, 4, 5}),
+                                Tensor::from_f32({4}, std::vector<float>{1, 1, 2, 1})});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  CHECK((*out)[0].shape() == Shape{1, 1, 4, 3});
+  CHECK(floats((*out)[0]) == std::vector<float>{0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5});
+}
+
 }  // namespace
 }  // namespace collage::testing

@@ -233,7 +233,8 @@ TEST_CASE("the result is never slower than the best seed", "[evolution]") {
   CHECK(remeasured);
 }
 
-TEST_CASE("remeasure alternately: every placement once, later rounds only before the deadline",
+TEST_CASE("remeasure alternately: every placement once (or the first `always`), later rounds "
+          "only before the deadline",
           "[evolution]") {
   struct Counting : PlacementEvaluator {
     int calls = 0;
@@ -254,4 +255,11 @@ TEST_CASE("remeasure alternately: every placement once, later rounds only before
   CHECK(late.calls == 3);
   CHECK(evaluations == 3);
   CHECK(ms == std::vector<double>{2, 3, 4});
+  // Past the deadline, only the first `always` are measured.
+  Counting bounded;
+  evaluations = 0;
+  ms = remeasure_alternately(placements, bounded, 3, /*deadline_ms=*/0, &evaluations, 1);
+  CHECK(bounded.calls == 1);
+  CHECK(evaluations == 1);
+  CHECK(ms == std::vector<double>{2, kNotMeasured, kNotMeasured});
 }

@@ -144,6 +144,32 @@ TEST_CASE("the measurer times kernels, shares identical groups, persists costs",
   fs::remove_all(dir);
 }
 
+TEST_CASE("past skip_after_ms only the always-measured backend's kernels are timed",
+          "[measurer]") {
+  Context ctx;
+  Graph g = twins(ctx);
+  PickyBackend picky;
+  auto reference = make_reference_backend();
+  ThreadPool pool(2);
+  const NodeSet nodes = NodeSet::of(g.nodes().size(), {0, 1});
+  const Candidate on_picky{nodes, &picky, "test"}, on_reference{nodes, reference.get(), "test"};
+  auto sub = extract_subgraph(ctx, g, nodes);
+  REQUIRE(sub.ok());
+  MeasureOptions late = quick();
+  late.skip_after_ms = 0;  // the budget is spent from the start
+  late.always_backend = std::string(kReferenceBackend);
+  Measurer m(late, nullptr, "test-device", &pool);
+  auto skipped = m.cost(on_picky, *sub);
+  CHECK(skipped.status().code() == absl::StatusCode::kDeadlineExceeded);
+  CHECK_THAT(std::string(skipped.status().message()),
+             Catch::Contains("not measured: the time budget was spent"));
+  auto kept = m.cost(on_reference, *sub);
+  REQUIRE(kept.ok());
+  CHECK(kept->ms > 0);
+  CHECK(m.measured() == 1);
+  CHECK(m.skipped() == 1);
+}
+
 TEST_CASE("the end-to-end measurer runs compiled placements", "[measurer]") {
   Context ctx;
   Graph g = twins(ctx);

@@ -1,6 +1,5 @@
-// Conformance of the ConvInteger TE compute against the reference kernel: i8 (the native backend
-// generates no code for unsigned types yet, so u8 runs in the reference), zero points absent, per
-// tensor and per output channel, groups, strides, dilations and padding.
+// Conformance of the ConvInteger TE compute against the reference kernel: i8 and u8, zero points
+// absent, per tensor and per output channel, groups, strides, dilations and padding.
 #include <catch2/catch.hpp>
 
 #include "collage/ops/nn.h"
@@ -22,7 +21,7 @@ TEST_CASE("te_ops: ConvInteger matches the reference", "[te_ops]") {
       {{2, 4, 6, 7}, {4, 2, 3, 2}, 2, {2, 1}, {1, 2}, {1, 0, 1, 1}},
       {{1, 3, 9}, {2, 3, 3}, 1, {2}, {}, {1, 1}},
   };
-  for (DType t : {DType::i8})
+  for (DType t : {DType::i8, DType::u8})
     for (const Case& c : cases)
       for (int zero_points : {0, 1, 2}) {  // none, per tensor, per output channel (weights)
         INFO(dtype_name(t) << " x " << shape_to_string(c.x) << " zero points " << zero_points);

@@ -67,10 +67,14 @@ struct CastAttrs : AttrsOf<CastAttrs> {
 struct DropoutAttrs : AttrsOf<DropoutAttrs> {
   int64_t seed = 0;
   float ratio = 0.5f;
+  // Non-zero: training mode, accepted only with ratio 0 (where dropout is the identity too). An
+  // attribute input (ONNX's training_mode, read at run time), like ratio.
+  float training_mode = 0.f;
   template <class V>
   void fields(V& v) {
     v.field("seed", seed);
     v.field("ratio", ratio);
+    v.field("training_mode", training_mode);
   }
 };
 

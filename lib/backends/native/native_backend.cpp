@@ -21,10 +21,15 @@
 namespace collage {
 namespace {
 
+// native-te/4: the Winograd choice made once per convolution, whatever its epilogue (so a group
+// may get another kernel than under native-te/3), and remembered (BuildOptions::choices).
 // native-te/3: Winograd F(4x4, 3x3) convolutions where they measure faster.
 // native-te/2: register tiles and B panels derived from the target's vector width and register
 // count; kernels compiled for BuildOptions::target.
-constexpr std::string_view kVersion = "native-te/3";
+constexpr std::string_view kVersion = "native-te/4";
+
+// The kind of the measured choice between the direct and the Winograd kernels (MeasuredChoices).
+constexpr std::string_view kWinogradChoice = "native-winograd";
 
 // The version measured costs are kept under: a mode other than `measure` builds other kernels
 // for the same groups.
@@ -76,21 +81,35 @@ class NativeBackend : public Backend {
                           native::winograd_group(group);
     if (winograd && winograd_ == NativeWinograd::always)
       return build_winograd(group, *target, threads, options.code_cache, winograd_tile_);
-    auto direct = build_with(group, *target->ops, target->spec, threads, options.code_cache, "");
-    if (!direct.ok() || !winograd) return direct;
-    // The fastest of the direct kernel, F(4x4, 3x3) and F(2x2, 3x3), measured once per distinct
-    // kernel: 0 direct, else the tile.
-    const std::string key = (*direct)->record().entry;
+    const auto build_direct = [&] {
+      return build_with(group, *target->ops, target->spec, threads, options.code_cache, "");
+    };
+    if (!winograd) return build_direct();
+    // The fastest of the direct kernel, F(4x4, 3x3) and F(2x2, 3x3) (0 direct, else the tile),
+    // measured once per convolution (winograd_choice_key), target, thread count and backend
+    // version, and remembered in options.choices (which keys by the device).
+    const std::string key =
+        str_cat(native::winograd_choice_key(group), "|", target->spec.to_string(), "|",
+                target->spec.features, "|threads=", threads, "|", version());
     int chosen = -1;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (auto it = winograd_chosen_.find(key); it != winograd_chosen_.end()) chosen = it->second;
     }
-    if (chosen == 0) return direct;
+    if (chosen < 0 && options.choices)
+      if (auto v = options.choices->lookup(kWinogradChoice, key);
+          v && v->size() == 1 && ((*v)[0] == 0 || (*v)[0] == 2 || (*v)[0] == 4)) {
+        chosen = static_cast<int>((*v)[0]);
+        std::lock_guard<std::mutex> lock(mu_);
+        winograd_chosen_.emplace(key, chosen);
+      }
+    if (chosen == 0) return build_direct();
     if (chosen > 0) {
       auto kept = build_winograd(group, *target, threads, options.code_cache, chosen);
-      return kept.ok() ? std::move(kept) : std::move(direct);
+      return kept.ok() ? std::move(kept) : build_direct();
     }
+    auto direct = build_direct();
+    if (!direct.ok()) return direct;
     std::vector<std::unique_ptr<Kernel>> kernels;
     std::vector<int> tiles = {0};
     kernels.push_back(std::move(*direct));
@@ -107,6 +126,8 @@ class NativeBackend : public Backend {
       std::lock_guard<std::mutex> lock(mu_);
       winograd_chosen_.emplace(key, tiles[best]);
     }
+    if (options.choices)
+      options.choices->remember(kWinogradChoice, key, {static_cast<double>(tiles[best])});
     return std::move(kernels[best]);
   }
 
@@ -236,7 +257,7 @@ class NativeBackend : public Backend {
   mutable std::mutex mu_;
   mutable std::map<std::string, Target> targets_;
   mutable std::map<std::string, std::shared_ptr<const codegen::JitModule>> compiled_;
-  // By the direct kernel's symbol: the kernel kept, 0 direct, else the Winograd tile.
+  // By the Winograd choice's key: the kernel kept, 0 direct, else the Winograd tile.
   mutable std::map<std::string, int> winograd_chosen_;
 };
 

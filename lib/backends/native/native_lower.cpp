@@ -63,11 +63,9 @@ struct GroupTensors {
   int anchors = 0;
 };
 
-// Element types the generated code handles (i16, u8, u16 and strings are the reference
-// executor's only, so far: 8- and 16-bit unsigned division and i16 comparisons do not yet match
-// it).
+// Element types the generated code handles (strings are the reference executor's only).
 bool generated_code_type(DType t) {
-  return t != DType::str && t != DType::i16 && t != DType::u8 && t != DType::u16;
+  return t != DType::str;
 }
 
 // The first intrinsic call in the tensors `outs` compute (back to `ins`) that generated code

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <random>
 
+#include "core/str_cat.h"
 #include "te_ops/conv.h"
 #include "te_ops/winograd.h"
 
@@ -22,27 +23,50 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-}  // namespace
+absl::StatusOr<te_ops::conv::Geometry> geometry(const Graph& group, const Node& node) {
+  const bool bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
+  return te_ops::conv::resolve(node, group.value(node.inputs[0]).type.shape,
+                               group.value(node.inputs[1]).type.shape, bias);
+}
 
-bool winograd_group(const Graph& group) {
+// The single Conv anchor of `group` when it has a Winograd form with a constant weight, else -1.
+NodeId winograd_conv(const Graph& group) {
   NodeId conv = -1;
   for (NodeId n = 0; n < static_cast<NodeId>(group.nodes().size()); ++n) {
     const std::string_view op = group.node(n).op_name();
     if (op != "Conv" && op != "MatMul" && op != "Gemm") continue;
-    if (conv >= 0 || op != "Conv") return false;
+    if (conv >= 0 || op != "Conv") return -1;
     conv = n;
   }
-  if (conv < 0) return false;
+  if (conv < 0) return -1;
   const Node& node = group.node(conv);
   if (node.inputs.size() < 2 || node.inputs[0] == kNoValue || node.inputs[1] == kNoValue ||
       group.value(node.inputs[1]).kind != ValueKind::constant)
-    return false;
+    return -1;
   for (ValueId v : node.inputs)
-    if (v != kNoValue && group.value(v).type.dtype != DType::f32) return false;
-  const bool bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
-  auto g = te_ops::conv::resolve(node, group.value(node.inputs[0]).type.shape,
-                                 group.value(node.inputs[1]).type.shape, bias);
-  return g.ok() && te_ops::winograd::applies(*g);
+    if (v != kNoValue && group.value(v).type.dtype != DType::f32) return -1;
+  auto g = geometry(group, node);
+  return g.ok() && te_ops::winograd::applies(*g) ? conv : -1;
+}
+
+}  // namespace
+
+bool winograd_group(const Graph& group) {
+  return winograd_conv(group) >= 0;
+}
+
+std::string winograd_choice_key(const Graph& group) {
+  const NodeId conv = winograd_conv(group);
+  if (conv < 0) return "";
+  const Node& node = group.node(conv);
+  auto g = geometry(group, node);
+  const Value& x = group.value(node.inputs[0]);
+  std::string key = str_cat("Conv|x=", shape_to_string(x.type.shape), "|m=", g->m,
+                            "|bias=", g->bias, "|pads=", g->pt, ",", g->pl, "|out=", g->oh, ",",
+                            g->ow, "|in=", layout_name(x.layout, x.type.shape.size()), "|outs=");
+  for (ValueId v : group.outputs())
+    key += str_cat(layout_name(group.value(v).layout, group.value(v).type.shape.size()), ",");
+  return key;
 }
 
 std::shared_ptr<const te_ops::TeOpRegistry> winograd_ops(const te_ops::TeOpRegistry& ops,

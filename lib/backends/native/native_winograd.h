@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "collage/graph.h"
@@ -14,6 +15,12 @@ namespace collage::native {
 
 // Whether `group` is anchored at a single Conv that has a Winograd form with a constant weight.
 bool winograd_group(const Graph& group);
+
+// What the choice between the direct and the Winograd kernels of such a group depends on: the
+// convolution's shapes and attributes and the layouts of its data input and of the group's
+// outputs, not the elementwise chain fused after it (so that the candidates of one convolution
+// with different epilogues share one measurement). Empty when winograd_group(group) is false.
+std::string winograd_choice_key(const Graph& group);
 
 // `ops` with Conv replaced by the Winograd definition of `tile` x `tile` output tiles.
 std::shared_ptr<const te_ops::TeOpRegistry> winograd_ops(const te_ops::TeOpRegistry& ops, int tile);

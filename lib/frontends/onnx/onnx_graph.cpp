@@ -15,7 +15,6 @@ namespace collage::onnx_import {
 namespace {
 
 // Results of import-time folding larger than this stay nodes (their inputs become constants).
-constexpr size_t kFoldLimitBytes = size_t{64} << 20;
 
 // A dimension the model states: dim_value set and not negative. An explicit 0 is a real (empty)
 // size; a missing or negative value is unknown.
@@ -485,7 +484,7 @@ absl::StatusOr<std::optional<std::vector<Ref>>> GraphImporter::fold(
   if (absl::Status s = op.infer(ictx); !s.ok()) return s;
   size_t bytes = 0;
   for (const TensorType& t : ictx.outputs()) bytes += t.bytes();
-  if (bytes > kFoldLimitBytes) return std::optional<std::vector<Ref>>();
+  if (bytes > options_.max_folded_bytes) return std::optional<std::vector<Ref>>();
 
   auto outs = evaluate_op(op, attrs, values, node_name, num_outputs);
   if (!outs.ok())

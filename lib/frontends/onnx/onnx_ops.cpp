@@ -99,28 +99,34 @@ Result clip(NodeContext& n) {
 }
 
 // Dropout: ratio and training_mode are inputs from opset 12 on; only inference (or training with
-// ratio 0, the same function) is supported.
+// ratio 0, the same function) is supported. Either input computed at run time stays an
+// attribute input, checked when the node runs.
 Result dropout(NodeContext& n) {
   if (n.opset() >= 12) {
     if (absl::Status s = n.check_inputs(1, 3); !s.ok()) return s;
-    // The ratio does not change an inference output; one computed at run time is not read.
-    if (n.input(1) && n.input(1)->is_constant())
-      if (absl::Status s = n.input_to_float(1, "ratio", "ratio"); !s.ok()) return s;
-    if (n.input(2)) {
+    Ref* const ratio = n.runtime_input(1);
+    Ref* const training = n.runtime_input(2);
+    float constant_ratio = 0.5f;
+    if (n.input(1) && !ratio) {
+      auto r = n.constant_input(1, "ratio");
+      if (!r.ok()) return r.status();
+      if (r->numel() != 1) return n.error("ratio must be a single value");
+      constant_ratio = static_cast<float>(r->get_as_double(0));
+      n.attrs()["ratio"] = constant_ratio;
+    }
+    if (n.input(2) && !training) {
       auto mode = n.constant_input(2, "training_mode");
       if (!mode.ok()) return mode.status();
       if (mode->numel() != 1) return n.error("training_mode must be a single value");
       // Training mode with a ratio of 0 keeps every element at scale 1/(1 - 0): the inference
       // output and an all-true mask. torchvision's Swin exports it (F.dropout(p=0.0), which
       // defaults to training=True, inside the attention).
-      const auto ratio = n.attrs().find("ratio");
-      const bool keeps_all = ratio != n.attrs().end() &&
-                             std::holds_alternative<float>(ratio->second) &&
-                             std::get<float>(ratio->second) == 0.0f;
-      if (mode->get_as_int64(0) != 0 && !keeps_all)
+      if (mode->get_as_int64(0) != 0 && (ratio || constant_ratio != 0.f))
         return n.unsupported("training_mode is true with a ratio other than 0 (random); "
                              "collage runs inference only");
     }
+    if (ratio || training)
+      return n.emit("Dropout", {n.input(0), ratio, training}, n.num_outputs());
   } else if (absl::Status s = n.check_inputs(1, 1); !s.ok()) {
     return s;
   }

@@ -43,14 +43,19 @@ Result upsample(NodeContext& n) {
   if (mode == "bilinear") mode = "linear";
   if (mode != "nearest" && mode != "linear")
     return n.error(str_cat("mode '", mode, "' is not nearest or linear"));
+  // Scales computed at run time (version 9) stay an input: Resize's attribute input 2.
+  Ref* runtime_scales = nullptr;
   if (n.version() >= 9) {
     if (absl::Status s = n.check_inputs(2, 2); !s.ok()) return s;
-    auto scales = n.constant_input(1, "scales");
-    if (!scales.ok()) return scales.status();
-    std::vector<float> v;
-    for (int64_t i = 0; i < scales->numel(); ++i)
-      v.push_back(static_cast<float>(scales->get_as_double(i)));
-    n.attrs()["scales"] = v;
+    runtime_scales = n.runtime_input(1);
+    if (!runtime_scales) {
+      auto scales = n.constant_input(1, "scales");
+      if (!scales.ok()) return scales.status();
+      std::vector<float> v;
+      for (int64_t i = 0; i < scales->numel(); ++i)
+        v.push_back(static_cast<float>(scales->get_as_double(i)));
+      n.attrs()["scales"] = v;
+    }
   } else if (absl::Status s = n.check_inputs(1, 1); !s.ok()) {
     return s;
   } else if (!n.attrs().count("scales")) {
@@ -59,6 +64,7 @@ Result upsample(NodeContext& n) {
   n.attrs()["mode"] = mode;
   n.attrs()["coordinate_transformation_mode"] = std::string("asymmetric");
   n.attrs()["nearest_mode"] = std::string("floor");
+  if (runtime_scales) return n.emit("Resize", {n.input(0), nullptr, runtime_scales, nullptr});
   return n.emit("Resize", {n.input(0)});
 }
 
