@@ -1,7 +1,7 @@
 // The bench models placed with single:openvino (OpenVINO runs every node, as one region), run in
 // process and compared with ONNX Runtime's outputs: within 1e-4 of their scale. The width-reduced
-// models run in the default suite; the full-size ones are tagged [.full] (ctest
-// models-full/openvino_models, scripts/test --full).
+// models run in the default suite; the full-size ones, model_bench's fourteen and its four
+// held-out models, are tagged [.full] (ctest models-full/openvino_models, scripts/test --full).
 #include <catch2/catch.hpp>
 
 #include "collage/backends/openvino.h"
