@@ -11,7 +11,6 @@
 #include <random>
 
 #include "absl/strings/str_format.h"
-#include "ir/string_values.h"
 #include "artifact_runner.h"
 #include "cli_common.h"
 #include "collage/compiler.h"
@@ -270,8 +269,6 @@ absl::StatusOr<Runnable> model_runnable(RunArgs& args, bool strategy_given) {
     runnable.run = [compiler, g](const std::vector<Tensor>& in) { return run_reference(*g, in); };
     return runnable;
   }
-  // Placed kernels exchange values through arenas, which hold no strings (docs/onnx.md).
-  if (absl::Status s = refuse_string_values(*g); !s.ok()) return s;
   PlacementOptions placement = args.placement.options();
   placement.executor = PlacementExecutor::sequential;
   ProgressLine line;
