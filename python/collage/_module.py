@@ -60,11 +60,12 @@ def _as_array(x):
     """Anything that exports DLPack or the buffer protocol goes to the runtime as it is (no
     copy); other values (lists, scalars) become numpy arrays. A string array (numpy dtype U, S
     or object holding str or bytes) goes as (shape, list of bytes): str elements as UTF-8."""
-    if isinstance(x, np.ndarray) and x.dtype.kind not in "USO":
+    if isinstance(x, np.ndarray):
+        a = x
+    elif hasattr(x, "__dlpack__") or isinstance(x, memoryview):
         return x
-    if hasattr(x, "__dlpack__") or isinstance(x, memoryview):
-        return x
-    a = np.asarray(x)
+    else:
+        a = np.asarray(x)
     if a.dtype.kind not in "USO":
         return a
     values = []

@@ -6,6 +6,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
 
 #include <memory>
@@ -13,6 +14,7 @@
 #include <shared_mutex>
 #include <string>
 #include <tuple>
+#include <variant>
 #include <vector>
 
 #include "collage/runtime.h"
@@ -80,19 +82,17 @@ class Module {
   // the library's buffers, released with the last of them. A string input comes as a tuple
   // (shape, list of bytes) (collage._module makes it from a numpy U/S/object array), and a
   // string output goes back the same way, its bytes copied.
-  nb::list run_new(const std::vector<nb::object>& inputs) {
+  nb::list run_new(const std::vector<std::variant<nb::tuple, InArray>>& inputs) {
     std::vector<DLTensor> in(inputs.size());
-    std::vector<InArray> arrays;  // keeps the arrays' views for the call
-    arrays.reserve(inputs.size());
     std::vector<std::vector<int64_t>> shapes(inputs.size());
     std::vector<std::vector<collage_string_t>> strings(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (!nb::isinstance<nb::tuple>(inputs[i])) {
-        in[i] = view(arrays.emplace_back(nb::cast<InArray>(inputs[i])));
+      if (const InArray* a = std::get_if<InArray>(&inputs[i])) {
+        in[i] = view(*a);
         continue;
       }
       // The tuple's bytes objects stay referenced by `inputs` while the GIL is released.
-      const nb::tuple t = nb::borrow<nb::tuple>(inputs[i]);
+      const nb::tuple& t = std::get<nb::tuple>(inputs[i]);
       shapes[i] = nb::cast<std::vector<int64_t>>(t[0]);
       for (nb::handle item : nb::borrow<nb::list>(t[1])) {
         const nb::bytes b = nb::borrow<nb::bytes>(item);

@@ -33,7 +33,7 @@ for name, model, arrays in cases:
     npz = dict(np.load(os.path.join(data, arrays)))
     inputs = {k: v for k, v in npz.items() if not k.startswith("out_")}
     expected = [(k[4:], v) for k, v in npz.items() if k.startswith("out_")]
-    artifact = collage.compile(os.path.join(data, model), placement="op-level", budget=5)
+    artifact = collage.compile(os.path.join(data, model), placement="greedy", tree_strategy="auto")
     module = collage.load(artifact)
     assert [t.name for t in module.outputs] == [k for k, _ in expected], module.outputs
     variants = [inputs]
