@@ -37,6 +37,7 @@ void* string_run_alloc(void* ctx, int32_t index, const int64_t* shape) {
   if (!type_fits(t, declared) || !n) return nullptr;
   r.outputs[index] = Tensor(t.dtype, t.shape);
   if (t.dtype != DType::str) return r.outputs[index].raw();
+  r.views[index].reserve(1);  // a valid pointer for no elements too
   r.views[index].assign(static_cast<size_t>(*n), collage_string_t{nullptr, 0});
   return r.views[index].data();
 }

@@ -49,7 +49,8 @@ int64_t numel(const int64_t* shape, size_t rank) {
 // Output `index` of `shape`, or null with the reason in *error.
 void* output(const StrOutputs& out, int32_t index, const std::vector<int64_t>& shape,
              std::string* error) {
-  void* p = out.alloc(out.ctx, index, shape.data());
+  static constexpr int64_t kScalar = 0;  // a valid pointer for a scalar's empty shape
+  void* p = out.alloc(out.ctx, index, shape.empty() ? &kScalar : shape.data());
   if (!p) *error = "the runtime gave no buffer for output " + std::to_string(index);
   return p;
 }
