@@ -3,9 +3,11 @@
 // and outputs against the reference executor; a damaged string table, or strings in an older
 // format version, refused as corrupt with the constant named.
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "collage/backends/strings.h"
 #include "collage/executor.h"
+#include "collage/ops/text.h"
 #include "collage/reference.h"
 #include "runtime/runtime_test_util.h"
 
@@ -129,6 +131,57 @@ TEST_CASE("a damaged string table is a corrupt artifact", "[runtime][strings]") 
   CHECK_FALSE(load_bytes(old, nullptr, &code, &message));
   CHECK(code == COLLAGE_STATUS_CORRUPT);
   CHECK_THAT(message, Catch::Contains("a string constant in a format version 2 artifact"));
+}
+
+// The third key: NaN for floating-point keys (every NaN is one key), else 3.
+float third(DType t) { return is_float(t) ? std::nanf("") : 3.f; }
+
+// Three keys or values of `t`: strings, or the numbers 1, 2.5 (2 as an integer) and third(t).
+Tensor labels(DType t, bool keys) {
+  if (t == DType::str)
+    return Tensor::from_strings({3}, keys ? std::vector<std::string>{"a", "b\xc3\xa9", ""}
+                                          : std::vector<std::string>{"x", "", "z"});
+  return Tensor::from_f32({3}, keys ? std::vector<float>{1, 2.5f, third(t)}
+                                    : std::vector<float>{1, 7, 0.5f})
+      .cast(t);
+}
+
+TEST_CASE("LabelEncoder over every key and value type in an artifact", "[runtime][strings]") {
+  const DType types[] = {DType::str, DType::i64, DType::f32, DType::i32, DType::f64, DType::u8};
+  for (DType kt : types) {
+    for (DType vt : types) {
+      INFO(dtype_name(kt) << " keys, " << dtype_name(vt) << " values");
+      Context ctx;
+      GraphBuilder b(ctx, "encode");
+      const ValueId x = b.add_input("x", {kt, {5}});
+      const Tensor fallback = vt == DType::str
+                                  ? Tensor::from_strings({1}, std::vector<std::string>{"?"})
+                                  : Tensor::from_f32({1}, std::vector<float>{42}).cast(vt);
+      auto y = b.add("LabelEncoder", {x}, make_attrs<LabelEncoderAttrs>([&](auto& a) {
+                       a.keys = labels(kt, true);
+                       a.values = labels(vt, false);
+                       a.default_value = fallback;
+                     }));
+      REQUIRE(y.ok());
+      b.add_output(*y);
+      auto g = b.finish();
+      REQUIRE(g.ok());
+      auto m = load_bytes(strings_artifact(*g, nullptr), nullptr, nullptr, nullptr);
+      REQUIRE(m);
+      // Every key, and a miss.
+      Tensor in = kt == DType::str ? Tensor::from_strings(
+                                         {5}, std::vector<std::string>{"", "a", "q", "b\xc3\xa9", "a"})
+                                   : Tensor::from_f32({5}, std::vector<float>{third(kt), 1, 4, 2.5f, 1})
+                                         .cast(kt);
+      std::string message;
+      const std::vector<Tensor> got = run_module_outputs(m.get(), {in}, &message);
+      INFO(message);
+      REQUIRE(got.size() == 1);
+      auto want = run_reference(*g, {in});
+      REQUIRE(want.ok());
+      CHECK(got[0].identical((*want)[0]));
+    }
+  }
 }
 
 }  // namespace

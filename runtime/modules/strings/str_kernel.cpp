@@ -412,6 +412,30 @@ std::string StrKernel::run_regex(const collage_rt_tensor_t& x, const StrOutputs&
   return "";
 }
 
+std::string StrKernel::run_static(void* const* args) const {
+  for (const Arg& a : args_)
+    if (a.dtype == kStr) return "a kernel with strings runs with kernel_run_strings";
+  struct Planned {
+    void* const* outputs;
+    const std::vector<Arg>* types;  // the outputs'
+  };
+  const std::vector<Arg> outputs(args_.begin() + static_cast<ptrdiff_t>(operands_.size()),
+                                 args_.end());
+  Planned planned{args + num_inputs_, &outputs};
+  auto alloc = [](void* ctx, int32_t index, const int64_t* shape) -> void* {
+    const auto& p = *static_cast<Planned*>(ctx);
+    if (index < 0 || static_cast<size_t>(index) >= p.types->size()) return nullptr;
+    const std::vector<int64_t>& want = (*p.types)[index].shape;
+    return std::equal(want.begin(), want.end(), shape) ? p.outputs[index] : nullptr;
+  };
+  auto no_bytes = [](void*, uint64_t) -> void* { return nullptr; };
+  std::vector<collage_rt_tensor_t> inputs(static_cast<size_t>(num_inputs_));
+  for (size_t i = 0; i < operands_.size(); ++i)
+    if (operands_[i].input >= 0) inputs[operands_[i].input] = {args[operands_[i].input],
+                                                               args_[i].shape.data()};
+  return run(inputs.data(), num_inputs_, StrOutputs{alloc, no_bytes, &planned});
+}
+
 std::string StrKernel::run(const collage_rt_tensor_t* inputs, int32_t num_inputs,
                            const StrOutputs& out) const {
   if (num_inputs != num_inputs_ || (num_inputs && !inputs))

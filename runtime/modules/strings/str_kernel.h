@@ -36,6 +36,9 @@ class StrKernel {
   // Empty on success, else what went wrong.
   std::string run(const collage_rt_tensor_t* inputs, int32_t num_inputs,
                   const StrOutputs& out) const;
+  // run() for a kernel without string values (a LabelEncoder between numbers), as a static
+  // kernel: `args` hold the inputs, then the outputs, of the descriptor's shapes.
+  std::string run_static(void* const* args) const;
 
  private:
   struct Arg {

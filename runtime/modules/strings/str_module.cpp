@@ -36,11 +36,21 @@ int32_t create(const collage_kernel_desc_t* desc, void** kernel, char* err, size
 
 int32_t task_count(void*) { return 1; }
 
-// String kernels write strings whose bytes the runtime must give: they run only through
-// kernel_run_strings.
-int32_t run(void*, void* const*, int32_t, int32_t, char* err, size_t err_size) {
-  write_error(err, err_size, "a kernel of the strings module runs with kernel_run_strings");
-  return COLLAGE_STATUS_INVALID_ARGUMENT;
+// A kernel without string values (a LabelEncoder between numbers) runs as a static one; those
+// with strings, whose bytes the runtime must give, only through kernel_run_strings.
+int32_t run(void* kernel, void* const* args, int32_t, int32_t, char* err, size_t err_size) {
+  if (!kernel || !args) {
+    write_error(err, err_size, "null kernel or arguments");
+    return COLLAGE_STATUS_INVALID_ARGUMENT;
+  }
+  try {
+    const std::string e = static_cast<const StrKernel*>(kernel)->run_static(args);
+    if (e.empty()) return 0;
+    write_error(err, err_size, e);
+  } catch (const std::exception& e) {
+    write_error(err, err_size, std::string("kernel run failed: ") + e.what());
+  }
+  return COLLAGE_STATUS_KERNEL_FAILED;
 }
 
 int32_t run_strings(void* kernel, const collage_rt_tensor_t* inputs, int32_t num_inputs,
