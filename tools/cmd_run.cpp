@@ -151,9 +151,18 @@ absl::StatusOr<std::vector<Tensor>> make_inputs(const Runnable& r, const RunArgs
   return inputs;
 }
 
-// "min -0.98 max 0.99 mean 0.012" (and the NaN count when there are any).
+// "min -0.98 max 0.99 mean 0.012" (and the NaN count when there are any); for strings, the
+// first few: "'setosa' 'virginica' 'setosa' ...".
 std::string summarize(const Tensor& t) {
   if (t.numel() == 0) return "empty";
+  if (t.dtype() == DType::str) {
+    std::string s;
+    for (int64_t i = 0; i < t.numel() && i < 3; ++i) {
+      const std::string& v = t.data<std::string>()[i];
+      s += str_cat(i ? " '" : "'", v.substr(0, 24), v.size() > 24 ? "...'" : "'");
+    }
+    return t.numel() > 3 ? s + " ..." : s;
+  }
   double lo = INFINITY, hi = -INFINITY, sum = 0;
   int64_t nans = 0;
   for (int64_t i = 0; i < t.numel(); ++i) {
