@@ -5,7 +5,7 @@
 #include <charconv>
 
 #include "core/str_cat.h"
-#include "text.h"
+#include "text_algorithms.h"
 #include "io/le_bytes.h"
 
 namespace collage::io {

@@ -1,6 +1,6 @@
 // The string operators: StringConcat, StringEqual (ONNX Equal on strings), StringSplit and
 // StringNormalizer: the reference kernels (the strings backend's runtime module runs them in
-// compiled models, sharing runtime/algorithms/text.h).
+// compiled models, sharing runtime/algorithms/text_algorithms.h).
 #include <algorithm>
 #include <cstdint>
 #include <set>
@@ -9,7 +9,7 @@
 #include "core/str_cat.h"
 #include "ops/elementwise_common.h"
 #include "ops/op_sets.h"
-#include "text.h"
+#include "text_algorithms.h"
 
 namespace collage::ops {
 namespace {
@@ -45,7 +45,7 @@ absl::Status run_equal(const KernelArgs& k) {
 
 // --- StringSplit ---
 
-// Python's str.split, as ONNX's reference implementation splits (runtime/algorithms/text.h).
+// Python's str.split, as ONNX's reference implementation splits (runtime/algorithms/text_algorithms.h).
 std::vector<std::string> split(const std::string& s, const std::string& delimiter,
                                int64_t maxsplit) {
   const auto pieces = text::split(s, delimiter, maxsplit);

@@ -16,7 +16,7 @@
 
 #include "collage/runtime_module.h"
 #include "str_params.h"
-#include "text.h"
+#include "text_algorithms.h"
 
 namespace collage::rt_strings {
 

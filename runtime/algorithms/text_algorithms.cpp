@@ -1,5 +1,5 @@
-// Text algorithms shared by the string module and the reference kernels (text.h).
-#include "text.h"
+// Text algorithms shared by the string module and the reference kernels (text_algorithms.h).
+#include "text_algorithms.h"
 
 #include <stdexcept>
 
