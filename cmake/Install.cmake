@@ -14,7 +14,7 @@ install(TARGETS collage_runtime collage_compiler EXPORT collageTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # The runtime looks for its modules in its own directory.
-install(TARGETS collage_rt_eigen collage_rt_dnnl collage_rt_trees collage_rt_dynamic LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS collage_rt_eigen collage_rt_dnnl collage_rt_trees collage_rt_dynamic collage_rt_strings LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 if(TARGET collage_rt_openvino)
   # OpenVINO is not installed with collage: the module, the CLI and libcollage_compiler find it
   # where CMake found it

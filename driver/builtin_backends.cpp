@@ -4,6 +4,7 @@
 #include "collage/backends/eigen.h"
 #include "collage/backends/native.h"
 #include "collage/backends/openvino.h"
+#include "collage/backends/strings.h"
 #include "collage/backends/trees.h"
 #include "collage/compiler.h"
 #include "collage/executor.h"
@@ -17,6 +18,7 @@ absl::Status register_builtin_backends(BackendRegistry& registry,
   if (absl::Status s = register_trees_backend(registry); !s.ok()) return s;
   if (absl::Status s = registry.add(make_native_backend(native)); !s.ok()) return s;
   if (absl::Status s = register_dynamic_backend(registry); !s.ok()) return s;
+  if (absl::Status s = register_strings_backend(registry); !s.ok()) return s;
 #ifdef COLLAGE_HAVE_OPENVINO
   if (absl::Status s = register_openvino_backend(registry); !s.ok()) return s;
 #else

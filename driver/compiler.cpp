@@ -239,8 +239,6 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   r.trees = std::move(imported->trees);
   r.import_s = seconds_since(start);
   start = Clock::now();
-  // Before placement, which would measure kernels on arena buffers that cannot hold them.
-  if (absl::Status s = refuse_string_values(r.graph); !s.ok()) return s;
   PlacementOptions placement = placement_options(options);
   if (!placement.executor_latency) placement.executor_latency = artifact_executor_latency(*ctx_);
   // The budget bounds the whole compile: the placement gets it less a reserve for building the

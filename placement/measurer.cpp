@@ -31,9 +31,11 @@ absl::Status run_kernel(Kernel& k, void* const* args, ThreadPool& pool) {
   return first;
 }
 
+// Sizes known only at run time, or strings (whose kernels run through the strings module's
+// kernel_run_strings, never task by task on made-up buffers).
 bool has_dynamic_values(const Graph& g) {
   for (const Value& v : g.values())
-    if (v.type.is_dynamic()) return true;
+    if (v.type.is_dynamic() || v.type.dtype == DType::str) return true;
   return false;
 }
 
@@ -96,9 +98,9 @@ void Measurer::prefetch(
     if (memo_.count(key) ||
         std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.key == key; }))
       continue;
-    // A group with sizes known only at run time (NonZero's count, ...) cannot be run on made-up
-    // inputs: it is not measured, and costs nothing, as node_flops counts it (the backends that
-    // run such groups are few, and they cost about the same).
+    // A group with sizes known only at run time (NonZero's count, ...) or with strings cannot be
+    // run on made-up inputs: it is not measured, and costs nothing, as node_flops counts it (the
+    // backends that run such groups are few, and they cost about the same).
     if (has_dynamic_values(group->graph)) {
       memo_[key] = {Cost{0, 0, 0, false}, false};
       continue;

@@ -20,9 +20,16 @@ absl::Status take(collage_status_t* s) {
                                                  : absl::InternalError(message);
 }
 
-DLTensor view(const Tensor& t) {
+// A view of `t` for the runtime; a str tensor's elements as collage_string_t in `strings`, which
+// must outlive the view.
+DLTensor view(const Tensor& t, std::vector<collage_string_t>& strings) {
   DLTensor d{};
   d.data = const_cast<void*>(t.raw());
+  if (t.dtype() == DType::str) {
+    for (int64_t i = 0; i < t.numel(); ++i)
+      strings.push_back({t.data<std::string>()[i].data(), t.data<std::string>()[i].size()});
+    d.data = strings.data();
+  }
   d.device = {kDLCPU, 0};
   d.ndim = static_cast<int32_t>(t.rank());
   d.dtype = collage_dtype_to_dlpack(static_cast<int32_t>(t.dtype()));
@@ -70,7 +77,9 @@ absl::StatusOr<ArtifactRunner> ArtifactRunner::load(const std::string& path,
       (input ? r.input_names_ : r.output_names_).push_back(info.name);
       (input ? r.input_types_ : r.output_types_).push_back(type);
       (input ? r.input_batch_axes_ : r.output_batch_axes_).push_back(info.batch_axis);
-      if (!input && type.is_dynamic()) r.dynamic_outputs_ = true;
+      // Data-dependent shapes and strings (whose bytes the library owns) come out through
+      // collage_module_run_outputs.
+      if (!input && (type.is_dynamic() || type.dtype == DType::str)) r.dynamic_outputs_ = true;
     }
   }
   return r;
@@ -91,7 +100,8 @@ collage_executor_stats_t ArtifactRunner::executor_stats() const {
 absl::StatusOr<std::vector<Tensor>> ArtifactRunner::run(const std::vector<Tensor>& inputs) const {
   std::vector<Tensor> outputs;
   std::vector<DLTensor> in, out;
-  for (const Tensor& t : inputs) in.push_back(view(t));
+  std::vector<std::vector<collage_string_t>> strings(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) in.push_back(view(inputs[i], strings[i]));
   if (dynamic_outputs_) return run_outputs(in);
   // A dynamic-batch artifact's outputs have the inputs' batch (the runtime checks its range).
   int64_t batch = -1;
@@ -103,7 +113,8 @@ absl::StatusOr<std::vector<Tensor>> ArtifactRunner::run(const std::vector<Tensor
   for (size_t i = 0; i < output_types_.size(); ++i) {
     Shape shape = output_types_[i].shape;
     if (batch >= 0 && output_batch_axes_[i] >= 0) shape[output_batch_axes_[i]] = batch;
-    out.push_back(view(outputs.emplace_back(output_types_[i].dtype, shape)));
+    std::vector<collage_string_t> none;  // outputs are never strings here
+    out.push_back(view(outputs.emplace_back(output_types_[i].dtype, shape), none));
   }
   absl::Status s =
       take(collage_module_run(module_.get(), in.data(), static_cast<int32_t>(in.size()), out.data(),
@@ -125,7 +136,13 @@ absl::StatusOr<std::vector<Tensor>> ArtifactRunner::run_outputs(
     DLTensor t{};
     if (absl::Status g = take(collage_outputs_get(outs.get(), i, &t)); !g.ok()) return g;
     Tensor copy(output_types_[i].dtype, Shape(t.shape, t.shape + t.ndim));
-    if (copy.bytes()) std::memcpy(copy.raw(), t.data, copy.bytes());
+    if (copy.dtype() == DType::str) {
+      const auto* s = static_cast<const collage_string_t*>(t.data);
+      for (int64_t e = 0; e < copy.numel(); ++e)
+        if (s[e].size) copy.data<std::string>()[e].assign(s[e].data, s[e].size);
+    } else if (copy.bytes()) {
+      std::memcpy(copy.raw(), t.data, copy.bytes());
+    }
     outputs.push_back(std::move(copy));
   }
   return outputs;

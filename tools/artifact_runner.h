@@ -51,7 +51,7 @@ class ArtifactRunner {
   std::vector<std::string> input_names_, output_names_;
   std::vector<TensorType> input_types_, output_types_;
   std::vector<int> input_batch_axes_, output_batch_axes_;
-  bool dynamic_outputs_ = false;  // some output's shape depends on data
+  bool dynamic_outputs_ = false;  // some output depends on data or is a string: run_outputs
   // The run when the runtime allocates the outputs (collage_module_run_outputs).
   absl::StatusOr<std::vector<Tensor>> run_outputs(const std::vector<DLTensor>& in) const;
 };

@@ -11,7 +11,6 @@
 #include <random>
 
 #include "absl/strings/str_format.h"
-#include "ir/string_values.h"
 #include "artifact_runner.h"
 #include "cli_common.h"
 #include "collage/compiler.h"
@@ -152,9 +151,18 @@ absl::StatusOr<std::vector<Tensor>> make_inputs(const Runnable& r, const RunArgs
   return inputs;
 }
 
-// "min -0.98 max 0.99 mean 0.012" (and the NaN count when there are any).
+// "min -0.98 max 0.99 mean 0.012" (and the NaN count when there are any); for strings, the
+// first few: "'setosa' 'virginica' 'setosa' ...".
 std::string summarize(const Tensor& t) {
   if (t.numel() == 0) return "empty";
+  if (t.dtype() == DType::str) {
+    std::string s;
+    for (int64_t i = 0; i < t.numel() && i < 3; ++i) {
+      const std::string& v = t.data<std::string>()[i];
+      s += str_cat(i ? " '" : "'", v.substr(0, 24), v.size() > 24 ? "...'" : "'");
+    }
+    return t.numel() > 3 ? s + " ..." : s;
+  }
   double lo = INFINITY, hi = -INFINITY, sum = 0;
   int64_t nans = 0;
   for (int64_t i = 0; i < t.numel(); ++i) {
@@ -270,8 +278,6 @@ absl::StatusOr<Runnable> model_runnable(RunArgs& args, bool strategy_given) {
     runnable.run = [compiler, g](const std::vector<Tensor>& in) { return run_reference(*g, in); };
     return runnable;
   }
-  // Placed kernels exchange values through arenas, which hold no strings (docs/onnx.md).
-  if (absl::Status s = refuse_string_values(*g); !s.ok()) return s;
   PlacementOptions placement = args.placement.options();
   placement.executor = PlacementExecutor::sequential;
   ProgressLine line;

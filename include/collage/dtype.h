@@ -11,8 +11,8 @@ namespace collage {
 // The element types a collage value can have. f16 and bf16 are stored as raw 16-bit words. New
 // types are appended: the numbering is stored in artifacts (the runtime knows f32 to boolean).
 // `str` (ONNX STRING: UTF-8 byte strings, ai.onnx.ml pipelines' labels) is held in memory as
-// std::string elements; only the compiler and its reference executor run it (artifacts and the
-// C ABI refuse string values, naming the tensor; see docs/onnx.md).
+// std::string elements; in artifacts and at the runtime's C ABI its elements are
+// collage_string_t (a pointer and a length; docs/onnx.md, docs/artifact-format.md).
 enum class DType : uint8_t { f32, f16, bf16, i8, i32, i64, boolean, f64, i16, u8, u16, u32, u64, str };
 // Every dtype, in enum order.
 inline constexpr DType kAllDTypes[] = {DType::f32, DType::f16, DType::bf16, DType::i8,

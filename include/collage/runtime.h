@@ -64,9 +64,13 @@ COLLAGE_API uint32_t collage_runtime_abi_version(void);
 COLLAGE_API uint32_t collage_artifact_format_version(void);
 
 /* The DLPack type of a collage_dtype_t (bool is {kDLUInt, 8, 1}); {0, 0, 0} for an unknown one.
- * Strings (ONNX STRING) never cross this ABI: DLPack has no string type, and an artifact holds
- * no string value (collage_compile refuses a model that has one, naming the tensor; the string
- * operators run in the compiler's reference executor only, docs/onnx.md). */
+ * DLPack has no string type: a COLLAGE_DTYPE_STRING tensor (ONNX STRING, artifacts of format
+ * version 3) is {kDLOpaqueHandle, 128, 1}, its data an array of collage_string_t (a pointer and
+ * a length per element, include/collage/runtime_module.h). As an input, the array and the bytes
+ * it points at are the caller's, borrowed for the call. A string output comes only from
+ * collage_module_run_outputs (collage_module_run refuses a model with one, naming it): its
+ * collage_string_t array and the bytes they point at are the library's, valid until
+ * collage_outputs_release. */
 COLLAGE_API DLDataType collage_dtype_to_dlpack(int32_t dtype);
 
 /* ---- Status ---------------------------------------------------------------------------- */

@@ -44,8 +44,20 @@ typedef enum {
   COLLAGE_DTYPE_U8 = 9,
   COLLAGE_DTYPE_U16 = 10,
   COLLAGE_DTYPE_U32 = 11,
-  COLLAGE_DTYPE_U64 = 12
+  COLLAGE_DTYPE_U64 = 12,
+  /* ONNX STRING: each element is a collage_string_t (below). Artifacts of format version 3. */
+  COLLAGE_DTYPE_STRING = 13
 } collage_dtype_t;
+
+/* One element of a COLLAGE_DTYPE_STRING tensor: `size` bytes at `data` (any bytes; ONNX strings
+ * are byte strings, UTF-8 by convention), not NUL-terminated. `data` may be NULL when `size` is
+ * 0. Who owns the bytes is stated where such a tensor is passed: a caller's input tensor is
+ * borrowed for the call; a kernel's string outputs point into memory the runtime gives it for
+ * the run (collage_rt_bytes_fn); an artifact's string constants point into the loaded artifact. */
+typedef struct {
+  const char* data;
+  uint64_t size;
+} collage_string_t;
 
 /* Bytes of one element of `dtype`; 0 for a value that is not a collage_dtype_t. The one table of
  * element sizes: the runtime core and every module ask it. */
@@ -68,6 +80,8 @@ static inline size_t collage_dtype_size(int32_t dtype) {
     case COLLAGE_DTYPE_F64:
     case COLLAGE_DTYPE_U64:
       return 8;
+    case COLLAGE_DTYPE_STRING:
+      return sizeof(collage_string_t);
     default:
       return 0;
   }
@@ -91,6 +105,11 @@ typedef struct {
  * of its descriptor). NULL when the runtime cannot give one: out of memory, or a shape that
  * contradicts a dimension the plan states. The buffer is the runtime's. */
 typedef void* (*collage_rt_alloc_fn)(void* ctx, int32_t index, const int64_t* shape);
+
+/* `size` bytes (any alignment) for the strings a kernel writes into its COLLAGE_DTYPE_STRING
+ * outputs, owned by the runtime and valid as long as the run's values (for a graph output, until
+ * the caller releases it). NULL when out of memory. */
+typedef void* (*collage_rt_bytes_fn)(void* ctx, uint64_t size);
 
 /* Everything a module needs to create one kernel instance. All pointers are borrowed for the
  * duration of the create call, except `constants[i]`, which stay valid until the kernel is
@@ -171,6 +190,15 @@ typedef struct {
   int32_t (*kernel_run_dynamic)(void* kernel, const collage_rt_tensor_t* inputs,
                                 int32_t num_inputs, collage_rt_alloc_fn alloc, void* alloc_ctx,
                                 char* err, size_t err_size);
+  /* Optional (may be NULL): kernel_run_dynamic for a kernel that reads or writes
+   * COLLAGE_DTYPE_STRING tensors (arrays of collage_string_t): the bytes of every string it
+   * writes come from `bytes` (with `alloc_ctx`), never from the module's own memory, so they live
+   * as long as the run's values. Runs as one task; output shapes as in kernel_run_dynamic (a
+   * string kernel's outputs may have fixed shapes: `alloc` then returns the planned buffer). */
+  int32_t (*kernel_run_strings)(void* kernel, const collage_rt_tensor_t* inputs,
+                                int32_t num_inputs, collage_rt_alloc_fn alloc,
+                                collage_rt_bytes_fn bytes, void* alloc_ctx, char* err,
+                                size_t err_size);
 } collage_rt_module_v1_t;
 
 /* The struct_size of a table with the first version's fields only: the least a module gives. */

@@ -9,7 +9,6 @@
 #include <string_view>
 #include <vector>
 
-#include "ir/string_values.h"
 #include "absl/status/statusor.h"
 #include "collage/artifact.h"
 #include "collage/backend.h"
@@ -81,8 +80,7 @@ struct PlacedBatch {
 // Builds every group of `placement` (in its order, as validate_placement leaves it) with its
 // backend and keeps each kernel's record and arguments. Errors name the group: a group on the
 // reference backend (the runtime has no reference kernels), an unknown backend, a group that
-// reads a value no earlier group produces, or the backend's build error; and a string value
-// (refuse_string_values).
+// reads a value no earlier group produces, or the backend's build error.
 absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(
     const Context& ctx, const BackendRegistry& backends, const Graph& graph,
     const Placement& placement, const BuildOptions& options = {});

@@ -95,7 +95,6 @@ absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(const Context
                                                                    const Graph& graph,
                                                                    const Placement& placement,
                                                                    const BuildOptions& options) {
-  if (absl::Status s = refuse_string_values(graph); !s.ok()) return s;
   const size_t num_nodes = graph.nodes().size();
   std::vector<ArtifactKernel> kernels;
   std::vector<bool> available(graph.values().size(), false);

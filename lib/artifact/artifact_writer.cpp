@@ -4,11 +4,13 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <tuple>
 
 #include "artifact/artifact.h"
 #include "artifact/artifact_file.h"
 #include "artifact/memory_plan.h"
+#include "artifact/string_table.h"
 #include "artifact_generated.h"
 #include "collage/executor.h"
 #include "core/str_cat.h"
@@ -39,37 +41,51 @@ class ConstantTable {
     auto key = std::make_tuple(t.raw(), t.dtype(), t.shape());
     auto it = ids_.find(key);
     if (it != ids_.end()) return it->second;
+    // A str constant is stored as its string table; any other as its bytes.
+    std::string table = t.dtype() == DType::str ? artifact::encode_string_table(t) : std::string();
+    const std::string_view stored =
+        t.dtype() == DType::str
+            ? std::string_view(table)
+            : std::string_view(static_cast<const char*>(t.raw()), t.bytes());
     uint64_t hash = 0;
     if (by_content_) {
-      hash = content_hash(t);
+      hash = content_hash(stored);
       for (uint32_t id : by_hash_[{t.dtype(), t.shape(), hash}])
-        if (std::memcmp(tensors_[id].raw(), t.raw(), t.bytes()) == 0) return id;
+        if (stored_bytes(id) == stored) return id;
     }
     const uint32_t id = static_cast<uint32_t>(tensors_.size());
     tensors_.push_back(t);
+    tables_.push_back(std::move(table));
     offsets_.push_back(bytes_);
-    bytes_ = artifact::align_up(bytes_ + t.bytes());
+    bytes_ = artifact::align_up(bytes_ + stored.size());
     ids_.emplace(std::move(key), id);
     if (by_content_) by_hash_[{t.dtype(), t.shape(), hash}].push_back(id);
     return id;
   }
   const std::vector<Tensor>& tensors() const { return tensors_; }
   uint64_t offset(size_t id) const { return offsets_[id]; }
+  // What constant `id` takes in the section.
+  uint64_t size(size_t id) const { return stored_bytes(id).size(); }
   uint64_t bytes() const { return bytes_; }
   std::string section() const {
     std::string s(bytes_, '\0');
-    for (size_t i = 0; i < tensors_.size(); ++i)
-      if (tensors_[i].bytes())
-        std::memcpy(s.data() + offsets_[i], tensors_[i].raw(), tensors_[i].bytes());
+    for (size_t i = 0; i < tensors_.size(); ++i) {
+      const std::string_view b = stored_bytes(i);
+      if (!b.empty()) std::memcpy(s.data() + offsets_[i], b.data(), b.size());
+    }
     return s;
   }
 
  private:
+  std::string_view stored_bytes(size_t id) const {
+    const Tensor& t = tensors_[id];
+    if (t.dtype() == DType::str) return tables_[id];
+    return {static_cast<const char*>(t.raw()), t.bytes()};
+  }
   // FNV-1a over the bytes.
-  static uint64_t content_hash(const Tensor& t) {
+  static uint64_t content_hash(std::string_view b) {
     uint64_t h = 1469598103934665603ull;
-    const auto* p = static_cast<const uint8_t*>(t.raw());
-    for (size_t i = 0; i < t.bytes(); ++i) h = (h ^ p[i]) * 1099511628211ull;
+    for (char c : b) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
     return h;
   }
 
@@ -77,6 +93,7 @@ class ConstantTable {
   std::map<std::tuple<const void*, DType, Shape>, uint32_t> ids_;
   std::map<std::tuple<DType, Shape, uint64_t>, std::vector<uint32_t>> by_hash_;
   std::vector<Tensor> tensors_;
+  std::vector<std::string> tables_;  // per constant: a str one's string table, else empty
   std::vector<uint64_t> offsets_;
   uint64_t bytes_ = 0;
 };
@@ -159,6 +176,21 @@ bool has_dynamic_values(const Graph& graph, const std::vector<ArtifactKernel>& k
     for (ValueId v : k.args)
       if (v >= 0 && static_cast<size_t>(v) < graph.values().size() &&
           graph.value(v).type.is_dynamic())
+        return true;
+  return false;
+}
+
+// Whether the plan holds a str value (format version 3): its string kernels run one at a time,
+// so it has no wave schedule either.
+bool has_string_values(const Graph& graph, const std::vector<ArtifactKernel>& kernels) {
+  for (ValueId v : graph.inputs())
+    if (graph.value(v).type.dtype == DType::str) return true;
+  for (ValueId v : graph.outputs())
+    if (graph.value(v).type.dtype == DType::str) return true;
+  for (const ArtifactKernel& k : kernels)
+    for (ValueId v : k.args)
+      if (v >= 0 && static_cast<size_t>(v) < graph.values().size() &&
+          graph.value(v).type.dtype == DType::str)
         return true;
   return false;
 }
@@ -263,7 +295,7 @@ artifact::MemoryPlan plan_arena(const Graph& graph, const std::vector<uint32_t>&
   for (size_t i = 0; i < t.tensors.size(); ++i) {
     if (t.tensors[i].storage != fb::Storage::Arena) continue;
     const int32_t first = t.tensors[i].producer, last = t.tensors[i].last_use;
-    buffers.push_back({graph.value(t.tensors[i].value).type.bytes(),
+    buffers.push_back({artifact::run_bytes(graph.value(t.tensors[i].value).type),
                        by_wave ? static_cast<int32_t>(wave_of[first]) : first,
                        by_wave ? static_cast<int32_t>(wave_of[last]) : last});
     buffer_tensor.push_back(i);
@@ -317,7 +349,7 @@ flatbuffers::Offset<fb::Plan> plan_table(flatbuffers::FlatBufferBuilder& fbb, co
     const Tensor& c = t.constants.tensors()[i];
     fb_constants.push_back(fb::CreateConstant(fbb, static_cast<int32_t>(c.dtype()),
                                               shape_of(c.shape()), t.constants.offset(i),
-                                              c.bytes()));
+                                              t.constants.size(i)));
   }
   std::vector<flatbuffers::Offset<fb::Kernel>> fb_kernels;
   for (size_t k = 0; k < kernels.size(); ++k) {
@@ -343,8 +375,9 @@ flatbuffers::Offset<fb::Plan> plan_table(flatbuffers::FlatBufferBuilder& fbb, co
 
 // The plan's figures (the file's sizes are assemble's).
 void fill_summary(const PlanTables& t, const artifact::MemoryPlan& memory, size_t num_kernels,
-                  bool dynamic, const waves::ScheduleResult* schedule, ArtifactSummary& summary) {
-  summary.format_version = dynamic ? 2 : 1;
+                  uint32_t format_version, const waves::ScheduleResult* schedule,
+                  ArtifactSummary& summary) {
+  summary.format_version = format_version;
   summary.arena_bytes = memory.peak_bytes;
   summary.unshared_bytes = memory.unshared_bytes;
   summary.kernels = num_kernels;
@@ -377,7 +410,9 @@ absl::StatusOr<flatbuffers::Offset<fb::Plan>> write_plan(flatbuffers::FlatBuffer
                                                          int64_t batch, ArtifactSummary& summary,
                                                          const RootFields& root = {}) {
   const bool dynamic = has_dynamic_values(graph, kernels);
-  const bool with_schedule = !dynamic && options.waves.executor != waves::ExecutorChoice::none;
+  const bool strings = has_string_values(graph, kernels);
+  const bool with_schedule =
+      !dynamic && !strings && options.waves.executor != waves::ExecutorChoice::none;
   std::vector<uint32_t> wave_of;  // per kernel, with a schedule: its dataflow wave
   if (with_schedule) {
     std::optional<std::vector<ArtifactKernel>> sorted;
@@ -400,7 +435,8 @@ absl::StatusOr<flatbuffers::Offset<fb::Plan>> write_plan(flatbuffers::FlatBuffer
     if (!made.ok()) return made.status();
     schedule = *std::move(made);
   }
-  fill_summary(t, memory, kernels.size(), dynamic, schedule ? &*schedule : nullptr, summary);
+  fill_summary(t, memory, kernels.size(), strings ? 3 : dynamic ? 2 : 1,
+               schedule ? &*schedule : nullptr, summary);
   return plan_table(fbb, graph, kernels, t, memory, schedule ? &schedule->schedule : nullptr,
                     batch, root);
 }

@@ -51,13 +51,14 @@ class ReferenceKernel : public Kernel {
 
  private:
   // Kernels exchange values through arena buffers, which cannot hold std::string elements: a
-  // group with a string value runs only in the reference executor (run_reference).
+  // group with a string value runs in the reference executor (run_reference), or placed on the
+  // strings backend.
   absl::Status refuse_strings() const {
     for (const Value& v : group_.values())
       if (v.type.dtype == DType::str)
         return absl::UnimplementedError(
             "reference kernel of group '" + group_.name() + "': '" + v.name +
-            "' is a string tensor; strings run only in the reference executor");
+            "' is a string tensor; the strings backend runs the string operators");
     return absl::OkStatus();
   }
 

@@ -5,7 +5,7 @@
 #include <charconv>
 
 #include "core/str_cat.h"
-#include "core/utf8.h"
+#include "text_algorithms.h"
 #include "io/le_bytes.h"
 
 namespace collage::io {
@@ -57,7 +57,7 @@ absl::StatusOr<Tensor> decode_npy_strings(std::string_view descr, const Shape& s
     std::u32string chars;
     for (size_t k = 0; k < **size / 4; ++k) chars.push_back(static_cast<char32_t>(load_le(e + 4 * k, 4)));
     while (!chars.empty() && chars.back() == 0) chars.pop_back();
-    auto utf8 = utf8_encode(chars);
+    auto utf8 = text::utf8_encode(chars);
     if (!utf8) return bad(str_cat("element ", i, " holds a value that is no Unicode character"));
     out = *std::move(utf8);
   }
@@ -68,7 +68,7 @@ absl::StatusOr<NpyStrings> encode_npy_strings(const Tensor& t) {
   std::vector<std::u32string> elements;
   size_t width = 1;
   for (int64_t i = 0; i < t.numel(); ++i) {
-    auto chars = utf8_decode(t.data<std::string>()[i]);
+    auto chars = text::utf8_decode(t.data<std::string>()[i]);
     if (!chars)
       return absl::InvalidArgumentError(str_cat(
           "element ", i, " is not UTF-8 text, which NumPy's unicode dtype cannot hold"));

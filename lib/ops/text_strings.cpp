@@ -1,16 +1,15 @@
 // The string operators: StringConcat, StringEqual (ONNX Equal on strings), StringSplit and
-// StringNormalizer. They run in the reference executor only (str tensors hold std::string).
+// StringNormalizer: the reference kernels (the strings backend's runtime module runs them in
+// compiled models, sharing runtime/algorithms/text_algorithms.h).
 #include <algorithm>
 #include <cstdint>
-#include <locale>
 #include <set>
-#include <stdexcept>
 
 #include "collage/ops/text.h"
 #include "core/str_cat.h"
-#include "core/utf8.h"
 #include "ops/elementwise_common.h"
 #include "ops/op_sets.h"
+#include "text_algorithms.h"
 
 namespace collage::ops {
 namespace {
@@ -46,43 +45,11 @@ absl::Status run_equal(const KernelArgs& k) {
 
 // --- StringSplit ---
 
-// The ASCII characters Python's str.isspace accepts.
-bool is_space(char c) {
-  return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f');
-}
-
-// Python's str.split(delimiter, maxsplit), which ONNX's reference implementation uses: an empty
-// delimiter splits at runs of whitespace and drops empty pieces, and the rest after maxsplit
-// pieces is kept as it is but for its leading whitespace.
+// Python's str.split, as ONNX's reference implementation splits (runtime/algorithms/text_algorithms.h).
 std::vector<std::string> split(const std::string& s, const std::string& delimiter,
                                int64_t maxsplit) {
-  std::vector<std::string> pieces;
-  const auto limit = maxsplit < 0 ? INT64_MAX : maxsplit;
-  if (!delimiter.empty()) {
-    size_t start = 0;
-    for (int64_t n = 0; n < limit; ++n) {
-      const size_t at = s.find(delimiter, start);
-      if (at == std::string::npos) break;
-      pieces.push_back(s.substr(start, at - start));
-      start = at + delimiter.size();
-    }
-    pieces.push_back(s.substr(start));
-    return pieces;
-  }
-  size_t i = 0;
-  while (true) {
-    while (i < s.size() && is_space(s[i])) ++i;
-    if (i == s.size()) break;
-    if (static_cast<int64_t>(pieces.size()) == limit) {
-      pieces.push_back(s.substr(i));
-      break;
-    }
-    size_t j = i;
-    while (j < s.size() && !is_space(s[j])) ++j;
-    pieces.push_back(s.substr(i, j - i));
-    i = j;
-  }
-  return pieces;
+  const auto pieces = text::split(s, delimiter, maxsplit);
+  return std::vector<std::string>(pieces.begin(), pieces.end());
 }
 
 absl::Status infer_split(InferContext& ctx) {
@@ -122,38 +89,11 @@ absl::Status run_split(const KernelArgs& k) {
 
 // --- StringNormalizer ---
 
-// Case mapping through the C.UTF-8 locale's tables (a locale object, not the global locale).
-class CaseMapper {
- public:
-  static absl::StatusOr<CaseMapper> make() {
-    try {
-      return CaseMapper(std::locale("C.UTF-8"));
-    } catch (const std::runtime_error& e) {
-      return absl::FailedPreconditionError(
-          str_cat("the C.UTF-8 locale, which case mapping uses, is unavailable: ", e.what()));
-    }
-  }
-  // `s` in lower (upper) case, or nullopt when it is not UTF-8.
-  std::optional<std::string> map(const std::string& s, bool upper) const {
-    auto chars = utf8_decode(s);
-    if (!chars) return std::nullopt;
-    const auto& facet = std::use_facet<std::ctype<wchar_t>>(locale_);
-    for (char32_t& c : *chars) {
-      const auto w = static_cast<wchar_t>(c);
-      c = static_cast<char32_t>(upper ? facet.toupper(w) : facet.tolower(w));
-    }
-    return utf8_encode(*chars);
-  }
-
- private:
-  explicit CaseMapper(std::locale l) : locale_(std::move(l)) {}
-  std::locale locale_;
-};
-
 absl::StatusOr<std::vector<std::string>> normalize(const StringNormalizerAttrs& a,
                                                    const Tensor& x) {
-  auto mapper = CaseMapper::make();
-  if (!mapper.ok()) return mapper.status();
+  std::string unavailable;
+  auto mapper = text::CaseMapper::make(&unavailable);
+  if (!mapper) return absl::FailedPreconditionError(unavailable);
   const bool sensitive = a.is_case_sensitive != 0;
   auto fold = [&](const std::string& s) -> absl::StatusOr<std::string> {
     if (sensitive) return s;

@@ -6,6 +6,7 @@ import numpy as np
 from . import _runtime
 
 _DTYPE_BOOL = 6  # COLLAGE_DTYPE_BOOL: {kDLUInt, 8, 1} to DLPack, numpy's bool here
+_DTYPE_STRING = 13  # COLLAGE_DTYPE_STRING: numpy object arrays of str here
 _KDL_INT, _KDL_UINT, _KDL_FLOAT = 0, 1, 2
 
 
@@ -13,6 +14,8 @@ def _numpy_dtype(dtype, dl_dtype):
     code, bits, lanes = dl_dtype
     if dtype == _DTYPE_BOOL:
         return np.dtype(np.bool_)
+    if dtype == _DTYPE_STRING:
+        return np.dtype(object)
     kind = {_KDL_INT: "i", _KDL_UINT: "u", _KDL_FLOAT: "f"}.get(code)
     if kind is None or lanes != 1:
         return None  # bf16 and the like: numpy has no such type
@@ -55,10 +58,38 @@ def _batch_range(raw):
 
 def _as_array(x):
     """Anything that exports DLPack or the buffer protocol goes to the runtime as it is (no
-    copy); other values (lists, scalars) become numpy arrays."""
-    if hasattr(x, "__dlpack__") or isinstance(x, memoryview):
+    copy); other values (lists, scalars) become numpy arrays. A string array (numpy dtype U, S
+    or object holding str or bytes) goes as (shape, list of bytes): str elements as UTF-8."""
+    if isinstance(x, np.ndarray):
+        a = x
+    elif hasattr(x, "__dlpack__") or isinstance(x, memoryview):
         return x
-    return np.asarray(x)
+    else:
+        a = np.asarray(x)
+    if a.dtype.kind not in "USO":
+        return a
+    values = []
+    for s in a.ravel(order="C").tolist():
+        if isinstance(s, str):
+            values.append(s.encode("utf-8"))
+        elif isinstance(s, (bytes, bytearray)):
+            values.append(bytes(s))
+        else:
+            raise TypeError(f"a string input holds a {type(s).__name__}, not str or bytes")
+    return (list(a.shape), values)
+
+
+def _from_strings(value):
+    """A string output, (shape, list of bytes), as a numpy object array of str (as ONNX
+    Runtime gives them); an element that is not UTF-8 stays bytes."""
+    shape, values = value
+    out = np.empty(len(values), dtype=object)
+    for i, b in enumerate(values):
+        try:
+            out[i] = b.decode("utf-8")
+        except UnicodeDecodeError:
+            out[i] = b
+    return out.reshape(shape)
 
 
 class Module:
@@ -95,7 +126,8 @@ class Module:
             inputs = self._ordered(inputs[0])
         arrays = [_as_array(x) for x in inputs]
         if out is None:
-            return self._m.run_new(arrays)
+            return [_from_strings(r) if isinstance(r, tuple) else r
+                    for r in self._m.run_new(arrays)]
         self._m.run(arrays, list(out))
         return out
 

@@ -6,6 +6,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
 
 #include <memory>
@@ -13,6 +14,7 @@
 #include <shared_mutex>
 #include <string>
 #include <tuple>
+#include <variant>
 #include <vector>
 
 #include "collage/runtime.h"
@@ -37,8 +39,10 @@ class Module {
  public:
   explicit Module(collage_module_t* m) : m_(m) {
     // The runtime hands bool out as {kDLUInt, 8, 1}, as numpy's DLPack did; numpy's is bool.
-    for (const TensorInfo& t : outputs())
+    for (const TensorInfo& t : outputs()) {
       bool_outputs_.push_back(std::get<1>(t) == COLLAGE_DTYPE_BOOL);
+      string_outputs_.push_back(std::get<1>(t) == COLLAGE_DTYPE_STRING);
+    }
   }
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
@@ -75,10 +79,32 @@ class Module {
 
   // Runs the model into outputs the library allocates, each with the shape it comes out with
   // (a dynamic-batch artifact's have the inputs' batch); returns them as numpy arrays that own
-  // the library's buffers, released with the last of them.
-  nb::list run_new(const std::vector<InArray>& inputs) {
+  // the library's buffers, released with the last of them. A string input comes as a tuple
+  // (shape, list of bytes) (collage._module makes it from a numpy U/S/object array), and a
+  // string output goes back the same way, its bytes copied.
+  nb::list run_new(const std::vector<std::variant<nb::tuple, InArray>>& inputs) {
     std::vector<DLTensor> in(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) in[i] = view(inputs[i]);
+    std::vector<std::vector<int64_t>> shapes(inputs.size());
+    std::vector<std::vector<collage_string_t>> strings(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (const InArray* a = std::get_if<InArray>(&inputs[i])) {
+        in[i] = view(*a);
+        continue;
+      }
+      // The tuple's bytes objects stay referenced by `inputs` while the GIL is released.
+      const nb::tuple& t = std::get<nb::tuple>(inputs[i]);
+      shapes[i] = nb::cast<std::vector<int64_t>>(t[0]);
+      for (nb::handle item : nb::borrow<nb::list>(t[1])) {
+        const nb::bytes b = nb::borrow<nb::bytes>(item);
+        strings[i].push_back({b.c_str(), b.size()});
+      }
+      DLTensor& d = in[i];
+      d.data = strings[i].data();
+      d.device = DLDevice{kDLCPU, 0};
+      d.ndim = static_cast<int32_t>(shapes[i].size());
+      d.shape = shapes[i].data();
+      d.dtype = collage_dtype_to_dlpack(COLLAGE_DTYPE_STRING);
+    }
     collage_outputs_t* outputs = nullptr;
     collage_status_t* status = nullptr;
     bool closed = false;
@@ -103,6 +129,17 @@ class Module {
         delete static_cast<std::shared_ptr<collage_outputs_t>*>(p);
       });
       std::vector<size_t> shape(t.shape, t.shape + t.ndim);
+      if (string_outputs_[i]) {
+        size_t n = 1;
+        for (size_t d : shape) n *= d;
+        nb::list values;
+        for (size_t e = 0; e < n; ++e) {
+          const collage_string_t& s = static_cast<const collage_string_t*>(t.data)[e];
+          values.append(nb::bytes(s.data ? s.data : "", s.size));
+        }
+        result.append(nb::make_tuple(std::vector<int64_t>(t.shape, t.shape + t.ndim), values));
+        continue;
+      }
       nb::dlpack::dtype dtype{t.dtype.code, t.dtype.bits, t.dtype.lanes};
       if (bool_outputs_[i]) dtype = nb::dtype<bool>();
       result.append(nb::ndarray<nb::numpy>(t.data, shape.size(), shape.data(), owner, nullptr,
@@ -184,7 +221,7 @@ class Module {
   }
 
   collage_module_t* m_;
-  std::vector<bool> bool_outputs_;
+  std::vector<bool> bool_outputs_, string_outputs_;
   std::shared_mutex mutex_;
 };
 

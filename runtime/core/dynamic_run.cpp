@@ -19,6 +19,13 @@ struct AllocContext {
   std::string error;  // the first refusal
 };
 
+void* allocate_bytes(void* ctx, uint64_t size) {
+  auto& c = *static_cast<AllocContext*>(ctx);
+  void* p = c.frame->strings ? c.frame->strings->allocate(size) : nullptr;
+  if (!p) c.error = cat("no memory for ", size, " bytes of strings");
+  return p;
+}
+
 void* allocate(void* ctx, int32_t index, const int64_t* shape) {
   auto& c = *static_cast<AllocContext*>(ctx);
   const int32_t outputs = static_cast<int32_t>(c.step->args.size() - c.step->num_inputs);
@@ -54,6 +61,15 @@ void* allocate(void* ctx, int32_t index, const int64_t* shape) {
 
 }  // namespace
 
+void* StringBytes::allocate(uint64_t size) {
+  if (size > kMaxBytes - total_) return nullptr;
+  char* p = new (std::nothrow) char[std::max<uint64_t>(size, 1)];
+  if (!p) return nullptr;
+  blocks_.emplace_back(p);
+  total_ += size;
+  return p;
+}
+
 Status run_dynamic_step(const ExecPlan& plan, const Frame& frame, const Step& step) {
   std::vector<collage_rt_tensor_t> inputs;
   for (uint32_t i = 0; i < step.num_inputs; ++i) {
@@ -64,8 +80,10 @@ Status run_dynamic_step(const ExecPlan& plan, const Frame& frame, const Step& st
     inputs.push_back({arg_pointer(plan, frame, a), shape});
   }
   AllocContext ctx{&plan, &frame, &step, ""};
-  Status s = step.kernel->run_dynamic(inputs.data(), static_cast<int32_t>(inputs.size()),
-                                      allocate, &ctx);
+  const int32_t n = static_cast<int32_t>(inputs.size());
+  Status s = step.strings
+                 ? step.kernel->run_strings(inputs.data(), n, allocate, allocate_bytes, &ctx)
+                 : step.kernel->run_dynamic(inputs.data(), n, allocate, &ctx);
   if (!ctx.error.empty())
     return error(Code::kernel_failed, "kernel ", step.kernel_index, ": ", ctx.error,
                  s.ok() ? "" : cat(" (", s.message(), ")"));

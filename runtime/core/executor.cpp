@@ -34,7 +34,7 @@ class SequentialScheduler : public Scheduler {
     for (const Step& step : plan.steps) {
       StepTiming timing;
       if (frame.timings) timing.start = std::chrono::steady_clock::now();
-      if (step.dynamic) {
+      if (step.dynamic || step.strings) {
         COLLAGE_RT_RETURN_IF_ERROR(run_dynamic_step(plan, frame, step));
       } else {
         args.clear();

@@ -29,6 +29,20 @@ struct Step {
   std::vector<ArgRef> args;
   uint32_t num_inputs = 0;
   bool dynamic = false;  // KernelInfo::dynamic: run through KernelInstance::run_dynamic
+  bool strings = false;  // KernelInfo::strings: run through KernelInstance::run_strings
+};
+
+// The bytes of the strings that kernels write during one run (collage_rt_bytes_fn): freed with
+// the run's values, or kept alive by the outputs that point into them (run_outputs).
+class StringBytes {
+ public:
+  // `size` bytes, or null when out of memory or beyond 2^40 bytes in all. Not thread-safe:
+  // string kernels run one at a time (the loader refuses a wave schedule for them).
+  void* allocate(uint64_t size);
+
+ private:
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  uint64_t total_ = 0;
 };
 
 // A tensor of Storage::dynamic in one run: its shape and buffer, made when its kernel ran.
@@ -55,6 +69,7 @@ struct Frame {
   void* const* outputs = nullptr;
   std::vector<StepTiming>* timings = nullptr;
   DynamicValues* dynamic = nullptr;  // sized to the tensors when the plan has dynamic ones
+  StringBytes* strings = nullptr;    // when the plan has strings
 };
 
 // What a scheduler's runs cost, summed since it was made (nanoseconds; zero for a scheduler that
@@ -84,6 +99,8 @@ void* arg_pointer(const ExecPlan& plan, const Frame& frame, const ArgRef& a);
 // Runs a step whose kernel has data-dependent shapes (dynamic_run.cpp): its inputs passed with
 // their run-time shapes, its outputs allocated once it knows their shapes (dynamic tensors in
 // frame.dynamic, the others where the plan puts them, after checking the shape).
+// A step with strings runs the same way, through KernelInstance::run_strings, the bytes of its
+// strings taken from frame.strings.
 Status run_dynamic_step(const ExecPlan& plan, const Frame& frame, const Step& step);
 
 // Steps one after another; the tasks of a step spread over `pool` (borrowed).

@@ -12,7 +12,9 @@ namespace collage::artifact {
 inline constexpr char kMagic[8] = {'C', 'O', 'L', 'L', 'A', 'G', 'E', '\0'};
 // Version 2 added Dynamic tensor storage (data-dependent shapes). A writer gives version 2 only
 // to a plan with such tensors, so that a runtime reading version 1 still loads every other one.
-inline constexpr uint32_t kFormatVersion = 2;     // the newest version this code reads
+// Version 3 added STRING tensors (collage_string_t elements) and string constants, likewise
+// given only to a plan that has them.
+inline constexpr uint32_t kFormatVersion = 3;     // the newest version this code reads
 inline constexpr uint32_t kMinFormatVersion = 1;  // the oldest
 inline constexpr size_t kHeaderBytes = 64;
 inline constexpr size_t kSectionEntryBytes = 32;

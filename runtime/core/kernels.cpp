@@ -49,6 +49,18 @@ class ModuleKernel : public KernelInstance {
     }
     return Status();
   }
+  Status run_strings(const collage_rt_tensor_t* inputs, int32_t num_inputs,
+                     collage_rt_alloc_fn alloc, collage_rt_bytes_fn bytes,
+                     void* alloc_ctx) const override {
+    char err[512] = {0};
+    if (const int32_t rc = module_->kernel_run_strings(instance_, inputs, num_inputs, alloc, bytes,
+                                                       alloc_ctx, err, sizeof err)) {
+      err[sizeof err - 1] = '\0';
+      return error(abi_code(rc, Code::kernel_failed), label_, ": ",
+                   err[0] ? err : "failed without a message");
+    }
+    return Status();
+  }
   Status prepare_threads(int32_t max_threads) override {
     if (!COLLAGE_RT_MODULE_HAS(module_, kernel_prepare_threads)) return Status();
     char err[512] = {0};
@@ -137,9 +149,13 @@ Status create_module_kernel(const Program& p, size_t index, const collage_rt_mod
   void* instance = nullptr;
   char err[512] = {0};
   const std::string label = kernel_label(p, index);
-  if (k.dynamic && !COLLAGE_RT_MODULE_HAS(module, kernel_run_dynamic))
+  // A kernel with strings runs through kernel_run_strings, data-dependent shapes or not.
+  if (k.dynamic && !k.strings && !COLLAGE_RT_MODULE_HAS(module, kernel_run_dynamic))
     return error(Code::unsupported, label, ": its shapes depend on data, and module '",
                  module->name, "' cannot run such kernels (no kernel_run_dynamic)");
+  if (k.strings && !COLLAGE_RT_MODULE_HAS(module, kernel_run_strings))
+    return error(Code::unsupported, label, ": it reads or writes strings, and module '",
+                 module->name, "' cannot run such kernels (no kernel_run_strings)");
   const int32_t rc = module->kernel_create(&desc, &instance, err, sizeof err);
   if (rc != 0 || !instance) {
     err[sizeof err - 1] = '\0';

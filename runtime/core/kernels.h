@@ -36,6 +36,14 @@ class KernelInstance {
     (void)inputs, (void)num_inputs, (void)alloc, (void)alloc_ctx;
     return error(Code::internal, "this kernel has no run with data-dependent shapes");
   }
+  // A kernel with string tensors (KernelInfo::strings), run as one task through its module's
+  // kernel_run_strings; the bytes of the strings it writes come from `bytes`.
+  virtual Status run_strings(const collage_rt_tensor_t* inputs, int32_t num_inputs,
+                             collage_rt_alloc_fn alloc, collage_rt_bytes_fn bytes,
+                             void* alloc_ctx) const {
+    (void)inputs, (void)num_inputs, (void)alloc, (void)bytes, (void)alloc_ctx;
+    return error(Code::internal, "this kernel has no run with strings");
+  }
 };
 
 // Creates kernel `index` of `program` through a runtime module's kernel_create (argument and

@@ -96,6 +96,7 @@ Status LoadedModule::build_run(const Program& p, const LoadOptions& options, Pla
     step.kernel_index = static_cast<uint32_t>(k);
     step.num_inputs = p.kernels[k].num_inputs;
     step.dynamic = p.kernels[k].dynamic;
+    step.strings = p.kernels[k].strings;
     for (uint32_t t : p.kernels[k].args)
       step.args.push_back({p.tensors[t].storage, p.tensors[t].location, t, &p.tensors[t]});
   }
@@ -128,6 +129,11 @@ Status LoadedModule::run(const DLTensor* inputs, int32_t num_inputs, const DLTen
       return error(Code::invalid_argument, "output ", i, " '", t.name, "' (",
                    type_string(t.dtype, t.shape), ") has a shape that depends on the data: run "
                    "the model with collage_module_run_outputs, which allocates the outputs");
+    if (t.dtype == kStringDType)
+      return error(Code::invalid_argument, "output ", i, " '", t.name, "' (",
+                   type_string(t.dtype, t.shape), ") is a string tensor, whose bytes must outlive "
+                   "the run: run the model with collage_module_run_outputs, which allocates the "
+                   "outputs and keeps their strings until they are released");
   }
   std::vector<void*> in(p.inputs.size()), out(p.outputs.size());
   for (size_t i = 0; i < in.size(); ++i)
@@ -139,7 +145,8 @@ Status LoadedModule::run(const DLTensor* inputs, int32_t num_inputs, const DLTen
 }
 
 Status LoadedModule::execute(const PlanRun& r, const std::vector<void*>& in,
-                             const std::vector<void*>& out, DynamicValues* dynamic) const {
+                             const std::vector<void*>& out, DynamicValues* dynamic,
+                             StringBytes* strings) const {
   const Program& p = *r.program;
   const bool profiling = profiler_.enabled();
   std::vector<StepTiming> timings;
@@ -148,10 +155,12 @@ Status LoadedModule::execute(const PlanRun& r, const std::vector<void*>& in,
   DynamicValues own;
   if (p.has_dynamic && !dynamic) dynamic = &own;
   if (dynamic) dynamic->resize(p.tensors.size());
+  StringBytes own_strings;
+  if (p.has_strings && !strings) strings = &own_strings;
   uint8_t* arena = r.acquire_arena();
   if (!arena)
     return error(Code::internal, "run: out of memory for a ", p.arena_bytes, "-byte arena");
-  Frame frame{arena, in.data(), out.data(), profiling ? &timings : nullptr, dynamic};
+  Frame frame{arena, in.data(), out.data(), profiling ? &timings : nullptr, dynamic, strings};
   Status s = r.scheduler->run(r.plan, frame);
   r.release_arena(arena);
   COLLAGE_RT_RETURN_IF_ERROR(s);

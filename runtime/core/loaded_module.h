@@ -62,10 +62,13 @@ class LoadedModule {
   // A run whose outputs the module allocates, each with the shape it comes out with (a
   // dynamic-batch artifact's with the inputs' batch, a data-dependent one with its size of the
   // run). Checks as run() does.
+  // A string output's elements point into `strings`, the bytes of the run, which every string
+  // output of the run shares.
   struct Output {
     int32_t dtype = 0;
     std::vector<int64_t> shape;
     std::unique_ptr<uint8_t[]> data;
+    std::shared_ptr<StringBytes> strings;
   };
   Status run_outputs(const DLTensor* inputs, int32_t num_inputs,
                      std::vector<Output>* outputs) const;
@@ -121,9 +124,10 @@ class LoadedModule {
   const PlanRun& run_for(int64_t batch) const;
   // Runs `r` on checked buffers: in[i] and out[i] hold exactly its tensors (an output of
   // dynamic storage none: its value is left in `dynamic`, which may be null when the caller
-  // needs none of them).
+  // needs none of them). The bytes of the strings kernels write go to `strings` (when null, to
+  // bytes freed at the end of the run).
   Status execute(const PlanRun& r, const std::vector<void*>& in, const std::vector<void*>& out,
-                 DynamicValues* dynamic = nullptr) const;
+                 DynamicValues* dynamic = nullptr, StringBytes* strings = nullptr) const;
   Status run_batch(const DLTensor* inputs, const DLTensor* outputs) const;
 
   std::unique_ptr<Blob> blob_;

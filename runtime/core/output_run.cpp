@@ -19,6 +19,22 @@ DLTensor view_of(LoadedModule::Output& o) {
   return t;
 }
 
+// A string output copied from a graph input or a constant points at the caller's or the
+// module's bytes: copied into the run's, which the output keeps.
+Status own_strings(LoadedModule::Output& o, StringBytes& strings) {
+  auto* s = reinterpret_cast<collage_string_t*>(o.data.get());
+  uint64_t n = 1;
+  for (int64_t d : o.shape) n *= static_cast<uint64_t>(d);
+  for (uint64_t i = 0; i < n; ++i) {
+    if (!s[i].size) continue;
+    char* bytes = static_cast<char*>(strings.allocate(s[i].size));
+    if (!bytes) return error(Code::internal, "run: out of memory for a string output");
+    std::memcpy(bytes, s[i].data, s[i].size);
+    s[i].data = bytes;
+  }
+  return Status();
+}
+
 uint64_t bytes_of(int32_t dtype, const std::vector<int64_t>& shape) {
   uint64_t n = dtype_size(dtype);
   for (int64_t d : shape) n *= static_cast<uint64_t>(d);
@@ -55,14 +71,30 @@ Status LoadedModule::run_outputs(const DLTensor* inputs, int32_t num_inputs,
     if (!o.data) return error(Code::internal, "run: out of memory for output ", i);
     views[i] = view_of(o);
   }
-  if (p.dynamic_batch.max) return run_batch(inputs, views.data());
+  if (p.dynamic_batch.max) {
+    if (p.has_strings)
+      return error(Code::unsupported, "run: a model with strings and a batch range");
+    return run_batch(inputs, views.data());
+  }
 
   std::vector<void*> in(p.inputs.size()), out(p.outputs.size(), nullptr);
   for (size_t i = 0; i < in.size(); ++i)
     COLLAGE_RT_RETURN_IF_ERROR(check_tensor("input", i, p.tensors[p.inputs[i]], inputs[i], &in[i]));
   for (size_t i = 0; i < out.size(); ++i) out[i] = (*outputs)[i].data.get();
   DynamicValues dynamic;
-  COLLAGE_RT_RETURN_IF_ERROR(execute(*runs_.back(), in, out, &dynamic));
+  std::shared_ptr<StringBytes> strings;
+  if (p.has_strings) {
+    strings = std::make_shared<StringBytes>();
+    for (Output& o : *outputs)
+      if (o.dtype == kStringDType) o.strings = strings;
+  }
+  COLLAGE_RT_RETURN_IF_ERROR(execute(*runs_.back(), in, out, &dynamic, strings.get()));
+  for (size_t i = 0; i < p.outputs.size(); ++i) {
+    const TensorInfo& t = p.tensors[p.outputs[i]];
+    if (t.dtype == kStringDType &&
+        (t.storage == Storage::input || t.storage == Storage::constant))
+      COLLAGE_RT_RETURN_IF_ERROR(own_strings((*outputs)[i], *strings));
+  }
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     const uint32_t id = p.outputs[i];
     if (p.tensors[id].storage != Storage::dynamic) continue;

@@ -94,6 +94,12 @@ Status decode_tensors(const fb::Plan& plan, Program* p) {
     COLLAGE_RT_RETURN_IF_ERROR(
         decode_type(what, t->dtype(), t->shape(), &info.shape, &info.bytes, dynamic));
     info.dtype = t->dtype();
+    if (info.dtype == kStringDType) {
+      if (p->format_version < 3)
+        return corrupt(cat(what, ": a string tensor in a format version ", p->format_version,
+                           " artifact"));
+      p->has_strings = true;
+    }
     info.location = t->location();
     switch (t->storage()) {
       case fb::Storage::Arena:
@@ -140,6 +146,45 @@ Status decode_tensors(const fb::Plan& plan, Program* p) {
   return Status();
 }
 
+// A string constant's table in the constants section (docs/artifact-format.md): n + 1
+// little-endian u64 offsets into the bytes that follow them (the first 0, never decreasing, the
+// last the bytes' size), then the bytes. Decoded into one collage_string_t per element.
+Status decode_string_constant(const std::string& what, const fb::Constant& c,
+                              std::span<const uint8_t> section, const Program* p,
+                              ConstantInfo* info) {
+  if (p->format_version < 3)
+    return corrupt(cat(what, ": a string constant in a format version ", p->format_version,
+                       " artifact"));
+  uint64_t n = 1;
+  for (int64_t d : info->shape) n *= static_cast<uint64_t>(d);  // decode_type bounded it
+  const uint64_t table = (n + 1) * 8;
+  if (c.offset() % artifact::kAlignment != 0 || c.offset() > section.size() ||
+      c.size() > section.size() - c.offset() || c.size() < table)
+    return corrupt(cat(what, ": string table at offset ", c.offset(), " (", c.size(),
+                       " bytes, ", n, " strings) outside the ", section.size(),
+                       "-byte constants section, misaligned or too short"));
+  const uint8_t* base = section.data() + c.offset();
+  const uint64_t text = c.size() - table;
+  auto strings = std::make_shared<std::vector<collage_string_t>>(n);
+  uint64_t previous = artifact::load_u64(base);
+  if (previous != 0) return corrupt(cat(what, ": string table: offset 0 is ", previous));
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t next = artifact::load_u64(base + 8 * (i + 1));
+    if (next < previous || next > text)
+      return corrupt(cat(what, ": string table: string ", i, " ends at ", next, ", after ",
+                         previous, " (", text, " bytes of text)"));
+    (*strings)[i] = {reinterpret_cast<const char*>(base + table + previous), next - previous};
+    previous = next;
+  }
+  if (previous != text)
+    return corrupt(cat(what, ": string table: the strings take ", previous, " of its ", text,
+                       " bytes of text"));
+  info->strings = std::move(strings);
+  info->data = reinterpret_cast<const uint8_t*>(info->strings->data());
+  info->bytes = n * sizeof(collage_string_t);
+  return Status();
+}
+
 Status decode_constants(const fb::Plan& plan, std::span<const uint8_t> section, Program* p) {
   const auto* constants = plan.constants();
   if (!constants) return Status();
@@ -150,6 +195,10 @@ Status decode_constants(const fb::Plan& plan, std::span<const uint8_t> section, 
     uint64_t bytes = 0;
     COLLAGE_RT_RETURN_IF_ERROR(decode_type(what, c->dtype(), c->shape(), &info.shape, &bytes));
     info.dtype = c->dtype();
+    if (info.dtype == kStringDType) {
+      COLLAGE_RT_RETURN_IF_ERROR(decode_string_constant(what, *c, section, p, &info));
+      continue;
+    }
     if (c->size() != bytes)
       return corrupt(cat(what, ": ", c->size(), " bytes for a tensor of ", bytes));
     if (c->offset() % artifact::kAlignment != 0 || c->offset() > section.size() ||
@@ -187,11 +236,14 @@ Status decode_kernels(const fb::Plan& plan, Program* p) {
     info.task_count = k->task_count();
     if (info.task_count < 1 || info.task_count > kMaxTasks)
       return corrupt(cat(what, ": task count ", info.task_count));
-    for (uint32_t t : info.args)
+    for (uint32_t t : info.args) {
       info.dynamic = info.dynamic || p->tensors[t].storage == Storage::dynamic;
-    if (info.dynamic && (p->modules[info.module] == "native" || info.task_count != 1))
-      return corrupt(cat(what, ": data-dependent shapes in a native kernel or over ",
-                         info.task_count, " tasks"));
+      info.strings = info.strings || p->tensors[t].dtype == kStringDType;
+    }
+    if ((info.dynamic || info.strings) &&
+        (p->modules[info.module] == "native" || info.task_count != 1))
+      return corrupt(cat(what, info.strings ? ": strings" : ": data-dependent shapes",
+                         " in a native kernel or over ", info.task_count, " tasks"));
   }
   return Status();
 }
@@ -237,8 +289,10 @@ Status decode_plan_table(const fb::Plan& plan, std::span<const uint8_t> constant
       return corrupt(cat("graph output ", i, " lives in the arena"));
   COLLAGE_RT_RETURN_IF_ERROR(decode_kernels(plan, p));
   COLLAGE_RT_RETURN_IF_ERROR(decode_wave_schedule(plan.schedule(), p));
-  if (p->has_schedule && p->has_dynamic)
-    return corrupt("a wave schedule for a plan with data-dependent shapes (it runs sequentially)");
+  if (p->has_schedule && (p->has_dynamic || p->has_strings))
+    return corrupt(cat("a wave schedule for a plan with ",
+                       p->has_dynamic ? "data-dependent shapes" : "strings",
+                       " (it runs sequentially)"));
   return Status();
 }
 

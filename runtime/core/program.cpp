@@ -7,7 +7,7 @@ namespace collage::rt {
 namespace {
 
 constexpr const char* kNames[kNumDTypes] = {"f32", "f16", "bf16", "i8",  "i32", "i64", "bool",
-                                            "f64", "i16", "u8",   "u16", "u32", "u64"};
+                                            "f64", "i16", "u8",   "u16", "u32", "u64", "str"};
 
 }  // namespace
 

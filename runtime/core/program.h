@@ -5,10 +5,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "collage/runtime_module.h"
 #include "status.h"
 #include "wave_schedule.h"
 
@@ -19,8 +21,10 @@ enum class Storage : uint8_t { arena = 0, constant = 1, input = 2, output = 3, d
 
 inline constexpr int32_t kMaxRank = 16;
 // collage_dtype_t values are 0 .. kNumDTypes - 1, numbered as collage::DType (f32, f16, bf16, i8,
-// i32, i64, bool, f64, i16, u8, u16, u32, u64).
-inline constexpr int32_t kNumDTypes = 13;
+// i32, i64, bool, f64, i16, u8, u16, u32, u64, str). str (COLLAGE_DTYPE_STRING) elements are
+// collage_string_t: a pointer and a length.
+inline constexpr int32_t kNumDTypes = 14;
+inline constexpr int32_t kStringDType = 13;
 
 // Bytes of one element of a collage_dtype_t (valid dtypes only).
 size_t dtype_size(int32_t dtype);
@@ -43,6 +47,10 @@ struct ConstantInfo {
   std::vector<int64_t> shape;
   const uint8_t* data = nullptr;  // in the constants section, 64-byte aligned
   uint64_t bytes = 0;
+  // A string constant (format version 3): its table decoded, one collage_string_t per element
+  // pointing into the constants section; `data` points at it. Shared so that copies of the
+  // program keep `data` valid.
+  std::shared_ptr<const std::vector<collage_string_t>> strings;
 };
 
 struct KernelInfo {
@@ -56,6 +64,7 @@ struct KernelInfo {
   uint32_t num_inputs = 0;
   int32_t task_count = 1;
   bool dynamic = false;  // reads or writes a tensor of Storage::dynamic: runs kernel_run_dynamic
+  bool strings = false;  // reads or writes a str tensor: runs kernel_run_strings (one task)
 };
 
 // A dynamic-batch artifact (docs/artifact-format.md#dynamic-batch): the range of batches a run
@@ -81,6 +90,7 @@ struct Program {
   std::span<const uint8_t> native_code;  // the embedded shared object; empty when there is none
   bool has_schedule = false;  // the plan carries a wave schedule (checked against the kernels)
   bool has_dynamic = false;   // some tensor has Storage::dynamic (its kernels run dynamically)
+  bool has_strings = false;   // some tensor is a str tensor (format version 3)
   waves::WaveSchedule schedule;
   int64_t batch = 0;  // the batch this plan runs (dynamic batch; 0 otherwise)
   // Root plan of a dynamic-batch artifact: the range, and the plans of the smaller batches

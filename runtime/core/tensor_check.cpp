@@ -11,7 +11,7 @@ constexpr DLDataType kDLTypes[kNumDTypes] = {
     {kDLFloat, 32, 1}, {kDLFloat, 16, 1}, {kDLBfloat, 16, 1}, {kDLInt, 8, 1},
     {kDLInt, 32, 1},   {kDLInt, 64, 1},   {kDLUInt, 8, 1},    {kDLFloat, 64, 1},
     {kDLInt, 16, 1},   {kDLUInt, 8, 1},   {kDLUInt, 16, 1},   {kDLUInt, 32, 1},
-    {kDLUInt, 64, 1}};
+    {kDLUInt, 64, 1},  {kDLOpaqueHandle, 128, 1}};
 
 bool dtype_matches(int32_t dtype, DLDataType t) {
   const DLDataType want = kDLTypes[dtype];
@@ -63,6 +63,13 @@ Status check_tensor(const char* role, size_t i, const TensorInfo& info, const DL
   }
   if (!t.data && info.bytes != 0) return error(Code::invalid_argument, what, ": no data pointer");
   *data = static_cast<uint8_t*>(t.data) + t.byte_offset;
+  if (info.dtype == kStringDType) {
+    const auto* s = static_cast<const collage_string_t*>(*data);
+    for (uint64_t e = 0; e < info.bytes / sizeof(collage_string_t); ++e)
+      if (!s[e].data && s[e].size)
+        return error(Code::invalid_argument, what, ": string ", e, " has ", s[e].size,
+                     " bytes at a NULL pointer");
+  }
   return Status();
 }
 

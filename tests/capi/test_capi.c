@@ -237,13 +237,6 @@ static void test_compiler(const char* dir, npy_array_t* input, npy_array_t* expe
   options.strategy = "single:reference";
   expect_error("reference kernels", collage_compile_file(compiler, model, &options, artifact, NULL),
                COLLAGE_STATUS_INVALID_ARGUMENT, "reference backend, which has no runtime module");
-  /* Strings cross no C ABI: a model with a string tensor is refused, naming it. */
-  options.strategy = NULL;
-  char* strings_model = path_in(dir, "strings.onnx");
-  expect_error("string tensors", collage_compile_file(compiler, strings_model, &options, artifact,
-                                                      NULL),
-               COLLAGE_STATUS_UNSUPPORTED, "tensor 'words' is a string tensor (str[2])");
-  free(strings_model);
   /* Generated code forced to an AVX2 target (x86-64-v3), which an AVX-512 machine runs too. */
   options.strategy = "single:native";
   options.target = "no-such-cpu";
@@ -343,6 +336,62 @@ static void test_dynamic_batch(const char* dir) {
 }
 
 /* The leading struct_size of an options struct at `p`. */
+/* Strings through the C ABI: strings.onnx (words str[2] -> StringConcat(words, words) -> twice)
+ * compiled, its input passed as collage_string_t (the caller's bytes, not NUL-terminated), its
+ * output read from collage_module_run_outputs (the library's bytes until the outputs are
+ * released); collage_module_run refuses the string output. */
+static void test_strings(const char* dir) {
+  collage_compiler_t* compiler = NULL;
+  expect_ok("compiler for strings", collage_compiler_create(&compiler));
+  collage_compile_options_t options;
+  collage_compile_options_init(&options);
+  options.strategy = "greedy";
+  char* model = path_in(dir, "strings.onnx");
+  char* artifact = path_in(dir, "strings.test.collage");
+  expect_ok("compile strings", collage_compile_file(compiler, model, &options, artifact, NULL));
+  collage_module_t* module = NULL;
+  expect_ok("load strings", collage_module_load_file(artifact, NULL, &module));
+  if (module) {
+    collage_tensor_info_t info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    expect_ok("string input info", collage_module_input_info(module, 0, &info));
+    CHECK(info.dtype == COLLAGE_DTYPE_STRING && info.ndim == 1 && info.shape[0] == 2);
+    CHECK(info.bytes == 2 * sizeof(collage_string_t));
+    const char text[] = "ab\xc3\xa9xyz"; /* "ab" and "\xc3\xa9x", cut out of one buffer */
+    collage_string_t words[2] = {{text, 2}, {text + 2, 3}};
+    int64_t shape[1] = {2};
+    DLTensor in;
+    memset(&in, 0, sizeof in);
+    in.data = words;
+    in.device.device_type = kDLCPU;
+    in.ndim = 1;
+    in.dtype = collage_dtype_to_dlpack(COLLAGE_DTYPE_STRING);
+    in.shape = shape;
+    collage_outputs_t* outputs = NULL;
+    expect_ok("run strings", collage_module_run_outputs(module, &in, 1, &outputs));
+    DLTensor out;
+    memset(&out, 0, sizeof out);
+    if (outputs) {
+      expect_ok("string output", collage_outputs_get(outputs, 0, &out));
+      const collage_string_t* twice = (const collage_string_t*)out.data;
+      CHECK(out.ndim == 1 && out.shape[0] == 2);
+      CHECK(twice && twice[0].size == 4 && memcmp(twice[0].data, "abab", 4) == 0);
+      CHECK(twice && twice[1].size == 6 && memcmp(twice[1].data, "\xc3\xa9x\xc3\xa9x", 6) == 0);
+    }
+    collage_outputs_release(outputs);
+    collage_string_t result[2];
+    out.data = result;
+    expect_error("string output into a caller's buffer", collage_module_run(module, &in, 1, &out, 1),
+                 COLLAGE_STATUS_INVALID_ARGUMENT, "collage_module_run_outputs");
+  }
+  collage_module_release(module);
+  remove(artifact);
+  free(model);
+  free(artifact);
+  collage_compiler_release(compiler);
+}
+
 static uint32_t struct_size_at(const void* p) {
   uint32_t size;
   memcpy(&size, p, sizeof size);
@@ -418,6 +467,7 @@ int main(int argc, char** argv) {
   test_compiler(argv[1], &input, &expected);
   test_dynamic_batch(argv[1]);
   test_struct_versions(argv[1]);
+  test_strings(argv[1]);
   npy_free(&input);
   npy_free(&expected);
   if (failures) {

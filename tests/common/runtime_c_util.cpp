@@ -1,6 +1,8 @@
 // Helpers of the tests that call the runtime's C API.
 #include "common/runtime_c_util.h"
 
+#include <cstring>
+
 namespace collage::testing {
 
 std::string take_message(collage_status_t* status) {
@@ -44,6 +46,44 @@ std::vector<Tensor> run_module(const collage_module_t* m, const std::vector<Tens
   const bool ok = s == nullptr;
   collage_status_free(s);
   return ok ? outputs : std::vector<Tensor>{};
+}
+
+std::vector<Tensor> run_module_outputs(const collage_module_t* m,
+                                       const std::vector<Tensor>& inputs, std::string* message) {
+  std::vector<std::vector<collage_string_t>> strings(inputs.size());
+  std::vector<DLTensor> in;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    in.push_back(dl_view(t));
+    if (t.dtype() != DType::str) continue;
+    for (int64_t e = 0; e < t.numel(); ++e)
+      strings[i].push_back({t.data<std::string>()[e].data(), t.data<std::string>()[e].size()});
+    in.back().data = strings[i].data();
+  }
+  collage_outputs_t* outs = nullptr;
+  *message = take_message(
+      collage_module_run_outputs(m, in.data(), static_cast<int32_t>(in.size()), &outs));
+  std::vector<Tensor> result;
+  for (int32_t i = 0; message->empty() && i < collage_outputs_count(outs); ++i) {
+    DLTensor t{};
+    collage_tensor_info_t info{};
+    info.struct_size = sizeof info;
+    *message = take_message(collage_outputs_get(outs, i, &t));
+    if (message->empty()) *message = take_message(collage_module_output_info(m, i, &info));
+    if (!message->empty()) break;
+    Tensor copy(static_cast<DType>(info.dtype), Shape(t.shape, t.shape + t.ndim));
+    if (copy.dtype() == DType::str) {
+      const auto* s = static_cast<const collage_string_t*>(t.data);
+      for (int64_t e = 0; e < copy.numel(); ++e)
+        copy.data<std::string>()[e].assign(s[e].data ? s[e].data : "", s[e].size);
+    } else if (copy.bytes()) {
+      std::memcpy(copy.raw(), t.data, copy.bytes());
+    }
+    result.push_back(std::move(copy));
+  }
+  collage_outputs_release(outs);
+  if (!message->empty()) result.clear();
+  return result;
 }
 
 }  // namespace collage::testing

@@ -30,4 +30,11 @@ DLTensor dl_view(const Tensor& t);
 std::vector<Tensor> run_module(const collage_module_t* m, const std::vector<Tensor>& inputs,
                                int32_t* code = nullptr, std::string* message = nullptr);
 
+// Runs `m` through collage_module_run_outputs, str inputs passed as collage_string_t arrays and
+// str outputs copied out of the library's strings, every output with the module's dtype and the
+// shape it came out with. On failure returns an empty vector with the message in `message`.
+// Makes no test assertions.
+std::vector<Tensor> run_module_outputs(const collage_module_t* m,
+                                       const std::vector<Tensor>& inputs, std::string* message);
+
 }  // namespace collage::testing

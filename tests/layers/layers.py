@@ -93,7 +93,7 @@ DIR_LAYERS = {
     "lib/backends": "backends",
     "lib/backends/dnnl": "backend_libs", "lib/backends/eigen": "backend_libs",
     "lib/backends/trees": "backend_libs", "lib/backends/openvino": "backend_libs",
-    "lib/backends/dynamic": "backend_libs",
+    "lib/backends/dynamic": "backend_libs", "lib/backends/strings": "backend_libs",
     "lib/backends/native": "backend_native",
     "lib/waves": "waves",
     "lib/artifact": "artifact",
@@ -131,7 +131,7 @@ EXTERNAL = ("absl/", "nlohmann/", "llvm/", "oneapi/", "openvino/", "dlpack/", "o
 # Targets and their layers.
 TARGET_LAYERS = {
     "collage_runtime": "runtime", "collage_artifact_format": "runtime",
-    "collage_rt_dynamic_algorithms": "rt_algorithms",
+    "collage_rt_dynamic_algorithms": "rt_algorithms", "collage_rt_text_algorithms": "rt_algorithms",
     "collage_ir": "ir", "collage_te": "te",
     "collage_codegen_llvm": "codegen", "collage_codegen_cuda": "codegen",
     "collage_tune": "tune", "collage_te_ops": "te_ops",
@@ -139,6 +139,7 @@ TARGET_LAYERS = {
     "collage_backends": "backends", "collage_backend_common": "backends",
     "collage_backend_dnnl": "backend_libs", "collage_backend_eigen": "backend_libs",
     "collage_backend_trees": "backend_libs", "collage_backend_openvino": "backend_libs",
+    "collage_backend_strings": "backend_libs",
     "collage_backend_native": "backend_native",
     "collage_waves": "waves", "collage_artifact": "artifact", "collage_placement": "placement",
     "collage_driver": "driver", "collage_compiler": "capi",

@@ -13,6 +13,7 @@
 #include "collage/backends/dynamic.h"
 #include "collage/backends/eigen.h"
 #include "collage/backends/native.h"
+#include "collage/backends/strings.h"
 #include "collage/backends/trees.h"
 #include "collage/executor.h"
 #include "common/test_util.h"
@@ -97,6 +98,8 @@ TEST_CASE("ONNX node tests placed on the built-in backends", "[conformance]") {
   // Nodes whose shapes are known only at run time (data-dependent, or attributes computed by
   // the model) run on the dynamic runtime module's kernels, as in an artifact.
   REQUIRE(register_dynamic_backend(backends).ok());
+  // String operators and LabelEncoder run on the strings runtime module's kernels.
+  REQUIRE(register_strings_backend(backends).ok());
   REQUIRE(backends.add(make_reference_backend()).ok());
   run_suite({"placed", &backends}, kPlacedFloor);
 }

@@ -1,6 +1,6 @@
 """The collage wheel as a user installs it: into a fresh venv (numpy, its one dependency, from
-.venv/wheelhouse, no network), then check_package.py and check_batch_range.py (an artifact
-compiled for a batch range) run there, outside the checkout, without any environment variable;
+.venv/wheelhouse, no network), then check_package.py, check_batch_range.py (an artifact
+compiled for a batch range) and check_strings.py (string inputs and outputs) run there, outside the checkout, without any environment variable;
 then the DLPack exchange with PyTorch in Debian's Python (torch and numpy 1), the wheel
 installed alone into a folder on its path.
 
@@ -52,6 +52,8 @@ def main():
              cache, data], env=env, cwd=cwd)
         run([os.path.join(venv, "bin", "python"), os.path.join(HERE, "check_batch_range.py"),
              cache], env=env, cwd=cwd)
+        run([os.path.join(venv, "bin", "python"), os.path.join(HERE, "check_strings.py"),
+             os.path.join(build, "test-data", "strings")], env=env, cwd=cwd)
         # The collage command the wheel installs.
         run([os.path.join(venv, "bin", "collage"), "run", os.path.join(data, "mlp.collage"),
              "--repeat", "2"], env=env, cwd=cwd)

@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 // flipped), input.npy, expected.npy (the reference executor's logits) and expected_class.txt
 // (their argmax); mlp_batch.onnx, the same with a symbolic batch ("batch" x 16), input3.npy
 // (3 rows) and expected3.npy (the reference's logits at batch 3), for the dynamic-batch tests;
-// strings.onnx (words str[2] -> StringConcat), which no compiled model holds.
+// strings.onnx (words str[2] -> StringConcat(words, words) -> twice), for the string tests.
 TEST_CASE("capi fixture: test data for the C API tests and the examples", "[.capi-fixture]") {
   const fs::path dir = fs::path(COLLAGE_BINARY_DIR) / "test-data" / "capi";
   fs::create_directories(dir);

@@ -119,7 +119,7 @@ TEST_CASE("robustness: other format and ABI versions are refused by name",
   rechecksum(bytes);
   CHECK(load_code(bytes, &message) == COLLAGE_STATUS_UNSUPPORTED);
   CHECK(message ==
-        "artifact in memory: artifact format version 7; this runtime reads versions 1 to 2");
+        "artifact in memory: artifact format version 7; this runtime reads versions 1 to 3");
 }
 
 TEST_CASE("robustness: unknown sections are skipped only when optional", "[runtime][robustness]") {

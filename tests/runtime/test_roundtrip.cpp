@@ -232,7 +232,7 @@ TEST_CASE("artifact: a borrowed buffer is used in place and must be aligned", "[
 TEST_CASE("artifact: version queries", "[runtime]") {
   CHECK(std::string(collage_runtime_version()) == COLLAGE_TEST_VERSION);
   CHECK(collage_runtime_abi_version() == COLLAGE_RUNTIME_ABI_VERSION);
-  CHECK(collage_artifact_format_version() == 2);
+  CHECK(collage_artifact_format_version() == 3);
   CHECK(collage_status_code(nullptr) == COLLAGE_STATUS_OK);
   CHECK(std::string(collage_status_message(nullptr)).empty());
   collage_status_free(nullptr);

@@ -32,9 +32,15 @@ class KernelDesc {
   KernelDesc(const KernelDesc&) = delete;
   KernelDesc& operator=(const KernelDesc&) = delete;
   collage_kernel_desc_t& desc() { return desc_; }
+  // The str constants' collage_string_t arrays (which point into `record`), for whoever keeps
+  // the kernel: desc() must not be used after this.
+  std::vector<std::vector<collage_string_t>> take_string_views() {
+    return std::move(string_views_);
+  }
 
  private:
   std::vector<collage_tensor_desc_t> args_, consts_;
+  std::vector<std::vector<collage_string_t>> string_views_;
   std::vector<const void*> ptrs_;
   collage_kernel_desc_t desc_{};
 };

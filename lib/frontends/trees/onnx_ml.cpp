@@ -85,6 +85,8 @@ class NodeAttrs {
 // What the classifier's output formatting needs to know beyond the trees.
 struct ClassifierInfo {
   std::vector<int64_t> labels;
+  // classlabels_strings: `labels` are then their positions, mapped to the strings at the end.
+  std::vector<std::string> string_labels;
   bool binary = false;       // two labels, weights for class 0 only: one score column
   bool all_positive = true;  // every class weight >= 0
 };
@@ -151,10 +153,15 @@ absl::StatusOr<LeafWeights> read_leaf_weights(const NodeAttrs& a, OnnxTrees& out
                            "weights must have the same length"));
   int64_t outputs = 0;
   if (out.classifier) {
-    if (a.has("classlabels_strings"))
-      return a.unsupported("string class labels (classlabels_strings) are not supported");
-    out.info.labels = a.ints("classlabels_int64s");
-    if (out.info.labels.size() < 2) return a.error("classlabels_int64s needs at least 2 labels");
+    if (a.has("classlabels_strings")) {
+      out.info.string_labels = a.strings("classlabels_strings");
+      for (size_t i = 0; i < out.info.string_labels.size(); ++i)
+        out.info.labels.push_back(static_cast<int64_t>(i));
+    } else {
+      out.info.labels = a.ints("classlabels_int64s");
+    }
+    if (out.info.labels.size() < 2)
+      return a.error("classlabels_int64s or classlabels_strings needs at least 2 labels");
     outputs = static_cast<int64_t>(out.info.labels.size());
   } else {
     outputs = a.integer("n_targets", 1);
@@ -429,6 +436,17 @@ absl::Status convert_onnx_tree_ensemble(const onnx::NodeProto& node, GraphBuilde
         e.op("Reshape", {label}, make_attrs<ReshapeAttrs>([&](auto& a) { a.shape = {batch}; })));
     outputs.push_back(
         e.op("Concat", {first, second}, make_attrs<ConcatAttrs>([](auto& a) { a.axis = 1; })));
+  }
+  if (const auto& names = trees->info.string_labels; !names.empty()) {
+    // String labels: the label's position mapped to its string (the strings backend runs it).
+    const auto count = static_cast<int64_t>(names.size());
+    const std::vector<std::string> none(1);
+    outputs[0] = e.op("LabelEncoder", {outputs[0]},
+                      make_attrs<LabelEncoderAttrs>([&](auto& a) {
+                        a.keys = Tensor::from_i64({count}, trees->info.labels);
+                        a.values = Tensor::from_strings({count}, names);
+                        a.default_value = Tensor::from_strings({1}, none);
+                      }));
   }
   if (!e.status().ok()) return e.status();
   return absl::OkStatus();

@@ -113,7 +113,9 @@ struct TeamModule {
             run,
             destroy,
             run_threads,
-            prepare_threads};
+            prepare_threads,
+            /*kernel_run_dynamic=*/nullptr,
+            /*kernel_run_strings=*/nullptr};
   }
 };
 

@@ -110,7 +110,9 @@ struct UnitModule {
             run,
             destroy,
             /*kernel_run_threads=*/nullptr,
-            /*kernel_prepare_threads=*/nullptr};
+            /*kernel_prepare_threads=*/nullptr,
+            /*kernel_run_dynamic=*/nullptr,
+            /*kernel_run_strings=*/nullptr};
   }
 };
 

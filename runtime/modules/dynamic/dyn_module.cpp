@@ -67,7 +67,7 @@ const collage_rt_module_v1_t* module_table() {
   static constexpr collage_rt_module_v1_t kModule = {
       sizeof(collage_rt_module_v1_t), COLLAGE_RT_MODULE_ABI_VERSION, kModuleName, kModuleVersion,
       create, task_count, run, destroy, /*kernel_run_threads=*/nullptr,
-      /*kernel_prepare_threads=*/nullptr, run_dynamic};
+      /*kernel_prepare_threads=*/nullptr, run_dynamic, /*kernel_run_strings=*/nullptr};
   return &kModule;
 }
 
