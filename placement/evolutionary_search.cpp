@@ -248,7 +248,10 @@ class Evolution {
     const double per_remeasure = best_ms_ > 0 ? best_ms_ * kRunsPerRemeasure : 0;
     const double reserve = per_remeasure * static_cast<double>(options_.finalists + num_seeds_) *
                            std::max(options_.final_rounds, 1);
-    return now_ms() + reserve < deadline_ms_;
+    // And the next evaluation itself, at least as long as the shortest so far took (one whose
+    // kernels were all built already: a run of the placement, scored).
+    const double next = std::isfinite(shortest_evaluation_ms_) ? shortest_evaluation_ms_ : 0;
+    return now_ms() + reserve + next < deadline_ms_;
   }
 
   double evaluate(const Genes& genes, bool force = false) {
@@ -259,7 +262,9 @@ class Evolution {
     if (!p.ok()) {
       failures_[genes] = std::string(p.status().message());
     } else {
+      const double start = now_ms();
       auto ms = evaluator_.latency_ms(*p);
+      shortest_evaluation_ms_ = std::min(shortest_evaluation_ms_, now_ms() - start);
       ++evaluations_;
       if (ms.ok())
         f = *ms;
@@ -431,6 +436,7 @@ class Evolution {
   std::map<Genes, std::string> failures_;
   size_t evaluations_ = 0;
   double deadline_ms_ = 0, best_ms_ = -1;
+  double shortest_evaluation_ms_ = HUGE_VAL;  // wall time of the quickest evaluation so far
   int generation_ = 0;
   int num_seeds_ = 1;
   std::vector<Member> population_;
@@ -459,13 +465,17 @@ absl::StatusOr<Placement> placement_of(const Graph& g, const BackendRegistry& ba
 
 std::vector<double> remeasure_alternately(const std::vector<Placement>& placements,
                                           PlacementEvaluator& evaluator, int rounds,
-                                          double deadline_ms, size_t* evaluations, size_t always) {
+                                          double deadline_ms, size_t* evaluations, size_t always,
+                                          const std::vector<double>* predicted_ms) {
   std::vector<std::vector<double>> samples(placements.size());
   std::vector<bool> failed(placements.size(), false);
   for (int r = 0; r < std::max(rounds, 1) && (r == 0 || now_ms() < deadline_ms); ++r) {
     for (size_t k = 0; k < placements.size(); ++k) {
       const size_t i = r % 2 == 0 ? k : placements.size() - 1 - k;
       if (failed[i] || (r == 0 && i >= always && now_ms() >= deadline_ms)) continue;
+      if (r == 0 && predicted_ms && now_ms() + (*predicted_ms)[i] > deadline_ms) continue;
+      // A later round measures again only what the first measured, while the deadline lasts.
+      if (r > 0 && (samples[i].empty() || now_ms() >= deadline_ms)) continue;
       if (evaluations) ++*evaluations;
       auto ms = evaluator.latency_ms(placements[i]);
       if (ms.ok())

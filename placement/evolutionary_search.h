@@ -83,13 +83,17 @@ absl::StatusOr<Placement> placement_of(const Graph& g, const BackendRegistry& ba
 // backward), and returns each one's median; -1 for a placement that failed, kNotMeasured for one
 // the deadline left out.
 // The first `always` placements are measured once whatever the time, the others in the first
-// round only before `deadline_ms` (now_ms()); a later round starts only before it. `evaluations`,
-// when given, grows by the measurements made.
+// round only before `deadline_ms` (now_ms()); a later round measures again those the first did,
+// each only before it. `evaluations`,
+// when given, grows by the measurements made. `predicted_ms`, when given (one per placement):
+// what a placement's first measurement is expected to take (its kernels built, its runs); it
+// is started only when it is expected to end before the deadline, `always` or not.
 inline constexpr double kNotMeasured = -2;
 std::vector<double> remeasure_alternately(const std::vector<Placement>& placements,
                                           PlacementEvaluator& evaluator, int rounds,
                                           double deadline_ms = HUGE_VAL,
                                           size_t* evaluations = nullptr,
-                                          size_t always = SIZE_MAX);
+                                          size_t always = SIZE_MAX,
+                                          const std::vector<double>* predicted_ms = nullptr);
 
 }  // namespace collage
