@@ -292,12 +292,16 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   const double left_s =
       budget_s - r.import_s - r.placement_s - r.optimized.build_estimate_s;
   r.cut = r.optimized.cut;
-  if (left_s <= 0)
+  // A placement an earlier compile chose is built as that compile built it: with the choices it
+  // remembered and the defaults where it measured none (the same artifact), nothing measured.
+  const bool reused = r.optimized.chosen_by == "remembered";
+  if (left_s <= 0 && !reused)
     r.cut.push_back(
         "build: no choice measured (Winograd or direct: direct where none is remembered; the "
         "executor: sequential, its wave schedule not profiled)");
   auto bytes = compile_artifact(*ctx_, *backends_, r.graph, r.optimized.placement,
-                                artifact_options(placement, budget_s, left_s), &r.summary);
+                                artifact_options(placement, budget_s, reused ? 0 : left_s),
+                                &r.summary);
   if (!bytes.ok()) return bytes.status();
   r.artifact = *std::move(bytes);
   r.artifact_s = seconds_since(start);

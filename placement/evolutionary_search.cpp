@@ -53,6 +53,7 @@ class Evolution {
     evolve(result);
     choose(seeds, result);
     result.evaluations = evaluations_;
+    result.slowdown = slowdown_;
     best_ms_ = result.ms;
     report("done");
     return result;
@@ -257,6 +258,9 @@ class Evolution {
   double evaluate(const Genes& genes, bool force = false) {
     if (auto it = fitness_.find(genes); it != fitness_.end()) return it->second;
     if (!force && !within_budget()) return kInf;
+    const double predicted = options_.predict_ms ? options_.predict_ms(genes) : 0;
+    if (predicted > 0 && best_seed_ >= 0 && now_ms() + predicted * slowdown_ > deadline_ms_)
+      return kInf;
     auto p = placement_of(g_, backends_, cands_, costs_, genes);
     double f = kInf;
     if (!p.ok()) {
@@ -265,6 +269,7 @@ class Evolution {
       const double start = now_ms();
       auto ms = evaluator_.latency_ms(*p);
       shortest_evaluation_ms_ = std::min(shortest_evaluation_ms_, now_ms() - start);
+      if (predicted > 0) slowdown_ = std::max(slowdown_, (now_ms() - start) / predicted);
       ++evaluations_;
       if (ms.ok())
         f = *ms;
@@ -437,6 +442,7 @@ class Evolution {
   size_t evaluations_ = 0;
   double deadline_ms_ = 0, best_ms_ = -1;
   double shortest_evaluation_ms_ = HUGE_VAL;  // wall time of the quickest evaluation so far
+  double slowdown_ = 1;  // the largest ratio of an evaluation's time to its prediction
   int generation_ = 0;
   int num_seeds_ = 1;
   std::vector<Member> population_;
@@ -469,15 +475,19 @@ std::vector<double> remeasure_alternately(const std::vector<Placement>& placemen
                                           const std::vector<double>* predicted_ms) {
   std::vector<std::vector<double>> samples(placements.size());
   std::vector<bool> failed(placements.size(), false);
+  std::vector<double> took(placements.size(), 0);  // wall time of the last measurement
   for (int r = 0; r < std::max(rounds, 1) && (r == 0 || now_ms() < deadline_ms); ++r) {
     for (size_t k = 0; k < placements.size(); ++k) {
       const size_t i = r % 2 == 0 ? k : placements.size() - 1 - k;
       if (failed[i] || (r == 0 && i >= always && now_ms() >= deadline_ms)) continue;
       if (r == 0 && predicted_ms && now_ms() + (*predicted_ms)[i] > deadline_ms) continue;
-      // A later round measures again only what the first measured, while the deadline lasts.
-      if (r > 0 && (samples[i].empty() || now_ms() >= deadline_ms)) continue;
+      // A later round measures again only what the first measured, when it would end before
+      // the deadline as the last measurement took.
+      if (r > 0 && (samples[i].empty() || now_ms() + took[i] > deadline_ms)) continue;
       if (evaluations) ++*evaluations;
+      const double start = now_ms();
       auto ms = evaluator.latency_ms(placements[i]);
+      took[i] = now_ms() - start;
       if (ms.ok())
         samples[i].push_back(*ms);
       else

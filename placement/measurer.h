@@ -85,11 +85,13 @@ class Measurer : public CostModel {
   // not built nor timed, its cost is an error. For a compile whose placement is already known.
   void set_cached_only(bool cached_only) { cached_only_ = cached_only; }
 
-  // The wall time building and timing a kernel of `backend` with `nodes` nodes should take, as
-  // this measurer's kernels of that backend so far tell (WorkEstimator::job_ms).
-  double predicted_job_ms(const Backend& backend, size_t nodes) const {
-    return estimator_.job_ms(backend.name(), GroupWork{0, 0, nodes});
+  // The wall time building a kernel of `backend` with `nodes` nodes should take, as this
+  // measurer's builds so far tell (WorkEstimator::build_ms).
+  double predicted_build_ms(const Backend& backend, size_t nodes) const {
+    return estimator_.build_ms(backend.name(), nodes);
   }
+  // Whether the budget cut measurement short (kernels skipped or estimated).
+  bool cut_short() const { return skipped_ > 0 || estimated_ > 0; }
 
   size_t measured() const { return measured_; }      // kernels timed by this measurer
   size_t cached() const { return cached_; }          // costs answered without timing anything

@@ -231,9 +231,13 @@ class Optimizer {
   // kernels that are not in the code cache (those of the backends other than the fallback, whose
   // builds the cache does not keep, and the fallback's that were estimated rather than built),
   // as long as the measurer's builds of their backends took per node, and kRunsPerEvaluation
-  // runs at its estimated cost. 0 without a measurer (a cost model given by the caller).
+  // runs at its estimated cost. Infinite when a kernel's cost is unknown and the budget cut
+  // the measurement (its runs cannot be predicted: single:eigen's ResNet-50 ran 1 s a run
+  // under load). 0 without a measurer (a cost model given by the caller).
   double predicted_evaluation_ms(const std::vector<size_t>& genes) const {
+    if (!measurer_) return 0;
     const double runs = estimate(genes);
+    if (!std::isfinite(runs) && measurer_->cut_short()) return HUGE_VAL;
     return predicted_builds_ms(genes, /*built_by_measurer=*/false) +
            (std::isfinite(runs) ? runs * kRunsPerEvaluation : 0);
   }
@@ -248,7 +252,7 @@ class Optimizer {
       const Backend& b = *cands_[c].backend;
       const bool estimated = costs_[c].samples == 0 && !costs_[c].from_cache;
       if (estimated || (b.name() != options_.fallback && !built_by_measurer))
-        ms += measurer_->predicted_job_ms(b, cands_[c].nodes.count());
+        ms += measurer_->predicted_build_ms(b, cands_[c].nodes.count());
     }
     return ms;
   }
@@ -288,6 +292,10 @@ class Optimizer {
       e2e.target = options_.target;
       e2e.code_cache = options_.code_cache;
       e2e.choices = choices_;
+      // Once the budget cut the kernels' measurement, a placement measured end to end makes no
+      // choice by timing (a Winograd one: three builds and their timing per convolution) that
+      // its prediction did not count.
+      e2e.measure_choices = !(measurer_ && measurer_->cut_short());
       e2e.executor_latency = options_.executor_latency;
       e2e.channel_block = channel_block_;
       if (options_.executor != PlacementExecutor::sequential && !options_.executor_latency)
@@ -525,6 +533,10 @@ class Optimizer {
     evo.population = options_.population;
     evo.max_generations = options_.max_generations;
     evo.forced_seeds = single_fits ? 2 : 1;
+    if (measurer_)
+      evo.predict_ms = [this](const std::vector<size_t>& genes) {
+        return predicted_evaluation_ms(genes);
+      };
     evo.time_budget_s = search_budget_s();
     evo.seed = options_.seed;
     evo.repair.max_states = options_.max_states;
@@ -532,6 +544,7 @@ class Optimizer {
                                      evo, options_.progress);
     if (!found.ok()) return found.status();
     result.evaluations = found->evaluations;
+    slowdown_ = found->slowdown;
     result.generations = found->generations;
     result.chosen_by = found->origin;
     Placement p = make_placement(found->genes, "two-level");
@@ -620,7 +633,7 @@ class Optimizer {
     size_t evaluations = 0;
     std::vector<double> predicted;
     for (const Placement& p : placements)
-      predicted.push_back(predicted_evaluation_ms(placement_genes(p)));
+      predicted.push_back(predicted_evaluation_ms(placement_genes(p)) * slowdown_);
     std::vector<double> ms = remeasure_alternately(placements, evaluator(), 3, deadline_ms(),
                                                    &evaluations, /*always=*/0, &predicted);
     size_t unmeasured = 0;
@@ -660,6 +673,7 @@ class Optimizer {
   std::vector<std::string> notes_;
   int32_t channel_block_ = 0;  // PlacementOptions::channel_block, resolved
   bool reused_ = false;  // the placement is one an earlier search chose
+  double slowdown_ = 1;  // EvolutionResult::slowdown: evaluations take this much over predicted
 };
 
 }  // namespace

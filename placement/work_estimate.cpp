@@ -48,15 +48,21 @@ double WorkEstimator::job_ms(const std::string& backend, const GroupWork& work) 
 }
 
 void WorkEstimator::observe_build(const std::string& backend, size_t nodes, double ms) {
-  auto& [n, total] = builds_[backend];
-  n += static_cast<double>(std::max<size_t>(nodes, 1));
-  total += ms;
+  const double n = static_cast<double>(std::max<size_t>(nodes, 1));
+  for (Builds* b : {&builds_[backend], &all_builds_}) {
+    if (b->nodes == 0) {
+      b->first_nodes = n;
+      b->first_ms = ms;
+    }
+    b->nodes += n;
+    b->ms += ms;
+  }
 }
 
 double WorkEstimator::build_ms(const std::string& backend, size_t nodes) const {
   auto it = builds_.find(backend);
-  if (it == builds_.end() || it->second.first <= 0) return 0;
-  return it->second.second / it->second.first * static_cast<double>(nodes);
+  const Builds& b = it != builds_.end() ? it->second : all_builds_;
+  return b.per_node() * static_cast<double>(nodes);
 }
 
 }  // namespace collage

@@ -39,7 +39,9 @@ class WorkEstimator {
   // A kernel of `backend` with `nodes` nodes took `ms` to build.
   void observe_build(const std::string& backend, size_t nodes, double ms);
   // The time building kernels of `backend` covering `nodes` nodes should take: the backend's
-  // build time per node so far; 0 before any was observed.
+  // build time per node so far (every backend's when it has none), its first build left out
+  // once there are others (it pays for the backend's start: LLVM's, a library's); 0 before any
+  // was observed.
   double build_ms(const std::string& backend, size_t nodes) const;
 
   // Work units a kernel gets through per millisecond before anything is measured: 2 GFLOP/s,
@@ -57,7 +59,16 @@ class WorkEstimator {
   };
   static double units(const GroupWork& w) { return w.flops + kWorkPerByte * w.bytes; }
   std::map<std::string, Totals> by_backend_;
-  std::map<std::string, std::pair<double, double>> builds_;  // nodes, ms
+  struct Builds {
+    double nodes = 0, ms = 0;              // every build
+    double first_nodes = 0, first_ms = 0;  // the first
+    double per_node() const {
+      if (nodes > first_nodes) return (ms - first_ms) / (nodes - first_nodes);
+      return nodes > 0 ? ms / nodes : 0;
+    }
+  };
+  std::map<std::string, Builds> builds_;
+  Builds all_builds_;
   Totals all_;
 };
 

@@ -2,7 +2,8 @@
 database: it must finish within a generous bound of its budget, say which steps the budget cut,
 and write an artifact whose outputs match ONNX Runtime's (the model cache's NAME.outputs.npz)
 within RTOL. Then the same compile again with that cost database: it reuses the placement
-(nothing measured, the same groups) and writes an artifact with the same outputs.
+(no kernel, evaluation or choice measured, the same groups) and writes an artifact with the same
+outputs.
 
     check_budget.py BUILD_DIR NAME [--budget 2] [--rtol 5e-4] [--bound 90]
 
@@ -94,8 +95,10 @@ def main():
                                         tmp / "warm.json")
         same = groups(warm) == groups(cold)
         print(f"warm compile: {warm_wall:.1f} s, {warm['measured']} kernels measured, "
-              f"{warm['evaluations']} evaluations, placement {'the same' if same else 'DIFFERS'}")
+              f"{warm['evaluations']} evaluations, {warm['choices_measured']} choices measured, "
+              f"placement {'the same' if same else 'DIFFERS'}")
         ok &= same and warm["measured"] == 0 and warm["evaluations"] == 0
+        ok &= warm["choices_measured"] == 0
         err = max_error(run_artifact(collage, tmp / "warm.collage", inputs, tmp / "warm.npz"),
                         expected)
         print(f"warm artifact: max error vs ONNX Runtime {err:.3g}")
