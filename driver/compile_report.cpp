@@ -21,6 +21,7 @@ std::string CompileResult::report_json() const {
   nlohmann::ordered_json steps = nlohmann::ordered_json::object();
   for (const auto& [step, s] : phases) steps[step] = s;
   j["phases_s"] = std::move(steps);
+  j["cut"] = cut;
   nlohmann::ordered_json compared = nlohmann::ordered_json::array();
   for (const MeasuredPlacement& m : r.compared)
     compared.push_back({{"strategy", m.strategy}, {"ms", m.ms}, {"note", m.note}});

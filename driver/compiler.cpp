@@ -119,11 +119,16 @@ absl::Status use_choices(PlacementOptions& placement, std::unique_ptr<MeasuredCh
 
 // How the placed groups are built into an artifact: with the placement's threads, target, code
 // cache, channel block and measured choices, under the executor it was scored with, its
-// executors measured within their share of the compile's `budget_s`.
-ArtifactOptions artifact_options(const PlacementOptions& placement, double budget_s) {
+// executors measured within their share of the compile's `budget_s` and the `left_s` seconds
+// of it that are left: none left, nothing is measured (the choices already remembered, else the
+// defaults: the direct convolution, the sequential executor).
+ArtifactOptions artifact_options(const PlacementOptions& placement, double budget_s,
+                                 double left_s) {
   ArtifactOptions artifact;
-  artifact.waves.measure_max_ms =
-      std::min(artifact.waves.measure_max_ms, 1000 * kScheduleShare * budget_s);
+  artifact.waves.measure_max_ms = std::min(
+      {artifact.waves.measure_max_ms, 1000 * kScheduleShare * budget_s, 1000 * left_s / 2});
+  artifact.build.measure_choices = left_s > 0;
+  artifact.waves.measure = left_s > 0;
   artifact.build.num_threads = placement.num_threads;
   artifact.build.target = placement.target;
   artifact.build.code_cache = placement.code_cache;
@@ -270,6 +275,7 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   count_choices();
   if (compare_start) r.compare_s = seconds_since(*compare_start);
   if (!options.artifact) {
+    r.cut = r.optimized.cut;
     r.phases = phases.finish();
     return r;
   }
@@ -279,8 +285,21 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
       !s.ok())
     return s;
   if (options.step_progress) options.step_progress("build");
+  // What is left of the budget, the build's share included, less what building the kernels the
+  // measurer did not build should take (nothing replaces them).
+  const double left_s =
+      budget_s - r.import_s - r.placement_s - r.optimized.build_estimate_s;
+  r.cut = r.optimized.cut;
+  // A placement an earlier compile chose is built as that compile built it: with the choices it
+  // remembered and the defaults where it measured none (the same artifact), nothing measured.
+  const bool reused = r.optimized.chosen_by == "remembered";
+  if (left_s <= 0 && !reused)
+    r.cut.push_back(
+        "build: no choice measured (Winograd or direct: direct where none is remembered; the "
+        "executor: sequential, its wave schedule not profiled)");
   auto bytes = compile_artifact(*ctx_, *backends_, r.graph, r.optimized.placement,
-                                artifact_options(placement, budget_s), &r.summary);
+                                artifact_options(placement, budget_s, reused ? 0 : left_s),
+                                &r.summary);
   if (!bytes.ok()) return bytes.status();
   r.artifact = *std::move(bytes);
   r.artifact_s = seconds_since(start);
@@ -324,7 +343,8 @@ absl::StatusOr<CompileResult> Compiler::compile_batch(const ModelSource& model,
     return std::move(m->graph);
   };
   auto batch = compile_batch_variants(*ctx_, *backends_, import, options.batch, placement,
-                                      artifact_options(placement, placement.time_budget_s),
+                                      artifact_options(placement, placement.time_budget_s,
+                                                       placement.time_budget_s),
                                       options.batch_progress);
   if (!batch.ok()) return batch.status();
   CompileResult r;

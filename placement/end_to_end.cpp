@@ -76,6 +76,7 @@ absl::StatusOr<double> EndToEndMeasurer::latency_ms(const Placement& p) {
   build.target = options_.target;
   build.code_cache = options_.code_cache;
   build.choices = options_.choices;
+  build.measure_choices = options_.measure_choices;
   build.channel_block = options_.channel_block;
   if (options_.executor != PlacementExecutor::sequential && options_.executor_latency) {
     if (std::optional<double> ms =

@@ -53,6 +53,7 @@ class Evolution {
     evolve(result);
     choose(seeds, result);
     result.evaluations = evaluations_;
+    result.slowdown = slowdown_;
     best_ms_ = result.ms;
     report("done");
     return result;
@@ -248,18 +249,27 @@ class Evolution {
     const double per_remeasure = best_ms_ > 0 ? best_ms_ * kRunsPerRemeasure : 0;
     const double reserve = per_remeasure * static_cast<double>(options_.finalists + num_seeds_) *
                            std::max(options_.final_rounds, 1);
-    return now_ms() + reserve < deadline_ms_;
+    // And the next evaluation itself, at least as long as the shortest so far took (one whose
+    // kernels were all built already: a run of the placement, scored).
+    const double next = std::isfinite(shortest_evaluation_ms_) ? shortest_evaluation_ms_ : 0;
+    return now_ms() + reserve + next < deadline_ms_;
   }
 
   double evaluate(const Genes& genes, bool force = false) {
     if (auto it = fitness_.find(genes); it != fitness_.end()) return it->second;
     if (!force && !within_budget()) return kInf;
+    const double predicted = options_.predict_ms ? options_.predict_ms(genes) : 0;
+    if (predicted > 0 && best_seed_ >= 0 && now_ms() + predicted * slowdown_ > deadline_ms_)
+      return kInf;
     auto p = placement_of(g_, backends_, cands_, costs_, genes);
     double f = kInf;
     if (!p.ok()) {
       failures_[genes] = std::string(p.status().message());
     } else {
+      const double start = now_ms();
       auto ms = evaluator_.latency_ms(*p);
+      shortest_evaluation_ms_ = std::min(shortest_evaluation_ms_, now_ms() - start);
+      if (predicted > 0) slowdown_ = std::max(slowdown_, (now_ms() - start) / predicted);
       ++evaluations_;
       if (ms.ok())
         f = *ms;
@@ -431,6 +441,8 @@ class Evolution {
   std::map<Genes, std::string> failures_;
   size_t evaluations_ = 0;
   double deadline_ms_ = 0, best_ms_ = -1;
+  double shortest_evaluation_ms_ = HUGE_VAL;  // wall time of the quickest evaluation so far
+  double slowdown_ = 1;  // the largest ratio of an evaluation's time to its prediction
   int generation_ = 0;
   int num_seeds_ = 1;
   std::vector<Member> population_;
@@ -459,15 +471,23 @@ absl::StatusOr<Placement> placement_of(const Graph& g, const BackendRegistry& ba
 
 std::vector<double> remeasure_alternately(const std::vector<Placement>& placements,
                                           PlacementEvaluator& evaluator, int rounds,
-                                          double deadline_ms, size_t* evaluations, size_t always) {
+                                          double deadline_ms, size_t* evaluations, size_t always,
+                                          const std::vector<double>* predicted_ms) {
   std::vector<std::vector<double>> samples(placements.size());
   std::vector<bool> failed(placements.size(), false);
+  std::vector<double> took(placements.size(), 0);  // wall time of the last measurement
   for (int r = 0; r < std::max(rounds, 1) && (r == 0 || now_ms() < deadline_ms); ++r) {
     for (size_t k = 0; k < placements.size(); ++k) {
       const size_t i = r % 2 == 0 ? k : placements.size() - 1 - k;
       if (failed[i] || (r == 0 && i >= always && now_ms() >= deadline_ms)) continue;
+      if (r == 0 && predicted_ms && now_ms() + (*predicted_ms)[i] > deadline_ms) continue;
+      // A later round measures again only what the first measured, when it would end before
+      // the deadline as the last measurement took.
+      if (r > 0 && (samples[i].empty() || now_ms() + took[i] > deadline_ms)) continue;
       if (evaluations) ++*evaluations;
+      const double start = now_ms();
       auto ms = evaluator.latency_ms(placements[i]);
+      took[i] = now_ms() - start;
       if (ms.ok())
         samples[i].push_back(*ms);
       else

@@ -29,6 +29,13 @@ struct EvolutionOptions {
   // skip come first (optimize: the op-level placement, then the single-backend placement
   // estimated fastest).
   int forced_seeds = 1;
+  // What evaluating a placement (candidate indices) should take, in milliseconds; null: not
+  // predicted. With it, an evaluation is started only when it is predicted to end before the
+  // search's deadline (forced seeds too, but for the first one and any before a seed could be
+  // measured), the prediction scaled by the largest ratio of an evaluation's time to its
+  // prediction so far (on a loaded machine the kernels' builds and runs take longer than the
+  // measurer saw).
+  std::function<double(const std::vector<size_t>&)> predict_ms;
   OpLevelOptions repair;  // the op-level search that fills the gaps crossover and split leave
 };
 
@@ -47,6 +54,9 @@ struct EvolutionResult {
   int generations = 0;
   std::vector<MeasuredPlacement> seeds;  // each seed's first end-to-end measurement
   std::vector<std::string> notes;
+  // The largest ratio of an evaluation's time to EvolutionOptions::predict_ms's figure; 1 when
+  // none was predicted.
+  double slowdown = 1;
 };
 
 // Individuals are sets of candidates that cover every node once and can run in some order. The
@@ -83,13 +93,17 @@ absl::StatusOr<Placement> placement_of(const Graph& g, const BackendRegistry& ba
 // backward), and returns each one's median; -1 for a placement that failed, kNotMeasured for one
 // the deadline left out.
 // The first `always` placements are measured once whatever the time, the others in the first
-// round only before `deadline_ms` (now_ms()); a later round starts only before it. `evaluations`,
-// when given, grows by the measurements made.
+// round only before `deadline_ms` (now_ms()); a later round measures again those the first did,
+// each only when it would end before it as its last measurement took. `evaluations`,
+// when given, grows by the measurements made. `predicted_ms`, when given (one per placement):
+// what a placement's first measurement is expected to take (its kernels built, its runs); it
+// is started only when it is expected to end before the deadline, `always` or not.
 inline constexpr double kNotMeasured = -2;
 std::vector<double> remeasure_alternately(const std::vector<Placement>& placements,
                                           PlacementEvaluator& evaluator, int rounds,
                                           double deadline_ms = HUGE_VAL,
                                           size_t* evaluations = nullptr,
-                                          size_t always = SIZE_MAX);
+                                          size_t always = SIZE_MAX,
+                                          const std::vector<double>* predicted_ms = nullptr);
 
 }  // namespace collage

@@ -57,11 +57,35 @@ struct Measurer::Job {
   std::vector<void*> args = {};
   int reps = 1;
   Sampler sampler = Sampler(SamplingOptions{});
+  GroupWork work = {};
+  double spent_ms = 0;  // wall time building, warming and sampling it
   bool finished = false;
 };
 
 Measurer::Measurer(MeasureOptions options, CostDatabase* db, std::string device, ThreadPool* pool)
-    : options_(options), db_(db), device_(std::move(device)), pool_(pool) {}
+    : options_(options),
+      db_(db),
+      device_(std::move(device)),
+      pool_(pool),
+      built_(options_.graph_nodes, false),
+      unbuilt_(options_.graph_nodes) {}
+
+bool Measurer::in_time(double job_ms) const {
+  const double now = now_ms();
+  if (now + job_ms > options_.skip_after_ms) return false;
+  if (!std::isfinite(options_.end_ms)) return true;
+  const double reserve = estimator_.build_ms(options_.always_backend, unbuilt_);
+  return now + job_ms + reserve <= options_.end_ms;
+}
+
+void Measurer::mark_built(const Candidate& c) {
+  if (c.backend->name() != options_.always_backend) return;
+  for (NodeId n : c.nodes.to_vector())
+    if (static_cast<size_t>(n) < built_.size() && !built_[n]) {
+      built_[n] = true;
+      --unbuilt_;
+    }
+}
 
 std::string Measurer::memo_key(const Backend& backend, uint64_t hash) const {
   return str_cat(backend.name(), "\x1f", backend.version(), "\x1f", hash);
@@ -89,14 +113,18 @@ void Measurer::prefetch(
   std::vector<Job> jobs;
   const double now = now_ms();
   const bool quick = now >= options_.quick_after_ms;
-  const bool late = now >= options_.skip_after_ms;
+  const bool late = !in_time(0);
   for (const auto& [candidate, group] : batch) {
     const Backend& backend = *candidate->backend;
     std::string signature = canonical_signature(group->graph);
     const uint64_t hash = stable_hash(signature);
     std::string key = memo_key(backend, hash);
-    if (memo_.count(key) ||
-        std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.key == key; }))
+    if (auto it = memo_.find(key); it != memo_.end()) {
+      // The same code as a kernel measured already: in the code cache.
+      if (it->second.cost.ok() && it->second.cost->samples > 0) mark_built(*candidate);
+      continue;
+    }
+    if (std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.key == key; }))
       continue;
     // A group with sizes known only at run time (NonZero's count, ...) or with strings cannot be
     // run on made-up inputs: it is not measured, and costs nothing, as node_flops counts it (the
@@ -111,6 +139,7 @@ void Measurer::prefetch(
       if (r && r->signature == signature) {
         if (r->spread <= options_.trusted_spread || r->measurements > 1 || cached_only_ || late) {
           memo_[key] = {Cost{r->ms, r->samples, r->spread, true}, false};
+          mark_built(*candidate);  // in the code cache since it was measured
           continue;
         }
         ++remeasured_;
@@ -121,12 +150,12 @@ void Measurer::prefetch(
       memo_[key] = {absl::UnavailableError("not measured: the placement is known"), false};
       continue;
     }
-    if (late && backend.name() != options_.always_backend) {
-      memo_[key] = {absl::DeadlineExceededError("not measured: the time budget was spent"), false};
-      ++skipped_;
+    if (late) {
+      memo_[key] = cut(backend, group->graph);
       continue;
     }
     Job job{candidate, group, std::move(key), std::move(signature), hash, measurements};
+    job.work = group_work(group->graph);
     job.sampler = Sampler(quick ? options_.quick : options_.sampling);
     jobs.push_back(std::move(job));
   }
@@ -139,8 +168,18 @@ void Measurer::prefetch(
   build.choices = options_.choices;
   for (Job& job : jobs) {
     const Backend& backend = *job.candidate->backend;
+    const double start = now_ms();
+    if (!in_time(estimator_.job_ms(backend.name(), job.work))) {
+      memo_[job.key] = cut(backend, job.group->graph);
+      job.finished = true;
+      continue;
+    }
     auto kernel = backend.build(job.group->graph, build);
+    job.spent_ms = now_ms() - start;
+    estimator_.observe_build(backend.name(), job.work.nodes, job.spent_ms);
+    if (kernel.ok()) mark_built(*job.candidate);
     if (!kernel.ok()) {
+      estimator_.observe(backend.name(), job.work, 0, job.spent_ms);
       record(backend, job.hash, job.signature,
              absl::Status(kernel.status().code(),
                           str_cat("build failed: ", kernel.status().message())),
@@ -161,8 +200,10 @@ void Measurer::prefetch(
       const double t0 = now_ms();
       s = run_kernel(*job.kernel, job.args.data(), *pool_);
       last = now_ms() - t0;
+      job.spent_ms += last;
     }
     if (!s.ok()) {
+      estimator_.observe(backend.name(), job.work, 0, job.spent_ms);
       record(backend, job.hash, job.signature,
              absl::Status(s.code(), str_cat("run failed: ", s.message())), job.measurements);
       job.finished = true;
@@ -181,8 +222,10 @@ void Measurer::prefetch(
       for (int r = 0; r < job.reps && s.ok(); ++r)
         s = run_kernel(*job.kernel, job.args.data(), *pool_);
       const double wall = now_ms() - t0;
+      job.spent_ms += wall;
       const Backend& backend = *job.candidate->backend;
       if (!s.ok()) {
+        estimator_.observe(backend.name(), job.work, 0, job.spent_ms);
         record(backend, job.hash, job.signature,
                absl::Status(s.code(), str_cat("run failed: ", s.message())), job.measurements);
         job.finished = true;
@@ -192,6 +235,7 @@ void Measurer::prefetch(
       job.sampler.add(wall / job.reps, wall);
       if (job.sampler.done()) {
         const SampleStats st = job.sampler.stats();
+        estimator_.observe(backend.name(), job.work, st.median, job.spent_ms);
         record(backend, job.hash, job.signature, Cost{st.median, st.samples, st.spread, false},
                job.measurements);
         job.finished = true;
@@ -202,6 +246,15 @@ void Measurer::prefetch(
       }
     }
   }
+}
+
+Measurer::Entry Measurer::cut(const Backend& backend, const Graph& group) {
+  if (backend.name() != options_.always_backend) {
+    ++skipped_;
+    return {absl::DeadlineExceededError("not measured: the time budget was spent"), false};
+  }
+  ++estimated_;
+  return {Cost{estimator_.run_ms(backend.name(), group_work(group)), 0, 0, false}, false};
 }
 
 absl::StatusOr<Cost> Measurer::cost(const Candidate& candidate, const ExtractedSubgraph& group) {

@@ -14,6 +14,7 @@
 #include "collage/thread_pool.h"
 #include "placement/cost_database.h"
 #include "placement/timing.h"
+#include "placement/work_estimate.h"
 
 namespace collage {
 
@@ -34,12 +35,21 @@ struct MeasureOptions {
   double quick_after_ms = HUGE_VAL;
   SamplingOptions quick{/*min_samples=*/3, /*max_samples=*/5, /*settle_within=*/0.05,
                         /*max_ms=*/30};
-  // From this time on (now_ms()) a kernel the database lacks is built and timed only when its
-  // backend is `always_backend` (the fallback, which covers every node); the others get the
-  // error "not measured: the time budget was spent" (DeadlineExceeded), and a shaky database
-  // record is used as it is. Infinite: never.
+  // From this time on (now_ms()) no kernel the database lacks is built nor timed, and a shaky
+  // database record is used as it is. A kernel of `always_backend` (the fallback, which covers
+  // every node) gets an estimate instead (WorkEstimator: its work at the rate of the fallback's
+  // kernels measured so far), the others the error "not measured: the time budget was spent"
+  // (DeadlineExceeded). A kernel whose build and timing would end after this time, as far as
+  // the jobs of its backend so far tell, is not started either. Infinite: never.
   double skip_after_ms = HUGE_VAL;
   std::string always_backend;
+  // When the kernels of the placement must be built by (now_ms()): from the time when building
+  // the fallback's kernels for the nodes that none of its built kernels covers yet would not end
+  // before it (at the fallback's build time per node so far), as after skip_after_ms: the
+  // artifact needs those kernels, and they are the ones nothing replaces. `graph_nodes`: the
+  // nodes of the graph the candidates are cut from. Infinite: never.
+  double end_ms = HUGE_VAL;
+  size_t graph_nodes = 0;
 };
 
 // What is measured, exactly:
@@ -75,10 +85,19 @@ class Measurer : public CostModel {
   // not built nor timed, its cost is an error. For a compile whose placement is already known.
   void set_cached_only(bool cached_only) { cached_only_ = cached_only; }
 
+  // The wall time building a kernel of `backend` with `nodes` nodes should take, as this
+  // measurer's builds so far tell (WorkEstimator::build_ms).
+  double predicted_build_ms(const Backend& backend, size_t nodes) const {
+    return estimator_.build_ms(backend.name(), nodes);
+  }
+  // Whether the budget cut measurement short (kernels skipped or estimated).
+  bool cut_short() const { return skipped_ > 0 || estimated_ > 0; }
+
   size_t measured() const { return measured_; }      // kernels timed by this measurer
   size_t cached() const { return cached_; }          // costs answered without timing anything
   size_t remeasured() const { return remeasured_; }  // shaky database records measured again
   size_t skipped() const { return skipped_; }        // kernels left unmeasured (skip_after_ms)
+  size_t estimated() const { return estimated_; }    // fallback kernels estimated instead
   // Database writes that failed (the costs are still used).
   const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -92,6 +111,14 @@ class Measurer : public CostModel {
   void record(const Backend& backend, uint64_t hash, const std::string& signature,
               const absl::StatusOr<Cost>& cost, int measurements);
   Cost measure_copy(size_t bytes);
+  // The entry of a kernel not measured because the budget is spent: an estimate for the
+  // fallback backend, else DeadlineExceeded.
+  Entry cut(const Backend& backend, const Graph& group);
+  // Whether a kernel started now may still be built and timed (skip_after_ms, end_ms); a job of
+  // `job_ms` predicted wall time.
+  bool in_time(double job_ms) const;
+  // Notes that the fallback has a kernel built (or in the code cache) for `c`'s nodes.
+  void mark_built(const Candidate& c);
 
   MeasureOptions options_;
   CostDatabase* db_;
@@ -99,7 +126,10 @@ class Measurer : public CostModel {
   ThreadPool* pool_;
   std::map<std::string, Entry> memo_;
   std::map<size_t, double> boundary_;
-  size_t measured_ = 0, cached_ = 0, remeasured_ = 0, skipped_ = 0;
+  WorkEstimator estimator_;
+  std::vector<bool> built_;  // per node of the graph: a fallback kernel covering it was built
+  size_t unbuilt_ = 0;
+  size_t measured_ = 0, cached_ = 0, remeasured_ = 0, skipped_ = 0, estimated_ = 0;
   bool cached_only_ = false;
   std::vector<std::string> warnings_;
 };

@@ -33,6 +33,10 @@ constexpr double kCompareShare = 0.15;
 // Once this much of the budget is spent, candidates the cost database lacks are measured only on
 // the fallback backend (which covers every node); the others are left to a later compile.
 constexpr double kSkipShare = 0.75;
+// Whole runs one end-to-end evaluation takes, at most about: a warm-up and up to 15 samples in
+// process, or the artifact executor's kernel profiles and its executors' runs (at least 5 of
+// each); what a placement's evaluation is predicted to cost before it is started.
+constexpr double kRunsPerEvaluation = 20;
 
 // The backends taking part: the named ones (all when none are named) plus the fallback, in
 // registry order.
@@ -180,6 +184,8 @@ class Optimizer {
       }
     }
     if (options_.compare_baselines) compare(result);
+    result.build_estimate_s =
+        predicted_builds_ms(placement_genes(result.placement), /*built_by_measurer=*/true) / 1000;
     result.choices_measured = choices_->measured() - choices_measured;
     result.choices_reused = choices_->reused() - choices_reused;
     if (own_choices_)
@@ -188,11 +194,12 @@ class Optimizer {
     if (measurer_) {
       result.measured = measurer_->measured();
       result.cached = measurer_->cached();
-      if (measurer_->skipped())
-        result.placement.notes.push_back(str_cat(
-            measurer_->skipped(),
-            " candidates not measured: the time budget was spent (a later compile with this cost "
-            "database measures them, and a two-level search is not remembered until then)"));
+      if (measurer_->skipped() || measurer_->estimated())
+        result.cut.push_back(str_cat(
+            "measure: ", measurer_->estimated(), " kernels of the fallback (", options_.fallback,
+            ") not built, their costs estimated from their work; ", measurer_->skipped(),
+            " candidates of other backends left out (a compile with a larger budget measures "
+            "them)"));
       if (measurer_->remeasured())
         result.placement.notes.push_back(str_cat(measurer_->remeasured(),
                                                  " shaky cost-database records (spread above ",
@@ -215,6 +222,50 @@ class Optimizer {
   static bool runs_any(const Placement& p, const Backend& b) {
     return std::any_of(p.groups.begin(), p.groups.end(),
                        [&](const PlacedGroup& g) { return g.backend == b.name(); });
+  }
+
+  // When the placement's budget ends (now_ms()).
+  double deadline_ms() const { return start_ms_ + options_.time_budget_s * 1000; }
+
+  // What evaluating placement `genes` end to end should cost, in milliseconds: building the
+  // kernels that are not in the code cache (those of the backends other than the fallback, whose
+  // builds the cache does not keep, and the fallback's that were estimated rather than built),
+  // as long as the measurer's builds of their backends took per node, and kRunsPerEvaluation
+  // runs at its estimated cost. Infinite when a kernel's cost is unknown and the budget cut
+  // the measurement (its runs cannot be predicted: single:eigen's ResNet-50 ran 1 s a run
+  // under load). 0 without a measurer (a cost model given by the caller).
+  double predicted_evaluation_ms(const std::vector<size_t>& genes) const {
+    if (!measurer_) return 0;
+    const double runs = estimate(genes);
+    if (!std::isfinite(runs) && measurer_->cut_short()) return HUGE_VAL;
+    return predicted_builds_ms(genes, /*built_by_measurer=*/false) +
+           (std::isfinite(runs) ? runs * kRunsPerEvaluation : 0);
+  }
+
+  // What building the kernels of `genes` should cost, as above: those of the backends other
+  // than the fallback unless `built_by_measurer` (the artifact writer builds those the measurer
+  // built, or keeps the search's), and the fallback's that were estimated.
+  double predicted_builds_ms(const std::vector<size_t>& genes, bool built_by_measurer) const {
+    if (!measurer_) return 0;
+    double ms = 0;
+    for (size_t c : genes) {
+      const Backend& b = *cands_[c].backend;
+      const bool estimated = costs_[c].samples == 0 && !costs_[c].from_cache;
+      if (estimated || (b.name() != options_.fallback && !built_by_measurer))
+        ms += measurer_->predicted_build_ms(b, cands_[c].nodes.count());
+    }
+    return ms;
+  }
+
+  // The candidates of `p`'s groups that have costs (all of them, for a placement made of this
+  // search's candidates).
+  std::vector<size_t> placement_genes(const Placement& p) const {
+    std::vector<size_t> genes;
+    for (const PlacedGroup& group : p.groups) {
+      const int c = cands_.find(group.nodes, registry_.find(group.backend));
+      if (c >= 0 && static_cast<size_t>(c) < costs_.size()) genes.push_back(static_cast<size_t>(c));
+    }
+    return genes;
   }
 
   // What the graph-level search may spend: the placement's budget less what was spent and a
@@ -241,6 +292,10 @@ class Optimizer {
       e2e.target = options_.target;
       e2e.code_cache = options_.code_cache;
       e2e.choices = choices_;
+      // Once the budget cut the kernels' measurement, a placement measured end to end makes no
+      // choice by timing (a Winograd one: three builds and their timing per convolution) that
+      // its prediction did not count.
+      e2e.measure_choices = !(measurer_ && measurer_->cut_short());
       e2e.executor_latency = options_.executor_latency;
       e2e.channel_block = channel_block_;
       if (options_.executor != PlacementExecutor::sequential && !options_.executor_latency)
@@ -286,6 +341,8 @@ class Optimizer {
     measure.quick_after_ms = start_ms_ + options_.time_budget_s * 1000 * kMeasureShare;
     measure.skip_after_ms = start_ms_ + options_.time_budget_s * 1000 * kSkipShare;
     measure.always_backend = options_.fallback;
+    measure.end_ms = deadline_ms();
+    measure.graph_nodes = g_.nodes().size();
     measure.target = options_.target;
     measure.code_cache = options_.code_cache;
     measure.choices = choices_;
@@ -404,8 +461,8 @@ class Optimizer {
     Placement p = make_placement(remembered.first, "two-level");
     p.estimated_ms = remembered.second.ms;
     notes_.push_back(absl::StrFormat(
-        "graph-level search: the placement an earlier search with the same model, options and "
-        "backends chose (%.3f ms end to end then), reused from the cost database",
+        "graph-level search: the placement an earlier search with the same model, options, "
+        "budget and backends chose (%.3f ms then), reused from the cost database",
         remembered.second.ms));
     p.notes = notes_;
     reused_ = true;
@@ -451,10 +508,35 @@ class Optimizer {
                        return sa && estimate(a.genes) < estimate(b.genes);
                      });
 
+    // A seed is measured whatever the search's own budget only when its evaluation fits in what
+    // is left of the placement's: without the op-level one, the search is not run.
+    const double left_ms = deadline_ms() - now_ms();
+    const double op_ms = predicted_evaluation_ms(op_genes_);
+    if (op_ms > left_ms) {
+      result.cut.push_back(absl::StrFormat(
+          "graph-level: not run (measuring the op-level placement end to end would take about "
+          "%.1f s, %.1f s were left); the op-level placement, by its candidates' costs, stands",
+          op_ms / 1000, std::max(0.0, left_ms / 1000)));
+      result.chosen_by = "op-level";
+      remember(memo_key, result.placement, estimate(op_genes_), 0);
+      result.placement.notes = notes_;
+      return absl::OkStatus();
+    }
+    const bool single_fits = seeds.size() > 1 && seeds[1].name.starts_with("single:") &&
+                             op_ms + predicted_evaluation_ms(seeds[1].genes) <= left_ms;
+    if (seeds.size() > 1 && seeds[1].name.starts_with("single:") && !single_fits)
+      result.cut.push_back(str_cat("graph-level: seed ", seeds[1].name,
+                                   " measured only if the search's budget allows (its "
+                                   "evaluation would not fit in what was left)"));
+
     EvolutionOptions evo;
     evo.population = options_.population;
     evo.max_generations = options_.max_generations;
-    evo.forced_seeds = seeds.size() > 1 && seeds[1].name.starts_with("single:") ? 2 : 1;
+    evo.forced_seeds = single_fits ? 2 : 1;
+    if (measurer_)
+      evo.predict_ms = [this](const std::vector<size_t>& genes) {
+        return predicted_evaluation_ms(genes);
+      };
     evo.time_budget_s = search_budget_s();
     evo.seed = options_.seed;
     evo.repair.max_states = options_.max_states;
@@ -462,6 +544,7 @@ class Optimizer {
                                      evo, options_.progress);
     if (!found.ok()) return found.status();
     result.evaluations = found->evaluations;
+    slowdown_ = found->slowdown;
     result.generations = found->generations;
     result.chosen_by = found->origin;
     Placement p = make_placement(found->genes, "two-level");
@@ -471,18 +554,21 @@ class Optimizer {
                                  : str_cat("seed ", m.strategy, ": not measured: ", m.note));
     for (const std::string& n : found->notes) notes_.push_back(n);
     notes_.push_back(str_cat("chosen: ", found->origin));
-    // A search that had candidates left unmeasured is not remembered: the next compile measures
-    // them and searches again.
-    if (db_ && !(measurer_ && measurer_->skipped())) {
-      CostRecord memo{memo_key, encode_groups(p), found->ms};
-      memo.samples = static_cast<int>(found->evaluations);
-      memo.timestamp = static_cast<int64_t>(std::time(nullptr));
-      if (absl::Status s = db_->append(memo); !s.ok())
-        notes_.push_back(str_cat("cost database: the search result was not kept: ", s.message()));
-    }
+    // Kept even when the budget cut the search short: the budget is part of the key, so the same
+    // compile again gets the same placement without measuring, and a larger budget searches again.
+    remember(memo_key, p, found->ms, found->evaluations);
     p.notes = notes_;
     result.placement = std::move(p);
     return absl::OkStatus();
+  }
+
+  void remember(const CostKey& key, const Placement& p, double ms, size_t evaluations) {
+    if (!db_) return;
+    CostRecord memo{key, encode_groups(p), ms};
+    memo.samples = static_cast<int>(evaluations);
+    memo.timestamp = static_cast<int64_t>(std::time(nullptr));
+    if (absl::Status s = db_->append(memo); !s.ok())
+      notes_.push_back(str_cat("cost database: the search result was not kept: ", s.message()));
   }
 
   // The comparison's rows are kept in the database under the search's key, so that a compile
@@ -504,7 +590,10 @@ class Optimizer {
         }
     compare_measured(result);
     if (db_ && options_.strategy == "two-level") {
-      CostRecord r{compare_key(), encode_compared(result.compared), result.compared[0].ms};
+      // The rows carry the figures; the record's own must not be negative (a chosen placement
+      // the budget left unmeasured).
+      CostRecord r{compare_key(), encode_compared(result.compared),
+                   std::max(result.compared[0].ms, 0.0)};
       r.timestamp = static_cast<int64_t>(std::time(nullptr));
       if (absl::Status s = db_->append(r); !s.ok())
         result.placement.notes.push_back(
@@ -539,12 +628,19 @@ class Optimizer {
       rows.push_back({name, -1, ""});
     }
     report("compare");
-    // Up to three alternating rounds while the placement's budget lasts; the chosen placement is
-    // measured once whatever the time.
+    // Up to three alternating rounds while the placement's budget lasts, each placement first
+    // measured only when its evaluation, as predicted, ends within it.
     size_t evaluations = 0;
-    std::vector<double> ms =
-        remeasure_alternately(placements, evaluator(), 3, start_ms_ + options_.time_budget_s * 1000,
-                              &evaluations, /*always=*/1);
+    std::vector<double> predicted;
+    for (const Placement& p : placements)
+      predicted.push_back(predicted_evaluation_ms(placement_genes(p)) * slowdown_);
+    std::vector<double> ms = remeasure_alternately(placements, evaluator(), 3, deadline_ms(),
+                                                   &evaluations, /*always=*/0, &predicted);
+    size_t unmeasured = 0;
+    for (double m : ms) unmeasured += m == kNotMeasured;
+    if (unmeasured)
+      result.cut.push_back(str_cat("compare: ", unmeasured, " of ", placements.size(),
+                                   " placements not measured (no figure in their rows)"));
     for (size_t i = 0; i < rows.size(); ++i) {
       rows[i].ms = std::max(ms[measured_as[i]], -1.0);
       if (ms[measured_as[i]] == kNotMeasured)
@@ -577,6 +673,7 @@ class Optimizer {
   std::vector<std::string> notes_;
   int32_t channel_block_ = 0;  // PlacementOptions::channel_block, resolved
   bool reused_ = false;  // the placement is one an earlier search chose
+  double slowdown_ = 1;  // EvolutionResult::slowdown: evaluations take this much over predicted
 };
 
 }  // namespace

@@ -77,9 +77,15 @@ std::string artifact_summary(const std::string& path, const ArtifactSummary& s) 
       modules.empty() ? "no module" : modules, human_bytes(static_cast<int64_t>(s.arena_bytes)),
       human_bytes(static_cast<int64_t>(s.unshared_bytes))) +
          (s.has_schedule
-              ? absl::StrFormat("  wave schedule: %u waves on %u workers; measured waves %.2f ms, "
-                                "sequential %.2f ms: runs with the %s executor by default\n",
-                                s.num_waves, s.workers, s.waves_ms, s.sequential_ms, s.executor)
+              ? (s.waves_ms > 0 || s.sequential_ms > 0
+                     ? absl::StrFormat("  wave schedule: %u waves on %u workers; measured waves "
+                                       "%.2f ms, sequential %.2f ms: runs with the %s executor by "
+                                       "default\n",
+                                       s.num_waves, s.workers, s.waves_ms, s.sequential_ms,
+                                       s.executor)
+                     : absl::StrFormat("  wave schedule: %u waves on %u workers, not measured: "
+                                       "runs with the %s executor by default\n",
+                                       s.num_waves, s.workers, s.executor))
               : std::string());
 }
 
@@ -202,7 +208,12 @@ int run_compile(std::span<const std::string> raw_args) {
       out += absl::StrFormat(" %s %.1f s,", step, s);
       total += s;
     }
-    out += absl::StrFormat(" total %.1f s\n", total);
+    out += absl::StrFormat(" total %.1f s (budget %g s)\n", total,
+                           options.placement.time_budget_s);
+  }
+  if (!compiled->cut.empty()) {
+    out += "  cut by the time budget:\n";
+    for (const std::string& c : compiled->cut) out += "    " + c + "\n";
   }
   for (const TreeStrategyReport& t : compiled->trees) out += tree_strategy_summary(t);
   out += placement_table(*g, p);

@@ -61,6 +61,10 @@ struct BuildOptions {
   // native backend's Winograd or direct convolution) remembers and finds its choices (not owned;
   // null: in this process only).
   MeasuredChoices* choices = nullptr;
+  // Whether a choice found neither in `choices` nor in this process may be made by timing the
+  // alternatives; false (a compile whose time budget is spent): the backend's default is taken
+  // (native: the direct convolution), neither measured nor remembered.
+  bool measure_choices = true;
 };
 
 class Backend {

@@ -178,6 +178,9 @@ struct CompileResult {
   // (before the first search phase), "candidates", "measure", "op-level", "graph-level",
   // "compare", "build" (the artifact), as far as each ran. Empty with a batch range.
   std::vector<std::pair<std::string, double>> phases;
+  // The steps the time budget cut short: OptimizeResult::cut, then "build: ..." when none of
+  // the budget was left to measure the artifact's choices. Empty with a batch range.
+  std::vector<std::string> cut;
   // Choices the kernels and the artifact's schedule made by timing alternatives on this machine
   // (MeasuredChoices: Winograd or direct, the wave schedule's profiles and executor), and those
   // found remembered in the cost database instead.

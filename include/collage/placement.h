@@ -125,11 +125,15 @@ struct PlacementOptions {
   // the evolutionary search over measured end-to-end latencies), "single:NAME" or "greedy".
   std::string strategy = "two-level";
   // Wall-clock budget of the whole placement in seconds: candidate measurement (sampled briefly
-  // once half of it is spent; once 75% is spent, only candidates of the fallback backend are
-  // still built and timed, the others are left to a later compile), the graph-level search
-  // (what is left, less a reserve for the comparison), and compare_baselines (the baselines only
-  // while it lasts). The op-level seed of the graph-level search and the single-backend seed
-  // estimated fastest are measured however little is left. The compile driver gives the
+  // once half of it is spent; once 75% is spent, or when a kernel's build and timing would end
+  // after that, as the kernels measured so far tell, nothing more is built: the fallback
+  // backend's candidates get estimates from their work, the others are left out), the
+  // graph-level search (what is left, less a reserve for the comparison), and compare_baselines
+  // (while it lasts). The op-level seed of the graph-level search and the single-backend seed
+  // estimated fastest are measured when their evaluations, as estimated, fit in what is left of
+  // the budget; without the op-level one the search is not run and the op-level placement stands.
+  // Whatever was cut is said in OptimizeResult::cut; the result is remembered all the same (the
+  // budget is part of its key: a larger budget searches again). The compile driver gives the
   // placement 90% of the compile's budget (10% is for building the artifact), the import's time
   // counted as spent (spent_s).
   double time_budget_s = 60;
@@ -206,6 +210,12 @@ struct OptimizeResult {
   // What the graph-level search chose: "evolved", a seed's name ("op-level", "single:NAME",
   // "greedy"), or "remembered" (an earlier search's placement, from the cost database).
   std::string chosen_by;
+  // The steps the time budget cut short, each "STEP: what was left out and what stood in for
+  // it" (STEP one of measure, graph-level, compare); empty when none was.
+  std::vector<std::string> cut;
+  // Seconds building the placement's kernels that were never built (estimated costs) should take,
+  // at the build times per node the measurer saw; 0 without a measurer.
+  double build_estimate_s = 0;
 };
 
 // Chooses a backend for every node of `g` (Collage). Errors: an unknown strategy or backend, a

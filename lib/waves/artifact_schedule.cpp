@@ -74,7 +74,7 @@ absl::StatusOr<ScheduleResult> make_artifact_schedule(const std::vector<Schedule
   RememberedSchedule measured;
   std::vector<KernelProfile>& profiles = measured.profiles;
   for (const ScheduleKernel& k : kernels) {
-    if (!k.kernel) {
+    if (!k.kernel || !options.measure) {
       profiles.push_back({std::vector<double>(std::max(k.task_count, 1), 1.0)});
       continue;
     }
@@ -90,7 +90,7 @@ absl::StatusOr<ScheduleResult> make_artifact_schedule(const std::vector<Schedule
 
   ScheduleResult r = schedule_waves(profiles, deps, so);
   r.schedule.preferred = preferred;
-  if (!all_live) return r;
+  if (!all_live || !options.measure) return r;
 
   // One run's buffers: the arena and a tensor per graph input and output position.
   std::unique_ptr<uint8_t[], ArenaDeleter> arena(

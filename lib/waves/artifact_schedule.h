@@ -28,6 +28,11 @@ struct WaveOptions {
   // automatic: the wave executor is preferred only when it measured at least this much faster
   // (waves_clearly_faster), so that the choice holds when the artifact is measured again.
   double waves_margin = 0.03;
+  // Whether kernels may be profiled and the executors measured when `choices` has no schedule
+  // for them; false (a compile whose time budget is spent): every task counts 1 us, as for a
+  // kernel that is not live, and `automatic` takes the sequential executor; nothing is
+  // remembered.
+  bool measure = true;
   // Where the profiles, the team choice and the executors' times are remembered (not owned;
   // null: measured every time). With them remembered, the same kernels get the same schedule and
   // preference and nothing runs (schedule_choice.h).

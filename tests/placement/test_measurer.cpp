@@ -8,6 +8,7 @@
 #include "collage/executor.h"
 #include "placement/end_to_end.h"
 #include "placement/measurer.h"
+#include "placement/work_estimate.h"
 #include "placement_fakes.h"
 
 using namespace collage;
@@ -144,7 +145,8 @@ TEST_CASE("the measurer times kernels, shares identical groups, persists costs",
   fs::remove_all(dir);
 }
 
-TEST_CASE("past skip_after_ms only the always-measured backend's kernels are timed",
+TEST_CASE("past skip_after_ms nothing is built: the always-measured backend's kernels are "
+          "estimated, the others left out",
           "[measurer]") {
   Context ctx;
   Graph g = twins(ctx);
@@ -165,9 +167,34 @@ TEST_CASE("past skip_after_ms only the always-measured backend's kernels are tim
              Catch::Contains("not measured: the time budget was spent"));
   auto kept = m.cost(on_reference, *sub);
   REQUIRE(kept.ok());
-  CHECK(kept->ms > 0);
-  CHECK(m.measured() == 1);
+  // Nothing measured yet: the default rate. Relu and Tanh on 256 floats: 512 FLOPs, and 2 KiB
+  // read and written.
+  CHECK(kept->ms == Approx((512 + WorkEstimator::kWorkPerByte * 2048) /
+                           WorkEstimator::kDefaultWorkPerMs));
+  CHECK(kept->samples == 0);
+  CHECK(m.measured() == 0);
+  CHECK(m.estimated() == 1);
   CHECK(m.skipped() == 1);
+}
+
+TEST_CASE("the work estimator: kernel times at the measured rate, builds per node",
+          "[measurer]") {
+  WorkEstimator e;
+  const GroupWork small{1e6, 0, 1}, twice{2e6, 0, 3};
+  CHECK(e.run_ms("a", small) == Approx(1e6 / WorkEstimator::kDefaultWorkPerMs));
+  CHECK(e.job_ms("a", twice) == 0);
+  CHECK(e.build_ms("a", 3) == 0);
+  e.observe("a", small, /*run_ms=*/0.5, /*job_ms=*/10);
+  e.observe_build("a", 1, 8);
+  CHECK(e.run_ms("a", twice) == Approx(1.0));
+  CHECK(e.run_ms("b", twice) == Approx(1.0));  // no kernel of b yet: every backend's rate
+  CHECK(e.job_ms("a", twice) == Approx(30));
+  CHECK(e.build_ms("a", 3) == Approx(24));
+  e.observe_build("a", 2, 4);  // the first build is left out from now on
+  CHECK(e.build_ms("a", 3) == Approx(6));
+  e.observe("b", small, /*run_ms=*/2, /*job_ms=*/1);
+  CHECK(e.run_ms("b", twice) == Approx(4.0));
+  CHECK(e.run_ms("a", twice) == Approx(1.0));
 }
 
 TEST_CASE("the end-to-end measurer runs compiled placements", "[measurer]") {

@@ -103,7 +103,7 @@ class NativeBackend : public Backend {
         std::lock_guard<std::mutex> lock(mu_);
         winograd_chosen_.emplace(key, chosen);
       }
-    if (chosen == 0) return build_direct();
+    if (chosen == 0 || (chosen < 0 && !options.measure_choices)) return build_direct();
     if (chosen > 0) {
       auto kept = build_winograd(group, *target, threads, options.code_cache, chosen);
       return kept.ok() ? std::move(kept) : build_direct();

@@ -1,0 +1,68 @@
+// Kernel time and measurement cost estimated from work, at the rates measured so far.
+#include "placement/work_estimate.h"
+
+#include <algorithm>
+
+#include "collage/graph_stats.h"
+
+namespace collage {
+
+GroupWork group_work(const Graph& group) {
+  GroupWork w;
+  w.nodes = group.nodes().size();
+  for (const Node& n : group.nodes()) w.flops += static_cast<double>(node_flops(group, n));
+  for (ValueId v : group.inputs()) w.bytes += static_cast<double>(group.value(v).type.bytes());
+  for (ValueId v : group.outputs()) w.bytes += static_cast<double>(group.value(v).type.bytes());
+  for (const Tensor& c : group.constants()) w.bytes += static_cast<double>(c.bytes());
+  return w;
+}
+
+void WorkEstimator::observe(const std::string& backend, const GroupWork& work, double run_ms,
+                            double job_ms) {
+  for (Totals* t : {&by_backend_[backend], &all_}) {
+    if (run_ms > 0 && units(work) > 0) {
+      t->work += units(work);
+      t->run_ms += run_ms;
+    }
+    t->nodes += static_cast<double>(std::max<size_t>(work.nodes, 1));
+    t->job_ms += job_ms;
+  }
+}
+
+double WorkEstimator::run_ms(const std::string& backend, const GroupWork& work) const {
+  double per_ms = kDefaultWorkPerMs;
+  auto it = by_backend_.find(backend);
+  if (it != by_backend_.end() && it->second.run_ms > 0)
+    per_ms = it->second.work / it->second.run_ms;
+  else if (all_.run_ms > 0)
+    per_ms = all_.work / all_.run_ms;
+  // A group of no counted work (a reshape) still costs a kernel launch: a microsecond.
+  return std::max(units(work) / per_ms, 1e-3);
+}
+
+double WorkEstimator::job_ms(const std::string& backend, const GroupWork& work) const {
+  auto it = by_backend_.find(backend);
+  const Totals& t = it != by_backend_.end() ? it->second : all_;
+  if (t.nodes <= 0) return 0;
+  return t.job_ms / t.nodes * static_cast<double>(std::max<size_t>(work.nodes, 1));
+}
+
+void WorkEstimator::observe_build(const std::string& backend, size_t nodes, double ms) {
+  const double n = static_cast<double>(std::max<size_t>(nodes, 1));
+  for (Builds* b : {&builds_[backend], &all_builds_}) {
+    if (b->nodes == 0) {
+      b->first_nodes = n;
+      b->first_ms = ms;
+    }
+    b->nodes += n;
+    b->ms += ms;
+  }
+}
+
+double WorkEstimator::build_ms(const std::string& backend, size_t nodes) const {
+  auto it = builds_.find(backend);
+  const Builds& b = it != builds_.end() ? it->second : all_builds_;
+  return b.per_node() * static_cast<double>(nodes);
+}
+
+}  // namespace collage

@@ -1,0 +1,75 @@
+// Estimates of what measuring would tell, for a compile whose budget is spent: a kernel's time
+// from its work at the rate kernels of its backend measured in this compile ran, and the wall time
+// that building and timing a kernel costs, so that one is not started when it cannot finish in
+// time.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "collage/graph.h"
+
+namespace collage {
+
+// The work of running a group once: its FLOPs (node_flops) and the bytes of the values it reads
+// and writes (inputs, outputs and constants).
+struct GroupWork {
+  double flops = 0;
+  double bytes = 0;
+  size_t nodes = 0;
+};
+GroupWork group_work(const Graph& group);
+
+// Rates observed per backend. Not thread-safe (the measurer runs on one thread).
+class WorkEstimator {
+ public:
+  // A kernel of `backend` doing `work` ran in `run_ms`; building, warming and sampling it took
+  // `job_ms` of wall time.
+  void observe(const std::string& backend, const GroupWork& work, double run_ms, double job_ms);
+
+  // The time one run of a kernel of `backend` doing `work` should take: its work at the rate of
+  // the backend's measured kernels (all backends' when it has none; kDefaultWorkPerMs when none
+  // is measured yet). Positive.
+  double run_ms(const std::string& backend, const GroupWork& work) const;
+
+  // The wall time building and timing a kernel of `backend` with `work.nodes` nodes should take:
+  // the backend's mean per node so far times the node count; 0 before any was observed.
+  double job_ms(const std::string& backend, const GroupWork& work) const;
+
+  // A kernel of `backend` with `nodes` nodes took `ms` to build.
+  void observe_build(const std::string& backend, size_t nodes, double ms);
+  // The time building kernels of `backend` covering `nodes` nodes should take: the backend's
+  // build time per node so far (every backend's when it has none), its first build left out
+  // once there are others (it pays for the backend's start: LLVM's, a library's); 0 before any
+  // was observed.
+  double build_ms(const std::string& backend, size_t nodes) const;
+
+  // Work units a kernel gets through per millisecond before anything is measured: 2 GFLOP/s,
+  // well below what a kernel of these backends reaches on one core, so that an estimate made
+  // blind does not favour the kernel it makes up.
+  static constexpr double kDefaultWorkPerMs = 2e6;
+  // Work units a byte read or written counts for, beside one per FLOP: about what a core does
+  // in arithmetic in the time it streams a byte from memory.
+  static constexpr double kWorkPerByte = 4;
+
+ private:
+  struct Totals {
+    double work = 0, run_ms = 0;      // of the kernels measured
+    double nodes = 0, job_ms = 0;     // of the jobs run
+  };
+  static double units(const GroupWork& w) { return w.flops + kWorkPerByte * w.bytes; }
+  std::map<std::string, Totals> by_backend_;
+  struct Builds {
+    double nodes = 0, ms = 0;              // every build
+    double first_nodes = 0, first_ms = 0;  // the first
+    double per_node() const {
+      if (nodes > first_nodes) return (ms - first_ms) / (nodes - first_nodes);
+      return nodes > 0 ? ms / nodes : 0;
+    }
+  };
+  std::map<std::string, Builds> builds_;
+  Builds all_builds_;
+  Totals all_;
+};
+
+}  // namespace collage
