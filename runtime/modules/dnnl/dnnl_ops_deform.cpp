@@ -122,16 +122,28 @@ void build_deform_conv(DnnlKernel& k, ParamReader& r) {
   const dnnl::memory::desc dst_md = plain_md({g.n, g.groups, mpg, P}, dnnl::memory::data_type::f32);
   require(k.output_md(p.dst).get_size() == dst_md.get_size(),
           "deformable convolution dst has the wrong size");
-  const dnnl::memory::desc bias_md =
-      p.bias.kind == SourceKind::none ? dnnl::memory::desc() : k.input_md(p.bias);
-  dnnl::matmul::desc d(w_md, cols_md, bias_md, dst_md);
+  dnnl::matmul::desc d(w_md, cols_md, dst_md);
   dnnl::matmul::primitive_desc pd(d, k.attr(), k.engine());
-  std::vector<StepArg> args = {{DNNL_ARG_SRC, w_md, k.bind_input(p.weights, w_md)},
-                               {DNNL_ARG_WEIGHTS, cols_md, cols},
-                               {DNNL_ARG_DST, dst_md, {BufRef::Kind::arg, p.dst.index, 0}}};
-  if (p.bias.kind != SourceKind::none)
-    args.push_back({DNNL_ARG_BIAS, bias_md, k.bind_input(p.bias, bias_md)});
-  k.add_step(pd, dnnl::matmul(pd), std::move(args));
+  const BufRef dst{BufRef::Kind::arg, p.dst.index, 0};
+  k.add_step(pd, dnnl::matmul(pd),
+             {{DNNL_ARG_SRC, w_md, k.bind_input(p.weights, w_md)},
+              {DNNL_ARG_WEIGHTS, cols_md, cols},
+              {DNNL_ARG_DST, dst_md, dst}});
+  if (p.bias.kind == SourceKind::none) return;
+  // oneDNN's gemm-based matmul takes a bias along dst's last axis only (one along the rows
+  // falls back to its slow reference matmul): the bias is added on the host.
+  const dnnl::memory::desc bias_md = k.input_md(p.bias);
+  const int64_t rows = g.n * g.m, m = g.m;
+  k.add_host_step(
+      "host:deform_bias",
+      {{DNNL_ARG_BIAS, bias_md, k.bind_input(p.bias, bias_md)}, {DNNL_ARG_DST, dst_md, dst}},
+      [rows, m, P](const StepMemory& mem) {
+        const auto* b = static_cast<const float*>(mem.at(DNNL_ARG_BIAS).get_data_handle());
+        auto* y = static_cast<float*>(mem.at(DNNL_ARG_DST).get_data_handle());
+#pragma omp parallel for schedule(static)
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t q = 0; q < P; ++q) y[r * P + q] += b[r % m];
+      });
 }
 
 }  // namespace collage::rt_dnnl
