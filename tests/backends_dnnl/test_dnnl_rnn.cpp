@@ -1,6 +1,7 @@
 // dnnl conformance: LSTM, GRU (linear before reset or not) and RNN against the reference, every
 // direction and layout, with and without biases and initial states (inputs or constants), any
 // subset of the outputs; and the nodes oneDNN cannot run, which the backend must not claim.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "backends/common/module_kernel.h"
@@ -29,6 +30,7 @@ struct RnnCase {
   std::function<void(RecurrentAttrs&)> extra = nullptr;
   bool peepholes = false;
   bool variable_weights = false;
+  int32_t lengths = -1;  // >= 0: a constant sequence_lens, this value for every batch item
 };
 
 int64_t gates(const std::string& op) {
@@ -52,7 +54,13 @@ Graph rnn_graph(const Context& ctx, const RnnCase& c) {
   in.push_back(weights("W", {d, g * h, c.input}));
   in.push_back(weights("R", {d, g * h, h}));
   in.push_back(c.bias ? weights("B", {d, 2 * g * h}) : kNoValue);
-  in.push_back(kNoValue);  // sequence_lens
+  if (c.lengths >= 0) {
+    Tensor lens(DType::i32, {c.batch});
+    std::fill_n(lens.data<int32_t>(), c.batch, c.lengths);
+    in.push_back(b.add_constant("sequence_lens", lens));
+  } else {
+    in.push_back(kNoValue);
+  }
   const int states = c.op == "LSTM" ? 2 : 1;
   for (int i = 0; i < states; ++i) {
     if (c.state == RnnCase::State::input || (c.state == RnnCase::State::h_only && i == 0))
@@ -205,6 +213,8 @@ TEST_CASE("dnnl rnn: what oneDNN cannot run stays off the backend", "[dnnl][rnn]
          c.extra = [](RecurrentAttrs& a) { a.activations = "Sigmoid,Relu,Tanh"; };
        })},
       {"peepholes", "peepholes", with([](RnnCase& c) { c.peepholes = true; })},
+      {"sequence_lens shorter than the sequence", "sequence_lens",
+       with([](RnnCase& c) { c.lengths = static_cast<int32_t>(c.seq - 1); })},
   };
   for (const Refused& r : cases) {
     DYNAMIC_SECTION(r.name) {
@@ -217,6 +227,11 @@ TEST_CASE("dnnl rnn: what oneDNN cannot run stays off the backend", "[dnnl][rnn]
       CHECK_THAT(std::string(a.build.message()), Catch::Contains(r.why));
       CHECK_THAT(std::string(a.build.message()), Catch::Contains("LSTM 'rnn'"));
     }
+  }
+  SECTION("sequence_lens that all equal the sequence length are claimed") {
+    RnnCase c;
+    c.lengths = static_cast<int32_t>(c.seq);
+    check_rnn(c);
   }
   SECTION("explicit default activations are claimed") {
     RnnCase c;
