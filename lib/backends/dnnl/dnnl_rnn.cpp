@@ -133,6 +133,17 @@ Tensor ldnc_state(const Tensor& t, const RnnShape& s) {
   return out;
 }
 
+// oneDNN 2.6 runs GRU and vanilla RNN cells on its reference driver, which starts an OpenMP team
+// for every step's GEMM: below about a million multiply-adds per step and direction the team
+// costs more than it saves (bidirectional GRU, batch 1, input 128, hidden 256: 1.4 ms on one
+// thread, 2.3 to 4.5 ms on two, on the 2-core development machine). Such kernels run on one
+// thread; LSTMs (oneDNN's brgemm driver) keep the count they were built for.
+int recurrent_threads(const RnnShape& s, int threads) {
+  constexpr int64_t kMinStepWork = int64_t{1} << 20;
+  const int64_t step_work = s.batch * s.gates * s.hidden * (s.input + s.hidden);
+  return s.cell != rt_dnnl::RnnCell::lstm && step_work < kMinStepWork ? 1 : threads;
+}
+
 }  // namespace
 
 absl::Status check_recurrent(const Graph& g, const Node& n) {
@@ -198,7 +209,7 @@ absl::StatusOr<EmittedKernel> emit_recurrent(Emitter& e, const GroupPlan& plan, 
                        static_cast<int32_t>(g.inputs().size() + (it - group_outputs.begin())),
                        dims_of(g.value(n.outputs[i]).type.shape), 0, 0};
   }
-  return e.finish(rt_dnnl::OpKind::rnn, p, threads);
+  return e.finish(rt_dnnl::OpKind::rnn, p, recurrent_threads(s, threads));
 }
 
 }  // namespace collage::dnnl_backend
