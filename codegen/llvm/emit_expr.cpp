@@ -1,6 +1,7 @@
 // Expression emission: constants, variables, arithmetic (safe integer division, floor semantics),
 // comparisons, selects and type conversions, on scalars or lane vectors.
 #include "codegen/llvm/emitter.h"
+#include "collage/jit.h"
 #include "core/str_cat.h"
 #include "llvm/IR/Intrinsics.h"
 
@@ -28,6 +29,8 @@ llvm::Type* Emitter::reg_type(DType t) const {
       return llvm::Type::getHalfTy(ctx_);
     case DType::bf16:
       return llvm::Type::getInt16Ty(ctx_);  // raw bits; converted through f32
+    case DType::f64:
+      return llvm::Type::getDoubleTy(ctx_);
     case DType::i8:
     case DType::u8:
       return llvm::Type::getInt8Ty(ctx_);
@@ -35,16 +38,15 @@ llvm::Type* Emitter::reg_type(DType t) const {
     case DType::u16:
       return llvm::Type::getInt16Ty(ctx_);
     case DType::i32:
+    case DType::u32:
       return llvm::Type::getInt32Ty(ctx_);
     case DType::i64:
+    case DType::u64:
       return llvm::Type::getInt64Ty(ctx_);
     case DType::boolean:
       return llvm::Type::getInt1Ty(ctx_);
-    case DType::f64:
-    case DType::u32:
-    case DType::u64:
     case DType::str:
-      break;  // not generated (the native backend refuses these types)
+      break;  // not generated (the native backend refuses strings)
   }
   return nullptr;
 }
@@ -112,8 +114,9 @@ Val Emitter::emit(const te::Expr& e) {
       std::vector<llvm::Value*> args;
       for (Val& v : vals) args.push_back(vec ? broadcast(v) : v.v);
       if (args.size() != static_cast<size_t>(te::intrinsic_arity(c->op)) ||
-          e.dtype() != DType::f32) {
-        fail(str_cat("calls ", te::intrinsic_name(c->op), " with unsupported arguments"));
+          !generates_intrinsic(c->op, e.dtype())) {
+        fail(str_cat("calls ", te::intrinsic_name(c->op), " on ", dtype_name(e.dtype()),
+                     " arguments (f32 only; f64 for sqrt, rsqrt, fabs, floor, ceil and round)"));
         return {llvm::PoisonValue::get(with_lanes(reg_type(e.dtype()))), vec};
       }
       return {emit_call(c->op, args), vec};
@@ -140,7 +143,9 @@ llvm::Value* Emitter::emit_scalar(const te::Expr& e) {
 }
 
 std::optional<Val> Emitter::emit_lane_compare(ExprKind k, const te::BinaryNode& n) {
-  if (lanes_ == 0 || is_float(n.a.dtype()) || n.a.dtype() == DType::boolean) return std::nullopt;
+  if (lanes_ == 0 || is_float(n.a.dtype()) || n.a.dtype() == DType::boolean ||
+      is_unsigned(n.a.dtype()))
+    return std::nullopt;
   if (k != ExprKind::LT && k != ExprKind::LE && k != ExprKind::GT && k != ExprKind::GE)
     return std::nullopt;
   // d(lane) = a - b must vary only through the vectorized variable, by +-1 per lane.
@@ -183,7 +188,7 @@ Val Emitter::emit_binary(ExprKind k, const te::BinaryNode& n) {
   const DType t = n.a.dtype();
   const bool fl = is_float(t);
   const bool boolean = t == DType::boolean;
-  // bool and the unsigned types compare, divide and take min/max without a sign.
+  // Booleans and unsigned integers compare, divide and take min/max without sign.
   const bool uns = boolean || is_unsigned(t);
   llvm::Value* r = nullptr;
   switch (k) {
@@ -204,7 +209,8 @@ Val Emitter::emit_binary(ExprKind k, const te::BinaryNode& n) {
       break;
     case ExprKind::FloorDiv:
       r = fl ? b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(x, y))
-             : uns ? uint_div(x, y, false) : int_div(x, y, n.b, true);
+             : uns ? uint_div(x, y, false)
+                   : int_div(x, y, n.b, true);
       break;
     case ExprKind::FloorMod:
       if (fl) {
@@ -225,10 +231,11 @@ Val Emitter::emit_binary(ExprKind k, const te::BinaryNode& n) {
       } else if (boolean) {
         r = k == ExprKind::Min ? b_.CreateAnd(x, y) : b_.CreateOr(x, y);
       } else {
-        r = b_.CreateBinaryIntrinsic(
-            k == ExprKind::Min ? (uns ? llvm::Intrinsic::umin : llvm::Intrinsic::smin)
-                               : (uns ? llvm::Intrinsic::umax : llvm::Intrinsic::smax),
-            x, y);
+        const bool min = k == ExprKind::Min;
+        r = b_.CreateBinaryIntrinsic(uns   ? (min ? llvm::Intrinsic::umin : llvm::Intrinsic::umax)
+                                     : min ? llvm::Intrinsic::smin
+                                           : llvm::Intrinsic::smax,
+                                     x, y);
       }
       break;
     case ExprKind::EQ:
@@ -293,7 +300,7 @@ llvm::Value* Emitter::int_div(llvm::Value* a, llvm::Value* b, const te::Expr& di
 }
 
 llvm::Value* Emitter::uint_div(llvm::Value* a, llvm::Value* b, bool remainder) {
-  // Unsigned quotient or remainder; by 0 it is 0, as for the signed types.
+  // Division by 0 is defined as 0 here (quotient and remainder), as for signed integers.
   llvm::Value* zero = llvm::Constant::getNullValue(a->getType());
   llvm::Value* by_zero = b_.CreateICmpEQ(b, zero);
   llvm::Value* safe = b_.CreateSelect(by_zero, llvm::ConstantInt::get(a->getType(), 1), b);
@@ -367,6 +374,7 @@ llvm::Value* Emitter::convert(llvm::Value* v, DType from, DType to) {
   const bool from_f = is_float(from), to_f = is_float(to);
   if (!from_f && !to_f) {
     if (to == DType::boolean) return b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+    // Widening zero-extends booleans and unsigned sources, sign-extends signed ones.
     if (from == DType::boolean || is_unsigned(from)) return b_.CreateZExtOrTrunc(v, dst);
     return b_.CreateSExtOrTrunc(v, dst);
   }

@@ -5,8 +5,27 @@
 #include <limits>
 
 #include "codegen/llvm/emitter.h"
+#include "collage/jit.h"
 
-namespace collage::codegen::detail {
+namespace collage::codegen {
+
+bool generates_intrinsic(te::Intrinsic f, DType t) {
+  if (t == DType::f32) return true;
+  if (t != DType::f64) return false;
+  switch (f) {
+    case te::Intrinsic::sqrt:
+    case te::Intrinsic::rsqrt:
+    case te::Intrinsic::fabs:
+    case te::Intrinsic::floor:
+    case te::Intrinsic::ceil:
+    case te::Intrinsic::round:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace detail {
 
 llvm::Value* Emitter::fconst(llvm::Value* like, double v) {
   return llvm::ConstantFP::get(like->getType(), v);
@@ -150,4 +169,5 @@ llvm::Value* Emitter::emit_call(te::Intrinsic f, const std::vector<llvm::Value*>
   return x;
 }
 
-}  // namespace collage::codegen::detail
+}  // namespace detail
+}  // namespace collage::codegen

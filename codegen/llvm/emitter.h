@@ -45,6 +45,7 @@ class Emitter {
   Val emit_select(const te::SelectNode& n);
   llvm::Value* int_div(llvm::Value* a, llvm::Value* b, const te::Expr& divisor, bool floor);
   llvm::Value* int_mod(llvm::Value* a, llvm::Value* b, const te::Expr& divisor, bool floor);
+  // Unsigned quotient (or remainder); division by 0 gives 0.
   llvm::Value* uint_div(llvm::Value* a, llvm::Value* b, bool remainder);
 
   // ---- memory (emit_memory.cpp)

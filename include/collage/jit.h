@@ -76,6 +76,11 @@ class JitModule {
 // The version of LLVM that compiles kernels ("16.0.6"): part of every compiled-code cache key.
 const char* llvm_version();
 
+// Whether generated code computes intrinsic `f` on values of type `t`: every intrinsic on f32;
+// on f64 only those LLVM rounds exactly (sqrt, rsqrt, fabs, floor, ceil, round), since exp, log,
+// tanh, erf and sigmoid are f32 polynomial approximations.
+bool generates_intrinsic(te::Intrinsic f, DType t);
+
 // Runs every task of a kernel: on `pool` when given (task_count tasks spread over its threads),
 // else one after another on the calling thread.
 void run_kernel(KernelFn fn, void* const* args, int task_count, ThreadPool* pool);

@@ -106,6 +106,8 @@ void register_attention_op(TeOpRegistry& r);  // Attention on f32
 void register_norm_extra_ops(TeOpRegistry& r);  // Hardmax, LpNormalization
 void register_rotary_op(TeOpRegistry& r);       // RotaryEmbedding
 void register_conv_integer_op(TeOpRegistry& r);  // ConvInteger (u8/i8, i32 sums)
+void register_gather_nd_op(TeOpRegistry& r);     // GatherND
+void register_scatter_ops(TeOpRegistry& r);      // ScatterElements, ScatterND
 // QuantizeLinear, DequantizeLinear (per tensor and per axis), DynamicQuantizeLinear on f32.
 void register_quantize_ops(TeOpRegistry& r);
 void register_grid_sample_op(TeOpRegistry& r);  // GridSample  // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss

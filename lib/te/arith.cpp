@@ -65,12 +65,14 @@ Interval type_range(DType t) {
       return {0, 1};
     case DType::i8:
       return {-128, 127};
-    case DType::u8:
-      return {0, 255};
     case DType::i16:
-      return {-32768, 32767};
+      return {std::numeric_limits<int16_t>::min(), std::numeric_limits<int16_t>::max()};
+    case DType::u8:
+      return {0, std::numeric_limits<uint8_t>::max()};
     case DType::u16:
-      return {0, 65535};
+      return {0, std::numeric_limits<uint16_t>::max()};
+    case DType::u32:
+      return {0, std::numeric_limits<uint32_t>::max()};
     case DType::i32:
       return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
     default:

@@ -2,6 +2,7 @@
 // selects, intrinsic calls, reductions and the C++ operator overloads.
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "collage/loop_ir.h"
 #include "collage/te.h"
@@ -81,10 +82,18 @@ int64_t wrap_int(DType t, int64_t v) {
       return v != 0;
     case DType::i8:
       return static_cast<int8_t>(v);
+    case DType::i16:
+      return static_cast<int16_t>(v);
     case DType::i32:
       return static_cast<int32_t>(v);
+    case DType::u8:
+      return static_cast<uint8_t>(v);
+    case DType::u16:
+      return static_cast<uint16_t>(v);
+    case DType::u32:
+      return static_cast<uint32_t>(v);
     default:
-      return v;
+      return v;  // i64, and u64 as its bit pattern
   }
 }
 
@@ -102,13 +111,21 @@ int promotion_rank(DType t) {
     case DType::boolean:
       return 0;
     case DType::i8:
+    case DType::u8:
       return 1;
-    case DType::i32:
+    case DType::i16:
+    case DType::u16:
       return 2;
-    case DType::i64:
+    case DType::i32:
+    case DType::u32:
       return 3;
+    case DType::i64:
+    case DType::u64:
+      return 4;
+    case DType::f64:
+      return 6;
     default:
-      return 4;  // floats (f16/bf16 never reach here)
+      return 5;  // f32 (f16/bf16 never reach here)
   }
 }
 
@@ -345,26 +362,42 @@ Expr operator!(Expr a) {
   return logical_not(std::move(a));
 }
 
+namespace {
+// Smallest and largest value of an integer type (u64's largest as its bit pattern, -1).
+std::pair<int64_t, int64_t> int_limits(DType t) {
+  switch (t) {
+    case DType::boolean:
+      return {0, 1};
+    case DType::i8:
+      return {std::numeric_limits<int8_t>::min(), std::numeric_limits<int8_t>::max()};
+    case DType::i16:
+      return {std::numeric_limits<int16_t>::min(), std::numeric_limits<int16_t>::max()};
+    case DType::i32:
+      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    case DType::u8:
+      return {0, std::numeric_limits<uint8_t>::max()};
+    case DType::u16:
+      return {0, std::numeric_limits<uint16_t>::max()};
+    case DType::u32:
+      return {0, std::numeric_limits<uint32_t>::max()};
+    case DType::u64:
+      return {0, -1};
+    default:
+      return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+  }
+}
+}  // namespace
+
 Expr reduce_identity(ReduceOp op, DType t) {
   switch (op) {
     case ReduceOp::sum:
       return make_const(t, 0);
     case ReduceOp::max:
       if (is_float(t)) return make_float(t, -std::numeric_limits<double>::infinity());
-      return make_int(t, t == DType::boolean || is_unsigned(t) ? 0
-                         : t == DType::i8    ? std::numeric_limits<int8_t>::min()
-                         : t == DType::i16   ? std::numeric_limits<int16_t>::min()
-                         : t == DType::i32   ? std::numeric_limits<int32_t>::min()
-                                             : std::numeric_limits<int64_t>::min());
+      return make_int(t, int_limits(t).first);
     case ReduceOp::min:
       if (is_float(t)) return make_float(t, std::numeric_limits<double>::infinity());
-      return make_int(t, t == DType::boolean ? 1
-                         : t == DType::u8    ? std::numeric_limits<uint8_t>::max()
-                         : t == DType::i8    ? std::numeric_limits<int8_t>::max()
-                         : t == DType::u16   ? std::numeric_limits<uint16_t>::max()
-                         : t == DType::i16   ? std::numeric_limits<int16_t>::max()
-                         : t == DType::i32   ? std::numeric_limits<int32_t>::max()
-                                             : std::numeric_limits<int64_t>::max());
+      return make_int(t, int_limits(t).second);
   }
   return Expr();
 }

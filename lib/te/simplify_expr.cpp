@@ -202,7 +202,7 @@ class Simplifier : public ExprMutator {
       if (auto f = as_float(v)) {
         if (t == DType::boolean) return Expr(*f != 0);
         if (is_float(t)) return make_float(t, *f);
-        if (std::isfinite(*f)) return make_int(t, static_cast<int64_t>(*f));
+        if (std::isfinite(*f) && !is_unsigned(t)) return make_int(t, static_cast<int64_t>(*f));
       }
     }
     if (v.dtype() == t) return v;
@@ -223,6 +223,9 @@ class Simplifier : public ExprMutator {
     };
     if (!a.defined() || !b.defined()) return rebuild_default();
     if (k == ExprKind::And || k == ExprKind::Or) return simplify_logical(k, a, b, rebuild_default);
+    // Unsigned values wrap and compare without sign, which the linear forms below (exact signed
+    // integers) do not model: they are data, not indices, so they are left as written.
+    if (is_unsigned(a.dtype()) || is_unsigned(b.dtype())) return rebuild_default();
     const bool fl = is_float(a.dtype()) || is_float(b.dtype());
     if (fl) {
       auto x = as_float(a), y = as_float(b);

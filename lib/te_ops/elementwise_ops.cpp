@@ -2,6 +2,7 @@
 // and comparisons with numpy broadcasting, Where, Cast, Identity and Dropout.
 #include <cmath>
 #include <functional>
+#include <utility>
 
 #include "collage/ops/elementwise.h"
 #include "core/str_cat.h"
@@ -69,17 +70,33 @@ Expr int_div(Expr a, Expr b) {
   // Division by zero gives 0 and x / -1 wraps, instead of trapping.
   Expr one = te::make_const(b.dtype(), 1);
   Expr safe = te::select(b == zero_of(b), one, b);
+  if (is_unsigned(b.dtype())) return te::select(b == zero_of(b), zero_of(a), te::div(a, safe));
   return te::select(b == zero_of(b), zero_of(a),
                     te::select(b == te::make_const(b.dtype(), -1), zero_of(a) - a, te::div(a, safe)));
+}
+
+// Range of an integer dtype, as doubles.
+std::pair<double, double> int_range(DType t) {
+  switch (t) {
+    case DType::i8: return {-128.0, 127.0};
+    case DType::i16: return {-32768.0, 32767.0};
+    case DType::i32: return {-2147483648.0, 2147483647.0};
+    case DType::u8: return {0.0, 255.0};
+    case DType::u16: return {0.0, 65535.0};
+    case DType::u32: return {0.0, 4294967295.0};
+    case DType::u64: return {0.0, 18446744073709549568.0};  // the largest double below 2^64
+    default: return {-9.2233720368547758e18, 9.2233720368547748e18};
+  }
 }
 
 // Clip bound for an integer dtype: [ceil(lo), floor(hi)] saturated to the dtype's range.
 Expr int_bound(float v, bool lower, DType t) {
   double b = lower ? std::ceil(static_cast<double>(v)) : std::floor(static_cast<double>(v));
-  const double lo = t == DType::i8 ? -128.0 : t == DType::i32 ? -2147483648.0 : -9.2233720368547758e18;
-  const double hi = t == DType::i8 ? 127.0 : t == DType::i32 ? 2147483647.0 : 9.2233720368547748e18;
+  const auto [lo, hi] = int_range(t);
   b = std::isnan(b) ? 0 : std::min(std::max(b, lo), hi);
-  return te::make_int(t, static_cast<int64_t>(b));
+  // u64's upper half goes in as its bit pattern.
+  return te::make_int(t, b >= 9.2233720368547758e18 ? static_cast<int64_t>(static_cast<uint64_t>(b))
+                                                    : static_cast<int64_t>(b));
 }
 
 TeOpDef copy_op() {
@@ -108,7 +125,7 @@ void register_elementwise_ops(TeOpRegistry& r) {
         }, false));
   r.add("Neg", unary([](const Node&, Expr x, DType) { return zero_of(x) - x; }, false));
   r.add("Abs", unary([](const Node&, Expr x, DType t) {
-          return is_float_like(t) ? te::fabs(x) : te::select(x < zero_of(x), zero_of(x) - x, x);
+          return is_float(t) ? te::fabs(x) : te::select(x < zero_of(x), zero_of(x) - x, x);
         }, false));
   r.add("Sigmoid", unary([](const Node&, Expr x, DType) { return te::sigmoid(x); }, true));
   r.add("Tanh", unary([](const Node&, Expr x, DType) { return te::tanh(x); }, true));
@@ -135,7 +152,7 @@ void register_elementwise_ops(TeOpRegistry& r) {
         }, true));
   r.add("Clip", unary([](const Node& n, Expr x, DType t) {
           const auto& a = n.get<ClipAttrs>();
-          if (is_float_like(t)) {
+          if (is_float(t)) {
             Expr v = x;
             if (std::isfinite(a.min) || a.min > 0) v = te::maximum(v, f32(a.min));
             if (std::isfinite(a.max) || a.max < 0) v = te::minimum(v, f32(a.max));
@@ -148,7 +165,7 @@ void register_elementwise_ops(TeOpRegistry& r) {
   r.add("Sub", binary([](Expr a, Expr b, DType) { return a - b; }));
   r.add("Mul", binary([](Expr a, Expr b, DType) { return a * b; }));
   r.add("Div", binary([](Expr a, Expr b, DType t) {
-          return is_float_like(t) ? a / b : int_div(a, b);
+          return is_float(t) ? a / b : int_div(a, b);
         }));
   r.add("PRelu", binary([](Expr x, Expr s, DType) { return te::select(x < zero_of(x), s * x, x); }));
   r.add("Equal", binary([](Expr a, Expr b, DType) { return a == b; }, /*allow_bool=*/true));

@@ -230,6 +230,7 @@ Outputs constant_of_shape(const Graph& g, const Node& node, std::span<const te::
   const DType t = output_type(g, node).dtype;
   const double v = a.value.empty() ? 0.0 : a.value.get_as_double(0);
   Expr fill = t == DType::boolean ? Expr(v != 0.0)
+              : t == DType::f64   ? te::make_const(t, v)
               : is_float_like(t)  ? cast_to(t, te::make_const(DType::f32, v))
                                   : te::make_int(t, a.value.empty() ? 0 : a.value.get_as_int64(0));
   return std::vector<te::Tensor>{one(g, node, [&](const std::vector<Expr>&) { return fill; })};
@@ -240,8 +241,10 @@ Outputs range(const Graph& g, const Node& node, std::span<const te::Tensor> in) 
   te::Tensor start = in[0], delta = in[2];
   return std::vector<te::Tensor>{one(g, node, [&](const std::vector<Expr>& i) {
     Expr s = start(std::vector<Expr>{}), d = delta(std::vector<Expr>{});
-    if (is_float_like(t))
-      return cast_to(t, cast_to(DType::f32, s) + te::cast(DType::f32, i[0]) * cast_to(DType::f32, d));
+    if (is_float(t)) {
+      const DType c = t == DType::f64 ? DType::f64 : DType::f32;  // f16/bf16 count in f32
+      return cast_to(t, cast_to(c, s) + te::cast(c, i[0]) * cast_to(c, d));
+    }
     return cast_to(t, cast_to(DType::i64, s) + i[0] * cast_to(DType::i64, d));
   })};
 }

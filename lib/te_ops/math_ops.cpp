@@ -23,7 +23,7 @@ enum class Takes { floats, numeric, boolean };
 
 bool takes(Takes what, DType t) {
   switch (what) {
-    case Takes::floats: return is_float_like(t);
+    case Takes::floats: return is_float(t);
     case Takes::numeric: return t != DType::boolean;
     case Takes::boolean: return t == DType::boolean;
   }
@@ -132,7 +132,7 @@ void register_math_ops(TeOpRegistry& r) {
           const auto& a = n.get<ShrinkAttrs>();
           // Integers go through f32 like the reference's double; exact for the values Shrink
           // takes in practice (|x| < 2^24).
-          Expr v = is_float_like(t) ? x[0] : cast_to(DType::f32, x[0]);
+          Expr v = is_float(t) ? x[0] : cast_to(DType::f32, x[0]);
           return te::select(v < f32(-a.lambd), v + f32(a.bias),
                             te::select(v > f32(a.lambd), v - f32(a.bias), f32(0)));
         }));

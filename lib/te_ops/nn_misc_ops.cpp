@@ -1,13 +1,14 @@
-// TE computes of the remaining nn operators: MaxPool, AveragePool and GlobalAveragePool (pads,
-// ceil_mode, dilations, auto_pad), inference BatchNormalization and ConvTranspose (groups,
+// TE computes of the remaining nn operators: MaxPool, AveragePool, LpPool and GlobalAveragePool
+// (pads, ceil_mode, dilations, auto_pad), inference BatchNormalization and ConvTranspose (groups,
 // dilations, output_padding, output_shape) as a direct reduction.
 #include <algorithm>
 #include <limits>
 
 #include "collage/ops/nn.h"
+#include "collage/ops/pooling.h"
+#include "collage/te_ops.h"
 #include "core/str_cat.h"
 #include "ops/nn_window.h"
-#include "collage/te_ops.h"
 #include "te_ops/te_op_util.h"
 
 namespace collage::te_ops {
@@ -25,25 +26,30 @@ absl::StatusOr<ops::Window> window(const Node& node, const Shape& x, const Shape
   return w;
 }
 
-// MaxPool and AveragePool: a reduction over the window taps; taps in the padding are masked.
+// MaxPool, AveragePool and LpPool: a reduction over the window taps (the largest; the sum, then
+// divided by the taps counted; the sum of |x|^p, then its p-th root); taps in the padding are
+// masked.
 template <typename A>
-Outputs pool(const Graph& g, const Node& node, std::span<const te::Tensor> in, bool is_max) {
+Outputs pool(const Graph& g, const Node& node, std::span<const te::Tensor> in) {
+  constexpr bool is_max = std::is_same_v<A, MaxPoolAttrs>;
+  constexpr bool is_lp = std::is_same_v<A, LpPoolAttrs>;
   const auto& a = node.get<A>();
   te::Tensor x = in[0];
   if (x.dtype() != DType::f32) return node_error(node, "only f32 inputs are supported");
   if (node.outputs.size() > 1) return node_error(node, "MaxPool's Indices output is not supported");
   ops::WindowAttrs wa{a.auto_pad, a.strides, {}, a.pads, a.ceil_mode != 0};
-  if constexpr (std::is_same_v<A, MaxPoolAttrs>) wa.dilations = a.dilations;
-  // The average's divisor below counts a contiguous window.
-  if constexpr (std::is_same_v<A, AveragePoolAttrs>)
-    for (int64_t d : a.dilations)
-      if (d != 1) return node_error(node, "dilations other than 1 are not supported");
+  wa.dilations = a.dilations;
   auto w = window(node, x.shape(), a.kernel_shape, wa);
   if (!w.ok()) return w.status();
   const int64_t rank = w->rank();
   std::vector<te::IterVar> taps;
-  for (int64_t k = 0; k < rank; ++k) taps.push_back(te::reduce_axis({0, w->kernel[k]}, str_cat("k", k)));
+  for (int64_t k = 0; k < rank; ++k)
+    taps.push_back(te::reduce_axis({0, w->kernel[k]}, str_cat("k", k)));
   const std::string name = tensor_name(node);
+  const bool lp_norm_1 = [&] {  // LpPool with p = 1: the sum is the result
+    if constexpr (is_lp) return a.p == 1;
+    return false;
+  }();
   te::Tensor acc = te::compute(
       output_type(g, node).shape,
       [&](const std::vector<te::Var>& i) {
@@ -55,12 +61,29 @@ Outputs pool(const Graph& g, const Node& node, std::span<const te::Tensor> in, b
           idx.push_back(clamp_index(pos, w->in[k]));
         }
         Expr v = x(idx);
+        if constexpr (is_lp) {
+          const int64_t p = a.p;
+          v = p == 1   ? te::fabs(v)
+              : p == 2 ? v * v
+                       : te::pow(te::fabs(v), Expr(static_cast<double>(p)));
+        }
         if (is_max)
           return te::max(te::select(valid, v, te::make_const(DType::f32, -INFINITY)), taps);
         return te::sum(te::select(valid, v, te::make_const(DType::f32, 0)), taps);
       },
-      is_max ? name : name + ".sum");
+      is_max || lp_norm_1 ? name : name + ".sum");
   if (is_max) return std::vector<te::Tensor>{acc};
+  if constexpr (is_lp) {
+    const int64_t p = a.p;
+    if (p == 1) return std::vector<te::Tensor>{acc};
+    return std::vector<te::Tensor>{te::compute(
+        acc.shape(),
+        [&](const std::vector<te::Var>& i) {
+          Expr s = acc(std::vector<Expr>(i.begin(), i.end()));
+          return p == 2 ? te::sqrt(s) : te::pow(s, Expr(1.0 / static_cast<double>(p)));
+        },
+        name)};
+  }
   const bool include_pad = [&] {
     if constexpr (std::is_same_v<A, AveragePoolAttrs>) return a.count_include_pad != 0;
     return false;
@@ -72,10 +95,17 @@ Outputs pool(const Graph& g, const Node& node, std::span<const te::Tensor> in, b
         // not counting what a ceil_mode window hangs past the end padding).
         Expr count = int64_t{1};
         for (int64_t k = 0; k < rank; ++k) {
-          Expr start = i[2 + k] * w->stride[k] - w->pad_begin[k];
-          Expr lo = include_pad ? te::maximum(start, -w->pad_begin[k]) : te::maximum(start, int64_t{0});
-          Expr hi = te::minimum(start + w->kernel[k], include_pad ? w->in[k] + w->pad_end[k] : w->in[k]);
-          count = count * te::maximum(hi - lo, int64_t{1});
+          // Taps t in [0, kernel) with 0 <= o + t * dilation < extent, o the window's start
+          // relative to the counted region.
+          const int64_t d = w->dilation[k], kernel = w->kernel[k];
+          Expr o = i[2 + k] * w->stride[k] - (include_pad ? int64_t{0} : w->pad_begin[k]);
+          const int64_t extent =
+              include_pad ? w->pad_begin[k] + w->in[k] + w->pad_end[k] : w->in[k];
+          auto ceil_div = [d](const Expr& a) { return te::floordiv(a + (d - 1), Expr(d)); };
+          Expr lo = te::select(o >= int64_t{0}, Expr(int64_t{0}), ceil_div(Expr(int64_t{0}) - o));
+          Expr hi = te::select(o >= extent, Expr(int64_t{0}),
+                               te::minimum(ceil_div(Expr(extent) - o), Expr(kernel)));
+          count = count * te::maximum(hi - te::minimum(lo, hi), int64_t{1});
         }
         std::vector<Expr> idx(i.begin(), i.end());
         return acc(idx) / te::cast(DType::f32, count);
@@ -301,10 +331,13 @@ absl::StatusOr<ScheduledGroup> conv_transpose_schedule(const AnchorGroup& group)
 
 void register_nn_misc_ops(TeOpRegistry& r) {
   r.add("MaxPool", {[](const Graph& g, const Node& n, std::span<const te::Tensor> in) {
-          return pool<MaxPoolAttrs>(g, n, in, true);
+          return pool<MaxPoolAttrs>(g, n, in);
         }, nullptr});
   r.add("AveragePool", {[](const Graph& g, const Node& n, std::span<const te::Tensor> in) {
-          return pool<AveragePoolAttrs>(g, n, in, false);
+          return pool<AveragePoolAttrs>(g, n, in);
+        }, nullptr});
+  r.add("LpPool", {[](const Graph& g, const Node& n, std::span<const te::Tensor> in) {
+          return pool<LpPoolAttrs>(g, n, in);
         }, nullptr});
   r.add("GlobalAveragePool", {global_average_pool, nullptr});
   r.add("BatchNormalization", {batch_norm, nullptr});

@@ -46,7 +46,7 @@ TeOpDef reduce_op(te::ReduceOp op, bool mean) {
         out.shape,
         [&](const std::vector<te::Var>& i) {
           Expr v = acc(as_exprs(i));
-          if (mean) v = is_float_like(v.dtype()) ? v / te::make_const(v.dtype(), count)
+          if (mean) v = is_float(v.dtype()) ? v / te::make_const(v.dtype(), count)
                                                  : te::div(v, te::make_const(v.dtype(), count));
           return cast_to(out.dtype, v);
         },

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "collage/ops/nn.h"
+#include "collage/ops/pooling.h"
 #include "common/backend_check.h"
 #include "common/test_util.h"
 #include "native_backend.h"
@@ -11,7 +12,8 @@
 using namespace collage;
 using namespace collage::testing;
 
-TEST_CASE("te_ops: MaxPool with pads, strides, dilations and ceil_mode", "[te_ops]") {
+TEST_CASE("te_ops: MaxPool, AveragePool and LpPool with pads, strides, dilations and ceil_mode",
+          "[te_ops]") {
   Context ctx;
   struct Case {
     Shape x;
@@ -23,6 +25,7 @@ TEST_CASE("te_ops: MaxPool with pads, strides, dilations and ceil_mode", "[te_op
       {{2, 3, 17, 19}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}},
       {{1, 4, 17, 19}, {3, 3}, {2, 2}, {1, 0, 1, 2}, {}, 1},
       {{1, 2, 15, 13}, {2, 3}, {1, 2}, {}, {2, 2}},
+      {{1, 2, 15, 13}, {3, 3}, {2, 1}, {2, 1, 1, 2}, {2, 3}, 1},  // dilated, padded, ceil_mode
       {{2, 3, 23}, {4}, {3}, {2, 1}, {}, 1},
       {{1, 2, 11, 10}, {3, 3}, {2, 2}, {}, {}, 0, "SAME_UPPER"},
       {{1, 3, 64, 64}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}}};
@@ -37,18 +40,33 @@ TEST_CASE("te_ops: MaxPool with pads, strides, dilations and ceil_mode", "[te_op
       a.auto_pad = c.auto_pad;
     });
     check_group(native_backend(), single_op_graph(ctx, "MaxPool", {{DType::f32, c.x}}, attrs));
-    if (!c.dilations.empty()) continue;
     for (int64_t include : {0, 1}) {
       auto avg = make_attrs<AveragePoolAttrs>([&](auto& a) {
         a.kernel_shape = c.kernel;
         a.strides = c.strides;
         a.pads = c.pads;
+        a.dilations = c.dilations;
         a.ceil_mode = c.ceil_mode;
         a.auto_pad = c.auto_pad;
         a.count_include_pad = include;
       });
       INFO("AveragePool count_include_pad " << include);
       check_group(native_backend(), single_op_graph(ctx, "AveragePool", {{DType::f32, c.x}}, avg));
+    }
+    for (int64_t p : {1, 2, 3}) {
+      auto lp = make_attrs<LpPoolAttrs>([&](auto& a) {
+        a.kernel_shape = c.kernel;
+        a.strides = c.strides;
+        a.pads = c.pads;
+        a.dilations = c.dilations;
+        a.ceil_mode = c.ceil_mode;
+        a.auto_pad = c.auto_pad;
+        a.p = p;
+      });
+      INFO("LpPool p " << p);
+      // 1e-4: pow in f32 against the reference's double.
+      check_group(native_backend(), single_op_graph(ctx, "LpPool", {{DType::f32, c.x}}, lp),
+                  {1e-4});
     }
   }
   check_group(native_backend(),

@@ -2,7 +2,10 @@
 #include "backends/native/native_lower.h"
 
 #include <functional>
+#include <optional>
+#include <string>
 
+#include "collage/jit.h"
 #include "core/str_cat.h"
 #include "te_ops/default_schedule.h"
 #include "te_ops/layout_views.h"
@@ -60,22 +63,33 @@ struct GroupTensors {
   int anchors = 0;
 };
 
-// Element types the generated code handles (f64, u32 and u64 are the reference executor's only,
-// so far).
+// Element types the generated code handles (strings are the reference executor's only).
 bool generated_code_type(DType t) {
-  switch (t) {
-    case DType::f32:
-    case DType::f16:
-    case DType::bf16:
-    case DType::i8:
-    case DType::u8:
-    case DType::i16:
-    case DType::u16:
-    case DType::i32:
-    case DType::i64:
-    case DType::boolean: return true;
-    default: return false;
-  }
+  return t != DType::str;
+}
+
+// The first intrinsic call in the tensors `outs` compute (back to `ins`) that generated code
+// cannot compute for its type, so that the node is refused when claimed, not when built.
+std::optional<std::string> ungenerated_call(const std::vector<te::Tensor>& outs,
+                                            const std::vector<te::Tensor>& ins) {
+  struct Finder : te::ExprVisitor {
+    std::optional<std::string> found;
+    void visit_Call(const te::CallNode& n, const te::Expr& e) override {
+      if (!found && !codegen::generates_intrinsic(n.op, n.dtype))
+        found = str_cat(te::intrinsic_name(n.op), " on ", dtype_name(n.dtype), " values");
+      te::ExprVisitor::visit_Call(n, e);
+    }
+  } finder;
+  std::vector<te::Tensor> seen;
+  std::function<void(const te::Tensor&)> walk = [&](const te::Tensor& t) {
+    if (finder.found || contains(seen, t) || contains(ins, t)) return;
+    seen.push_back(t);
+    if (t.op_kind() == te::OpKind::placeholder) return;
+    finder.visit(t->body);
+    for (const te::Tensor& in : te::input_tensors(t)) walk(in);
+  };
+  for (const te::Tensor& t : outs) walk(t);
+  return finder.found;
 }
 
 absl::Status compute_node(const Graph& g, const Node& node, const te_ops::TeOpRegistry& ops,
@@ -105,6 +119,9 @@ absl::Status compute_node(const Graph& g, const Node& node, const te_ops::TeOpRe
                         ", the node's is ", type_to_string(want)));
     of_value[node.outputs[o]] = t;
   }
+  if (std::optional<std::string> call = ungenerated_call(*outs, ins))
+    return te_ops::node_error(node,
+                              str_cat("the native backend does not generate code for ", *call));
   return absl::OkStatus();
 }
 
