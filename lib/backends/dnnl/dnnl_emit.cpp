@@ -329,6 +329,10 @@ absl::StatusOr<EmittedKernel> emit_kernel(const Graph& group, const GroupPlan& p
       return emit_qconv(e, plan, num_threads);
     case Anchor::qmatmul:
       return emit_qmatmul(e, plan, num_threads);
+    case Anchor::recurrent:
+      return emit_recurrent(e, plan, num_threads);
+    case Anchor::deform_conv:
+      return emit_deform_conv(e, plan, num_threads);
   }
   return absl::InternalError("dnnl: unknown anchor");
 }

@@ -180,5 +180,8 @@ class Emitter {
 // The integer contractions (dnnl_emit_quant.cpp).
 absl::StatusOr<EmittedKernel> emit_qconv(Emitter& e, const GroupPlan& plan, int threads);
 absl::StatusOr<EmittedKernel> emit_qmatmul(Emitter& e, const GroupPlan& plan, int threads);
+// LSTM, GRU and RNN (dnnl_rnn.cpp) and DeformConv (dnnl_deform.cpp).
+absl::StatusOr<EmittedKernel> emit_recurrent(Emitter& e, const GroupPlan& plan, int threads);
+absl::StatusOr<EmittedKernel> emit_deform_conv(Emitter& e, const GroupPlan& plan, int threads);
 
 }  // namespace collage::dnnl_backend

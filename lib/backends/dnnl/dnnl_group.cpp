@@ -63,6 +63,8 @@ std::optional<Anchor> anchor_of(const Node& n) {
   if (op == "Concat") return Anchor::concat;
   if (op == "ConvInteger" || op == "QLinearConv") return Anchor::qconv;
   if (op == "MatMulInteger" || op == "QLinearMatMul") return Anchor::qmatmul;
+  if (op == "LSTM" || op == "GRU" || op == "RNN") return Anchor::recurrent;
+  if (op == "DeformConv") return Anchor::deform_conv;
   if (binary_alg(op)) return Anchor::binary;
   if (eltwise_ops(n)) return Anchor::eltwise;
   return std::nullopt;
@@ -167,6 +169,10 @@ absl::Status check_anchor(const Graph& g, const Node& n, Anchor a) {
     case Anchor::qconv:
     case Anchor::qmatmul:
       return plan_quant(g, n).status();
+    case Anchor::recurrent:
+      return check_recurrent(g, n);
+    case Anchor::deform_conv:
+      return check_deform_conv(g, n);
     case Anchor::concat: {
       const DType t = dtype_of(g, n.outputs[0]);
       if (t != DType::f32 && t != DType::i32 && t != DType::i8)
@@ -356,7 +362,8 @@ absl::StatusOr<GroupPlan> analyze_group(const Graph& g, const std::vector<NodeId
   const Node& anchor = g.node(nodes[0]);
   auto kind = anchor_of(anchor);
   if (!kind) return unsupported(anchor, "dnnl has no kernel for this operator");
-  if (anchor.outputs.size() != 1) return unsupported(anchor, "more than one output");
+  if (anchor.outputs.size() != 1 && *kind != Anchor::recurrent)
+    return unsupported(anchor, "more than one output");
   if (absl::Status s = check_anchor(g, anchor, *kind); !s.ok()) return s;
   GroupPlan plan;
   plan.anchor = *kind;
@@ -375,8 +382,14 @@ absl::StatusOr<GroupPlan> analyze_group(const Graph& g, const std::vector<NodeId
     plan.chain.push_back(*std::move(step));
     running = n.outputs[0];
   }
-  if (standalone && (outputs.size() != 1 || outputs[0] != running))
+  if (standalone && *kind == Anchor::recurrent) {
+    // Any subset of the recurrent node's outputs.
+    for (ValueId v : outputs)
+      if (std::find(anchor.outputs.begin(), anchor.outputs.end(), v) == anchor.outputs.end())
+        return unsupported(anchor, "a group output is not one of the node's outputs");
+  } else if (standalone && (outputs.size() != 1 || outputs[0] != running)) {
     return absl::InvalidArgumentError("dnnl: the group must have exactly one output, its result");
+  }
   plan.output = running;
   std::vector<rt_dnnl::PostOp> post_ops = planned_post_ops(g, plan);
   if (absl::Status s = normalize_post_ops(post_ops); !s.ok()) return s;

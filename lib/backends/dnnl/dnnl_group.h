@@ -27,6 +27,8 @@ enum class Anchor : uint8_t {
   concat,
   qconv,    // ConvInteger, QLinearConv
   qmatmul,  // MatMulInteger, QLinearMatMul
+  recurrent,    // LSTM, GRU, RNN (dnnl_rnn.cpp); several outputs, no post-ops
+  deform_conv,  // DeformConv (dnnl_deform.cpp)
 };
 
 // One node of the chain after the anchor, applied to the running value.
@@ -97,5 +99,12 @@ struct QuantInputs {
   size_t x = 0, w = 1, bias = SIZE_MAX;
 };
 QuantInputs quant_inputs(const Node& n);
+
+// Whether oneDNN runs the LSTM, GRU or RNN node `n` (dnnl_rnn.cpp): f32, the default
+// activations, no clip, input_forget, peepholes or per-batch sequence lengths. Errors say what is
+// unsupported, naming the node.
+absl::Status check_recurrent(const Graph& g, const Node& n);
+// Whether the dnnl deformable convolution runs the DeformConv node `n` (dnnl_deform.cpp).
+absl::Status check_deform_conv(const Graph& g, const Node& n);
 
 }  // namespace collage::dnnl_backend

@@ -57,6 +57,8 @@ void add_dnnl_patterns(Backend& b) {
   b.add_pattern("dnnl.concat", is_op("Concat"), check);
   b.add_pattern("dnnl.qconv", is_op("ConvInteger", "QLinearConv"), check);
   b.add_pattern("dnnl.qmatmul", is_op("MatMulInteger", "QLinearMatMul"), check);
+  b.add_pattern("dnnl.recurrent", is_op("LSTM", "GRU", "RNN"), check);
+  b.add_pattern("dnnl.deform_conv", is_op("DeformConv"), check);
 }
 
 }  // namespace collage::dnnl_backend

@@ -172,6 +172,10 @@ void DnnlKernel::build(ParamReader& r, OpKind kind) {
       return build_qconv(*this, r);
     case OpKind::qmatmul:
       return build_qmatmul(*this, r);
+    case OpKind::rnn:
+      return build_rnn(*this, r);
+    case OpKind::deform_conv:
+      return build_deform_conv(*this, r);
   }
   throw ParamError("unknown operation kind");
 }

@@ -212,6 +212,8 @@ void build_binary(DnnlKernel& k, ParamReader& r);
 void build_concat(DnnlKernel& k, ParamReader& r);
 void build_qconv(DnnlKernel& k, ParamReader& r);
 void build_qmatmul(DnnlKernel& k, ParamReader& r);
+void build_rnn(DnnlKernel& k, ParamReader& r);          // dnnl_ops_rnn.cpp
+void build_deform_conv(DnnlKernel& k, ParamReader& r);  // dnnl_ops_deform.cpp
 // QLinearMatMul's form of qmatmul (an 8-bit dst): the i32 sums from oneDNN into scratch, then
 // requantised on the host in f64 as the reference executor does (oneDNN's f32 output scale
 // would round some halves the other way).

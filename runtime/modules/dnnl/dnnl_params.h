@@ -35,8 +35,10 @@ enum class OpKind : uint32_t {
   eltwise = 7,
   binary = 8,
   concat = 9,
-  qconv = 10,    // 8-bit integer convolution (ConvInteger, QLinearConv)
-  qmatmul = 11,  // 8-bit integer matmul (MatMulInteger, QLinearMatMul)
+  qconv = 10,        // 8-bit integer convolution (ConvInteger, QLinearConv)
+  qmatmul = 11,      // 8-bit integer matmul (MatMulInteger, QLinearMatMul)
+  rnn = 12,          // LSTM, GRU, vanilla RNN (dnnl_params_rnn.h)
+  deform_conv = 13,  // deformable 2-D convolution (dnnl_params_deform.h)
 };
 
 inline const char* op_kind_name(OpKind k) {
@@ -63,6 +65,10 @@ inline const char* op_kind_name(OpKind k) {
       return "qconv";
     case OpKind::qmatmul:
       return "qmatmul";
+    case OpKind::rnn:
+      return "rnn";
+    case OpKind::deform_conv:
+      return "deform_conv";
   }
   return nullptr;
 }
