@@ -1,8 +1,9 @@
 // TE computes of CumSum and CumProd (lib/ops/tensor_index.cpp): each output element reduces the
 // elements before it (or after it, reverse) along the axis, itself included unless exclusive.
-// The axis is an input read at run time; when it is a constant of the graph only that axis is
-// generated, otherwise every axis is, each guarded by a test of the value read. Quadratic in the
-// axis length, as a reduction per element.
+// The axis is an input read at run time, a constant of the graph too: every axis is generated,
+// each guarded by a test of the value read (native keys its code by the group's signature, which
+// leaves constant values out, so code must not depend on them). Quadratic in the axis length, as
+// a reduction per element.
 #include "collage/ops/indexing.h"
 #include "collage/te_ops.h"
 #include "core/str_cat.h"
@@ -22,17 +23,8 @@ Outputs cumulative(const Graph& g, const Node& node, std::span<const te::Tensor>
   const TensorType& out = output_type(g, node);
   const int64_t rank = x.ndim();
   if (x.dtype() == DType::boolean) return node_error(node, "bool inputs are not supported");
-  // The axes the value read at run time may name (one when the graph holds it as a constant).
-  std::vector<int64_t> axes;
-  if (const Tensor* c = g.constant_of(node.inputs[1])) {
-    auto k = normalize_axis(node, c->get_as_int64(0), rank);
-    if (!k.ok()) return k.status();
-    axes.push_back(*k);
-  } else {
-    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
-  }
   int64_t longest = 0;
-  for (int64_t d : axes) longest = std::max(longest, x.shape()[d]);
+  for (int64_t d = 0; d < rank; ++d) longest = std::max(longest, x.shape()[d]);
   const std::string name = tensor_name(node);
   te::Tensor acc = te::compute(
       out.shape,
@@ -42,14 +34,12 @@ Outputs cumulative(const Graph& g, const Node& node, std::span<const te::Tensor>
         Expr given = cast_to(DType::i64, axis(std::vector<Expr>(axis.ndim(), Expr(int64_t{0}))));
         Expr none;
         Expr v;
-        for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
-          const int64_t d = *it, len = x.shape()[d];
+        for (int64_t d = rank - 1; d >= 0; --d) {
+          const int64_t len = x.shape()[d];
           Expr at = cast_to(DType::i64, i[d]);
           Expr in_range = a.reverse ? (a.exclusive ? k > at : k >= at)
                                     : (a.exclusive ? k < at : k <= at);
-          Expr chosen = axes.size() == 1 ? in_range
-                                         : ((given == Expr(d) || given == Expr(d - rank)) &&
-                                            in_range);
+          Expr chosen = (given == Expr(d) || given == Expr(d - rank)) && in_range;
           if (len < longest) chosen = chosen && k < Expr(len);
           std::vector<Expr> idx = as_exprs(i);
           idx[d] = clamp_index(k, len);

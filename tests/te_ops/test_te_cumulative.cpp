@@ -10,7 +10,7 @@
 using namespace collage;
 using namespace collage::testing;
 
-TEST_CASE("te_ops: CumSum and CumProd, exclusive and reverse, axis read at run time",
+TEST_CASE("te_ops: CumSum and CumProd, exclusive and reverse, constant or run-time axis",
           "[te_ops]") {
   Context ctx;
   for (const char* op : {"CumSum", "CumProd"}) {
@@ -25,6 +25,12 @@ TEST_CASE("te_ops: CumSum and CumProd, exclusive and reverse, axis read at run t
             INFO(op << " " << dtype_name(t) << " exclusive " << exclusive << " reverse "
                     << reverse << " axis " << axis);
             const std::vector<TensorType> types = {{t, {3, 7, 5}}, {DType::i64, {}}};
+            // The axis a constant of the graph (the same code for every value: it is read when
+            // the kernel runs), then a graph input.
+            check_group(native_backend(),
+                        single_op_graph(ctx, op, types, attrs,
+                                        {Tensor(), Tensor::scalar_i64(axis)}),
+                        {.tolerance = 1e-4, .lo = 0.5f, .hi = 1.5f, .claim = true});
             Tensor x = random_tensor({t, {3, 7, 5}}, 9, 0.5f, 1.5f);
             check_group(native_backend(), single_op_graph(ctx, op, types, attrs),
                         {.tolerance = 1e-4,
