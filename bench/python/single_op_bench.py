@@ -28,10 +28,12 @@ def run(doc, backend, cases, ref_repeat, ref_warmup):
     p.add_argument("build")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--target", default="host",
+                   help="collage compile --target: host, avx2 or avx512 (generated code's ISA)")
     args = p.parse_args()
     collage = Path(args.build) / "bin" / "collage"
     env = dict(os.environ, OMP_WAIT_POLICY="passive")
-    print(f"load average {os.getloadavg()}")
+    print(f"load average {os.getloadavg()}, target {args.target}")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for name, m, x in cases:
@@ -39,7 +41,8 @@ def run(doc, backend, cases, ref_repeat, ref_warmup):
             onnx.save(m, path)
             np.savez(tmp / "in.npz", x=x)
             subprocess.run([str(collage), "compile", path, "-o", tmp / "m.collage", "--backends",
-                            backend, "--no-cost-db"], check=True, capture_output=True, env=env)
+                            backend, "--no-cost-db", "--target", args.target], check=True,
+                           capture_output=True, env=env)
             so = ort.SessionOptions()
             so.intra_op_num_threads = 2
             sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])

@@ -384,10 +384,7 @@ llvm::Value* Emitter::convert(llvm::Value* v, DType from, DType to) {
   if (from_f && !to_f) {
     if (to == DType::boolean)
       return b_.CreateFCmpUNE(v, llvm::Constant::getNullValue(v->getType()));
-    // Saturating conversion: NaN gives 0 and out-of-range values clamp (no poison).
-    return b_.CreateIntrinsic(
-        is_unsigned(to) ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat,
-        {dst, v->getType()}, {v});
+    return float_to_int(v, to, dst);
   }
   return b_.CreateFPCast(v, dst);
 }

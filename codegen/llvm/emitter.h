@@ -41,6 +41,8 @@ class Emitter {
   std::optional<Val> emit_lane_compare(te::ExprKind k, const te::BinaryNode& n);
   Val emit_cast(DType to, const te::Expr& value);
   llvm::Value* convert(llvm::Value* v, DType from, DType to);
+  // Saturating float-to-integer conversion (emit_convert.cpp); `dst` is `to`'s register type.
+  llvm::Value* float_to_int(llvm::Value* v, DType to, llvm::Type* dst);
   Val emit_load(const te::LoadNode& n);
   Val emit_select(const te::SelectNode& n);
   llvm::Value* int_div(llvm::Value* a, llvm::Value* b, const te::Expr& divisor, bool floor);

@@ -211,8 +211,8 @@ absl::StatusOr<TreeStrategyChoice> choose_tree_strategy(
 // label (i64 [batch], from classlabels_int64s) and probabilities (f32 [batch, classes]). A
 // TreeEnsemble node (ai.onnx.ml opset 5; x f32, f64 or f16) gives Y in x's type (docs/trees.md).
 // Unimplemented for what collage does not handle (string class labels, BRANCH_EQ/BRANCH_NEQ,
-// MIN/MAX aggregation, PROBIT and SOFTMAX_ZERO); InvalidArgument naming the node and attribute
-// for a malformed node.
+// MIN/MAX aggregation of the opset-3 operators, a binary classifier's PROBIT); InvalidArgument
+// naming the node and attribute for a malformed node.
 // When `choose` is not empty it is asked for the strategy, which replaces options.strategy.
 absl::Status convert_onnx_tree_ensemble(const onnx::NodeProto& node, GraphBuilder& b, ValueId x,
                                         std::vector<ValueId>& outputs,

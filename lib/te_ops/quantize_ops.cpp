@@ -1,11 +1,12 @@
 // TE computes of QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear (lib/ops/quantize.cpp
-// defines them): f32 values, 8- and 16-bit integers, scales per tensor or per index of `axis`
-// (blocked scales stay on the reference executor). The arithmetic is the reference's in f32:
+// defines them): f32 values, 8- and 16-bit integers, scales per tensor, per index of `axis` or per
+// block of `axis`. The arithmetic is the reference's in f32:
 // x / scale rounded half to even, plus the zero point, clamped to the integer type's range.
-#include <limits>
+#include <algorithm>
 
 #include "collage/ops/quantize.h"
 #include "collage/te_ops.h"
+#include "te_ops/quantize_schedule.h"
 #include "te_ops/reduce_util.h"
 #include "te_ops/te_op_util.h"
 
@@ -21,29 +22,24 @@ bool quantized_type(DType t) {
 
 Expr f32(double v) { return te::make_const(DType::f32, v); }
 
-// An integral f32 already inside t's range, converted to t through i32: x86 converts f32 vectors
-// to i32 in one instruction, while a saturating conversion straight to 8 or 16 bits is scalar.
-Expr to_quantized(DType t, const Expr& v) { return cast_to(t, cast_to(DType::i32, v)); }
-
-// The integer range of `t`, as f32 bounds.
-std::pair<Expr, Expr> range_of(DType t) {
-  switch (t) {
-    case DType::u8: return {f32(0), f32(255)};
-    case DType::i8: return {f32(-128), f32(127)};
-    case DType::u16: return {f32(0), f32(65535)};
-    default: return {f32(-32768), f32(32767)};
-  }
-}
+// Saturates an integral f32 to t: the generated code's float-to-integer conversion clamps to t's
+// range in float (NaN to 0) and converts a vector at a time, so no clamp is written here.
+Expr saturate_to(DType t, const Expr& v) { return cast_to(t, v); }
 
 // Which entry of scale (and zero point) element `i` of x uses: the only one, or the one at the
 // index of the quantization axis.
+// Blocked scales (block > 0) have x's rank, with x's index but i[axis] / block along the axis.
 struct ScaleAt {
   te::Tensor scale, zero_point;  // zero_point undefined: 0
   int64_t axis = -1;             // -1: per tensor
+  int64_t block = 0;
 
   std::vector<Expr> index(const te::Tensor& t, const std::vector<te::Var>& i) const {
     if (axis < 0) return std::vector<Expr>(static_cast<size_t>(t.ndim()), Expr(int64_t{0}));
-    return {Expr(i[static_cast<size_t>(axis)])};
+    if (block == 0) return {Expr(i[static_cast<size_t>(axis)])};
+    std::vector<Expr> at = as_exprs(i);
+    at[static_cast<size_t>(axis)] = at[static_cast<size_t>(axis)] / Expr(block);
+    return at;
   }
   Expr scale_at(const std::vector<te::Var>& i) const { return scale(index(scale, i)); }
   Expr zero_point_at(const std::vector<te::Var>& i) const {
@@ -55,12 +51,16 @@ struct ScaleAt {
 absl::StatusOr<ScaleAt> scale_at(const Node& node, std::span<const te::Tensor> in) {
   const auto& a = node.get<QuantizeAttrs>();
   ScaleAt s{in[1], in.size() > 2 ? in[2] : te::Tensor()};
-  if (a.block_size > 0) return node_error(node, "blocked scales are not supported");
   if (s.scale.dtype() != DType::f32) return node_error(node, "only f32 scales are supported");
-  if (shape_numel(s.scale.shape()) == 1) return s;
+  if (shape_numel(s.scale.shape()) == 1 && a.block_size <= 0) return s;
   auto axis = normalize_axis(node, a.axis, in[0].ndim());
   if (!axis.ok()) return axis.status();
   s.axis = *axis;
+  if (a.block_size > 0) {
+    // The reference checked the shape: x's, with ceil(x[axis] / block_size) along the axis.
+    if (s.scale.ndim() != in[0].ndim()) return node_error(node, "blocked scale of another rank");
+    s.block = a.block_size;
+  }
   return s;
 }
 
@@ -70,14 +70,13 @@ Outputs quantize(const Graph& g, const Node& node, std::span<const te::Tensor> i
   if (!quantized_type(out.dtype)) return node_error(node, "only 8- and 16-bit outputs are supported");
   auto s = scale_at(node, in);
   if (!s.ok()) return s.status();
-  const auto [lo, hi] = range_of(out.dtype);
   te::Tensor x = in[0];
   return std::vector<te::Tensor>{te::compute(
       out.shape,
       [&](const std::vector<te::Var>& i) {
         Expr v = te::round(x(as_exprs(i)) / s->scale_at(i));
         if (s->zero_point.defined()) v = v + cast_to(DType::f32, s->zero_point_at(i));
-        return to_quantized(out.dtype, te::minimum(te::maximum(v, lo), hi));
+        return saturate_to(out.dtype, v);
       },
       tensor_name(node))};
 }
@@ -105,12 +104,31 @@ Outputs dynamic_quantize(const Graph& g, const Node& node, std::span<const te::T
   if (x.dtype() != DType::f32) return node_error(node, "only f32 inputs are supported");
   for (ValueId v : node.outputs)
     if (v == kNoValue) return node_error(node, "an output in the middle is unused");
-  const std::vector<bool> all(static_cast<size_t>(x.ndim()), true);
   const std::string name = tensor_name(node);
+  // In two steps: over the leading axes, keeping trailing ones of up to kMaxPartial values (reads
+  // contiguous along the last, so the schedule keeps a vector of it at a time, and the vectors of
+  // a row are taken one after the other: one pass over x), then over those.
+  constexpr int64_t kMaxPartial = 4096;
+  const int rank = x.ndim();
+  std::vector<bool> leading(static_cast<size_t>(rank), true);
+  int64_t kept = 1;
+  const int64_t n = shape_numel(x.shape());
+  // The leading axes keep at least 8 values per partial result: they do the bulk of the work.
+  for (int k = rank - 1; k > 0 && kept * x.shape()[k] <= std::min(kMaxPartial, n / 8); --k) {
+    leading[static_cast<size_t>(k)] = false;
+    kept *= x.shape()[k];
+  }
   auto extreme = [&](te::ReduceOp op, const char* suffix) {
+    if (kept == 1)
+      return reduce_over(
+          x.shape(), std::vector<bool>(static_cast<size_t>(rank), true), false, op,
+          [&](const std::vector<Expr>& idx) { return x(idx); }, name + suffix);
+    te::Tensor part = reduce_over(
+        x.shape(), leading, false, op, [&](const std::vector<Expr>& idx) { return x(idx); },
+        name + suffix + ".part");
     return reduce_over(
-        x.shape(), all, false, op, [&](const std::vector<Expr>& idx) { return x(idx); },
-        name + suffix);
+        part.shape(), std::vector<bool>(static_cast<size_t>(part.ndim()), true), false, op,
+        [&](const std::vector<Expr>& idx) { return part(idx); }, name + suffix);
   };
   te::Tensor mx = extreme(te::ReduceOp::max, ".max"), mn = extreme(te::ReduceOp::min, ".min");
   te::Tensor scale = te::compute(
@@ -131,11 +149,11 @@ Outputs dynamic_quantize(const Graph& g, const Node& node, std::span<const te::T
       x.shape(),
       [&](const std::vector<te::Var>& i) {
         Expr v = te::round(x(as_exprs(i)) / scale({})) + zp_f({});
-        return to_quantized(DType::u8, te::minimum(te::maximum(v, f32(0)), f32(255)));
+        return saturate_to(DType::u8, v);
       },
       name);
   te::Tensor zp = te::compute(
-      {}, [&](const std::vector<te::Var>&) { return to_quantized(DType::u8, zp_f({})); },
+      {}, [&](const std::vector<te::Var>&) { return saturate_to(DType::u8, zp_f({})); },
       tensor_name(node, 2));
   std::vector<te::Tensor> outs = {y, scale, zp};
   outs.resize(node.outputs.size());
@@ -147,7 +165,7 @@ Outputs dynamic_quantize(const Graph& g, const Node& node, std::span<const te::T
 void register_quantize_ops(TeOpRegistry& r) {
   r.add("QuantizeLinear", {quantize, nullptr});
   r.add("DequantizeLinear", {dequantize, nullptr});
-  r.add("DynamicQuantizeLinear", {dynamic_quantize, nullptr});
+  r.add("DynamicQuantizeLinear", {dynamic_quantize, schedule_dynamic_quantize});
 }
 
 }  // namespace collage::te_ops

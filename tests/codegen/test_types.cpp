@@ -1,5 +1,6 @@
 // Integer arithmetic, conversions and storage types in generated code: truncating and floor
 // division (with 0 and -1 divisors), saturating float-to-int, bool buffers, f16/bf16 storage.
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -124,6 +125,47 @@ TEST_CASE("conversions: saturating float to int, bool, narrowing integers", "[co
       float want = (x[i] > 0.25f ? 1.f : -1.f) + (x[i] < 0.f ? 1.f : 0.f);
       CHECK(f[i] == want);
       CHECK(n8[i] == static_cast<int8_t>(i * 100 + 7));
+    }
+  }
+}
+
+TEST_CASE("conversions: saturating float to 8-, 16- and 32-bit integers at the edges",
+          "[codegen][types]") {
+  // The conversions clamp in float and convert with a plain (vectorizable) fptosi: the values
+  // around each type's bounds, 2^31 (no i32) and the float just below it, NaN and infinities.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = {-129.f,  -128.5f, -128.f, -1.5f, 126.9f, 127.f,   127.5f,  255.f,
+                          255.5f,  256.f,   65535.f, 65536.f, -32769.f, 2147483520.f,
+                          2147483648.f, -2147483648.f, -3e9f, nan, inf, -inf};
+  const int64_t n = static_cast<int64_t>(x.size());
+  te::Tensor X = te::placeholder({n}, DType::f32, "X");
+  const DType types[] = {DType::i8, DType::u8, DType::i16, DType::u16, DType::i32};
+  std::vector<te::Tensor> outs = {X};
+  for (DType t : types)
+    outs.push_back(te::compute(
+        {n}, [&](te::Var i) { return te::cast(t, X(i)); }, "C_" + std::string(dtype_name(t))));
+  // What a saturating conversion gives: NaN 0, else the value truncated and clamped.
+  auto want = [](float v, double lo, double hi) {
+    if (std::isnan(v)) return 0.0;
+    return std::clamp(std::trunc(static_cast<double>(v)), lo, hi);
+  };
+  for (bool vec : {false, true}) {
+    te::Schedule s = schedule({outs.begin() + 1, outs.end()}, vec);
+    testing::Compiled k = compile_kernel(s, outs);
+    std::vector<int8_t> i8(n);
+    std::vector<uint8_t> u8(n);
+    std::vector<int16_t> i16(n);
+    std::vector<uint16_t> u16(n);
+    std::vector<int32_t> i32(n);
+    run_tasks(k, {x.data(), i8.data(), u8.data(), i16.data(), u16.data(), i32.data()});
+    for (int64_t i = 0; i < n; ++i) {
+      INFO((vec ? "vectorized, x = " : "scalar, x = ") << x[i]);
+      CHECK(i8[i] == want(x[i], -128, 127));
+      CHECK(u8[i] == want(x[i], 0, 255));
+      CHECK(i16[i] == want(x[i], -32768, 32767));
+      CHECK(u16[i] == want(x[i], 0, 65535));
+      CHECK(i32[i] == want(x[i], INT_MIN, INT_MAX));
     }
   }
 }

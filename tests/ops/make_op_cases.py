@@ -15,7 +15,7 @@ sys.path.insert(0, str(HERE))
 
 MODULES = ["cases_nn", "cases_elementwise", "cases_reduction", "cases_tensor",
            "cases_data_dependent", "cases_runtime_inputs", "cases_sorting",
-           "cases_strings"]
+           "cases_strings", "cases_scan8"]
 
 
 def savable(arrays):

@@ -129,14 +129,27 @@ TEST_CASE("te_ops: DynamicQuantizeLinear matches the reference", "[te_ops][quant
   }
 }
 
-TEST_CASE("te_ops: blocked QuantizeLinear stays on the reference", "[te_ops][quantize]") {
+TEST_CASE("te_ops: blocked QuantizeLinear and DequantizeLinear match the reference",
+          "[te_ops][quantize]") {
+  // Blocks of 4 along axis 1 of length 10: the last block holds 2.
   Context ctx;
-  const Graph g = single_op_graph(
-      ctx, "QuantizeLinear", {{DType::f32, {4, 6}}, {DType::f32, {4, 3}}},
-      make_attrs<QuantizeAttrs>([](auto& a) { a.block_size = 2; }),
-      {Tensor(), filled(DType::f32, {4, 3}, std::vector<double>(12, 0.1))});
-  const GroupAttempt attempt = try_group(native_backend(), g);
-  CHECK_FALSE(attempt.offered);
+  const Shape x{3, 10, 5}, s{3, 3, 5};
+  std::vector<double> scales, zps;
+  for (int64_t i = 0; i < shape_numel(s); ++i) {
+    scales.push_back(0.01 + 0.002 * static_cast<double>(i));
+    zps.push_back(static_cast<double>(i % 7) - 3);
+  }
+  const auto attrs = make_attrs<QuantizeAttrs>([](auto& a) { a.block_size = 4; });
+  const Graph q = single_op_graph(ctx, "QuantizeLinear",
+                                  {{DType::f32, x}, {DType::f32, s}, {DType::i8, s}}, attrs,
+                                  {Tensor(), filled(DType::f32, s, scales), filled(DType::i8, s, zps)});
+  check_group(native_backend(), q, {.lo = -2.f, .hi = 2.f, .claim = true});
+  std::vector<double> xs;
+  for (int64_t i = 0; i < shape_numel(x); ++i) xs.push_back(static_cast<double>((i * 37) % 256) - 128);
+  const Graph dq = single_op_graph(ctx, "DequantizeLinear",
+                                   {{DType::i8, x}, {DType::f32, s}, {DType::i8, s}}, attrs,
+                                   {Tensor(), filled(DType::f32, s, scales), filled(DType::i8, s, zps)});
+  check_group(native_backend(), dq, {.claim = true, .inputs = {filled(DType::i8, x, xs)}});
 }
 
 TEST_CASE("te_ops: a scale of shape [1] with a scalar zero point is per tensor",
@@ -148,4 +161,45 @@ TEST_CASE("te_ops: a scale of shape [1] with a scalar zero point is per tensor",
       make_attrs<QuantizeAttrs>([](auto&) {}),
       {Tensor(), filled(DType::f32, {1}, {0.25}), filled(DType::u8, {}, {3})});
   check_group(native_backend(), g, {.claim = true});
+}
+
+TEST_CASE("te_ops: Q/DQ at a ResNet activation's size match the reference", "[te_ops][quantize]") {
+  // 1x64x56x56: parallel, vectorized loops with tails across tasks (the small cases above run
+  // as one task), saturation on both sides and every rounding tie x / scale = k + 1/2 in range.
+  Context ctx;
+  const Shape x{1, 64, 56, 56}, per_channel{64};
+  std::vector<double> scales;
+  for (int64_t c = 0; c < 64; ++c) scales.push_back(0.01 + 0.0005 * static_cast<double>(c));
+  for (DType t : {DType::u8, DType::i8}) {
+    INFO(dtype_name(t));
+    const double zp = t == DType::u8 ? 128 : -3;
+    const Graph q_tensor = single_op_graph(
+        ctx, "QuantizeLinear", {{DType::f32, x}, {DType::f32, {}}, {t, {}}},
+        make_attrs<QuantizeAttrs>([](auto&) {}),
+        {Tensor(), filled(DType::f32, {}, {0.02}), filled(t, {}, {zp})});
+    const GroupResult r =
+        check_group(native_backend(), q_tensor, {.lo = -4.f, .hi = 4.f, .claim = true});
+    CHECK(r.error == 0);
+    std::vector<double> ties;
+    for (int64_t i = 0; i < shape_numel(x); ++i)
+      ties.push_back(0.02 * (static_cast<double>(i % 601) - 300.5));
+    CHECK(check_group(native_backend(), q_tensor,
+                      {.claim = true, .inputs = {filled(DType::f32, x, ties)}})
+              .error == 0);
+    const Graph q_channel = single_op_graph(
+        ctx, "QuantizeLinear", {{DType::f32, x}, {DType::f32, per_channel}, {t, per_channel}},
+        make_attrs<QuantizeAttrs>([](auto& a) { a.axis = 1; }),
+        {Tensor(), filled(DType::f32, per_channel, scales), filled(t, per_channel, zero_points(t, 64))});
+    CHECK(check_group(native_backend(), q_channel, {.lo = -3.f, .hi = 3.f, .claim = true}).error == 0);
+    std::vector<double> xs;
+    for (int64_t i = 0; i < shape_numel(x); ++i)
+      xs.push_back(static_cast<double>((i * 131) % 256) + (t == DType::i8 ? -128 : 0));
+    const Graph dq = single_op_graph(
+        ctx, "DequantizeLinear", {{t, x}, {DType::f32, per_channel}, {t, per_channel}},
+        make_attrs<QuantizeAttrs>([](auto& a) { a.axis = 1; }),
+        {Tensor(), filled(DType::f32, per_channel, scales), filled(t, per_channel, zero_points(t, 64))});
+    check_group(native_backend(), dq, {.claim = true, .inputs = {filled(t, x, xs)}});
+  }
+  const Graph dyn = single_op_graph(ctx, "DynamicQuantizeLinear", {{DType::f32, x}}, nullptr, {}, 3);
+  CHECK(check_group(native_backend(), dyn, {.lo = -3.f, .hi = 5.f, .claim = true}).error == 0);
 }

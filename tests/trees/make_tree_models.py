@@ -160,6 +160,19 @@ def single_node_model(model, name):
         graph, opset_imports=[onnx.helper.make_opsetid("", 17)] + ml, ir_version=8)
 
 
+def with_post(model, post):
+    """A copy of an exported model whose tree-ensemble node has post_transform `post`."""
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    node = next(n for n in out.graph.node if n.op_type.startswith("TreeEnsemble"))
+    for a in node.attribute:
+        if a.name == "post_transform":
+            a.s = post.encode()
+            return out
+    node.attribute.append(onnx.helper.make_attribute("post_transform", post))
+    return out
+
+
 def network_beside_trees(trees, rng):
     """One graph: x -> MatMul, Add, Relu, MatMul -> "net" beside x -> the exported tree ensemble
     -> "trees", and y = net + trees."""
@@ -315,6 +328,33 @@ def main():
             ("onnx_v5_member_f64_average_logistic", np.float64, 7, 3, "AVERAGE", "LOGISTIC")):
         model, xm = tree_ensemble5.membership_model(name, rng, dtype, trees, 5, targets, agg, post)
         w.v5_case(name, model, xm)
+    # Post transforms SOFTMAX_ZERO and PROBIT, computed by ONNX Runtime: forests on targets in
+    # (0.1, 0.9) (where PROBIT is finite) and a 10-class forest, whose class probabilities hold
+    # exact zeros, which SOFTMAX_ZERO keeps.
+    squashed = 0.1 + 0.8 / (1 + np.exp(-3 * labels("reg", score, rng)))
+    for targets in (1, 2):
+        y = squashed if targets == 1 else np.column_stack([squashed, 1 - squashed ** 2])
+        export = convert_sklearn(
+            RandomForestRegressor(n_estimators=6, max_depth=5, random_state=2).fit(x, y),
+            initial_types=[("input", SkFloat([None, x.shape[1]]))],
+            target_opset={"": 17, "ai.onnx.ml": 3})
+        posts = ("PROBIT",) if targets == 1 else ("PROBIT", "SOFTMAX_ZERO")
+        for post in posts:
+            name = f"onnx_skl_reg_{targets}targets_{post.lower()}"
+            w.onnx_case(name, with_post(export, post), x_test)
+        if targets == 2:
+            name = "onnx_v5_forest_2targets_probit"
+            w.v5_case(name, tree_ensemble5.from_regressor(with_post(export, "PROBIT"), name,
+                                                          x.shape[1]), x_test)
+    est = RandomForestClassifier(n_estimators=4, max_depth=4, random_state=3).fit(
+        x, labels("multi", score, rng))
+    w.onnx_case("onnx_skl_multi_softmax_zero", with_post(convert_sklearn(
+        est, initial_types=[("input", SkFloat([None, x.shape[1]]))],
+        options={type(est): {"zipmap": False}}, target_opset={"": 17, "ai.onnx.ml": 3}),
+        "SOFTMAX_ZERO"), x_test)
+    model, xm = tree_ensemble5.membership_model("onnx_v5_member_f32_softmax_zero", rng,
+                                                np.float32, 6, 3, 4, "SUM", "SOFTMAX_ZERO")
+    w.v5_case("onnx_v5_member_f32_softmax_zero", model, xm)
     # Whole graphs: a forest after a scikit-learn StandardScaler (ai.onnx.ml Scaler), and an
     # XGBoost model beside a small network.
     from sklearn.pipeline import make_pipeline

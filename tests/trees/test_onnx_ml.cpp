@@ -76,13 +76,17 @@ TEST_CASE("ONNX-ML tree ensembles match ONNX Runtime", "[trees][onnx-ml]") {
             wrong += got.data<int64_t>()[i] != expected.data<int64_t>()[i];
           CHECK(wrong == 0);
         } else {
-          CHECK(max_abs_error(got, expected.reshaped(got.shape())) <= 1e-5);
+          // ONNX Runtime's PROBIT (float32 erfinv by Winitzki's formula) loses digits to
+          // cancellation near 0.5: up to 6e-5 from the same formula in double on these cases;
+          // collage's arrangement of it stays within 1.5e-5 of that.
+          const bool probit = c.name.find("probit") != std::string::npos;
+          CHECK(max_abs_error(got, expected.reshaped(got.shape())) <= (probit ? 1e-4 : 1e-5));
         }
       }
     }
     ++checked;
   }
-  CHECK(checked == 30);
+  CHECK(checked == 36);
 }
 
 // A one-tree regressor: x0 <= 0.5 ? 1 : (x1 < 2 ? 2 : 3), with the attributes ONNX lists.
@@ -267,9 +271,9 @@ TEST_CASE("TreeEnsemble (opset 5): set membership on every strategy, errors nami
   n = membership_tree();
   auto* post = n.add_attribute();
   post->set_name("post_transform");
-  post->set_i(4);
+  post->set_i(5);
   check_status(run_converted(n, x, TreeStrategy::gemm).status(),
-               absl::StatusCode::kUnimplemented, "post_transform PROBIT is not supported");
+               absl::StatusCode::kInvalidArgument, "post_transform is 5; expected 0 to 4");
 }
 
 TEST_CASE("ONNX-ML: a model of ai.onnx.ml nodes only need not import the default domain",

@@ -68,7 +68,11 @@ class _Builder:
 def scores_with_post(model, x, run):
     """The model's Y: `run` (ONNX Runtime) on a copy without post transform, then the transform
     of the opset-5 spec (1 SOFTMAX over the targets, 2 LOGISTIC). ONNX Runtime 1.31 reads 1 as
-    LOGISTIC and 2 as SOFTMAX (its own enum order), so its transformed output is not the spec's."""
+    LOGISTIC and 2 as SOFTMAX (its own enum order), so its transformed output is not the spec's.
+    SOFTMAX_ZERO (3) and PROBIT (4) it numbers as the spec does: those are ONNX Runtime's own."""
+    node_post = {a.name: a.i for a in model.graph.node[0].attribute}.get("post_transform", 0)
+    if node_post in (POSTS["SOFTMAX_ZERO"], POSTS["PROBIT"]):  # numbered alike in both
+        return run(model).astype(x.dtype)
     plain = onnx.ModelProto()
     plain.CopyFrom(model)
     post = 0

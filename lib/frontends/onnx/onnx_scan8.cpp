@@ -1,7 +1,8 @@
 // ONNX Scan version 8: every input has a leading batch axis (scan inputs [batch, sequence, ...])
 // and an optional sequence_lens. Lowered onto the Scan of version 9 and later, one per batch row:
-// each row's states and scan inputs are gathered, scanned over their (now first) sequence axis,
-// and the rows' results stacked back along the batch axis.
+// each row's states and scan inputs are gathered, a row shorter than the sequence (sequence_lens)
+// cut to its length, scanned over the (now first) sequence axis, its scan outputs padded with
+// zeros back to the sequence length, and the rows' results stacked back along the batch axis.
 #include "core/str_cat.h"
 #include "frontends/onnx/onnx_graph.h"
 
@@ -61,21 +62,25 @@ absl::Status GraphImporter::import_scan8(const onnx::NodeProto& node, const std:
   if (batch < 1 || batch > kMaxBatch)
     return absl::UnimplementedError(str_cat(who, ": version 8 with batch ", batch,
                                             " (collage lowers batches 1 to ", kMaxBatch, ")"));
-  // sequence_lens: absent, or every row the whole sequence.
-  if (Ref* lens = inputs[0]) {
-    if (!lens->is_constant())
+  // sequence_lens: absent (every row the whole sequence) or a constant of 1 to `length` per row.
+  std::vector<int64_t> lens(static_cast<size_t>(batch), length);
+  if (Ref* given = inputs[0]) {
+    if (!given->is_constant())
       return absl::UnimplementedError(
           str_cat(who, ": sequence_lens computed at run time is not supported"));
-    if (lens->constant.numel() != batch)
-      return absl::InvalidArgumentError(str_cat(who, ": sequence_lens has ", lens->constant.numel(),
+    if (given->constant.numel() != batch)
+      return absl::InvalidArgumentError(str_cat(who, ": sequence_lens has ", given->constant.numel(),
                                                 " entries for batch ", batch));
-    for (int64_t b = 0; b < batch; ++b)
-      if (lens->constant.get_as_int64(b) != length)
-        return absl::UnimplementedError(str_cat(
-            who, ": sequence_lens ", lens->constant.get_as_int64(b), " for batch row ", b,
-            " is shorter than the sequence (", length, "); only full-length rows are supported"));
+    for (int64_t b = 0; b < batch; ++b) {
+      lens[b] = given->constant.get_as_int64(b);
+      if (lens[b] < 1 || lens[b] > length)
+        return absl::InvalidArgumentError(str_cat(who, ": sequence_lens ", lens[b],
+                                                  " for batch row ", b, " is outside 1 to ",
+                                                  length));
+    }
   }
   const int outputs = node.output_size();
+  const int64_t num_states = static_cast<int64_t>(values.size()) - num_scan;
   std::vector<std::vector<Ref>> per_output(outputs);
   for (int64_t b = 0; b < batch; ++b) {
     const std::string row = str_cat(shown, "/batch", b);
@@ -86,6 +91,15 @@ absl::Status GraphImporter::import_scan8(const onnx::NodeProto& node, const std:
       auto r = emit("Gather", {values[i], &index}, {{"axis", int64_t{0}}},
                     pick_node_name(str_cat(row, "/in", i), {}, 1), {}, 1);
       if (!r.ok()) return r.status();
+      // A short row scans its first lens[b] steps (in either direction), as ONNX Runtime does.
+      if (static_cast<int64_t>(i) >= num_states && lens[b] < length) {
+        r = emit("Slice", {&r->front()},
+                 {{"starts", std::vector<int64_t>{0}},
+                  {"ends", std::vector<int64_t>{lens[b]}},
+                  {"axes", std::vector<int64_t>{0}}},
+                 pick_node_name(str_cat(row, "/in", i, "/head"), {}, 1), {}, 1);
+        if (!r.ok()) return r.status();
+      }
       rows.push_back(std::move(r->front()));
     }
     onnx::NodeProto step = scan9;
@@ -97,7 +111,17 @@ absl::Status GraphImporter::import_scan8(const onnx::NodeProto& node, const std:
       auto r = lookup(step.output(k));
       if (!r.ok()) return r.status();
       if (!*r) return absl::InvalidArgumentError(str_cat(who, ": the body gives no output ", k));
-      per_output[k].push_back(**r);
+      Ref out = **r;
+      // A short row's scan outputs are zeros after its last step.
+      if (k >= num_states && lens[b] < length) {
+        std::vector<int64_t> pads(2 * out.type.shape.size(), 0);
+        pads[out.type.shape.size()] = length - lens[b];
+        auto padded = emit("Pad", {&out}, {{"pads", pads}},
+                           pick_node_name(str_cat(row, "/out", k, "/zeros"), {}, 1), {}, 1);
+        if (!padded.ok()) return padded.status();
+        out = std::move(padded->front());
+      }
+      per_output[k].push_back(std::move(out));
     }
   }
   std::vector<Ref> results;

@@ -10,6 +10,7 @@
 #include "collage/ops.h"
 #include "core/str_cat.h"
 #include "frontends/trees/onnx_ml_internal.h"
+#include "frontends/trees/tree_post_transform.h"
 #include "frontends/trees/tree_program.h"
 #include "frontends/trees/tree_util.h"
 
@@ -293,9 +294,10 @@ absl::Status read_aggregation(const NodeAttrs& a, size_t num_trees, OnnxTrees& o
     }
   }
   out.post_transform = a.string("post_transform", "NONE");
-  if (out.post_transform != "NONE" && out.post_transform != "LOGISTIC" &&
-      out.post_transform != "SOFTMAX")
-    return a.unsupported(str_cat("post_transform ", out.post_transform, " is not supported"));
+  const std::string& post = out.post_transform;
+  if (post != "NONE" && post != "LOGISTIC" && post != "SOFTMAX" && post != "SOFTMAX_ZERO" &&
+      post != "PROBIT")
+    return a.unsupported(str_cat("post_transform ", post, " is not supported"));
   return absl::OkStatus();
 }
 
@@ -358,6 +360,20 @@ absl::StatusOr<ValueId> add_onnx_tree_margins(const onnx::NodeProto& node, Graph
   return add_tree_ensemble(b, x, m, o);
 }
 
+namespace {
+
+// The post transform `post` (an ai.onnx.ml name) of the scores `y` (f32 [batch, n]) over axis 1.
+ValueId add_post_transform(trees::Emitter& e, const std::string& post, ValueId y) {
+  if (post == "LOGISTIC") return e.op("Sigmoid", {y});
+  if (post == "SOFTMAX")
+    return e.op("Softmax", {y}, make_attrs<SoftmaxAttrs>([](auto& a) { a.axis = -1; }));
+  if (post == "SOFTMAX_ZERO") return trees::add_softmax_zero(e, y);
+  if (post == "PROBIT") return trees::add_probit(e, y);
+  return y;
+}
+
+}  // namespace
+
 absl::Status convert_onnx_tree_ensemble(const onnx::NodeProto& node, GraphBuilder& b, ValueId x,
                                         std::vector<ValueId>& outputs,
                                         const TreeGraphOptions& options,
@@ -374,17 +390,12 @@ absl::Status convert_onnx_tree_ensemble(const onnx::NodeProto& node, GraphBuilde
   trees::Emitter e(b, node.name().empty() ? node.op_type() : node.name());
   outputs.clear();
   if (!trees->classifier) {
-    // ONNX Runtime ignores LOGISTIC and SOFTMAX for a single target.
+    // ONNX Runtime applies only PROBIT to a single target.
     ValueId y = *margin;
-    if (m.num_outputs > 1 && post == "LOGISTIC") y = e.op("Sigmoid", {y});
-    if (m.num_outputs > 1 && post == "SOFTMAX")
-      y = e.op("Softmax", {y}, make_attrs<SoftmaxAttrs>([](auto& a) { a.axis = -1; }));
+    if (m.num_outputs > 1 || post == "PROBIT") y = add_post_transform(e, post, y);
     outputs.push_back(y);
   } else if (!trees->info.binary) {
-    ValueId p = *margin;
-    if (post == "LOGISTIC") p = e.op("Sigmoid", {p});
-    if (post == "SOFTMAX")
-      p = e.op("Softmax", {p}, make_attrs<SoftmaxAttrs>([](auto& a) { a.axis = -1; }));
+    const ValueId p = add_post_transform(e, post, *margin);
     const ValueId top = e.op("ArgMax", {*margin}, make_attrs<ArgMaxAttrs>([](auto& a) {
                                a.axis = 1;
                                a.keepdims = 0;
@@ -396,6 +407,10 @@ absl::Status convert_onnx_tree_ensemble(const onnx::NodeProto& node, GraphBuilde
     // One score s per row. With only non-negative weights ONNX Runtime reads s as the
     // probability of the second label: [1 - s, s], label 2 when s > 0.5. Otherwise s is a
     // margin: [sigmoid(-s), sigmoid(s)] under LOGISTIC, else [-s, s], label 2 when s > 0.
+    if (post == "PROBIT")
+      return absl::UnimplementedError(str_cat(node.op_type(), " '", node.name(),
+                                              "': post_transform PROBIT of a binary classifier "
+                                              "is not supported"));
     const ValueId s = *margin;
     const bool positive = trees->info.all_positive;
     ValueId first, second = s;

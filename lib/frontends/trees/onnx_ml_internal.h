@@ -17,8 +17,7 @@ absl::StatusOr<ValueId> add_onnx_tree_margins(const onnx::NodeProto& node, Graph
                                               const TreeStrategyChooser& choose);
 
 // TreeEnsemble (ai.onnx.ml opset 5) on `x` (f32, f64 or f16 [batch, features]): `outputs` gets Y
-// in x's type. Unimplemented for SOFTMAX_ZERO and PROBIT post transforms; InvalidArgument naming
-// the node and attribute for a malformed node.
+// in x's type. InvalidArgument naming the node and attribute for a malformed node.
 absl::Status convert_onnx_tree_ensemble5(const onnx::NodeProto& node, GraphBuilder& b, ValueId x,
                                          std::vector<ValueId>& outputs,
                                          const TreeGraphOptions& options,

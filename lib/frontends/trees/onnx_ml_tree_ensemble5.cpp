@@ -14,6 +14,7 @@
 #include "collage/ops.h"
 #include "core/str_cat.h"
 #include "frontends/trees/onnx_ml_internal.h"
+#include "frontends/trees/tree_post_transform.h"
 #include "frontends/trees/tree_program.h"
 
 namespace collage {
@@ -353,10 +354,6 @@ absl::StatusOr<Ensemble5> read_ensemble5(const onnx::NodeProto& node, bool doubl
     return a.error(str_cat("aggregate_function is ", e.aggregate, "; expected 0 to 3"));
   if (e.post < kNone || e.post > kProbit)
     return a.error(str_cat("post_transform is ", e.post, "; expected 0 to 4"));
-  if (e.post == kSoftmaxZero || e.post == kProbit)
-    return absl::UnimplementedError(str_cat(a.label, ": post_transform ",
-                                            e.post == kProbit ? "PROBIT" : "SOFTMAX_ZERO",
-                                            " is not supported"));
   const bool extreme = e.aggregate == kMin || e.aggregate == kMax;
   // MIN/MAX: a leaf of another target leaves the result alone, as the start value does.
   const double identity = e.aggregate == kMin ? FLT_MAX : -FLT_MAX;
@@ -463,6 +460,8 @@ absl::Status convert_onnx_tree_ensemble5(const onnx::NodeProto& node, GraphBuild
   if (e->post == kLogistic) y = em.op("Sigmoid", {y});
   if (e->post == kSoftmax)
     y = em.op("Softmax", {y}, make_attrs<SoftmaxAttrs>([](auto& a) { a.axis = -1; }));
+  if (e->post == kSoftmaxZero) y = trees::add_softmax_zero(em, y);
+  if (e->post == kProbit) y = trees::add_probit(em, y);
   if (xt.dtype != DType::f32)
     y = em.op("Cast", {y},
               make_attrs<CastAttrs>([&](auto& a) { a.to = std::string(dtype_name(xt.dtype)); }));
