@@ -197,6 +197,49 @@ std::string Printer::call(const te::CallNode& n) {
     case te::Intrinsic::round:
       fn = "rintf";  // half to even, like ONNX Round
       break;
+    case te::Intrinsic::sin:
+      fn = "sinf";
+      break;
+    case te::Intrinsic::cos:
+      fn = "cosf";
+      break;
+    case te::Intrinsic::tan:
+      fn = "tanf";
+      break;
+    case te::Intrinsic::asin:
+      fn = "asinf";
+      break;
+    case te::Intrinsic::acos:
+      fn = "acosf";
+      break;
+    case te::Intrinsic::atan:
+      fn = "atanf";
+      break;
+    case te::Intrinsic::sinh:
+      fn = "sinhf";
+      break;
+    case te::Intrinsic::cosh:
+      fn = "coshf";
+      break;
+    case te::Intrinsic::asinh:
+      fn = "asinhf";
+      break;
+    case te::Intrinsic::acosh:
+      fn = "acoshf";
+      break;
+    case te::Intrinsic::atanh:
+      fn = "atanhf";
+      break;
+    case te::Intrinsic::bit_and:
+    case te::Intrinsic::bit_or:
+    case te::Intrinsic::bit_xor:
+    case te::Intrinsic::bit_not:
+    case te::Intrinsic::shift_left:
+    case te::Intrinsic::shift_right:
+    case te::Intrinsic::reinterpret:
+      // The GPU schedules cover float operators only.
+      fail(str_cat("the integer intrinsic ", te::intrinsic_name(n.op), " in CUDA code"));
+      break;
   }
   return str_cat(fn, "(", args, ")");
 }

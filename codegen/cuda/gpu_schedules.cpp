@@ -46,6 +46,8 @@ te::Expr strided_part(te::ReduceOp op, int64_t cols, const te::Var& t,
       return te::max(v, {k});
     case te::ReduceOp::min:
       return te::min(v, {k});
+    case te::ReduceOp::prod:
+      return te::prod(v, {k});
   }
   return te::Expr();
 }
@@ -58,6 +60,8 @@ te::Expr reduce_over(te::ReduceOp op, te::Expr v, te::IterVar axis) {
       return te::max(v, {axis});
     case te::ReduceOp::min:
       return te::min(v, {axis});
+    case te::ReduceOp::prod:
+      return te::prod(v, {axis});
   }
   return te::Expr();
 }

@@ -115,11 +115,11 @@ Val Emitter::emit(const te::Expr& e) {
       for (Val& v : vals) args.push_back(vec ? broadcast(v) : v.v);
       if (args.size() != static_cast<size_t>(te::intrinsic_arity(c->op)) ||
           !generates_intrinsic(c->op, e.dtype())) {
-        fail(str_cat("calls ", te::intrinsic_name(c->op), " on ", dtype_name(e.dtype()),
-                     " arguments (f32 only; f64 for sqrt, rsqrt, fabs, floor, ceil and round)"));
+        fail(str_cat("calls ", te::intrinsic_name(c->op), " giving ", dtype_name(e.dtype()),
+                     " values, which generated code does not compute"));
         return {llvm::PoisonValue::get(with_lanes(reg_type(e.dtype()))), vec};
       }
-      return {emit_call(c->op, args), vec};
+      return {emit_call(c->op, e.dtype(), args), vec};
     }
     case ExprKind::Load:
       return emit_load(*e.as<te::LoadNode>());

@@ -1,28 +1,21 @@
-// Math intrinsics on f32 scalars and vectors. exp, log, tanh and erf are inline polynomial
+// Intrinsics on scalars and vectors. exp, log, tanh and erf on f32 are inline polynomial
 // approximations (Cephes-style, about 1-2 ulp; erf to 1.5e-7 absolute) so that they vectorize
-// instead of calling libm once per lane; the rest map to LLVM intrinsics.
+// instead of calling libm once per lane; on f64 they call libm, as the trigonometric and
+// hyperbolic functions (rare in models) do; the rest map to LLVM intrinsics and instructions.
 #include <cmath>
 #include <limits>
 
 #include "codegen/llvm/emitter.h"
+#include "core/str_cat.h"
 #include "collage/jit.h"
 
 namespace collage::codegen {
 
 bool generates_intrinsic(te::Intrinsic f, DType t) {
-  if (t == DType::f32) return true;
-  if (t != DType::f64) return false;
-  switch (f) {
-    case te::Intrinsic::sqrt:
-    case te::Intrinsic::rsqrt:
-    case te::Intrinsic::fabs:
-    case te::Intrinsic::floor:
-    case te::Intrinsic::ceil:
-    case te::Intrinsic::round:
-      return true;
-    default:
-      return false;
-  }
+  if (t == DType::str || t == DType::boolean) return false;
+  if (f == te::Intrinsic::reinterpret) return true;
+  if (te::is_bit_intrinsic(f)) return !is_float(t);
+  return t == DType::f32 || t == DType::f64;
 }
 
 namespace detail {
@@ -137,8 +130,50 @@ llvm::Value* Emitter::math_erf(llvm::Value* x) {
   return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, r);
 }
 
-llvm::Value* Emitter::emit_call(te::Intrinsic f, const std::vector<llvm::Value*>& args) {
+llvm::Value* Emitter::libm_call(const char* name, llvm::Value* x) {
+  llvm::Type* scalar = x->getType()->getScalarType();
+  const std::string fn_name = str_cat(name, scalar->isFloatTy() ? "f" : "");
+  llvm::FunctionCallee fn =
+      module_.getOrInsertFunction(fn_name, llvm::FunctionType::get(scalar, {scalar}, false));
+  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
+  if (!vt) return b_.CreateCall(fn, {x});
+  llvm::Value* r = llvm::PoisonValue::get(vt);
+  for (unsigned lane = 0; lane < vt->getNumElements(); ++lane)
+    r = b_.CreateInsertElement(r, b_.CreateCall(fn, {b_.CreateExtractElement(x, lane)}), lane);
+  return r;
+}
+
+llvm::Value* Emitter::shift(llvm::Value* a, llvm::Value* n, DType t, bool left) {
+  llvm::Value* width = llvm::ConstantInt::get(a->getType(), a->getType()->getScalarSizeInBits());
+  llvm::Value* r = left             ? b_.CreateShl(a, n)
+                   : is_unsigned(t) ? b_.CreateLShr(a, n)
+                                    : b_.CreateAShr(a, n);
+  // LLVM leaves a shift by the width or more undefined; ONNX BitShift gives 0 (and the
+  // reference does for any type).
+  llvm::Value* zero = llvm::Constant::getNullValue(a->getType());
+  return b_.CreateSelect(b_.CreateICmpUGE(n, width), zero, r);
+}
+
+llvm::Value* Emitter::emit_call(te::Intrinsic f, DType t, const std::vector<llvm::Value*>& args) {
   llvm::Value* x = args[0];
+  if (t == DType::f64) {
+    // The polynomials below are f32 accurate only: double precision calls libm.
+    switch (f) {
+      case te::Intrinsic::exp:
+        return libm_call("exp", x);
+      case te::Intrinsic::log:
+        return libm_call("log", x);
+      case te::Intrinsic::tanh:
+        return libm_call("tanh", x);
+      case te::Intrinsic::erf:
+        return libm_call("erf", x);
+      case te::Intrinsic::sigmoid:
+        return b_.CreateFDiv(fconst(x, 1.0),
+                             b_.CreateFAdd(fconst(x, 1.0), libm_call("exp", b_.CreateFNeg(x))));
+      default:
+        break;
+    }
+  }
   switch (f) {
     case te::Intrinsic::exp:
       return math_exp(x);
@@ -165,6 +200,47 @@ llvm::Value* Emitter::emit_call(te::Intrinsic f, const std::vector<llvm::Value*>
       return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
     case te::Intrinsic::round:
       return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);
+    case te::Intrinsic::sin:
+      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sin, x);
+    case te::Intrinsic::cos:
+      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::cos, x);
+    case te::Intrinsic::tan:
+      return libm_call("tan", x);
+    case te::Intrinsic::asin:
+      return libm_call("asin", x);
+    case te::Intrinsic::acos:
+      return libm_call("acos", x);
+    case te::Intrinsic::atan:
+      return libm_call("atan", x);
+    case te::Intrinsic::sinh:
+      return libm_call("sinh", x);
+    case te::Intrinsic::cosh:
+      return libm_call("cosh", x);
+    case te::Intrinsic::asinh:
+      return libm_call("asinh", x);
+    case te::Intrinsic::acosh:
+      return libm_call("acosh", x);
+    case te::Intrinsic::atanh:
+      return libm_call("atanh", x);
+    case te::Intrinsic::bit_and:
+      return b_.CreateAnd(x, args[1]);
+    case te::Intrinsic::bit_or:
+      return b_.CreateOr(x, args[1]);
+    case te::Intrinsic::bit_xor:
+      return b_.CreateXor(x, args[1]);
+    case te::Intrinsic::bit_not:
+      return b_.CreateNot(x);
+    case te::Intrinsic::shift_left:
+      return shift(x, args[1], t, true);
+    case te::Intrinsic::shift_right:
+      return shift(x, args[1], t, false);
+    case te::Intrinsic::reinterpret: {
+      // As many lanes as the argument has (a scalar when it is lane-invariant).
+      llvm::Type* to = reg_type(t);
+      if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(x->getType()))
+        to = llvm::FixedVectorType::get(to, vt->getNumElements());
+      return b_.CreateBitCast(x, to);
+    }
   }
   return x;
 }

@@ -76,7 +76,12 @@ class Emitter {
   void when_any_lane(const std::function<void()>& emit_body);
 
   // ---- math (emit_math.cpp)
-  llvm::Value* emit_call(te::Intrinsic f, const std::vector<llvm::Value*>& args);
+  // `f` on `args`, giving a value of type `t` (the call's type).
+  llvm::Value* emit_call(te::Intrinsic f, DType t, const std::vector<llvm::Value*>& args);
+  // The libm function `name` (f32 or f64 by x's type, e.g. "tan" -> tanf) on each lane of x.
+  llvm::Value* libm_call(const char* name, llvm::Value* x);
+  // a << n or a >> n (arithmetic for signed t); 0 when n is at least the width.
+  llvm::Value* shift(llvm::Value* a, llvm::Value* n, DType t, bool left);
   llvm::Value* math_exp(llvm::Value* x);
   llvm::Value* math_log(llvm::Value* x);
   llvm::Value* math_tanh(llvm::Value* x);

@@ -76,9 +76,9 @@ class JitModule {
 // The version of LLVM that compiles kernels ("16.0.6"): part of every compiled-code cache key.
 const char* llvm_version();
 
-// Whether generated code computes intrinsic `f` on values of type `t`: every intrinsic on f32;
-// on f64 only those LLVM rounds exactly (sqrt, rsqrt, fabs, floor, ceil, round), since exp, log,
-// tanh, erf and sigmoid are f32 polynomial approximations.
+// Whether generated code computes intrinsic `f` giving values of type `t`: the math intrinsics
+// on f32 and f64 (f64 exp, log, tanh, erf and the trigonometric functions call libm), the bit
+// operations on integers, reinterpret to any type but bool.
 bool generates_intrinsic(te::Intrinsic f, DType t);
 
 // Runs every task of a kernel: on `pool` when given (task_count tasks spread over its threads),

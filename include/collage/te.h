@@ -177,7 +177,10 @@ struct CastNode : ExprNode {
   const Expr value;
 };
 
-// The pure math functions expressions may call (all on floating-point values).
+// The pure functions expressions may call: math on floating-point values (exp .. atanh), bit
+// operations on integers (bit_and .. shift_right, shifting by the width or more gives 0; right
+// shifts of signed values keep the sign), and `reinterpret`, the bits of a value read as another
+// type of the same width (built by reinterpret(), which names the result type).
 enum class Intrinsic : uint8_t {
   exp,
   log,
@@ -190,8 +193,28 @@ enum class Intrinsic : uint8_t {
   sigmoid,
   floor,
   ceil,
-  round
+  round,
+  sin,
+  cos,
+  tan,
+  asin,
+  acos,
+  atan,
+  sinh,
+  cosh,
+  asinh,
+  acosh,
+  atanh,
+  bit_and,
+  bit_or,
+  bit_xor,
+  bit_not,
+  shift_left,
+  shift_right,
+  reinterpret
 };
+// True for the bit operations and reinterpret, whose operands are not converted to floats.
+bool is_bit_intrinsic(Intrinsic f);
 std::string_view intrinsic_name(Intrinsic f);
 int intrinsic_arity(Intrinsic f);
 
@@ -298,7 +321,7 @@ struct ProducerLoadNode : ExprNode {
   const std::vector<Expr> indices;
 };
 
-enum class ReduceOp : uint8_t { sum, max, min };
+enum class ReduceOp : uint8_t { sum, max, min, prod };
 std::string_view reduce_op_name(ReduceOp op);
 
 // Reduction of `source` over `axis` with `combiner`, starting from `init` (the identity of the
@@ -356,6 +379,26 @@ Expr sigmoid(Expr x);
 Expr floor(Expr x);
 Expr ceil(Expr x);
 Expr round(Expr x);  // half to even, like ONNX Round
+Expr sin(Expr x);
+Expr cos(Expr x);
+Expr tan(Expr x);
+Expr asin(Expr x);
+Expr acos(Expr x);
+Expr atan(Expr x);
+Expr sinh(Expr x);
+Expr cosh(Expr x);
+Expr asinh(Expr x);
+Expr acosh(Expr x);
+Expr atanh(Expr x);
+// Integer bit operations (operands promoted to one type).
+Expr bit_and(Expr a, Expr b);
+Expr bit_or(Expr a, Expr b);
+Expr bit_xor(Expr a, Expr b);
+Expr bit_not(Expr a);
+Expr shift_left(Expr a, Expr n);
+Expr shift_right(Expr a, Expr n);
+// The bits of `v` as a value of `t` (same width in bytes; not bool).
+Expr reinterpret(DType t, Expr v);
 
 Expr operator+(Expr a, Expr b);
 Expr operator-(Expr a, Expr b);
@@ -381,6 +424,10 @@ Expr max(Expr source, std::vector<IterVar> axes);
 Expr max(Expr source, std::vector<IterVar> axes, Expr init);
 Expr min(Expr source, std::vector<IterVar> axes);
 Expr min(Expr source, std::vector<IterVar> axes, Expr init);
+Expr prod(Expr source, std::vector<IterVar> axes);
+// The reduction `op` of `source` over `axes`, and one step of it on two values (a + b, max, ...).
+Expr reduce(ReduceOp op, Expr source, std::vector<IterVar> axes);
+Expr reduce_step(ReduceOp op, Expr a, Expr b);
 
 // The value of an integer (or bool) immediate; nullopt for anything else.
 std::optional<int64_t> as_const_int(const Expr& e);

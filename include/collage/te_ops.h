@@ -108,6 +108,9 @@ void register_rotary_op(TeOpRegistry& r);       // RotaryEmbedding
 void register_conv_integer_op(TeOpRegistry& r);  // ConvInteger (u8/i8, i32 sums)
 void register_gather_nd_op(TeOpRegistry& r);     // GatherND
 void register_scatter_ops(TeOpRegistry& r);      // ScatterElements, ScatterND
+void register_cumulative_ops(TeOpRegistry& r);   // CumSum, CumProd
+// BitwiseAnd/Or/Xor/Not, BitShift, BitCast
+void register_bitwise_ops(TeOpRegistry& r);
 // QuantizeLinear, DequantizeLinear (per tensor and per axis), DynamicQuantizeLinear on f32.
 void register_quantize_ops(TeOpRegistry& r);
 void register_grid_sample_op(TeOpRegistry& r);  // GridSample  // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss

@@ -53,12 +53,62 @@ std::string_view intrinsic_name(Intrinsic f) {
       return "ceil";
     case Intrinsic::round:
       return "round";
+    case Intrinsic::sin:
+      return "sin";
+    case Intrinsic::cos:
+      return "cos";
+    case Intrinsic::tan:
+      return "tan";
+    case Intrinsic::asin:
+      return "asin";
+    case Intrinsic::acos:
+      return "acos";
+    case Intrinsic::atan:
+      return "atan";
+    case Intrinsic::sinh:
+      return "sinh";
+    case Intrinsic::cosh:
+      return "cosh";
+    case Intrinsic::asinh:
+      return "asinh";
+    case Intrinsic::acosh:
+      return "acosh";
+    case Intrinsic::atanh:
+      return "atanh";
+    case Intrinsic::bit_and:
+      return "bit_and";
+    case Intrinsic::bit_or:
+      return "bit_or";
+    case Intrinsic::bit_xor:
+      return "bit_xor";
+    case Intrinsic::bit_not:
+      return "bit_not";
+    case Intrinsic::shift_left:
+      return "shift_left";
+    case Intrinsic::shift_right:
+      return "shift_right";
+    case Intrinsic::reinterpret:
+      return "reinterpret";
   }
   return "?";
 }
 
 int intrinsic_arity(Intrinsic f) {
-  return f == Intrinsic::pow ? 2 : 1;
+  switch (f) {
+    case Intrinsic::pow:
+    case Intrinsic::bit_and:
+    case Intrinsic::bit_or:
+    case Intrinsic::bit_xor:
+    case Intrinsic::shift_left:
+    case Intrinsic::shift_right:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+bool is_bit_intrinsic(Intrinsic f) {
+  return f >= Intrinsic::bit_and;
 }
 
 std::string_view reduce_op_name(ReduceOp op) {
@@ -69,6 +119,8 @@ std::string_view reduce_op_name(ReduceOp op) {
       return "max";
     case ReduceOp::min:
       return "min";
+    case ReduceOp::prod:
+      return "prod";
   }
   return "?";
 }
@@ -240,8 +292,9 @@ Expr select(Expr cond, Expr true_value, Expr false_value) {
 }
 
 Expr call(Intrinsic f, std::vector<Expr> args) {
-  for (Expr& a : args) a = to_float(a);
-  if (f == Intrinsic::pow && args.size() == 2 && args[0].defined() && args[1].defined()) {
+  if (!is_bit_intrinsic(f))
+    for (Expr& a : args) a = to_float(a);
+  if (intrinsic_arity(f) == 2 && args.size() == 2 && args[0].defined() && args[1].defined()) {
     promote(args[0], args[1]);
   }
   DType t = !args.empty() && args[0].defined() ? args[0].dtype() : DType::f32;
@@ -311,6 +364,62 @@ Expr ceil(Expr x) {
 }
 Expr round(Expr x) {
   return call(Intrinsic::round, {std::move(x)});
+}
+
+Expr sin(Expr x) {
+  return call(Intrinsic::sin, {std::move(x)});
+}
+Expr cos(Expr x) {
+  return call(Intrinsic::cos, {std::move(x)});
+}
+Expr tan(Expr x) {
+  return call(Intrinsic::tan, {std::move(x)});
+}
+Expr asin(Expr x) {
+  return call(Intrinsic::asin, {std::move(x)});
+}
+Expr acos(Expr x) {
+  return call(Intrinsic::acos, {std::move(x)});
+}
+Expr atan(Expr x) {
+  return call(Intrinsic::atan, {std::move(x)});
+}
+Expr sinh(Expr x) {
+  return call(Intrinsic::sinh, {std::move(x)});
+}
+Expr cosh(Expr x) {
+  return call(Intrinsic::cosh, {std::move(x)});
+}
+Expr asinh(Expr x) {
+  return call(Intrinsic::asinh, {std::move(x)});
+}
+Expr acosh(Expr x) {
+  return call(Intrinsic::acosh, {std::move(x)});
+}
+Expr atanh(Expr x) {
+  return call(Intrinsic::atanh, {std::move(x)});
+}
+Expr bit_and(Expr a, Expr b) {
+  return call(Intrinsic::bit_and, {std::move(a), std::move(b)});
+}
+Expr bit_or(Expr a, Expr b) {
+  return call(Intrinsic::bit_or, {std::move(a), std::move(b)});
+}
+Expr bit_xor(Expr a, Expr b) {
+  return call(Intrinsic::bit_xor, {std::move(a), std::move(b)});
+}
+Expr bit_not(Expr a) {
+  return call(Intrinsic::bit_not, {std::move(a)});
+}
+Expr shift_left(Expr a, Expr n) {
+  return call(Intrinsic::shift_left, {std::move(a), std::move(n)});
+}
+Expr shift_right(Expr a, Expr n) {
+  return call(Intrinsic::shift_right, {std::move(a), std::move(n)});
+}
+Expr reinterpret(DType t, Expr v) {
+  std::vector<Expr> args = {std::move(v)};
+  return Expr(std::make_shared<CallNode>(t, Intrinsic::reinterpret, std::move(args)));
 }
 
 Expr operator+(Expr a, Expr b) {
@@ -398,6 +507,8 @@ Expr reduce_identity(ReduceOp op, DType t) {
     case ReduceOp::min:
       if (is_float(t)) return make_float(t, std::numeric_limits<double>::infinity());
       return make_int(t, int_limits(t).second);
+    case ReduceOp::prod:
+      return make_const(t, 1);
   }
   return Expr();
 }
@@ -429,6 +540,26 @@ Expr min(Expr source, std::vector<IterVar> axes) {
 }
 Expr min(Expr source, std::vector<IterVar> axes, Expr init) {
   return make_reduce(ReduceOp::min, std::move(source), std::move(axes), std::move(init));
+}
+
+Expr prod(Expr source, std::vector<IterVar> axes) {
+  return make_reduce(ReduceOp::prod, std::move(source), std::move(axes), Expr());
+}
+Expr reduce(ReduceOp op, Expr source, std::vector<IterVar> axes) {
+  return make_reduce(op, std::move(source), std::move(axes), Expr());
+}
+Expr reduce_step(ReduceOp op, Expr a, Expr b) {
+  switch (op) {
+    case ReduceOp::sum:
+      return std::move(a) + std::move(b);
+    case ReduceOp::max:
+      return maximum(std::move(a), std::move(b));
+    case ReduceOp::min:
+      return minimum(std::move(a), std::move(b));
+    case ReduceOp::prod:
+      return std::move(a) * std::move(b);
+  }
+  return Expr();
 }
 
 std::optional<int64_t> as_const_int(const Expr& e) {

@@ -115,7 +115,9 @@ Expr ExprMutator::mutate_Cast(const CastNode& n, const Expr& e) {
 Expr ExprMutator::mutate_Call(const CallNode& n, const Expr& e) {
   bool changed = false;
   std::vector<Expr> args = mutate_all(*this, n.args, changed);
-  return changed ? call(n.op, std::move(args)) : e;
+  if (!changed) return e;
+  return n.op == Intrinsic::reinterpret ? reinterpret(n.dtype, std::move(args[0]))
+                                        : call(n.op, std::move(args));
 }
 Expr ExprMutator::mutate_ProducerLoad(const ProducerLoadNode& n, const Expr& e) {
   bool changed = false;

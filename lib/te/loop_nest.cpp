@@ -57,18 +57,6 @@ Stmt wrap_guards(const std::vector<Guard>& guards, int level, bool init_nest, St
   return cond.defined() ? make_if(cond, std::move(body)) : body;
 }
 
-Expr combine(ReduceOp op, Expr acc, Expr value) {
-  switch (op) {
-    case ReduceOp::sum:
-      return acc + value;
-    case ReduceOp::max:
-      return maximum(acc, value);
-    case ReduceOp::min:
-      return minimum(acc, value);
-  }
-  return Expr();
-}
-
 }  // namespace
 
 absl::StatusOr<Stmt> build_stage_nest(LowerState& st, int index) {
@@ -127,7 +115,7 @@ absl::StatusOr<Stmt> build_stage_nest(LowerState& st, int index) {
     Expr src = substitute(reduce->source, info.root_value);
     Expr init = substitute(reduce->init, info.root_value);
     init_store = make_store(info.buffer, local, init);
-    main_store = make_store(info.buffer, local, combine(reduce->op, s.tensor(global), src));
+    main_store = make_store(info.buffer, local, reduce_step(reduce->op, s.tensor(global), src));
   } else {
     main_store = make_store(info.buffer, local, substitute(info.body, info.root_value));
   }

@@ -19,6 +19,8 @@ TeOpRegistry default_te_ops(const codegen::TargetSpec& target) {
   register_conv_integer_op(r);
   register_gather_nd_op(r);
   register_scatter_ops(r);
+  register_cumulative_ops(r);
+  register_bitwise_ops(r);
   register_quantize_ops(r);
   register_resize_op(r);
   register_conv_ops(r);

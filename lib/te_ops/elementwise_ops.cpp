@@ -17,12 +17,13 @@ using te::Expr;
 // f(x) with x loaded in its compute type (f16/bf16 widened to f32); `t` is the input's dtype.
 using UnaryFn = std::function<Expr(const Node& node, Expr x, DType t)>;
 
-// An elementwise operator out = f(x). `float_only` refuses integer inputs.
+// An elementwise operator out = f(x). `float_only` refuses integer inputs (f64 computes in f64,
+// f16 and bf16 in f32).
 TeOpDef unary(UnaryFn f, bool float_only) {
   return {[f, float_only](const Graph& g, const Node& node,
                           std::span<const te::Tensor> in) -> absl::StatusOr<std::vector<te::Tensor>> {
     const DType t = in[0].dtype();
-    if (t == DType::boolean || (float_only && !is_float_like(t)))
+    if (t == DType::boolean || (float_only && !is_float(t)))
       return node_error(node, str_cat("input dtype ", dtype_name(t), " is not supported"));
     const TensorType& out = output_type(g, node);
     te::Tensor x = in[0];

@@ -18,9 +18,12 @@ using Outputs = absl::StatusOr<std::vector<te::Tensor>>;
 
 std::vector<Expr> as_exprs(const std::vector<te::Var>& v) { return {v.begin(), v.end()}; }
 
+// The node's output computed by `f`, in the output's type (a select between f16 or bf16 values
+// computes in f32: Pad's fill, Concat's parts).
 te::Tensor one(const Graph& g, const Node& node, const std::function<Expr(const std::vector<Expr>&)>& f) {
+  const TensorType& out = output_type(g, node);
   return te::compute(
-      output_type(g, node).shape, [&](const std::vector<te::Var>& i) { return f(as_exprs(i)); },
+      out.shape, [&](const std::vector<te::Var>& i) { return cast_to(out.dtype, f(as_exprs(i))); },
       tensor_name(node));
 }
 

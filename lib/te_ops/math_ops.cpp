@@ -1,6 +1,6 @@
 // TE computes of the elementwise operators ONNX coverage added to the IR (see lib/ops/
 // elementwise_math.cpp, elementwise_logic.cpp, elementwise_compare.cpp, elementwise_variadic.cpp):
-// Floor, Ceil, Round, Sign, Shrink, the activations with parameters (Elu, Celu, Selu,
+// the trigonometric and hyperbolic functions, Floor, Ceil, Round, Sign, Shrink, the activations with parameters (Elu, Celu, Selu,
 // ThresholdedRelu, Swish, Softplus, Softsign, Mish), IsNaN, IsInf, Not, And, Or, Xor,
 // GreaterOrEqual, LessOrEqual, Mod, and Max, Min, Sum, Mean over any number of inputs.
 // Floats are computed in f32 (f16 and bf16 widened), as the reference computes them.
@@ -96,6 +96,17 @@ Expr mod(const Node& n, const std::vector<Expr>& x, DType t) {
 }  // namespace
 
 void register_math_ops(TeOpRegistry& r) {
+  r.add("Sin", float_unary([](const Node&, Expr x) { return te::sin(x); }));
+  r.add("Cos", float_unary([](const Node&, Expr x) { return te::cos(x); }));
+  r.add("Tan", float_unary([](const Node&, Expr x) { return te::tan(x); }));
+  r.add("Asin", float_unary([](const Node&, Expr x) { return te::asin(x); }));
+  r.add("Acos", float_unary([](const Node&, Expr x) { return te::acos(x); }));
+  r.add("Atan", float_unary([](const Node&, Expr x) { return te::atan(x); }));
+  r.add("Sinh", float_unary([](const Node&, Expr x) { return te::sinh(x); }));
+  r.add("Cosh", float_unary([](const Node&, Expr x) { return te::cosh(x); }));
+  r.add("Asinh", float_unary([](const Node&, Expr x) { return te::asinh(x); }));
+  r.add("Acosh", float_unary([](const Node&, Expr x) { return te::acosh(x); }));
+  r.add("Atanh", float_unary([](const Node&, Expr x) { return te::atanh(x); }));
   r.add("Floor", float_unary([](const Node&, Expr x) { return te::floor(x); }));
   r.add("Ceil", float_unary([](const Node&, Expr x) { return te::ceil(x); }));
   r.add("Round", float_unary([](const Node&, Expr x) { return te::round(x); }));

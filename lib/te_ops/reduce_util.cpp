@@ -15,18 +15,6 @@ namespace {
 // every vector width), so that a reduction over a contiguous axis runs on vectors.
 constexpr int64_t kPartials = 16;
 
-Expr combine(te::ReduceOp op, const Expr& src, const std::vector<te::IterVar>& axes) {
-  switch (op) {
-    case te::ReduceOp::sum:
-      return te::sum(src, axes);
-    case te::ReduceOp::max:
-      return te::max(src, axes);
-    case te::ReduceOp::min:
-      break;
-  }
-  return te::min(src, axes);
-}
-
 
 te::Tensor reduce_direct(const Shape& shape, const std::vector<bool>& reduced, bool keepdims,
                          te::ReduceOp op,
@@ -55,7 +43,7 @@ te::Tensor reduce_direct(const Shape& shape, const std::vector<bool>& reduced, b
             idx.push_back(i[o++]);
           }
         }
-        return combine(op, source(idx), axes);
+        return te::reduce(op, source(idx), axes);
       },
       name);
 }
@@ -108,7 +96,7 @@ te::Tensor reduce_over(const Shape& shape, const std::vector<bool>& reduced, boo
       [&](const std::vector<te::Var>& i) {
         std::vector<Expr> idx = kept(i);
         idx.push_back(l);
-        return combine(op, partial(idx), {l});
+        return te::reduce(op, partial(idx), {l});
       },
       full == n ? name : name + ".blocks");
   if (full == n) return combined;
@@ -128,9 +116,7 @@ te::Tensor reduce_over(const Shape& shape, const std::vector<bool>& reduced, boo
       [&](const std::vector<te::Var>& i) {
         std::vector<Expr> idx(i.begin(), i.end());
         Expr a = combined(idx), b = tail(idx);
-        return op == te::ReduceOp::sum ? a + b
-               : op == te::ReduceOp::max ? te::maximum(a, b)
-                                         : te::minimum(a, b);
+        return te::reduce_step(op, a, b);
       },
       name);
 }

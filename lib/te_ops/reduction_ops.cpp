@@ -1,4 +1,4 @@
-// TE computes of the reductions and of the operators built on them: ReduceSum/Mean/Max/Min,
+// TE computes of the reductions and of the operators built on them: ReduceSum/Mean/Max/Min/Prod,
 // ArgMax, ArgMin, Softmax, LogSoftmax, LayerNormalization, RMSNormalization and
 // InstanceNormalization. Statistics accumulate in f32.
 #include <functional>
@@ -18,7 +18,7 @@ namespace {
 using te::Expr;
 using Outputs = absl::StatusOr<std::vector<te::Tensor>>;
 
-// ReduceSum, ReduceMean, ReduceMax, ReduceMin.
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd.
 TeOpDef reduce_op(te::ReduceOp op, bool mean) {
   return {[op, mean](const Graph& g, const Node& node, std::span<const te::Tensor> in) -> Outputs {
     const auto& a = node.get<ReduceAttrs>();
@@ -279,6 +279,7 @@ void register_reduction_ops(TeOpRegistry& r) {
   r.add("ReduceMean", reduce_op(te::ReduceOp::sum, true));
   r.add("ReduceMax", reduce_op(te::ReduceOp::max, false));
   r.add("ReduceMin", reduce_op(te::ReduceOp::min, false));
+  r.add("ReduceProd", reduce_op(te::ReduceOp::prod, false));
   r.add("ArgMax", {[](const Graph& g, const Node& n, std::span<const te::Tensor> in) {
                      return arg_extreme(g, n, in, false);
                    }, nullptr});

@@ -1,9 +1,9 @@
 // TE computes of ScatterElements and ScatterND (lib/ops/tensor_index.cpp defines them): each
 // output element scans the update positions that could land on it. With reduction "none" the
 // last matching update wins (found as the largest matching position, then read), as the
-// reference writes updates in order; "add", "max" and "min" combine every match with the data.
-// "mul" has no TE reduction and is refused. Out-of-range indices match nothing (the reference
-// refuses them); reads are clamped into range.
+// reference writes updates in order; "add", "mul", "max" and "min" combine every match with the
+// data. Out-of-range indices match nothing (the reference refuses them); reads are clamped into
+// range.
 #include <functional>
 
 #include "collage/ops/indexing.h"
@@ -36,8 +36,6 @@ Outputs scatter(const Graph& g, const Node& node, const te::Tensor& data,
                 const std::function<Scan(const std::vector<Expr>& j)>& scan) {
   const std::string& reduction = node.get<ScatterAttrs>().reduction;
   const TensorType& out = output_type(g, node);
-  if (reduction == "mul")
-    return node_error(node, "reduction 'mul' is not supported by generated code");
   if (reduction != "none" && out.dtype == DType::boolean)
     return node_error(node, str_cat("reduction '", reduction, "' on bool data"));
   const std::string name = tensor_name(node);
@@ -72,6 +70,7 @@ Outputs scatter(const Graph& g, const Node& node, const te::Tensor& data,
         name)};
   }
   const te::ReduceOp op = reduction == "add"   ? te::ReduceOp::sum
+                          : reduction == "mul" ? te::ReduceOp::prod
                           : reduction == "max" ? te::ReduceOp::max
                                                : te::ReduceOp::min;
   te::Tensor acc = te::compute(
@@ -83,9 +82,7 @@ Outputs scatter(const Graph& g, const Node& node, const te::Tensor& data,
         if (is_float_like(u.dtype())) u = cast_to(DType::f32, u);
         Expr none = te::reduce_identity(op, u.dtype());
         Expr v = te::select(s.match(r), u, none);
-        return op == te::ReduceOp::sum   ? te::sum(v, {r})
-               : op == te::ReduceOp::max ? te::max(v, {r})
-                                         : te::min(v, {r});
+        return te::reduce(op, v, {r});
       },
       name + ".acc");
   return std::vector<te::Tensor>{te::compute(
@@ -95,10 +92,7 @@ Outputs scatter(const Graph& g, const Node& node, const te::Tensor& data,
         Expr d = data(j);
         if (is_float_like(d.dtype())) d = cast_to(DType::f32, d);
         Expr a = acc(j);
-        Expr v = op == te::ReduceOp::sum   ? d + a
-                 : op == te::ReduceOp::max ? te::maximum(d, a)
-                                           : te::minimum(d, a);
-        return cast_to(out.dtype, v);
+        return cast_to(out.dtype, te::reduce_step(op, d, a));
       },
       name)};
 }

@@ -382,6 +382,46 @@ TEST_CASE("an artifact resizes by scales and sizes given at run time for listed 
   CHECK_THAT(message, Catch::Contains("Resize") && Catch::Contains("scale 0 for axis 2 must be > 0"));
 }
 
+// x of `t` [3x4], axes i64[1] -> ReduceSum(x, axes) -> Log, Cos, Sin (each an output): the
+// functions after a reduction over axes given at run time (ReduceLogSum's expansion).
+Graph functions_graph(const Context& ctx, DType t) {
+  GraphBuilder b(ctx, "functions");
+  const ValueId x = b.add_input("x", {t, {3, 4}});
+  const ValueId axes = b.add_input("axes", {DType::i64, {1}});
+  const ValueId sum = *b.add("ReduceSum", {x, axes});
+  for (const char* op : {"Log", "Cos", "Sin"}) b.add_output(*b.add(op, {sum}));
+  auto g = b.finish();
+  REQUIRE(g.ok());
+  return std::move(*g);
+}
+
+TEST_CASE("the dynamic module takes Log, Cos and Sin on f32 and f64", "[runtime][dynamic-shapes]") {
+  Context ctx;
+  for (DType t : {DType::f32, DType::f64}) {
+    INFO(dtype_name(t));
+    const Graph g = functions_graph(ctx, t);
+    BackendRegistry backends = backends_with_dynamic();
+    auto model = compile_placement(ctx, backends, g, split_placement(g));
+    INFO(model.status().ToString());
+    REQUIRE(model.ok());
+    Tensor x = random_f32({3, 4}, 6, 0.1f, 2.f);
+    if (t == DType::f64) {
+      Tensor x64(DType::f64, {3, 4});
+      for (int64_t i = 0; i < 12; ++i) x64.data<double>()[i] = x.data<float>()[i];
+      x = x64;
+    }
+    for (int64_t axis : {0, 1, -1}) {
+      const std::vector<Tensor> in = {x, Tensor::from_i64({1}, std::vector<int64_t>{axis})};
+      auto got = model->run(in);
+      INFO(got.status().ToString());
+      REQUIRE(got.ok());
+      auto want = run_reference(g, in);
+      REQUIRE(want.ok());
+      for (size_t i = 0; i < 3; ++i) CHECK(max_relative_error((*got)[i], (*want)[i]) < 1e-6);
+    }
+  }
+}
+
 TEST_CASE("in process, the dynamic backend runs the same kernels", "[runtime][dynamic-shapes]") {
   Context ctx;
   const Graph g = nonzero_graph(ctx);

@@ -46,9 +46,11 @@ TEST_CASE("te_ops: Concat and Split along any axis", "[te_ops]") {
     const int64_t k = axis < 0 ? 2 : axis;
     b[k] = 5;
     c[k] = 1;
-    check_group(native_backend(),
-                single_op_graph(ctx, "Concat", {{DType::f32, a}, {DType::f32, b}, {DType::f32, c}},
-                                make_attrs<ConcatAttrs>([&](auto& x) { x.axis = axis; })));
+    // f16 and bf16 parts are selected in f32 and stored back in their own type.
+    for (DType t : {DType::f32, DType::f16, DType::bf16})
+      check_group(native_backend(),
+                  single_op_graph(ctx, "Concat", {{t, a}, {t, b}, {t, c}},
+                                  make_attrs<ConcatAttrs>([&](auto& x) { x.axis = axis; })));
     check_group(native_backend(), single_op_graph(ctx, "Split", {{DType::f32, {4, 9, 37}}},
                                                   make_attrs<SplitAttrs>([&](auto& x) {
                                                     x.axis = axis;
@@ -120,7 +122,8 @@ TEST_CASE("te_ops: Pad in constant, reflect and edge modes, with cropping", "[te
         a.mode = mode;
         a.value = 1.5f;
       });
-      check_group(native_backend(), single_op_graph(ctx, "Pad", {{DType::f32, {3, 5, 7}}}, attrs));
+      for (DType t : {DType::f32, DType::f16, DType::bf16})
+        check_group(native_backend(), single_op_graph(ctx, "Pad", {{t, {3, 5, 7}}}, attrs));
     }
 }
 

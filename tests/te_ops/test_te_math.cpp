@@ -1,6 +1,7 @@
-// Conformance of the TE computes added for ONNX coverage (lib/te_ops/math_ops.cpp,
-// indexing_ops.cpp, norm_extra_ops.cpp, and ReduceMin, ArgMin, RMSNormalization in reduction_ops.cpp) against the
-// reference kernels, and the extra outputs of LayerNormalization.
+// Conformance of the TE computes added for ONNX coverage (lib/te_ops/math_ops.cpp with the
+// trigonometric and hyperbolic functions, indexing_ops.cpp, norm_extra_ops.cpp, and ReduceMin,
+// ArgMin, RMSNormalization in reduction_ops.cpp) against the reference kernels, and the extra
+// outputs of LayerNormalization.
 #include <catch2/catch.hpp>
 
 #include "collage/ops/elementwise.h"
@@ -204,4 +205,22 @@ TEST_CASE("te_ops: Hardmax and LpNormalization along an axis", "[te_ops]") {
   check_group(native_backend(),
               single_op_graph(ctx, "LpNormalization", {{DType::f32, {2, 3}}}, nullptr,
                               {Tensor::from_f32({2, 3}, std::vector<float>{0, 0, 0, 1, -2, 2})}));
+}
+
+TEST_CASE("te_ops: trigonometric and hyperbolic functions", "[te_ops]") {
+  Context ctx;
+  struct Case {
+    const char* op;
+    float lo, hi;  // inside the function's domain
+  };
+  for (const Case& c : {Case{"Sin", -7.f, 7.f}, Case{"Cos", -7.f, 7.f}, Case{"Tan", -1.4f, 1.4f},
+                        Case{"Asin", -1.f, 1.f}, Case{"Acos", -1.f, 1.f}, Case{"Atan", -9.f, 9.f},
+                        Case{"Sinh", -4.f, 4.f}, Case{"Cosh", -4.f, 4.f}, Case{"Asinh", -9.f, 9.f},
+                        Case{"Acosh", 1.f, 9.f}, Case{"Atanh", -0.99f, 0.99f}}) {
+    for (DType t : {DType::f32, DType::f16, DType::f64}) {
+      INFO(c.op << " " << dtype_name(t));
+      check_group(native_backend(), single_op_graph(ctx, c.op, {{t, {3, 37}}}),
+                  {.tolerance = 1e-5, .lo = c.lo, .hi = c.hi, .claim = true});
+    }
+  }
 }

@@ -225,6 +225,7 @@ void cast(const Value& x, Outputs& out) {
     const From* in = x.as<From>();
     switch (to) {
       case COLLAGE_DTYPE_F32: convert(in, reinterpret_cast<float*>(o), n); return;
+      case COLLAGE_DTYPE_F64: convert(in, reinterpret_cast<double*>(o), n); return;
       case COLLAGE_DTYPE_I64: convert(in, reinterpret_cast<int64_t*>(o), n); return;
       case COLLAGE_DTYPE_I32: convert(in, reinterpret_cast<int32_t*>(o), n); return;
       case COLLAGE_DTYPE_I8: convert(in, reinterpret_cast<int8_t*>(o), n); return;
@@ -234,6 +235,7 @@ void cast(const Value& x, Outputs& out) {
   };
   switch (x.dtype) {
     case COLLAGE_DTYPE_F32: from_type(static_cast<float*>(nullptr)); return;
+    case COLLAGE_DTYPE_F64: from_type(static_cast<double*>(nullptr)); return;
     case COLLAGE_DTYPE_I64: from_type(static_cast<int64_t*>(nullptr)); return;
     case COLLAGE_DTYPE_I32: from_type(static_cast<int32_t*>(nullptr)); return;
     case COLLAGE_DTYPE_I8: from_type(static_cast<int8_t*>(nullptr)); return;

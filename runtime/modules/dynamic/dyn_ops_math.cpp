@@ -1,6 +1,7 @@
 // Elementwise arithmetic in the dynamic module: Add, Sub, Mul, Div, Greater, Less and Equal with
-// numpy broadcasting, and Relu, Sigmoid, Exp, Neg, Abs and Sqrt, on f32, i32 and i64 (Equal on
-// bool too). Integer division truncates toward zero, and by zero is an error.
+// numpy broadcasting, and Relu, Sigmoid, Exp, Log, Cos, Sin, Neg, Abs and Sqrt, on f32, f64, i32
+// and i64 (Equal on bool too; the float functions on f32 and f64 only, f32 computed in float as
+// the reference does). Integer division truncates toward zero, and by zero is an error.
 #include <cmath>
 #include <type_traits>
 
@@ -13,6 +14,7 @@ template <typename F>
 void dispatch_number(int32_t dtype, F&& f) {
   switch (dtype) {
     case COLLAGE_DTYPE_F32: f(static_cast<float*>(nullptr)); return;
+    case COLLAGE_DTYPE_F64: f(static_cast<double*>(nullptr)); return;
     case COLLAGE_DTYPE_I64: f(static_cast<int64_t*>(nullptr)); return;
     case COLLAGE_DTYPE_I32: f(static_cast<int32_t*>(nullptr)); return;
     case COLLAGE_DTYPE_BOOL: f(static_cast<uint8_t*>(nullptr)); return;
@@ -99,26 +101,32 @@ void binary(DynOp op, const Value& a, const Value& b, Outputs& out) {
 }
 
 void unary(DynOp op, const Value& x, Outputs& out) {
-  if (x.dtype != COLLAGE_DTYPE_F32 && !(op == DynOp::relu || op == DynOp::neg || op == DynOp::abs))
-    throw KernelError(std::string(dyn_op_name(op)) + " takes f32 here, not " +
+  if (x.dtype != COLLAGE_DTYPE_F32 && x.dtype != COLLAGE_DTYPE_F64 &&
+      !(op == DynOp::relu || op == DynOp::neg || op == DynOp::abs))
+    throw KernelError(std::string(dyn_op_name(op)) + " takes f32 or f64 here, not " +
                       type_text(x.dtype, x.shape));
   dispatch_number(x.dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     if constexpr (std::is_same_v<T, uint8_t>) {
       throw KernelError(std::string(dyn_op_name(op)) + " does not take bool");
     } else {
+      using F = std::conditional_t<std::is_same_v<T, double>, double, float>;
       const T* in = x.as<T>();
       T* o = out.make_as<T>(0, x.shape);
       const int64_t n = x.numel();
       for (int64_t i = 0; i < n; ++i) {
         const T v = in[i];
+        const F f = static_cast<F>(v);
         switch (op) {
           case DynOp::relu: o[i] = v > T(0) ? v : T(0); break;
           case DynOp::neg: o[i] = T(-v); break;
           case DynOp::abs: o[i] = v < T(0) ? T(-v) : v; break;
-          case DynOp::sigmoid: o[i] = T(1 / (1 + std::exp(-static_cast<float>(v)))); break;
-          case DynOp::exp: o[i] = T(std::exp(static_cast<float>(v))); break;
-          default: o[i] = T(std::sqrt(static_cast<float>(v))); break;
+          case DynOp::sigmoid: o[i] = T(1 / (1 + std::exp(-f))); break;
+          case DynOp::exp: o[i] = T(std::exp(f)); break;
+          case DynOp::log: o[i] = T(std::log(f)); break;
+          case DynOp::cos: o[i] = T(std::cos(f)); break;
+          case DynOp::sin: o[i] = T(std::sin(f)); break;
+          default: o[i] = T(std::sqrt(f)); break;
         }
       }
     }
@@ -144,6 +152,9 @@ bool run_math_op(const DynParams& p, const std::vector<Value>& in, Outputs& out)
     case DynOp::neg:
     case DynOp::abs:
     case DynOp::sqrt:
+    case DynOp::log:
+    case DynOp::cos:
+    case DynOp::sin:
       unary(p.op, in[0], out);
       return true;
     default:

@@ -1,5 +1,5 @@
 // Reductions in the dynamic module: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd,
-// ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum and ReduceLogSumExp on f32, i32 and i64 (Max
+// ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum and ReduceLogSumExp on f32, f64, i32 and i64 (Max
 // and Min on bool too), over
 // axes known only at run time. ONNX semantics as the reference kernels (lib/ops/reduction.cpp)
 // define them: float sums accumulate in double, NaN propagates through Max and Min, an empty
@@ -140,6 +140,7 @@ bool run_reduce_op(const DynParams& p, const std::vector<Value>& in, Outputs& ou
   const ReducePlan plan = plan_of(p, x.shape);
   switch (x.dtype) {
     case COLLAGE_DTYPE_F32: reduce<float>(p.op, x, plan, out); break;
+    case COLLAGE_DTYPE_F64: reduce<double>(p.op, x, plan, out); break;
     case COLLAGE_DTYPE_I32: reduce<int32_t>(p.op, x, plan, out); break;
     case COLLAGE_DTYPE_I64: reduce<int64_t>(p.op, x, plan, out); break;
     case COLLAGE_DTYPE_BOOL:
@@ -148,7 +149,7 @@ bool run_reduce_op(const DynParams& p, const std::vector<Value>& in, Outputs& ou
       reduce<bool>(p.op, x, plan, out);
       break;
     default:
-      throw KernelError(std::string(dyn_op_name(p.op)) + " takes f32, i32, i64 or bool here, not " +
+      throw KernelError(std::string(dyn_op_name(p.op)) + " takes f32, f64, i32, i64 or bool here, not " +
                         type_text(x.dtype, x.shape));
   }
   return true;

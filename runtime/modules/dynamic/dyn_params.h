@@ -45,6 +45,7 @@ enum class DynOp : uint8_t {
   split,              // split (empty: equal pieces, one per output), [axis]
   resize,             // roi, scales, sizes, modes, float parameters, axes (dyn_ops_resize.cpp)
   top_k,              // k, [axis], [largest], [sorted]
+  log, cos, sin,      // - (appended: the codes above are stored in artifacts)
   count_,
 };
 
