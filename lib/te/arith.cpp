@@ -57,27 +57,35 @@ int64_t floor_mod(int64_t a, int64_t b) {
   return a - floor_div(a, b) * b;
 }
 
-namespace {
-
-Interval type_range(DType t) {
+std::pair<int64_t, int64_t> int_limits(DType t) {
   switch (t) {
     case DType::boolean:
       return {0, 1};
     case DType::i8:
-      return {-128, 127};
+      return {std::numeric_limits<int8_t>::min(), std::numeric_limits<int8_t>::max()};
     case DType::i16:
       return {std::numeric_limits<int16_t>::min(), std::numeric_limits<int16_t>::max()};
+    case DType::i32:
+      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
     case DType::u8:
       return {0, std::numeric_limits<uint8_t>::max()};
     case DType::u16:
       return {0, std::numeric_limits<uint16_t>::max()};
     case DType::u32:
       return {0, std::numeric_limits<uint32_t>::max()};
-    case DType::i32:
-      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    case DType::u64:
+      return {0, -1};
     default:
-      return {};
+      return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
   }
+}
+
+namespace {
+
+Interval type_range(DType t) {
+  if (t == DType::u64) return {};  // its range does not fit the signed interval
+  const auto [lo, hi] = int_limits(t);
+  return {lo, hi};
 }
 
 Interval intersect(Interval a, Interval b) {

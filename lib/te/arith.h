@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "collage/loop_ir.h"
@@ -20,6 +21,10 @@ struct Interval {
   bool bounded() const { return lo != kNegInf && hi != kPosInf; }
   bool is_point() const { return bounded() && lo == hi; }
 };
+
+// The smallest and largest value of an integer or bool type (u64's largest as its bit
+// pattern, -1); the int64 range for i64 and every other type.
+std::pair<int64_t, int64_t> int_limits(DType t);
 
 // Saturating interval arithmetic.
 int64_t sat_add(int64_t a, int64_t b);

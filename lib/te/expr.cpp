@@ -6,6 +6,7 @@
 
 #include "collage/loop_ir.h"
 #include "collage/te.h"
+#include "arith.h"
 
 namespace collage::te {
 
@@ -471,42 +472,16 @@ Expr operator!(Expr a) {
   return logical_not(std::move(a));
 }
 
-namespace {
-// Smallest and largest value of an integer type (u64's largest as its bit pattern, -1).
-std::pair<int64_t, int64_t> int_limits(DType t) {
-  switch (t) {
-    case DType::boolean:
-      return {0, 1};
-    case DType::i8:
-      return {std::numeric_limits<int8_t>::min(), std::numeric_limits<int8_t>::max()};
-    case DType::i16:
-      return {std::numeric_limits<int16_t>::min(), std::numeric_limits<int16_t>::max()};
-    case DType::i32:
-      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
-    case DType::u8:
-      return {0, std::numeric_limits<uint8_t>::max()};
-    case DType::u16:
-      return {0, std::numeric_limits<uint16_t>::max()};
-    case DType::u32:
-      return {0, std::numeric_limits<uint32_t>::max()};
-    case DType::u64:
-      return {0, -1};
-    default:
-      return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
-  }
-}
-}  // namespace
-
 Expr reduce_identity(ReduceOp op, DType t) {
   switch (op) {
     case ReduceOp::sum:
       return make_const(t, 0);
     case ReduceOp::max:
       if (is_float(t)) return make_float(t, -std::numeric_limits<double>::infinity());
-      return make_int(t, int_limits(t).first);
+      return make_int(t, arith::int_limits(t).first);
     case ReduceOp::min:
       if (is_float(t)) return make_float(t, std::numeric_limits<double>::infinity());
-      return make_int(t, int_limits(t).second);
+      return make_int(t, arith::int_limits(t).second);
     case ReduceOp::prod:
       return make_const(t, 1);
   }
