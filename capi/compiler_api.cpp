@@ -169,6 +169,14 @@ absl::Status options_of(const collage_compile_options_t* in, collage::CompileOpt
     if (!executor.ok()) return executor.status();
     out.placement.executor = *executor;
   }
+  if (o.zipmap && *o.zipmap) {
+    const std::string_view zipmap = o.zipmap;
+    if (zipmap != "refuse" && zipmap != "probabilities")
+      return absl::InvalidArgumentError("zipmap: '" + std::string(zipmap) +
+                                        "' is not refuse or probabilities");
+    out.import.onnx.zipmap = zipmap == "probabilities" ? collage::ZipMapMode::probabilities
+                                                       : collage::ZipMapMode::refuse;
+  }
   relay_progress(Progress{o.progress, o.progress_user_data}, out);
   return batch_range_of(o, out);
 }

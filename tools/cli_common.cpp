@@ -22,7 +22,14 @@ void ModelArgs::declare(ArgParser& parser) {
                   "compile: a batch range, input=1..32x3x224x224, makes an artifact that\n"
                   "runs any batch from 1 to 32",
                   &input_shape_specs);
+  parser.option("--zipmap", "MODE",
+                "what an ai.onnx.ml ZipMap node (a sequence of maps) becomes: refuse (the\n"
+                "default: an error naming the node) or probabilities (its input, the\n"
+                "f32 [batch, classes] probability tensor, is the output)",
+                &zipmap);
   parser.check([this]() -> std::optional<std::string> {
+    if (zipmap != "refuse" && zipmap != "probabilities")
+      return "--zipmap must be refuse or probabilities, not '" + zipmap + "'";
     auto parsed = parse_input_shapes(input_shape_specs, &ranges);
     if (!parsed.ok()) return std::string(parsed.status().message());
     shapes = *std::move(parsed);
@@ -42,6 +49,8 @@ absl::Status refuse_ranges(const ModelArgs& args, std::string_view command) {
 absl::StatusOr<ModelImportOptions> ModelArgs::import_options() const {
   ModelImportOptions options;
   options.onnx.input_shapes = shapes;
+  options.onnx.zipmap =
+      zipmap == "probabilities" ? ZipMapMode::probabilities : ZipMapMode::refuse;
   auto parsed = parse_model_format(format);
   if (!parsed.ok()) return parsed.status();
   options.format = *parsed;

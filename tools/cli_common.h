@@ -25,8 +25,10 @@ struct ModelArgs {
   std::map<std::string, Shape> shapes;  // a range's dimension holds its largest size
   std::map<std::string, ShapeRange> ranges;  // dimensions given as MIN..MAX (compile only)
   std::string format = "auto";  // auto|onnx|xgboost|lightgbm
+  std::string zipmap = "refuse";  // refuse|probabilities (OnnxImportOptions::zipmap)
   void declare(ArgParser& parser);
-  // --format and --input-shape as import options; InvalidArgument for an unknown format.
+  // --format, --input-shape and --zipmap as import options; InvalidArgument for an unknown
+  // format or ZipMap mode.
   absl::StatusOr<ModelImportOptions> import_options() const;
 };
 

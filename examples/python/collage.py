@@ -81,7 +81,7 @@ class _CompileOptions(ctypes.Structure):
                 ("progress_user_data", ctypes.c_void_p), ("target", ctypes.c_char_p),
                 ("batch_min", ctypes.c_int64), ("batch_max", ctypes.c_int64),
                 ("num_batch_sizes", ctypes.c_int32), ("batch_sizes", ctypes.POINTER(ctypes.c_int64)),
-                ("executor", ctypes.c_char_p)]
+                ("executor", ctypes.c_char_p), ("zipmap", ctypes.c_char_p)]
 
 
 def _open(name):

@@ -140,6 +140,11 @@ typedef struct {
    * of the two, measured at compile time and recorded with the artifact's wave schedule),
    * "waves" or "sequential" (as `collage compile --executor`). */
   const char* executor;
+  /* Appended after executor: what an ai.onnx.ml ZipMap node (a sequence of maps, which a tensor
+   * cannot hold) becomes: NULL, "" or "refuse" (the default: COLLAGE_STATUS_UNIMPLEMENTED naming
+   * the node), or "probabilities" (dropped: its input, the f32 [batch, classes] probabilities in
+   * label order, is the output, as `collage compile --zipmap probabilities`). */
+  const char* zipmap;
 } collage_compile_options_t;
 
 /* The size of the first version of collage_compile_options_t (through num_threads). */

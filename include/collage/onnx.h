@@ -26,6 +26,14 @@ enum class TreeStrategy : uint8_t;  // collage/trees.h
 using TreeStrategyChooser = std::function<absl::StatusOr<TreeStrategy>(
     std::string_view node, const TreeEnsemble& model, int64_t batch)>;
 
+// What an ai.onnx.ml ZipMap node becomes. ZipMap turns a classifier's probabilities into a
+// sequence of maps (one {label: probability} per row), which collage's tensors cannot hold.
+enum class ZipMapMode {
+  refuse,         // an Unimplemented error naming the node and this option (the default)
+  probabilities,  // dropped: its input, the f32 [batch, classes] probabilities in label order,
+                  // takes the place of its output, as skl2onnx exports with zipmap=False
+};
+
 struct OnnxImportOptions {
   // Shapes for graph inputs, by input name. Required for inputs with a symbolic or unknown
   // dimension; when given for a fully static input it must agree with the model.
@@ -35,6 +43,7 @@ struct OnnxImportOptions {
   // A node whose inputs are all constants is evaluated at import time only when its outputs
   // take at most this many bytes; a larger one stays a node.
   size_t max_folded_bytes = size_t{64} << 20;
+  ZipMapMode zipmap = ZipMapMode::refuse;
 };
 
 // Imports a model file. External-data weight files are resolved relative to the model's folder;

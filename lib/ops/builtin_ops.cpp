@@ -1,5 +1,6 @@
 // The built-in operator set.
 #include "ops/op_sets.h"
+#include "ops/op_sets_ml.h"
 
 namespace collage {
 
@@ -30,6 +31,8 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_string_ops(registry);
   ops::register_regex_full_match_op(registry);
   ops::register_label_encoder_op(registry);
+  ops::register_pairwise_coupling_op(registry);
+  ops::register_cast_string_op(registry);
 }
 
 }  // namespace collage

@@ -59,7 +59,7 @@ def _batch_options(o, batch_range, batch_sizes):
 
 
 def _options(placement, budget, seed, cost_db, backends, fallback, input_shapes, num_threads,
-             tree_strategy, progress, batch_range, batch_sizes):
+             tree_strategy, progress, batch_range, batch_sizes, zipmap=None):
     from . import _compiler
     if not (placement in _PLACEMENTS or placement.startswith("single:")):
         raise ValueError(f"placement must be one of {_PLACEMENTS} or 'single:BACKEND', "
@@ -75,6 +75,7 @@ def _options(placement, budget, seed, cost_db, backends, fallback, input_shapes,
     o.fallback = fallback or ""
     o.num_threads = int(num_threads)
     o.tree_strategy = tree_strategy or ""
+    o.zipmap = zipmap or ""
     o.input_shapes = {name: [int(d) for d in shape] for name, shape in (input_shapes or {}).items()}
     _batch_options(o, batch_range, batch_sizes)
     if progress is not None:
@@ -84,7 +85,7 @@ def _options(placement, budget, seed, cost_db, backends, fallback, input_shapes,
 
 def compile(model, placement="two-level", budget=None, cost_db=None, input_shapes=None, *,
             backends=None, fallback=None, seed=0, num_threads=0, tree_strategy=None,
-            progress=None, plugins=(), batch_range=None, batch_sizes=None):
+            progress=None, plugins=(), batch_range=None, batch_sizes=None, zipmap=None):
     """Compiles a model into an artifact (collage.Artifact).
 
     model: a path to an ONNX, XGBoost JSON or LightGBM text model (told apart by content), or
@@ -103,6 +104,8 @@ def compile(model, placement="two-level", budget=None, cost_db=None, input_shape
     seed: the search's seed (the same seed and cost database give the same placement).
     num_threads: threads a kernel may use while measured (0: one per core).
     tree_strategy: None/"measured", "auto", "fused", "ptt", "tt" or "gemm" for tree ensembles.
+    zipmap: what an ai.onnx.ml ZipMap node becomes: None/"refuse" (an error naming the node) or
+        "probabilities" (its input, the [batch, classes] probabilities, is the output).
     progress: called with a dict {"phase", "done", "total", "generation", "best_ms", "detail"}
         as the compile goes ("import", "candidates", "measure", "op-level", "evolve",
         "finalists", "done", "build", "tree-strategy"); an exception it raises stops further
@@ -120,7 +123,7 @@ def compile(model, placement="two-level", budget=None, cost_db=None, input_shape
     library's code and a message naming the file, node or backend at fault."""
     from . import _compiler
     options = _options(placement, budget, seed, cost_db, backends, fallback, input_shapes,
-                       num_threads, tree_strategy, progress, batch_range, batch_sizes)
+                       num_threads, tree_strategy, progress, batch_range, batch_sizes, zipmap)
     compiler = _compiler.Compiler()
     for plugin in plugins:
         compiler.load_plugin(os.fspath(plugin))

@@ -24,7 +24,7 @@ namespace {
 
 // The options of one compile, owning the strings collage_compile_options_t points at.
 struct CompileOptions {
-  std::string strategy, cost_db, backends, fallback, tree_strategy;
+  std::string strategy, cost_db, backends, fallback, tree_strategy, zipmap;
   double budget_seconds = 0;
   uint64_t seed = 0;
   int32_t num_threads = 0;
@@ -110,6 +110,7 @@ class Compiler {
     o.fallback = text(options.fallback);
     o.num_threads = options.num_threads;
     o.tree_strategy = text(options.tree_strategy);
+    o.zipmap = text(options.zipmap);
     std::vector<collage_input_shape_t> shapes;
     for (const auto& [name, dims] : options.input_shapes)
       shapes.push_back({name.c_str(), static_cast<int32_t>(dims.size()), dims.data()});
@@ -156,6 +157,7 @@ NB_MODULE(_compiler, m) {
       .def_rw("backends", &CompileOptions::backends)
       .def_rw("fallback", &CompileOptions::fallback)
       .def_rw("tree_strategy", &CompileOptions::tree_strategy)
+      .def_rw("zipmap", &CompileOptions::zipmap)
       .def_rw("num_threads", &CompileOptions::num_threads)
       .def_rw("input_shapes", &CompileOptions::input_shapes)
       .def_rw("batch_min", &CompileOptions::batch_min)

@@ -424,7 +424,8 @@ static void test_struct_versions(const char* dir) {
   free(guarded);
   collage_compile_options_t full;
   collage_compile_options_init(&full);
-  CHECK(full.struct_size == sizeof full && full.tree_strategy == NULL && full.executor == NULL);
+  CHECK(full.struct_size == sizeof full && full.tree_strategy == NULL && full.executor == NULL &&
+        full.zipmap == NULL);
 
   const size_t lv1 = COLLAGE_LOAD_OPTIONS_V1_SIZE;
   unsigned char* load = malloc(lv1 + 32);

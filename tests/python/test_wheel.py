@@ -1,6 +1,7 @@
 """The collage wheel as a user installs it: into a fresh venv (numpy, its one dependency, from
 .venv/wheelhouse, no network), then check_package.py, check_batch_range.py (an artifact
-compiled for a batch range) and check_strings.py (string inputs and outputs) run there, outside the checkout, without any environment variable;
+compiled for a batch range) check_strings.py (string inputs and outputs) and check_ml.py (ai.onnx.ml models, Cast
+with strings) run there, outside the checkout, without any environment variable;
 then the DLPack exchange with PyTorch in Debian's Python (torch and numpy 1), the wheel
 installed alone into a folder on its path.
 
@@ -54,6 +55,8 @@ def main():
              cache], env=env, cwd=cwd)
         run([os.path.join(venv, "bin", "python"), os.path.join(HERE, "check_strings.py"),
              os.path.join(build, "test-data", "strings")], env=env, cwd=cwd)
+        run([os.path.join(venv, "bin", "python"), os.path.join(HERE, "check_ml.py"),
+             os.path.join(build, "test-data", "ml")], env=env, cwd=cwd)
         # The collage command the wheel installs.
         run([os.path.join(venv, "bin", "collage"), "run", os.path.join(data, "mlp.collage"),
              "--repeat", "2"], env=env, cwd=cwd)

@@ -6,6 +6,7 @@
 #include "backends/common/module_kernel.h"
 #include "collage/backends/dynamic.h"
 #include "collage/ops.h"
+#include "collage/ops/ml.h"
 #include "core/str_cat.h"
 #include "dyn_module.h"
 #include "dyn_params.h"
@@ -150,6 +151,8 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> lists_of(const Graph& g, const
       if (!to) return absl::InvalidArgumentError(str_cat("Cast to '", n.get<CastAttrs>().to, "'"));
       return std::vector<std::vector<int64_t>>{{static_cast<int64_t>(*to)}};
     }
+    case DynOp::svm_pairwise_coupling:
+      return std::vector<std::vector<int64_t>>{{n.get<PairwiseCouplingAttrs>().classes}};
     default:
       return std::vector<std::vector<int64_t>>{};
   }
@@ -164,7 +167,9 @@ class DynamicBackend : public Backend {
       std::vector<NodeSet> out;
       for (NodeId n = 0; n < static_cast<NodeId>(g.nodes().size()); ++n) {
         const Node& node = g.node(n);
-        if (touches_dynamic(g, node) && rt_dynamic::dyn_op_of(node.op_name()) != DynOp::count_)
+        const DynOp op = rt_dynamic::dyn_op_of(node.op_name());
+        // SVMPairwiseCoupling has no other kernel outside the reference.
+        if (op != DynOp::count_ && (touches_dynamic(g, node) || op == DynOp::svm_pairwise_coupling))
           out.push_back(NodeSet::of(g.nodes().size(), {n}));
       }
       return out;

@@ -19,9 +19,11 @@ using rt_strings::StrParams;
 bool takes(const Graph& g, const Node& n) {
   const StrOp op = rt_strings::str_op_of(n.op_name());
   if (op == StrOp::count_) return false;
+  auto fits = [](DType t) { return t != DType::f16 && t != DType::bf16; };
+  if (op == StrOp::cast_string)
+    return fits(g.value(n.inputs[0]).type.dtype) && fits(g.value(n.outputs[0]).type.dtype);
   if (op != StrOp::label_encoder) return true;
   const auto& a = n.get<LabelEncoderAttrs>();
-  auto fits = [](DType t) { return t != DType::f16 && t != DType::bf16; };
   return fits(g.value(n.inputs[0]).type.dtype) && fits(a.values.dtype());
 }
 
@@ -54,6 +56,7 @@ absl::Status encode_attributes(const Node& n, StrParams* p, std::vector<Tensor>*
       return absl::OkStatus();
     case StrOp::string_concat:
     case StrOp::string_equal:
+    case StrOp::cast_string:
       return absl::OkStatus();
     case StrOp::count_:
       break;

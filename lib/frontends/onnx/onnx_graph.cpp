@@ -10,6 +10,7 @@
 #include "frontends/onnx/onnx_attrs.h"
 #include "frontends/onnx/onnx_node.h"
 #include "frontends/onnx/onnx_op_history.h"
+#include "frontends/trees/onnx_ml_models.h"
 
 namespace collage::onnx_import {
 namespace {
@@ -263,7 +264,7 @@ absl::Status GraphImporter::import_node(const onnx::NodeProto& node, int index) 
     if (domain == "ai.onnx.ml") {
       if (node.op_type() == "TreeEnsembleRegressor" ||
           node.op_type() == "TreeEnsembleClassifier" || node.op_type() == "TreeEnsemble" ||
-          node.op_type() == "Scaler")
+          node.op_type() == "Scaler" || is_onnx_ml_model_op(node.op_type()))
         return import_ml_node(node, shown);
       // The others collage imports have a single version.
       if (const OpConversion* ml = find_ml_conversion(node.op_type()))
@@ -271,7 +272,9 @@ absl::Status GraphImporter::import_node(const onnx::NodeProto& node, int index) 
       return absl::UnimplementedError(str_cat("unsupported operator 'ai.onnx.ml.", node.op_type(),
                                               "' (node '", shown, "'): of the ai.onnx.ml domain "
                                               "collage imports TreeEnsemble, TreeEnsembleRegressor, "
-                                              "TreeEnsembleClassifier, Scaler, Binarizer, "
+                                              "TreeEnsembleClassifier, LinearClassifier, "
+                                              "LinearRegressor, SVMClassifier, SVMRegressor, "
+                                              "Normalizer, ZipMap, Scaler, Binarizer, "
                                               "ArrayFeatureExtractor and LabelEncoder"));
     }
     return absl::UnimplementedError(str_cat("unsupported operator '", domain, ".", node.op_type(),
@@ -350,8 +353,9 @@ absl::Status GraphImporter::import_ml_node(const onnx::NodeProto& node, const st
   ValueId x = materialize(**r);
   std::vector<ValueId> outs;
   absl::Status s =
-      node.op_type() == "Scaler"
-          ? convert_onnx_scaler(node, builder_, x, outs)
+      node.op_type() == "Scaler" ? convert_onnx_scaler(node, builder_, x, outs)
+      : is_onnx_ml_model_op(node.op_type())
+          ? convert_onnx_ml_model(node, builder_, x, outs, options_.zipmap)
           : convert_onnx_tree_ensemble(node, builder_, x, outs, {}, options_.tree_strategy);
   if (!s.ok()) return s;
   std::vector<Ref> results;

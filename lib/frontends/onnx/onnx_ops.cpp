@@ -70,6 +70,9 @@ Result cast(NodeContext& n) {
   if (!dtype.ok()) return dtype.status();
   n.attrs()["to"] = std::string(dtype_name(*dtype));
   n.take_attr("saturate");  // opset 19: only affects float8 targets
+  // To or from STRING: numbers printed or read as text (the strings backend runs it).
+  if (*dtype == DType::str || (n.input(0) && n.input(0)->type.dtype == DType::str))
+    return n.emit("CastString", {n.input(0)});
   return generic(n);
 }
 

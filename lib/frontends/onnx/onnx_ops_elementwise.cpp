@@ -52,8 +52,10 @@ Result cast_like(NodeContext& n) {
   if (absl::Status s = n.check_inputs(2, 2); !s.ok()) return s;
   n.take_attr("saturate");  // only affects float8 targets
   n.take_attr("round_mode");
-  n.attrs()["to"] = std::string(dtype_name(n.input(1)->type.dtype));
-  return n.emit("Cast", {n.input(0)});
+  const DType to = n.input(1)->type.dtype;
+  n.attrs()["to"] = std::string(dtype_name(to));
+  const bool text = to == DType::str || n.input(0)->type.dtype == DType::str;
+  return n.emit(text ? "CastString" : "Cast", {n.input(0)});
 }
 
 struct Entry {

@@ -3,12 +3,12 @@
 // scikit-learn pipelines put in front of them.
 #include <onnx/onnx_pb.h>
 
-#include <cstring>
 #include <map>
 #include <set>
 
 #include "collage/ops.h"
 #include "core/str_cat.h"
+#include "frontends/trees/onnx_ml_attrs.h"
 #include "frontends/trees/onnx_ml_internal.h"
 #include "frontends/trees/tree_post_transform.h"
 #include "frontends/trees/tree_program.h"
@@ -16,71 +16,6 @@
 
 namespace collage {
 namespace {
-
-// The node's attributes by name, with typed accessors whose errors name the node and attribute.
-class NodeAttrs {
- public:
-  explicit NodeAttrs(const onnx::NodeProto& node) : node_(node) {
-    label_ = str_cat(node.op_type(), " '", node.name(), "'");
-    for (const auto& a : node.attribute()) attrs_[a.name()] = &a;
-  }
-  const std::string& label() const { return label_; }
-  absl::Status error(std::string_view message) const {
-    return absl::InvalidArgumentError(str_cat(label_, ": ", message));
-  }
-  absl::Status unsupported(std::string_view message) const {
-    return absl::UnimplementedError(str_cat(label_, ": ", message));
-  }
-  bool has(const std::string& name) const { return attrs_.count(name) > 0; }
-
-  std::vector<int64_t> ints(const std::string& name) const {
-    auto it = attrs_.find(name);
-    if (it == attrs_.end()) return {};
-    return {it->second->ints().begin(), it->second->ints().end()};
-  }
-  std::vector<std::string> strings(const std::string& name) const {
-    auto it = attrs_.find(name);
-    if (it == attrs_.end()) return {};
-    return {it->second->strings().begin(), it->second->strings().end()};
-  }
-  std::string string(const std::string& name, const std::string& fallback) const {
-    auto it = attrs_.find(name);
-    return it == attrs_.end() ? fallback : it->second->s();
-  }
-  int64_t integer(const std::string& name, int64_t fallback) const {
-    auto it = attrs_.find(name);
-    return it == attrs_.end() ? fallback : it->second->i();
-  }
-  // `name` (floats) or `name`_as_tensor (a double tensor); `is_double` tells which was given.
-  absl::StatusOr<std::vector<double>> numbers(const std::string& name, bool* is_double) const {
-    if (is_double) *is_double = false;
-    auto it = attrs_.find(name + "_as_tensor");
-    if (it == attrs_.end()) {
-      auto f = attrs_.find(name);
-      if (f == attrs_.end()) return std::vector<double>{};
-      return std::vector<double>(f->second->floats().begin(), f->second->floats().end());
-    }
-    if (attrs_.count(name))
-      return error(str_cat("both ", name, " and ", name, "_as_tensor are set"));
-    const onnx::TensorProto& t = it->second->t();
-    if (t.data_type() != onnx::TensorProto::DOUBLE)
-      return error(str_cat(name, "_as_tensor must hold doubles"));
-    if (is_double) *is_double = true;
-    if (t.has_raw_data()) {
-      const std::string& raw = t.raw_data();
-      if (raw.size() % 8 != 0) return error(str_cat(name, "_as_tensor has a truncated raw_data"));
-      std::vector<double> out(raw.size() / 8);
-      std::memcpy(out.data(), raw.data(), raw.size());
-      return out;
-    }
-    return std::vector<double>(t.double_data().begin(), t.double_data().end());
-  }
-
- private:
-  const onnx::NodeProto& node_;
-  std::string label_;
-  std::map<std::string, const onnx::AttributeProto*> attrs_;
-};
 
 // What the classifier's output formatting needs to know beyond the trees.
 struct ClassifierInfo {
@@ -302,8 +237,7 @@ absl::Status read_aggregation(const NodeAttrs& a, size_t num_trees, OnnxTrees& o
   }
   out.post_transform = a.string("post_transform", "NONE");
   const std::string& post = out.post_transform;
-  if (post != "NONE" && post != "LOGISTIC" && post != "SOFTMAX" && post != "SOFTMAX_ZERO" &&
-      post != "PROBIT")
+  if (!trees::is_ml_post_transform(post))
     return a.unsupported(str_cat("post_transform ", post, " is not supported"));
   return absl::OkStatus();
 }
@@ -367,20 +301,6 @@ absl::StatusOr<ValueId> add_onnx_tree_margins(const onnx::NodeProto& node, Graph
   return add_tree_ensemble(b, x, m, o);
 }
 
-namespace {
-
-// The post transform `post` (an ai.onnx.ml name) of the scores `y` (f32 [batch, n]) over axis 1.
-ValueId add_post_transform(trees::Emitter& e, const std::string& post, ValueId y) {
-  if (post == "LOGISTIC") return e.op("Sigmoid", {y});
-  if (post == "SOFTMAX")
-    return e.op("Softmax", {y}, make_attrs<SoftmaxAttrs>([](auto& a) { a.axis = -1; }));
-  if (post == "SOFTMAX_ZERO") return trees::add_softmax_zero(e, y);
-  if (post == "PROBIT") return trees::add_probit(e, y);
-  return y;
-}
-
-}  // namespace
-
 absl::Status convert_onnx_tree_ensemble(const onnx::NodeProto& node, GraphBuilder& b, ValueId x,
                                         std::vector<ValueId>& outputs,
                                         const TreeGraphOptions& options,
@@ -399,10 +319,10 @@ absl::Status convert_onnx_tree_ensemble(const onnx::NodeProto& node, GraphBuilde
   if (!trees->classifier) {
     // ONNX Runtime applies only PROBIT to a single target.
     ValueId y = *margin;
-    if (m.num_outputs > 1 || post == "PROBIT") y = add_post_transform(e, post, y);
+    if (m.num_outputs > 1 || post == "PROBIT") y = trees::add_ml_post_transform(e, post, y);
     outputs.push_back(y);
   } else if (!trees->info.binary) {
-    const ValueId p = add_post_transform(e, post, *margin);
+    const ValueId p = trees::add_ml_post_transform(e, post, *margin);
     const ValueId top = e.op("ArgMax", {*margin}, make_attrs<ArgMaxAttrs>([](auto& a) {
                                a.axis = 1;
                                a.keepdims = 0;
@@ -414,14 +334,16 @@ absl::Status convert_onnx_tree_ensemble(const onnx::NodeProto& node, GraphBuilde
     // One score s per row. With only non-negative weights ONNX Runtime reads s as the
     // probability of the second label: [1 - s, s], label 2 when s > 0.5. Otherwise s is a
     // margin: [sigmoid(-s), sigmoid(s)] under LOGISTIC, else [-s, s], label 2 when s > 0.
-    if (post == "PROBIT")
-      return absl::UnimplementedError(str_cat(node.op_type(), " '", node.name(),
-                                              "': post_transform PROBIT of a binary classifier "
-                                              "is not supported"));
+    // Under PROBIT the scores are ONNX's reference implementation's, [probit(1 - s),
+    // probit(s)] = [-p, p] with p = probit(s): ONNX Runtime writes p first and leaves the
+    // second column unwritten.
     const ValueId s = *margin;
     const bool positive = trees->info.all_positive;
     ValueId first, second = s;
-    if (positive) {
+    if (post == "PROBIT") {
+      second = trees::add_probit(e, s);
+      first = e.op("Neg", {second});
+    } else if (positive) {
       first = e.op("Sub", {e.scalar_f32(1.f), s});
     } else if (post == "LOGISTIC") {
       first = e.op("Sigmoid", {e.op("Neg", {s})});

@@ -44,4 +44,18 @@ ValueId add_probit(Emitter& e, ValueId y) {
   return e.op("Mul", {e.scalar_f32(1.41421356f), e.op("Mul", {sign, magnitude})});
 }
 
+ValueId add_ml_post_transform(Emitter& e, const std::string& post, ValueId y) {
+  if (post == "LOGISTIC") return e.op("Sigmoid", {y});
+  if (post == "SOFTMAX")
+    return e.op("Softmax", {y}, make_attrs<SoftmaxAttrs>([](auto& a) { a.axis = -1; }));
+  if (post == "SOFTMAX_ZERO") return add_softmax_zero(e, y);
+  if (post == "PROBIT") return add_probit(e, y);
+  return y;
+}
+
+bool is_ml_post_transform(const std::string& post) {
+  return post == "NONE" || post == "LOGISTIC" || post == "SOFTMAX" || post == "SOFTMAX_ZERO" ||
+         post == "PROBIT";
+}
+
 }  // namespace collage::trees

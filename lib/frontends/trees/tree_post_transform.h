@@ -19,4 +19,11 @@ ValueId add_softmax_zero(Emitter& e, ValueId y);
 // [0, 1], -inf/inf at 0/1.
 ValueId add_probit(Emitter& e, ValueId y);
 
+// The post transform `post` (an ai.onnx.ml name: NONE, LOGISTIC, SOFTMAX, SOFTMAX_ZERO, PROBIT)
+// of the scores `y` (f32 [batch, n]) over axis 1; `y` itself for NONE.
+ValueId add_ml_post_transform(Emitter& e, const std::string& post, ValueId y);
+
+// True for the five names add_ml_post_transform takes.
+bool is_ml_post_transform(const std::string& post);
+
 }  // namespace collage::trees

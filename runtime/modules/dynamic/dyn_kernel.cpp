@@ -1,6 +1,7 @@
 // DynKernel: descriptor checks and one run (dyn_kernel.h).
 #include "dyn_kernel.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 
@@ -64,6 +65,7 @@ std::string DynKernel::create(const collage_kernel_desc_t& desc, DynKernel*& ker
   for (int32_t i = 0; i < desc.num_args; ++i) {
     const collage_tensor_desc_t& t = desc.args[i];
     (i < desc.num_inputs ? k->input_dtypes_ : k->output_dtypes_).push_back(t.dtype);
+    k->arg_shapes_.emplace_back(t.shape, t.shape + std::max<int32_t>(t.rank, 0));
     if (i < desc.num_inputs) k->input_ranks_.push_back(static_cast<size_t>(t.rank));
   }
   for (int32_t c = 0; c < desc.num_constants; ++c) {
@@ -125,12 +127,36 @@ std::string DynKernel::run(const collage_rt_tensor_t* inputs, int32_t num_inputs
     if (!run_data_dependent_op(params, in, out) && !run_layout_op(params, in, out) &&
         !run_math_op(params, in, out) && !run_reduce_op(params, in, out) &&
         !run_generate_op(params, in, out) && !run_pad_split_op(params, in, out) &&
-        !run_resize_op(params, in, out) && !run_sort_op(params, in, out))
+        !run_resize_op(params, in, out) && !run_sort_op(params, in, out) &&
+        !run_ml_op(params, in, out))
       return "operator " + std::string(dyn_op_name(params_.op)) + " has no implementation";
   } catch (const KernelError& e) {
     return std::string(dyn_op_name(params_.op)) + ": " + e.what();
   }
   return "";
+}
+
+std::string DynKernel::run_static(void* const* args) const {
+  for (const auto& shape : arg_shapes_)
+    for (int64_t d : shape)
+      if (d < 0) return "a kernel with run-time shapes runs with kernel_run_dynamic";
+  struct Planned {
+    void* const* outputs;
+    const std::vector<std::vector<int64_t>>* shapes;  // the outputs'
+  };
+  const auto inputs = static_cast<int32_t>(input_dtypes_.size());
+  const std::vector<std::vector<int64_t>> out_shapes(arg_shapes_.begin() + inputs,
+                                                     arg_shapes_.end());
+  Planned planned{args + inputs, &out_shapes};
+  auto alloc = [](void* ctx, int32_t index, const int64_t* shape) -> void* {
+    const auto& p = *static_cast<Planned*>(ctx);
+    if (index < 0 || static_cast<size_t>(index) >= p.shapes->size()) return nullptr;
+    const std::vector<int64_t>& want = (*p.shapes)[index];
+    return std::equal(want.begin(), want.end(), shape) ? p.outputs[index] : nullptr;
+  };
+  std::vector<collage_rt_tensor_t> in(static_cast<size_t>(inputs));
+  for (int32_t i = 0; i < inputs; ++i) in[i] = {args[i], arg_shapes_[i].data()};
+  return run(in.data(), inputs, alloc, &planned);
 }
 
 }  // namespace collage::rt_dynamic

@@ -20,6 +20,10 @@ class DynKernel {
   // `alloc`. Empty string on success, else the error.
   std::string run(const collage_rt_tensor_t* inputs, int32_t num_inputs,
                   collage_rt_alloc_fn alloc, void* alloc_ctx) const;
+  // run() for a kernel whose every shape is known when it is created (SVMPairwiseCoupling in a
+  // static plan), as a static kernel: `args` hold the inputs, then the outputs, of the
+  // descriptor's shapes.
+  std::string run_static(void* const* args) const;
 
  private:
   // The parameters with each list that comes from an integer operand read from `in` (throws
@@ -30,6 +34,7 @@ class DynKernel {
   std::vector<int32_t> input_dtypes_;
   std::vector<size_t> input_ranks_;
   std::vector<int32_t> output_dtypes_;
+  std::vector<std::vector<int64_t>> arg_shapes_;  // the descriptor's, -1 for a run-time size
   std::vector<Value> constants_;
 };
 

@@ -46,6 +46,7 @@ enum class DynOp : uint8_t {
   resize,             // roi, scales, sizes, modes, float parameters, axes (dyn_ops_resize.cpp)
   top_k,              // k, [axis], [largest], [sorted]
   log, cos, sin,      // - (appended: the codes above are stored in artifacts)
+  svm_pairwise_coupling,  // [classes] (an SVMClassifier's probabilities; any shapes)
   count_,
 };
 

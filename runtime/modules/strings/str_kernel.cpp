@@ -40,36 +40,6 @@ bool supported_label_type(int32_t t) {
   return t == kStr || (collage_dtype_size(t) && t != COLLAGE_DTYPE_F16 && t != COLLAGE_DTYPE_BF16);
 }
 
-int64_t numel(const int64_t* shape, size_t rank) {
-  int64_t n = 1;
-  for (size_t d = 0; d < rank; ++d) n *= shape[d];
-  return n;
-}
-
-// Output `index` of `shape`, or null with the reason in *error.
-void* output(const StrOutputs& out, int32_t index, const std::vector<int64_t>& shape,
-             std::string* error) {
-  static constexpr int64_t kScalar = 0;  // a valid pointer for a scalar's empty shape
-  void* p = out.alloc(out.ctx, index, shape.empty() ? &kScalar : shape.data());
-  if (!p) *error = "the runtime gave no buffer for output " + std::to_string(index);
-  return p;
-}
-
-// Fills `y` with `pieces`, their bytes copied into one block of the run's string memory.
-std::string write_strings(const std::vector<std::string_view>& pieces, collage_string_t* y,
-                          const StrOutputs& out) {
-  uint64_t total = 0;
-  for (std::string_view s : pieces) total += s.size();
-  char* bytes = total ? static_cast<char*>(out.bytes(out.ctx, total)) : nullptr;
-  if (total && !bytes) return "no memory for " + std::to_string(total) + " bytes of strings";
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    if (!pieces[i].empty()) std::memcpy(bytes, pieces[i].data(), pieces[i].size());
-    y[i] = {pieces[i].empty() ? nullptr : bytes, pieces[i].size()};
-    bytes += pieces[i].size();
-  }
-  return "";
-}
-
 // Row-major strides of `shape` for broadcasting into an output of rank `rank`: 0 on the
 // dimensions it is broadcast along (numpy's rules, aligned on the right).
 std::vector<int64_t> broadcast_strides(const int64_t* shape, size_t r, size_t rank) {
@@ -84,6 +54,34 @@ std::vector<int64_t> broadcast_strides(const int64_t* shape, size_t r, size_t ra
 }
 
 }  // namespace
+
+int64_t numel(const int64_t* shape, size_t rank) {
+  int64_t n = 1;
+  for (size_t d = 0; d < rank; ++d) n *= shape[d];
+  return n;
+}
+
+void* output(const StrOutputs& out, int32_t index, const std::vector<int64_t>& shape,
+             std::string* error) {
+  static constexpr int64_t kScalar = 0;  // a valid pointer for a scalar's empty shape
+  void* p = out.alloc(out.ctx, index, shape.empty() ? &kScalar : shape.data());
+  if (!p) *error = "the runtime gave no buffer for output " + std::to_string(index);
+  return p;
+}
+
+std::string write_strings(const std::vector<std::string_view>& pieces, collage_string_t* y,
+                          const StrOutputs& out) {
+  uint64_t total = 0;
+  for (std::string_view s : pieces) total += s.size();
+  char* bytes = total ? static_cast<char*>(out.bytes(out.ctx, total)) : nullptr;
+  if (total && !bytes) return "no memory for " + std::to_string(total) + " bytes of strings";
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (!pieces[i].empty()) std::memcpy(bytes, pieces[i].data(), pieces[i].size());
+    y[i] = {pieces[i].empty() ? nullptr : bytes, pieces[i].size()};
+    bytes += pieces[i].size();
+  }
+  return "";
+}
 
 std::string StrKernel::create(const collage_kernel_desc_t& desc, StrKernel*& out) {
   auto k = std::make_unique<StrKernel>();
@@ -146,6 +144,14 @@ std::string StrKernel::create(const collage_kernel_desc_t& desc, StrKernel*& out
       if (!k->regex_->ok())
         e = "pattern '" + k->params_.strings[0] +
             "' is not a valid RE2 regular expression: " + k->regex_->error();
+      break;
+    }
+    case StrOp::cast_string: {
+      e = arity(1, 1);
+      const int32_t from = e.empty() ? k->args_[0].dtype : 0, to = e.empty() ? k->args_[1].dtype : 0;
+      if (e.empty() && (from == kStr) == (to == kStr))
+        e = "CastString casts to or from a string, not dtype " + std::to_string(from) + " to " +
+            std::to_string(to);
       break;
     }
     case StrOp::count_:
@@ -458,6 +464,7 @@ std::string StrKernel::run(const collage_rt_tensor_t* inputs, int32_t num_inputs
     case StrOp::string_equal: return run_binary(x[0], x[1], out);
     case StrOp::string_split: return run_split(x[0], out);
     case StrOp::regex_full_match: return run_regex(x[0], out);
+    case StrOp::cast_string: return run_cast(x[0], out);
     case StrOp::count_: break;
   }
   return "no operator";

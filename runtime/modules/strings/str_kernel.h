@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -26,6 +27,15 @@ struct StrOutputs {
   collage_rt_bytes_fn bytes;
   void* ctx;
 };
+
+// Shared by the kernels' files (str_kernel.cpp, str_cast.cpp).
+int64_t numel(const int64_t* shape, size_t rank);
+// Output `index` of `shape`, or null with the reason in *error.
+void* output(const StrOutputs& out, int32_t index, const std::vector<int64_t>& shape,
+             std::string* error);
+// Fills `y` with `pieces`, their bytes copied into one block of the run's string memory.
+std::string write_strings(const std::vector<std::string_view>& pieces, collage_string_t* y,
+                          const StrOutputs& out);
 
 class StrKernel {
  public:
@@ -69,6 +79,8 @@ class StrKernel {
                          const StrOutputs& out) const;
   std::string run_split(const collage_rt_tensor_t& x, const StrOutputs& out) const;
   std::string run_regex(const collage_rt_tensor_t& x, const StrOutputs& out) const;
+  // str_cast.cpp
+  std::string run_cast(const collage_rt_tensor_t& x, const StrOutputs& out) const;
   // The place of element i of x among LabelEncoder's keys, or -1.
   int64_t find_key(const collage_rt_tensor_t& x, int64_t i) const;
 

@@ -10,7 +10,8 @@ namespace {
 constexpr char kMagic[4] = {'S', 'T', 'R', 'P'};
 constexpr uint32_t kVersion = 1;
 constexpr std::string_view kNames[] = {"LabelEncoder", "StringNormalizer", "StringConcat",
-                                       "StringEqual",  "StringSplit",      "RegexFullMatch"};
+                                       "StringEqual",  "StringSplit",      "RegexFullMatch",
+                                       "CastString"};
 static_assert(std::size(kNames) == static_cast<size_t>(StrOp::count_));
 
 void put_u32(std::vector<uint8_t>& out, uint32_t v) {

@@ -21,6 +21,7 @@ enum class StrOp : uint32_t {
   string_equal,
   string_split,       // ints: maxsplit (-1: none); strings: delimiter
   regex_full_match,   // strings: pattern
+  cast_string,        // - (Cast to or from STRING; the types are the arguments')
   count_
 };
 
