@@ -84,8 +84,11 @@ Tensor random_tensor(const TensorType& type, uint64_t seed) {
     case DType::u16:
     case DType::u32:
     case DType::u64:
+      break;  // zero-initialised
     case DType::str:
-      break;  // zero-initialised (strings empty)
+      // "0": text every string operator takes, and a number for a cast from text.
+      for (int64_t i = 0; i < n; ++i) t.data<std::string>()[i] = "0";
+      break;
   }
   return t;
 }
