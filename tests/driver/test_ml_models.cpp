@@ -133,6 +133,7 @@ TEST_CASE("a ZipMap is refused, naming the node and the option, unless asked to 
   const Graph& g = dropped->graph;
   REQUIRE(g.outputs().size() == 2);
   CHECK(type_to_string(g.value(g.outputs()[1]).type) == "f32[24x4]");
+  CHECK(g.value(g.outputs()[1]).name == "output_probability");  // ZipMap's output, by name
 }
 
 }  // namespace

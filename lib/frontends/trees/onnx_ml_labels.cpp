@@ -29,8 +29,9 @@ const Entry* find_model(std::string_view op_type) {
   return nullptr;
 }
 
-// ZipMap: refused, or its input (the probabilities) in place of its sequence of maps.
-absl::Status convert_zipmap(const NodeAttrs& a, GraphBuilder& b, ValueId x,
+// ZipMap: refused, or its input (the probabilities) in place of its sequence of maps, through
+// an Identity so that the value takes ZipMap's output name.
+absl::Status convert_zipmap(const NodeAttrs& a, GraphBuilder& b, trees::Emitter& e, ValueId x,
                             std::vector<ValueId>& outputs, ZipMapMode mode) {
   if (mode == ZipMapMode::refuse)
     return a.unsupported(
@@ -44,7 +45,7 @@ absl::Status convert_zipmap(const NodeAttrs& a, GraphBuilder& b, ValueId x,
       (t.shape[1] >= 0 && static_cast<size_t>(t.shape[1]) != classes))
     return a.error(str_cat("input is ", type_to_string(t), ", expected f32[Nx", classes,
                            "] (one column per label)"));
-  outputs = {x};
+  outputs = {e.op("Identity", {x})};
   return absl::OkStatus();
 }
 
@@ -58,11 +59,12 @@ absl::Status convert_onnx_ml_model(const onnx::NodeProto& node, GraphBuilder& b,
   const NodeAttrs a(node);
   if (!entry) return a.error("is not an ai.onnx.ml model collage converts");
   outputs.clear();
-  if (!entry->convert) return convert_zipmap(a, b, x, outputs, zipmap);
   std::string prefix = NodeAttrs::shown(node);
   if (prefix.empty()) prefix = node.op_type();
   trees::Emitter e(b, prefix);
-  if (absl::Status s = entry->convert(a, b, e, x, outputs); !s.ok()) return s;
+  const absl::Status s = entry->convert ? entry->convert(a, b, e, x, outputs)
+                                        : convert_zipmap(a, b, e, x, outputs, zipmap);
+  if (!s.ok()) return s;
   return e.status();
 }
 
