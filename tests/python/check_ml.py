@@ -3,7 +3,7 @@ test_wheel.py in the venv the wheel was installed into): the scikit-learn pipeli
 (LogisticRegression, LinearSVC, SVC with probabilities, a StandardScaler + LogisticRegression on
 string labels, a ZipMap dropped with zipmap="probabilities") and Cast to and from STRING, compiled
 with collage.compile, run, and equal to ONNX Runtime's outputs (labels and text exactly, numbers
-to 1e-4 relative, NaN where ONNX Runtime has NaN).
+to 1e-4 relative, NaN and infinities where ONNX Runtime has them).
 
     check_ml.py ML_MODELS_DIR
 """
@@ -29,8 +29,10 @@ def check(name, got, want):
         assert got.astype(str).tolist() == want.tolist(), (name, got, want)
     elif want.dtype.kind == "f":
         same_nan = np.isnan(got) == np.isnan(want)
-        close = np.abs(got - want) <= 1e-4 * np.maximum(1, np.abs(want))
-        assert same_nan.all() and (close | np.isnan(want)).all(), (name, got, want)
+        finite = np.isfinite(want)
+        close = np.abs(np.where(finite, got - want, 0)) <= 1e-4 * np.maximum(1, np.abs(want))
+        same_inf = np.where(np.isinf(want), got == want, True)
+        assert same_nan.all() and same_inf.all() and (close | ~finite).all(), (name, got, want)
     else:
         assert np.array_equal(got, want), (name, got, want)
 
