@@ -151,7 +151,7 @@ void Measurer::prefetch(
       continue;
     }
     if (late) {
-      memo_[key] = cut(backend, group->graph);
+      memo_[key] = cut(*candidate, group->graph);
       continue;
     }
     Job job{candidate, group, std::move(key), std::move(signature), hash, measurements};
@@ -170,7 +170,7 @@ void Measurer::prefetch(
     const Backend& backend = *job.candidate->backend;
     const double start = now_ms();
     if (!in_time(estimator_.job_ms(backend.name(), job.work))) {
-      memo_[job.key] = cut(backend, job.group->graph);
+      memo_[job.key] = cut(*job.candidate, job.group->graph);
       job.finished = true;
       continue;
     }
@@ -249,8 +249,12 @@ void Measurer::prefetch(
   }
 }
 
-Measurer::Entry Measurer::cut(const Backend& backend, const Graph& group) {
-  if (backend.name() != options_.always_backend) {
+Measurer::Entry Measurer::cut(const Candidate& candidate, const Graph& group) {
+  const Backend& backend = *candidate.backend;
+  const bool needed = backend.name() == options_.always_backend ||
+                      (beyond_fallback_.universe() == candidate.nodes.universe() &&
+                       candidate.nodes.intersects(beyond_fallback_));
+  if (!needed) {
     ++skipped_;
     return {absl::DeadlineExceededError("not measured: the time budget was spent"), false};
   }

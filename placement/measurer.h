@@ -37,8 +37,8 @@ struct MeasureOptions {
   SamplingOptions quick{/*min_samples=*/3, /*max_samples=*/5, /*settle_within=*/0.05,
                         /*max_ms=*/30};
   // From this time on (now_ms()) no kernel the database lacks is built nor timed, and a shaky
-  // database record is used as it is. A kernel of `always_backend` (the fallback, which covers
-  // every node) gets an estimate instead (WorkEstimator: its work at the rate of the fallback's
+  // database record is used as it is. A kernel of `always_backend` (the fallback), or one covering
+  // a node the fallback has no candidate for (Measurer::set_beyond_fallback), gets an estimate instead (WorkEstimator: its work at the rate of the fallback's
   // kernels measured so far), the others the error "not measured: the time budget was spent"
   // (DeadlineExceeded). A kernel whose build and timing would end after this time, as far as
   // the jobs of its backend so far tell, is not started either. Infinite: never.
@@ -96,6 +96,11 @@ class Measurer : public CostModel {
     return it != build_ms_.end() ? it->second
                                  : estimator_.build_ms(c.backend->name(), c.nodes.count());
   }
+  // The nodes of the graph that no candidate of the fallback covers (strings, trees, an ML
+  // operator only the dynamic module runs): once the budget is spent, a kernel covering one of
+  // them gets an estimate like the fallback's, not "not measured", or no placement could cover
+  // them (a 5 s compile of an SVM pipeline found none for its pairwise coupling).
+  void set_beyond_fallback(NodeSet nodes) { beyond_fallback_ = std::move(nodes); }
   // Whether the budget cut measurement short (kernels skipped or estimated).
   bool cut_short() const { return skipped_ > 0 || estimated_ > 0; }
 
@@ -119,7 +124,7 @@ class Measurer : public CostModel {
   Cost measure_copy(size_t bytes);
   // The entry of a kernel not measured because the budget is spent: an estimate for the
   // fallback backend, else DeadlineExceeded.
-  Entry cut(const Backend& backend, const Graph& group);
+  Entry cut(const Candidate& candidate, const Graph& group);
   // Whether a kernel started now may still be built and timed (skip_after_ms, end_ms); a job of
   // `job_ms` predicted wall time.
   bool in_time(double job_ms) const;
@@ -134,6 +139,7 @@ class Measurer : public CostModel {
   std::map<size_t, double> boundary_;
   WorkEstimator estimator_;
   std::vector<bool> built_;  // per node of the graph: a fallback kernel covering it was built
+  NodeSet beyond_fallback_;  // set_beyond_fallback
   std::map<std::pair<const Backend*, NodeSet>, double> build_ms_;  // builds' wall time, by candidate
   size_t unbuilt_ = 0;
   size_t measured_ = 0, cached_ = 0, remeasured_ = 0, skipped_ = 0, estimated_ = 0;

@@ -368,6 +368,13 @@ class Optimizer {
         collect_candidates(g_, reach, selected_, {options_.max_depth, options_.max_candidates});
     for (const std::string& n : cands_.notes()) notes_.push_back(n);
     result.candidates = cands_.size();
+    if (measurer_) {
+      NodeSet beyond(g_.nodes().size());
+      for (size_t n = 0; n < g_.nodes().size(); ++n) beyond.insert(static_cast<NodeId>(n));
+      for (size_t c = 0; c < cands_.size(); ++c)
+        if (cands_[c].backend->name() == options_.fallback) beyond = beyond.minus(cands_[c].nodes);
+      measurer_->set_beyond_fallback(std::move(beyond));
+    }
   }
 
   // Costs every candidate, those of the single-backend seeds first: each seed's estimate decides

@@ -237,6 +237,24 @@ TEST_CASE("optimize with the measurer: a second compile measures nothing", "[opt
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("optimize with the measurer: a spent budget still covers what the fallback cannot run",
+          "[optimize]") {
+  World w;
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("collage-beyond-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  PlacementOptions options;
+  options.strategy = "op-level";
+  options.fallback = "ew";  // runs no MatMul: those nodes need gemm's (or reference's) kernels
+  options.cost_db_path = (dir / "cost-db.jsonl").string();
+  options.device = "test-device";
+  options.time_budget_s = 1e-6;  // spent before the first kernel
+  auto r = optimize_detailed(w.ctx, w.r, w.g, options);
+  REQUIRE(r.ok());
+  CHECK(r->placement.groups.size() >= 3);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("optimize: a state limit hit falls back to greedy and says so", "[optimize]") {
   World w;
   FunctionCostModel model(kernel_cost);
