@@ -102,22 +102,29 @@ TEST_CASE("cnn kernels: a conv's data pack reads a blocked value a vector of cha
   const te_ops::TeOpRegistry ops = te_ops::default_te_ops();
   for (int32_t block : {16, 8}) {
     std::vector<Layout> layouts(g.values().size(), Layout::channel_blocked(block));
-    // The strided depthwise group and the strided dense one: padded, so the pack is not inlined.
-    for (std::vector<NodeId> nodes : {std::vector<NodeId>{2, 3}, {4, 5}}) {
+    auto lower = [&](std::vector<NodeId> nodes) {
       auto group = extract_subgraph(ctx, g, NodeSet::of(g.nodes().size(), nodes), layouts);
       REQUIRE(group.ok());
       auto lowered = native::lower_group(group->graph, ops, {codegen::TargetSpec::host(), 2}, "k");
       REQUIRE(lowered.ok());
-      const std::string code = te::to_string(lowered->kernel);
-      INFO("block " << block << "\n" << code);
       CHECK(lowered->schedule == "anchor Conv");
+      return te::to_string(lowered->kernel);
+    };
+    // The strided dense group and the stride-1 5x5 depthwise one: padded, so each chunk copies
+    // the rows it reads; the loop that stores the copy's first element is vectorized.
+    for (std::vector<NodeId> nodes : {std::vector<NodeId>{4, 5}, {7}}) {
+      const std::string code = lower(nodes);
+      INFO("block " << block << ", group of node " << nodes[0] << "\n" << code);
       const size_t pack = code.find(".data_nchwc[");
       REQUIRE(pack != std::string::npos);
-      // The loop that stores the pack's first element is vectorized, over the channels.
       const size_t loop = code.rfind("for (", pack);
       REQUIRE(loop != std::string::npos);
-      CHECK(code.substr(code.rfind('\n', loop) + 1, loop - code.rfind('\n', loop) - 1)
-                .find("vectorized") != std::string::npos);
+      const size_t line = code.rfind('\n', loop) + 1;
+      CHECK(code.substr(line, loop - line).find("vectorized") != std::string::npos);
     }
+    // The strided depthwise group reads its input in place: no copy.
+    const std::string code = lower({2, 3});
+    INFO("block " << block << "\n" << code);
+    CHECK(code.find(".data_nchwc") == std::string::npos);
   }
 }
