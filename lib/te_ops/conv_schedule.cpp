@@ -143,9 +143,6 @@ OutAxes out_axes(te::Stage& so, const Geometry& g, int rank) {
   return a;
 }
 
-// Whether the data pack would copy its input as it is: the input is a kernel argument stored in
-// 16-channel blocks (layout_views.h), the window never leaves it (no padding) and the channels
-// fill whole blocks. The reduction then reads the argument in place (the pack is inlined).
 // Whether the data pack reads a kernel argument stored in blocks of the pack's own channel block
 // (layout_views.h), so that its innermost loop, over the channels of a block, reads contiguously.
 bool pack_reads_blocked(const te::Tensor& data, const Geometry& g) {
@@ -156,6 +153,9 @@ bool pack_reads_blocked(const te::Tensor& data, const Geometry& g) {
   return g.in_block() == g.block && stored.shape().back() == g.block;
 }
 
+// Whether the data pack would copy its input as it is: it reads a blocked argument, the window
+// never leaves it (no padding) and the channels fill whole blocks. The reduction then reads the
+// argument in place (the pack is inlined).
 bool pack_is_copy(const te::Tensor& data, const Geometry& g) {
   return pack_reads_blocked(data, g) && g.c % g.block == 0 && g.pt == 0 && g.pl == 0 &&
          (g.oh - 1) * g.sh + (g.kh - 1) * g.dh < g.h && (g.ow - 1) * g.sw + (g.kw - 1) * g.dw < g.w;
