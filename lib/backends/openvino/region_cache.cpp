@@ -65,8 +65,17 @@ uint64_t region_key(const Graph& group, int32_t threads, std::string_view librar
                     std::string_view version) {
   std::string text = str_cat(version, "|", library, "|threads ", threads, "|",
                              canonical_signature(group));
-  for (const Tensor& c : group.constants())
-    text += str_cat("|", c.bytes(), ":", hash_bytes(c.raw(), c.bytes()));
+  for (const Tensor& c : group.constants()) {
+    if (c.dtype() != DType::str) {
+      text += str_cat("|", c.bytes(), ":", hash_bytes(c.raw(), c.bytes()));
+      continue;
+    }
+    // A str constant's buffer holds std::string objects: their contents are what counts.
+    for (int64_t i = 0; i < c.numel(); ++i) {
+      const std::string& v = c.data<std::string>()[i];
+      text += str_cat("|s", v.size(), ":", hash_bytes(v.data(), v.size()));
+    }
+  }
   return hash_bytes(text.data(), text.size());
 }
 
