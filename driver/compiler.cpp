@@ -229,7 +229,22 @@ absl::StatusOr<ImportedModel> Compiler::import_model(const ModelSource& model,
 
 absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
                                                 const CompileOptions& options) const {
-  if (options.batch.max) return compile_batch(model, options);
+  return compile(model, options, nullptr);
+}
+
+absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
+                                                const CompileOptions& options,
+                                                const std::filesystem::path* artifact_path) const {
+  if (options.batch.max) {
+    auto r = compile_batch(model, options);
+    if (!r.ok() || !artifact_path) return r;
+    auto writer = io::AtomicFileWriter::create(*artifact_path);
+    if (!writer.ok()) return writer.status();
+    if (absl::Status s = (*writer)->write(r->artifact); !s.ok()) return s;
+    if (absl::Status s = (*writer)->commit(); !s.ok()) return s;
+    r->artifact.clear();
+    return r;
+  }
   using Clock = std::chrono::steady_clock;
   Clock::time_point start = Clock::now();
   PhaseClock phases;
@@ -297,11 +312,16 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
     r.cut.push_back(
         "build: no choice measured (Winograd or direct: direct where none is remembered; the "
         "executor: sequential, its wave schedule not profiled)");
-  auto bytes = compile_artifact(*ctx_, *backends_, r.graph, r.optimized.placement,
-                                artifact_options(placement, budget_s, reused ? 0 : left_s),
-                                &r.summary);
-  if (!bytes.ok()) return bytes.status();
-  r.artifact = *std::move(bytes);
+  auto image = compile_artifact_image(*ctx_, *backends_, r.graph, r.optimized.placement,
+                                      artifact_options(placement, budget_s, reused ? 0 : left_s),
+                                      &r.summary);
+  if (!image.ok()) return image.status();
+  if (artifact_path) {
+    phases.begin("write");
+    if (absl::Status s = image->write_file(*artifact_path); !s.ok()) return s;
+  } else {
+    r.artifact = image->bytes();
+  }
   r.artifact_s = seconds_since(start);
   r.phases = phases.finish();
   count_choices();
@@ -371,13 +391,7 @@ absl::StatusOr<CompileResult> Compiler::compile_to_file(
     const std::filesystem::path& artifact_path) const {
   CompileOptions with_artifact = options;
   with_artifact.artifact = true;
-  auto r = compile(model, with_artifact);
-  if (!r.ok()) return r.status();
-  auto writer = io::AtomicFileWriter::create(artifact_path);
-  if (!writer.ok()) return writer.status();
-  if (absl::Status s = (*writer)->write(r->artifact); !s.ok()) return s;
-  if (absl::Status s = (*writer)->commit(); !s.ok()) return s;
-  return r;
+  return compile(model, with_artifact, &artifact_path);
 }
 
 }  // namespace collage

@@ -161,7 +161,8 @@ struct CompileResult {
   Graph graph;             // the graph that was placed (after the passes)
   OptimizeResult optimized;  // the placement, its comparison with the baselines, counts
   std::vector<TreeStrategyReport> trees;  // one per tree model or tree-ensemble node
-  std::string artifact;                   // the artifact's bytes; empty without one
+  // The artifact's bytes; empty without one, and from compile_to_file (which writes them).
+  std::string artifact;
   ArtifactSummary summary;                // what the artifact holds
   // With a batch range: the range, each batch's plan (ascending; `graph` and `optimized` above
   // are the largest batch's), whether batches between plans run padded, and why not.
@@ -176,7 +177,8 @@ struct CompileResult {
   double import_s = 0, placement_s = 0, compare_s = 0, artifact_s = 0;
   // The same in finer steps, in the order they first ran (seconds): "import", "placement"
   // (before the first search phase), "candidates", "measure", "op-level", "graph-level",
-  // "compare", "build" (the artifact), as far as each ran. Empty with a batch range.
+  // "compare", "build" (the artifact), "write" (compile_to_file's), as far as each ran. Empty
+  // with a batch range.
   std::vector<std::pair<std::string, double>> phases;
   // The steps the time budget cut short: OptimizeResult::cut, then "build: ..." when none of
   // the budget was left to measure the artifact's choices. Empty with a batch range.
@@ -251,7 +253,9 @@ class Compiler {
   absl::StatusOr<CompileResult> compile(const ModelSource& model,
                                         const CompileOptions& options = {}) const;
   // compile(), with the artifact written to `artifact_path` atomically (a failed write never
-  // leaves a partial file). options.artifact is taken as true.
+  // leaves a partial file) instead of returned: CompileResult::artifact stays empty (the write
+  // goes from the model's constants to disk, with no copy of the whole file in memory), and the
+  // "write" step of CompileResult::phases times it. options.artifact is taken as true.
   absl::StatusOr<CompileResult> compile_to_file(const ModelSource& model,
                                                 const CompileOptions& options,
                                                 const std::filesystem::path& artifact_path) const;
@@ -263,6 +267,9 @@ class Compiler {
   // compile() of a batch range: a plan per batch, one artifact.
   absl::StatusOr<CompileResult> compile_batch(const ModelSource& model,
                                               const CompileOptions& options) const;
+  // compile(); with `artifact_path` non-null, the artifact is written there instead of returned.
+  absl::StatusOr<CompileResult> compile(const ModelSource& model, const CompileOptions& options,
+                                        const std::filesystem::path* artifact_path) const;
   // import_model without the passes.
   absl::StatusOr<ImportedModel> import(const ModelSource& model, const CompileOptions& options,
                                        const PlacementOptions& placement) const;

@@ -19,6 +19,9 @@
 #include "waves/artifact_schedule.h"
 
 namespace collage {
+namespace artifact {
+class FileLayout;
+}
 
 // The module name of generated kernels: their code is the artifact's embedded shared object.
 inline constexpr std::string_view kNativeModule = "native";
@@ -77,6 +80,21 @@ struct PlacedBatch {
   const Graph* graph = nullptr;
   const Placement* placement = nullptr;
 };
+// A serialized artifact not yet put together in memory: the file laid out over its plan, its
+// constants' own buffers and its native code, which the image keeps alive (constants shared with
+// the graph are not copied). write_file streams it to disk; bytes() puts it together.
+struct ArtifactImage {
+  std::vector<std::shared_ptr<const std::string>> owned;  // plan, string tables, native code
+  std::vector<Tensor> constants;  // the buffers the constants section is written from
+  std::shared_ptr<const artifact::FileLayout> layout;  // over the two above
+
+  uint64_t size() const;
+  std::string bytes() const;
+  // Writes the file to `path` atomically (a temporary file renamed over it), so a failed write
+  // never leaves a partial artifact. Errors name the path.
+  absl::Status write_file(const std::filesystem::path& path) const;
+};
+
 // Builds every group of `placement` (in its order, as validate_placement leaves it) with its
 // backend and keeps each kernel's record and arguments. Errors name the group: a group on the
 // reference backend (the runtime has no reference kernels), an unknown backend, a group that
@@ -92,6 +110,11 @@ absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
                                                const std::vector<ArtifactKernel>& kernels,
                                                const ArtifactOptions& options = {},
                                                ArtifactSummary* summary = nullptr);
+// serialize_artifact, not put together: the image of the same bytes.
+absl::StatusOr<ArtifactImage> serialize_artifact_image(const Graph& graph,
+                                                       const std::vector<ArtifactKernel>& kernels,
+                                                       const ArtifactOptions& options = {},
+                                                       ArtifactSummary* summary = nullptr);
 
 // The bytes of a dynamic-batch artifact: one plan per entry of `plans` (batches ascending, the
 // last one info.max, every graph with the same inputs and outputs), sharing one constants section
@@ -119,6 +142,14 @@ absl::StatusOr<std::string> compile_artifact(const Context& ctx, const BackendRe
                                              const Graph& graph, const Placement& placement,
                                              const ArtifactOptions& options = {},
                                              ArtifactSummary* summary = nullptr);
+// compile_artifact, not put together: the image of the same bytes (ArtifactImage::write_file
+// writes a large model's constants to disk straight from its graph).
+absl::StatusOr<ArtifactImage> compile_artifact_image(const Context& ctx,
+                                                     const BackendRegistry& backends,
+                                                     const Graph& graph,
+                                                     const Placement& placement,
+                                                     const ArtifactOptions& options = {},
+                                                     ArtifactSummary* summary = nullptr);
 
 // compile_artifact, written to `path` atomically (a temporary file renamed over it), so a failed
 // write never leaves a partial artifact. The call `collage compile` makes.

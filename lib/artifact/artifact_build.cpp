@@ -14,7 +14,6 @@
 #include "codegen/llvm/object.h"
 #include "collage/executor.h"
 #include "core/str_cat.h"
-#include "io/file_io.h"
 
 namespace collage {
 namespace {
@@ -159,15 +158,27 @@ absl::StatusOr<std::string> compile_artifact(const Context& ctx, const BackendRe
                                              const Graph& graph, const Placement& placement,
                                              const ArtifactOptions& options,
                                              ArtifactSummary* summary) {
+  auto image = compile_artifact_image(ctx, backends, graph, placement, options, summary);
+  if (!image.ok()) return image.status();
+  return image->bytes();
+}
+
+absl::StatusOr<ArtifactImage> compile_artifact_image(const Context& ctx,
+                                                     const BackendRegistry& backends,
+                                                     const Graph& graph,
+                                                     const Placement& placement,
+                                                     const ArtifactOptions& options,
+                                                     ArtifactSummary* summary) {
   auto kernels = build_artifact_kernels(ctx, backends, graph, placement, options.build);
   if (!kernels.ok()) return kernels.status();
-  if (!options.native_library.empty()) return serialize_artifact(graph, *kernels, options, summary);
+  if (!options.native_library.empty())
+    return serialize_artifact_image(graph, *kernels, options, summary);
   // Native kernels' code: linked here into the shared object the artifact embeds.
   auto native = link_native_code(*kernels);
   if (!native.ok()) return native.status();
   ArtifactOptions with_code = options;
   with_code.native_library = std::move(*native);
-  return serialize_artifact(graph, *kernels, with_code, summary);
+  return serialize_artifact_image(graph, *kernels, with_code, summary);
 }
 
 absl::StatusOr<std::string> compile_batch_artifact(const Context& ctx,
@@ -201,12 +212,9 @@ absl::StatusOr<ArtifactSummary> write_artifact_for(const Context& ctx,
                                                    const std::filesystem::path& path,
                                                    const ArtifactOptions& options) {
   ArtifactSummary summary;
-  auto bytes = compile_artifact(ctx, backends, graph, placement, options, &summary);
-  if (!bytes.ok()) return bytes.status();
-  auto writer = io::AtomicFileWriter::create(path);
-  if (!writer.ok()) return writer.status();
-  if (absl::Status s = (*writer)->write(*bytes); !s.ok()) return s;
-  if (absl::Status s = (*writer)->commit(); !s.ok()) return s;
+  auto image = compile_artifact_image(ctx, backends, graph, placement, options, &summary);
+  if (!image.ok()) return image.status();
+  if (absl::Status s = image->write_file(path); !s.ok()) return s;
   return summary;
 }
 

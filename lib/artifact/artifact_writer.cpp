@@ -1,5 +1,5 @@
 // serialize_artifact: tensors and their storage, the arena plan, constants and the FlatBuffers
-// plan, assembled into one file by assemble_artifact.
+// plan, laid out as one file (artifact::FileLayout) over the constants' own buffers.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -67,15 +67,23 @@ class ConstantTable {
   // What constant `id` takes in the section.
   uint64_t size(size_t id) const { return stored_bytes(id).size(); }
   uint64_t bytes() const { return bytes_; }
-  std::string section() const {
-    std::string s(bytes_, '\0');
+  // The section as pieces over the constants' own buffers (a str constant's table copied into
+  // `image`), which `image` keeps alive.
+  artifact::SectionPieces section(ArtifactImage& image) const {
+    artifact::SectionPieces s{static_cast<uint32_t>(artifact::SectionKind::constants), 0, bytes_,
+                              {}};
     for (size_t i = 0; i < tensors_.size(); ++i) {
-      const std::string_view b = stored_bytes(i);
-      if (!b.empty()) std::memcpy(s.data() + offsets_[i], b.data(), b.size());
+      std::string_view b = stored_bytes(i);
+      if (tensors_[i].dtype() == DType::str) {
+        image.owned.push_back(std::make_shared<const std::string>(tables_[i]));
+        b = *image.owned.back();
+      } else {
+        image.constants.push_back(tensors_[i]);
+      }
+      if (!b.empty()) s.pieces.emplace_back(offsets_[i], b);
     }
     return s;
   }
-
  private:
   std::string_view stored_bytes(size_t id) const {
     const Tensor& t = tensors_[id];
@@ -442,27 +450,30 @@ absl::StatusOr<flatbuffers::Offset<fb::Plan>> write_plan(flatbuffers::FlatBuffer
 }
 
 // The file: the plan section (a finished FlatBuffer), the constants and the native code.
-std::string assemble(const flatbuffers::FlatBufferBuilder& fbb, const ConstantTable& constants,
-                     const ArtifactOptions& options, ArtifactSummary* summary,
-                     const ArtifactSummary& figures) {
-  std::vector<artifact::FileSection> sections;
-  sections.push_back(
-      {static_cast<uint32_t>(artifact::SectionKind::plan), 0,
-       std::string(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize())});
-  if (constants.bytes())
-    sections.push_back(
-        {static_cast<uint32_t>(artifact::SectionKind::constants), 0, constants.section()});
+ArtifactImage assemble(const flatbuffers::FlatBufferBuilder& fbb, const ConstantTable& constants,
+                       const ArtifactOptions& options, ArtifactSummary* summary,
+                       const ArtifactSummary& figures) {
+  ArtifactImage image;
+  std::vector<artifact::SectionPieces> sections;
+  auto add = [&](artifact::SectionKind kind, std::string bytes) {
+    image.owned.push_back(std::make_shared<const std::string>(std::move(bytes)));
+    const std::string& b = *image.owned.back();
+    sections.push_back({static_cast<uint32_t>(kind), 0, b.size(), {{0, std::string_view(b)}}});
+  };
+  add(artifact::SectionKind::plan,
+      std::string(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize()));
+  if (constants.bytes()) sections.push_back(constants.section(image));
   if (!options.native_library.empty())
-    sections.push_back(
-        {static_cast<uint32_t>(artifact::SectionKind::native_code), 0, options.native_library});
-  std::string file = artifact::assemble_artifact(sections, figures.format_version);
+    add(artifact::SectionKind::native_code, options.native_library);
+  image.layout =
+      std::make_shared<const artifact::FileLayout>(std::move(sections), figures.format_version);
   if (summary) {
     *summary = figures;
-    summary->file_bytes = file.size();
+    summary->file_bytes = image.size();
     summary->constant_bytes = constants.bytes();
     summary->native_code_bytes = options.native_library.size();
   }
-  return file;
+  return image;
 }
 
 }  // namespace
@@ -471,6 +482,15 @@ absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
                                                const std::vector<ArtifactKernel>& kernels,
                                                const ArtifactOptions& options,
                                                ArtifactSummary* summary) {
+  auto image = serialize_artifact_image(graph, kernels, options, summary);
+  if (!image.ok()) return image.status();
+  return image->bytes();
+}
+
+absl::StatusOr<ArtifactImage> serialize_artifact_image(const Graph& graph,
+                                                       const std::vector<ArtifactKernel>& kernels,
+                                                       const ArtifactOptions& options,
+                                                       ArtifactSummary* summary) {
   flatbuffers::FlatBufferBuilder fbb;
   ConstantTable constants;
   ArtifactSummary figures;
@@ -532,7 +552,7 @@ absl::StatusOr<std::string> serialize_batch_artifact(const std::vector<BatchKern
                         str_cat("batch ", root.batch, ": ", plan.status().message()));
   fbb.Finish(*plan, fb::PlanIdentifier());
   for (const BatchKernels& p : plans) figures.batches.push_back(p.batch);
-  return assemble(fbb, constants, options, summary, figures);
+  return assemble(fbb, constants, options, summary, figures).bytes();
 }
 
 }  // namespace collage

@@ -59,7 +59,9 @@ TEST_CASE("compiler: a warm compile measures nothing and writes the same artifac
   o.placement.backends = {"native"};
   o.placement.num_threads = 2;
   o.placement.executor = PlacementExecutor::automatic;
-  o.placement.time_budget_s = 10;
+  // Enough that a loaded machine (load 14 on 2 cores) still leaves the build budget to measure
+  // the wave schedule: with 10 s the cold compile spent it and measured one choice only.
+  o.placement.time_budget_s = 60;
   o.placement.max_generations = 1;
   o.placement.cost_db_path = (dir / "cost-db.jsonl").string();
   o.placement.code_cache = code_cache_dir(o.placement.cost_db_path);

@@ -86,3 +86,57 @@ TEST_CASE("writer: write_artifact_for writes the file", "[runtime][writer]") {
   collage_module_release(m);
   fs::remove(path);
 }
+
+TEST_CASE("writer: a file laid out in pieces writes the bytes of the whole sections",
+          "[runtime][writer]") {
+  using namespace artifact;
+  const std::string plan = "the plan", a(100, 'a'), b(70, 'b');
+  // A constants-like section: two pieces at aligned offsets, zeros between and after them.
+  std::string whole(256, '\0');
+  whole.replace(0, a.size(), a);
+  whole.replace(128, b.size(), b);
+  const FileLayout layout({{1, 0, plan.size(), {{0, plan}}}, {2, 0, 256, {{0, a}, {128, b}}}});
+  const std::string expected = assemble_artifact({{1, 0, plan}, {2, 0, whole}});
+  CHECK(layout.size() == expected.size());
+  CHECK(layout.bytes() == expected);
+  std::string streamed;
+  size_t calls = 0;
+  REQUIRE(layout.write([&](std::string_view s) {
+    streamed += s;
+    ++calls;
+    return absl::OkStatus();
+  }).ok());
+  CHECK(streamed == expected);
+  CHECK(split_sections(streamed)[1].bytes == whole);
+  // The first error stops the write.
+  calls = 0;
+  const absl::Status failed = layout.write([&](std::string_view) {
+    ++calls;
+    return absl::UnavailableError("disk full");
+  });
+  CHECK(failed.message() == "disk full");
+  CHECK(calls == 1);
+}
+
+TEST_CASE("writer: an artifact image streamed to a file is its bytes", "[runtime][writer]") {
+  Context ctx;
+  Graph g = mlp_graph(ctx);
+  BackendRegistry backends;
+  REQUIRE(backends.add(make_reference_backend()).ok());
+  REQUIRE(register_eigen_backend(backends).ok());
+  auto placement = place_baseline("single:eigen", g, backends);
+  REQUIRE(placement.ok());
+  ArtifactSummary summary;
+  auto image = compile_artifact_image(ctx, backends, g, *placement, {}, &summary);
+  REQUIRE(image.ok());
+  CHECK(summary.constant_bytes > 0);
+  CHECK(image->size() == summary.file_bytes);
+  const fs::path path = fs::temp_directory_path() / "collage_writer_image_test.collage";
+  REQUIRE(image->write_file(path).ok());
+  const std::string bytes = image->bytes();
+  CHECK(read_file(path.string()) == bytes);
+  collage_module_t* m = nullptr;
+  CHECK(take_message(collage_module_load_memory(bytes.data(), bytes.size(), nullptr, &m)).empty());
+  collage_module_release(m);
+  fs::remove(path);
+}

@@ -7,12 +7,56 @@
 #include "backends/common/module_kernel.h"
 #include "backends/openvino/openvino_kernel.h"
 #include "backends/openvino/openvino_rules.h"
+#include "backends/openvino/region_cache.h"
 #include "backends/openvino/region_onnx.h"
 #include "core/str_cat.h"
 #include "openvino/op/parameter.hpp"
 
 namespace collage {
 namespace {
+
+using openvino_backend::CachedRegionKernel;
+using openvino_backend::OpenvinoKernel;
+using openvino_backend::read_cached_region;
+using openvino_backend::RecordCacheEntry;
+using openvino_backend::region_key;
+
+// `group` compiled by OpenVINO for `threads` threads; its record, once made, goes to `cache`.
+absl::StatusOr<std::unique_ptr<Kernel>> compile_group(const Graph& group, int32_t threads,
+                                                      RecordCacheEntry cache) {
+  auto onnx = openvino_backend::region_to_onnx(group);
+  if (!onnx.ok()) return onnx.status();
+  std::vector<rt_openvino::ArgType> args;
+  try {
+    for (const TensorType& t : group_argument_types(group))
+      args.push_back({rt_openvino::element_type(static_cast<int32_t>(t.dtype)),
+                      ov::Shape(t.shape.begin(), t.shape.end())});
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(str_cat("openvino cannot run the group: ", e.what()));
+  }
+  std::shared_ptr<const ov::Model> model;
+  try {
+    model = rt_openvino::core().read_model(*onnx, ov::Tensor());
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(str_cat("OpenVINO cannot read the group as ONNX: ",
+                                              rt_openvino::exception_text(e)));
+  }
+  for (const auto& result : model->get_results())
+    if (ov::as_type_ptr<const ov::op::v0::Parameter>(
+            result->input_value(0).get_node_shared_ptr()))
+      return absl::InvalidArgumentError(
+          "openvino: an output of the group is one of its inputs unchanged (OpenVINO would "
+          "not write it)");
+  try {
+    auto region = rt_openvino::compile_region(model, threads, std::move(args),
+                                              group.inputs().size());
+    return std::unique_ptr<Kernel>(
+        new OpenvinoKernel(std::move(model), std::move(region), std::move(cache)));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(str_cat("OpenVINO cannot compile the group: ",
+                                              rt_openvino::exception_text(e)));
+  }
+}
 
 class OpenvinoBackend : public Backend {
  public:
@@ -22,44 +66,20 @@ class OpenvinoBackend : public Backend {
     openvino_backend::add_openvino_rules(*this);
   }
 
+  // With a code cache, a region whose record an earlier compile made is not compiled again
+  // unless it is run (an artifact build that measures nothing only needs the record).
   absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
                                                 const BuildOptions& options) const override {
     if (absl::Status s = require_plain_layouts(group, name()); !s.ok()) return s;
     const int32_t threads =
         options.num_threads > 0 ? options.num_threads
                                 : static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
-    auto onnx = openvino_backend::region_to_onnx(group);
-    if (!onnx.ok()) return onnx.status();
-    std::vector<rt_openvino::ArgType> args;
-    try {
-      for (const TensorType& t : group_argument_types(group))
-        args.push_back({rt_openvino::element_type(static_cast<int32_t>(t.dtype)),
-                        ov::Shape(t.shape.begin(), t.shape.end())});
-    } catch (const std::exception& e) {
-      return absl::InvalidArgumentError(str_cat("openvino cannot run the group: ", e.what()));
-    }
-    std::shared_ptr<const ov::Model> model;
-    try {
-      model = rt_openvino::core().read_model(*onnx, ov::Tensor());
-    } catch (const std::exception& e) {
-      return absl::InvalidArgumentError(str_cat("OpenVINO cannot read the group as ONNX: ",
-                                                rt_openvino::exception_text(e)));
-    }
-    for (const auto& result : model->get_results())
-      if (ov::as_type_ptr<const ov::op::v0::Parameter>(
-              result->input_value(0).get_node_shared_ptr()))
-        return absl::InvalidArgumentError(
-            "openvino: an output of the group is one of its inputs unchanged (OpenVINO would "
-            "not write it)");
-    try {
-      auto region = rt_openvino::compile_region(model, threads, std::move(args),
-                                                group.inputs().size());
-      return std::unique_ptr<Kernel>(
-          new openvino_backend::OpenvinoKernel(std::move(model), std::move(region)));
-    } catch (const std::exception& e) {
-      return absl::InvalidArgumentError(str_cat("OpenVINO cannot compile the group: ",
-                                                rt_openvino::exception_text(e)));
-    }
+    if (options.code_cache.empty()) return compile_group(group, threads, {});
+    const uint64_t key = region_key(group, threads, rt_openvino::library_build(), version());
+    if (std::optional<KernelRecord> record = read_cached_region(options.code_cache, key))
+      return std::unique_ptr<Kernel>(new CachedRegionKernel(
+          std::move(*record), [group, threads] { return compile_group(group, threads, {}); }));
+    return compile_group(group, threads, {options.code_cache, key});
   }
 };
 

@@ -1,5 +1,8 @@
-// OpenvinoKernel: runs through the module's Region; the record is made once, lazily.
+// OpenvinoKernel: runs through the module's Region; the record is made once, lazily, and
+// cached. CachedRegionKernel: a cached record, its region compiled once, lazily.
 #include "backends/openvino/openvino_kernel.h"
+
+#include "backends/openvino/region_cache.h"
 
 #include "core/str_cat.h"
 
@@ -46,6 +49,7 @@ const KernelRecord& OpenvinoKernel::record() const {
         record_.params = std::move(b.params);
         record_.constants = {byte_tensor(std::move(b.model_xml)), byte_tensor(std::move(b.weights))};
         if (with_blob) record_.constants.push_back(byte_tensor(std::move(b.blob)));
+        if (!cache_.dir.empty()) (void)write_cached_region(cache_.dir, cache_.key, record_);
         return;
       } catch (const std::exception&) {
         // Without the blob next; a record without constants fails to load, saying so.
@@ -53,6 +57,31 @@ const KernelRecord& OpenvinoKernel::record() const {
     }
   });
   return record_;
+}
+
+absl::StatusOr<Kernel*> CachedRegionKernel::compiled() {
+  std::call_once(compiled_once_, [&] {
+    auto k = compile_();
+    if (k.ok())
+      kernel_ = *std::move(k);
+    else
+      status_ = k.status();
+  });
+  if (!kernel_) return status_;
+  return kernel_.get();
+}
+
+absl::Status CachedRegionKernel::run_task(void* const* args, int32_t task_id) {
+  auto k = compiled();
+  if (!k.ok()) return k.status();
+  return (*k)->run_task(args, task_id);
+}
+
+absl::Status CachedRegionKernel::run_task_threads(void* const* args, int32_t task_id,
+                                                  int32_t max_threads) {
+  auto k = compiled();
+  if (!k.ok()) return k.status();
+  return (*k)->run_task_threads(args, task_id, max_threads);
 }
 
 }  // namespace collage::openvino_backend

@@ -2,6 +2,8 @@
 #include "collage/onnx.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -93,7 +95,20 @@ absl::StatusOr<Graph> import_onnx_file(const Context& ctx, const std::filesystem
   }
   onnx::ModelProto model;
   bool parsed;
-  {
+  struct stat st;
+  void* mapped = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+      st.st_size <= std::numeric_limits<int>::max())
+    mapped = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  if (mapped != MAP_FAILED) {
+    // The whole file in view: protobuf copies each initializer's bytes once, at their size,
+    // where reading through a stream's small buffers grows them piece by piece.
+    ::close(fd);
+    madvise(mapped, static_cast<size_t>(st.st_size), MADV_SEQUENTIAL);
+    google::protobuf::io::ArrayInputStream stream(mapped, static_cast<int>(st.st_size));
+    parsed = parse_model(stream, model);
+    munmap(mapped, static_cast<size_t>(st.st_size));
+  } else {
     google::protobuf::io::FileInputStream stream(fd);
     stream.SetCloseOnDelete(true);
     parsed = parse_model(stream, model);
