@@ -46,6 +46,13 @@ enum class DynOp : uint8_t {
   resize,             // roi, scales, sizes, modes, float parameters, axes (dyn_ops_resize.cpp)
   top_k,              // k, [axis], [largest], [sorted]
   log, cos, sin,      // - (appended: the codes above are stored in artifacts)
+  hann_window, hamming_window, blackman_window,  // [periodic]
+  mel_weight_matrix,  // -
+  center_crop_pad,    // axes (empty: every axis)
+  col2im,             // dilations, pads, strides
+  affine_grid,        // [align_corners]
+  shape,              // [start], [end]
+  dropout,            // [ratio's f32 bits], [training_mode] (either may be an operand)
   count_,
 };
 

@@ -70,5 +70,6 @@ bool run_generate_op(const DynParams& p, const std::vector<Value>& in, Outputs& 
 bool run_pad_split_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 bool run_resize_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 bool run_sort_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
+bool run_value_shaped_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 
 }  // namespace collage::rt_dynamic
