@@ -198,8 +198,10 @@ void register_elementwise_ops(TeOpRegistry& r) {
           return std::vector<te::Tensor>{te::compute(
               out.shape,
               [&](const std::vector<te::Var>& i) {
-                return te::select(cast_to(DType::boolean, c(broadcast_index(c, i))),
-                                  x(broadcast_index(x, i)), y(broadcast_index(y, i)));
+                // select computes 16-bit floats in f32: the output has the node's type.
+                return cast_to(out.dtype,
+                               te::select(cast_to(DType::boolean, c(broadcast_index(c, i))),
+                                          x(broadcast_index(x, i)), y(broadcast_index(y, i))));
               },
               tensor_name(node))};
         }, nullptr});

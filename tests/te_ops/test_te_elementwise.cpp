@@ -112,6 +112,12 @@ TEST_CASE("te_ops: Where, Cast and comparisons on bool", "[te_ops]") {
       native_backend(),
       single_op_graph(ctx, "Where",
                       {{DType::boolean, {3, 1, 17}}, {DType::f32, {17}}, {DType::f32, {3, 5, 1}}}));
+  for (DType t : {DType::f16, DType::bf16}) {
+    INFO("Where on " << dtype_name(t));
+    check_group(native_backend(),
+                single_op_graph(ctx, "Where",
+                                {{DType::boolean, {3, 1, 17}}, {t, {17}}, {t, {3, 5, 1}}}));
+  }
   check_group(native_backend(),
               single_op_graph(ctx, "Equal", {{DType::boolean, {33}}, {DType::boolean, {33}}}));
   for (const char* to : {"i32", "i64", "f16", "bf16", "bool", "f32"}) {
