@@ -22,7 +22,7 @@ int64_t panel_columns(const codegen::TargetSpec& target, int64_t n);
 ComputeFn matmul_compute(const codegen::TargetSpec& target);
 ComputeFn gemm_compute(const codegen::TargetSpec& target);
 
-// MatMul on f16, bf16 and f64 (lib/te_ops/matmul_generic.cpp), for the default schedule.
+// MatMul on f64 (lib/te_ops/matmul_generic.cpp), for the default schedule.
 absl::StatusOr<std::vector<te::Tensor>> generic_matmul(const Graph& g, const Node& node,
                                                        std::span<const te::Tensor> inputs);
 
