@@ -104,8 +104,14 @@ void register_indexing_ops(TeOpRegistry& r);
 void register_loss_ops(TeOpRegistry& r);
 void register_attention_op(TeOpRegistry& r);  // Attention on f32
 void register_norm_extra_ops(TeOpRegistry& r);  // Hardmax, LpNormalization
+// MeanVarianceNormalization, GroupNormalization, LRN, GlobalMaxPool
+void register_norm_window_ops(TeOpRegistry& r);
+void register_qlinear_matmul_ops(TeOpRegistry& r);  // MatMulInteger, QLinearMatMul (8-bit)
+void register_tensor_scatter_op(TeOpRegistry& r);    // TensorScatter (linear and circular)
+void register_det_op(TeOpRegistry& r);               // Det of matrices up to 4 x 4
+void register_batch_norm_training_op(TeOpRegistry& r);  // BatchNormalizationTraining (f32)
 void register_rotary_op(TeOpRegistry& r);       // RotaryEmbedding
-void register_conv_integer_op(TeOpRegistry& r);  // ConvInteger (u8/i8, i32 sums)
+void register_conv_integer_op(TeOpRegistry& r);  // ConvInteger, QLinearConv (u8/i8)
 void register_gather_nd_op(TeOpRegistry& r);     // GatherND
 void register_scatter_ops(TeOpRegistry& r);      // ScatterElements, ScatterND
 void register_cumulative_ops(TeOpRegistry& r);   // CumSum, CumProd

@@ -4,6 +4,7 @@
 #include <cassert>
 
 #include "collage/ops/geometry.h"
+#include "dyn_geometry.h"
 #include "ops/elementwise_common.h"
 #include "ops/op_sets.h"
 
@@ -42,37 +43,13 @@ absl::Status infer_affine_grid(InferContext& ctx) {
   return absl::OkStatus();
 }
 
-// The normalised coordinate of point i of an axis of `len` points.
-double base_coordinate(int64_t i, int64_t len, bool align) {
-  if (align) return len > 1 ? -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(len - 1)
-                            : -1.0;
-  return -1.0 + (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(len);
-}
-
 absl::Status run_affine_grid(const KernelArgs& k) {
   const Tensor& theta = k.inputs[0];
   Tensor& y = k.outputs[0];
-  const bool align = k.get<AffineGridAttrs>().align_corners != 0;
-  const int64_t r = y.shape().back(), N = y.shape()[0];
   const Shape spatial(y.shape().begin() + 1, y.shape().end() - 1);
-  const int64_t points = shape_numel(spatial);
-  std::vector<double> out(static_cast<size_t>(y.numel()));
-  std::vector<double> homo(static_cast<size_t>(r + 1), 1.0);
-  for (int64_t p = 0; p < points; ++p) {
-    // homo = (x, y[, z], 1): the innermost axis (W) first.
-    for (int64_t i = 0, rest = p; i < r; ++i) {
-      const int64_t axis = r - 1 - i, len = spatial[axis];
-      homo[i] = base_coordinate(rest % len, len, align);
-      rest /= len;
-    }
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t row = 0; row < r; ++row) {
-        double v = 0;
-        for (int64_t c = 0; c <= r; ++c)
-          v += theta.get_as_double((n * r + row) * (r + 1) + c) * homo[c];
-        out[(n * points + p) * r + row] = v;
-      }
-  }
+  std::vector<double> out;
+  rt_dynamic::affine_grid([&](int64_t i) { return theta.get_as_double(i); }, y.shape()[0],
+                          spatial, k.get<AffineGridAttrs>().align_corners != 0, out);
   return dispatch_codec<kFloatTypes>(y.dtype(), [&](auto codec) {
     using C = decltype(codec);
     auto* py = y.data<typename C::Storage>();

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "collage/ops/geometry.h"
+#include "dyn_geometry.h"
 #include "ops/elementwise_common.h"
 #include "ops/nn_window.h"
 #include "ops/op_sets.h"
@@ -71,27 +72,13 @@ absl::Status run_col2im(const KernelArgs& k) {
   const Shape image = k.inputs[1].to_int64_vector(), block = k.inputs[2].to_int64_vector();
   auto win = col2im_window(k.get<Col2ImAttrs>(), x.shape(), image, block);
   if (!win.ok()) return win.status();
-  const auto r = static_cast<int64_t>(image.size());
-  const int64_t B = shape_numel(block), L = x.shape()[2], planes = x.shape()[0] * y.shape()[1];
-  const int64_t plane = shape_numel(image);
-  const auto image_strides = shape_strides(image);
-  const auto block_strides = shape_strides(block);
-  const auto pos_strides = shape_strides(win->out);
+  std::vector<rt_dynamic::Col2ImAxis> axes;
+  for (size_t d = 0; d < image.size(); ++d)
+    axes.push_back({image[d], block[d], win->out[d], win->stride[d], win->pad_begin[d],
+                    win->dilation[d]});
   std::vector<double> acc(static_cast<size_t>(y.numel()), 0.0);
-  for (int64_t p = 0; p < planes; ++p)
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t l = 0; l < L; ++l) {
-        int64_t at = 0;
-        bool inside = true;
-        for (int64_t d = 0; d < r && inside; ++d) {
-          const int64_t kd = b / block_strides[d] % block[d];
-          const int64_t ld = l / pos_strides[d] % win->out[d];
-          const int64_t v = ld * win->stride[d] - win->pad_begin[d] + kd * win->dilation[d];
-          inside = v >= 0 && v < image[d];
-          at += v * image_strides[d];
-        }
-        if (inside) acc[p * plane + at] += x.get_as_double((p * B + b) * L + l);
-      }
+  rt_dynamic::col2im_accumulate(
+      axes, x.shape()[0] * y.shape()[1], [&](int64_t i) { return x.get_as_double(i); }, acc);
   return dispatch_codec<kNumericTypes>(y.dtype(), [&](auto codec) {
     using C = decltype(codec);
     auto* out = y.data<typename C::Storage>();

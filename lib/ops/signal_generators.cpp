@@ -1,12 +1,13 @@
 // BlackmanWindow, HammingWindow, HannWindow and MelWeightMatrix (ONNX 17): tensors generated from
 // scalar inputs. The output shape follows the input values, so it is exact when they are
 // compile-time constants and dynamic otherwise; the reference executor then infers it again from
-// the actual values (as it does for NonZero).
+// the actual values (as it does for NonZero). The values come from runtime/algorithms/dyn_signal.h,
+// which the dynamic runtime module runs too.
 #include <cassert>
 #include <cmath>
-#include <numbers>
 
 #include "collage/ops/signal.h"
+#include "dyn_signal.h"
 #include "ops/elementwise_common.h"
 #include "ops/op_sets.h"
 
@@ -70,21 +71,12 @@ absl::Status infer_window(InferContext& ctx) {
   return absl::OkStatus();
 }
 
-// w[n] = sum_k c_k cos(2 pi k n / N), with N the size (periodic) or size - 1 (symmetric).
-template <int kTerms>
-KernelFn cosine_window(std::array<double, kTerms> c) {
-  return [c](const KernelArgs& k) {
+KernelFn cosine_window(rt_dynamic::WindowKind kind) {
+  return [kind](const KernelArgs& k) {
     Tensor& y = k.outputs[0];
-    const int64_t size = y.numel();
-    const auto denom = static_cast<double>(k.get<SignalWindowAttrs>().periodic ? size : size - 1);
-    std::vector<double> w(static_cast<size_t>(size));
-    for (int64_t n = 0; n < size; ++n) {
-      double v = 0;
-      for (int t = 0; t < kTerms; ++t)
-        v += c[t] * std::cos(2 * std::numbers::pi * t * static_cast<double>(n) / denom);
-      w[n] = v;
-    }
-    return store(w, y);
+    return store(rt_dynamic::cosine_window(kind, y.numel(),
+                                           k.get<SignalWindowAttrs>().periodic != 0),
+                 y);
   };
 }
 
@@ -113,41 +105,13 @@ absl::Status infer_mel(InferContext& ctx) {
   return absl::OkStatus();
 }
 
-// ONNX's definition: num_mel_bins + 2 edges spaced by (high - low) / (num_mel_bins + 2) mels,
-// each mapped to the spectrogram bin floor((dft_length + 1) * hertz / sample_rate); filter i
-// rises from edge i to edge i + 1 and falls to edge i + 2.
 absl::Status run_mel(const KernelArgs& k) {
   Tensor& y = k.outputs[0];
-  const int64_t spectrum = y.shape()[0], bins = y.shape()[1];
-  const int64_t dft = k.inputs[1].get_as_int64(0), rate = k.inputs[2].get_as_int64(0);
-  if (rate <= 0) return absl::InvalidArgumentError(str_cat("sample_rate is ", rate));
-  const double lo = k.inputs[3].get_as_double(0), hi = k.inputs[4].get_as_double(0);
-  auto to_mel = [](double hz) { return 2595 * std::log1p(hz / 700) / std::log(10.0); };
-  const double low_mel = to_mel(lo);
-  const double step = (to_mel(hi) - low_mel) / static_cast<double>(bins + 2);
-  std::vector<int64_t> edge(static_cast<size_t>(bins + 2));
-  for (int64_t i = 0; i < bins + 2; ++i) {
-    const double hz = 700 * std::expm1((static_cast<double>(i) * step + low_mel) / 2595 *
-                                       std::log(10.0));
-    const double b = std::floor(static_cast<double>(dft + 1) * hz / static_cast<double>(rate));
-    if (!(b >= 0 && b < static_cast<double>(spectrum)))
-      return absl::InvalidArgumentError(
-          str_cat("mel edge ", i, " falls on spectrogram bin ", b, ", outside [0, ", spectrum,
-                  "); the hertz bounds must lie within [0, sample_rate / 2]"));
-    edge[i] = static_cast<int64_t>(b);
-  }
-  std::vector<double> w(static_cast<size_t>(spectrum * bins), 0.0);
-  for (int64_t i = 0; i < bins; ++i) {
-    const int64_t left = edge[i], center = edge[i + 1], right = edge[i + 2];
-    if (center == left) {
-      w[center * bins + i] = 1;
-    } else {
-      for (int64_t j = left; j <= center; ++j)
-        w[j * bins + i] = static_cast<double>(j - left) / static_cast<double>(center - left);
-    }
-    for (int64_t j = center; j < right; ++j)
-      w[j * bins + i] = static_cast<double>(right - j) / static_cast<double>(right - center);
-  }
+  std::vector<double> w;
+  const std::string e = rt_dynamic::mel_weight_matrix(
+      y.shape()[1], k.inputs[1].get_as_int64(0), k.inputs[2].get_as_int64(0),
+      k.inputs[3].get_as_double(0), k.inputs[4].get_as_double(0), w);
+  if (!e.empty()) return absl::InvalidArgumentError(e);
   return store(w, y);
 }
 
@@ -161,11 +125,11 @@ void add(OpRegistry& r, OpDef d) {
 
 void register_signal_ops(OpRegistry& r) {
   add(r, make_op<SignalWindowAttrs>("HannWindow", FusionKind::opaque, 1, 1, infer_window,
-                                    cosine_window<2>({0.5, -0.5})));
+                                    cosine_window(rt_dynamic::WindowKind::hann)));
   add(r, make_op<SignalWindowAttrs>("HammingWindow", FusionKind::opaque, 1, 1, infer_window,
-                                    cosine_window<2>({25.0 / 46.0, -21.0 / 46.0})));
+                                    cosine_window(rt_dynamic::WindowKind::hamming)));
   add(r, make_op<SignalWindowAttrs>("BlackmanWindow", FusionKind::opaque, 1, 1, infer_window,
-                                    cosine_window<3>({0.42, -0.5, 0.08})));
+                                    cosine_window(rt_dynamic::WindowKind::blackman)));
   add(r, make_op<MelWeightMatrixAttrs>("MelWeightMatrix", FusionKind::opaque, 5, 5, infer_mel,
                                        run_mel));
 }

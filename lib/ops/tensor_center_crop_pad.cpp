@@ -2,9 +2,9 @@
 // the output shape is exact when it is a compile-time constant and dynamic otherwise (the
 // reference executor infers it again from the actual value).
 #include <cassert>
-#include <cstring>
 
 #include "collage/ops/geometry.h"
+#include "dyn_geometry.h"
 #include "ops/elementwise_common.h"
 #include "ops/op_sets.h"
 
@@ -54,28 +54,8 @@ absl::Status infer_center_crop_pad(InferContext& ctx) {
 absl::Status run_center_crop_pad(const KernelArgs& k) {
   const Tensor& x = k.inputs[0];
   Tensor& y = k.outputs[0];
-  const auto rank = static_cast<int64_t>(x.shape().size());
-  // Input index = output index + shift per axis (a crop shifts forward, a pad back).
-  std::vector<int64_t> shift(static_cast<size_t>(rank), 0);
-  for (int64_t a = 0; a < rank; ++a) {
-    const int64_t in = x.shape()[a], out = y.shape()[a];
-    shift[a] = in >= out ? (in - out) / 2 : -((out - in) / 2);
-  }
-  const size_t esize = dtype_size(y.dtype());
-  std::memset(y.raw(), 0, static_cast<size_t>(y.numel()) * esize);
-  const auto in_strides = shape_strides(x.shape());
-  std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
-  for (int64_t o = 0; o < y.numel(); ++o) {
-    int64_t src = 0;
-    bool inside = true;
-    for (int64_t a = 0; a < rank && inside; ++a) {
-      const int64_t i = idx[a] + shift[a];
-      inside = i >= 0 && i < x.shape()[a];
-      src += i * in_strides[a];
-    }
-    if (inside) copy_element(y.raw(), o, x.raw(), src, esize);
-    for (int64_t a = rank - 1; a >= 0 && ++idx[a] == y.shape()[a]; --a) idx[a] = 0;
-  }
+  rt_dynamic::center_crop_pad(static_cast<const uint8_t*>(x.raw()), x.shape(),
+                              static_cast<uint8_t*>(y.raw()), y.shape(), dtype_size(y.dtype()));
   return absl::OkStatus();
 }
 

@@ -1,9 +1,12 @@
-// TE compute of Attention (ONNX 23-25; lib/ops/nn_attention.cpp defines it) on f32: the scores
+// TE compute of Attention (ONNX 23-25; lib/ops/nn_attention.cpp defines it) on f32, f16 and bf16:
+// the scores
 // of each query against the cached and new keys (heads shared by groups of query heads),
 // soft-capped, masked (attn_mask, causal, sliding window, padding lengths), softmax-normalised
 // (a row with no attendable key gives zeros) and applied to V; the present key and value and the
-// qk output. 16-bit inputs are refused: ONNX rounds them at every step, which the reference
-// executor follows and an f32 computation would not.
+// qk output. 16-bit inputs compute in f32 rounded to the input type wherever ONNX's definition
+// makes a value of that type (scaled Q and K, the scores, the masked scores, the softmax; the
+// softmax's exponentials and sum in softmax_precision), as the reference executor rounds them;
+// a bf16 softmax, whose sum ONNX rounds at every add, is refused.
 #include <cmath>
 
 #include "collage/ops/attention.h"
@@ -23,12 +26,28 @@ Outputs attention(const Graph& g, const Node& node, std::span<const te::Tensor> 
   const auto& a = node.get<AttentionAttrs>();
   auto given = [&](size_t i) { return in.size() > i && in[i].defined(); };
   const te::Tensor q = in[0], k = in[1], v = in[2];
+  const DType t = q.dtype();
+  if (!is_float_like(t)) return node_error(node, "only float inputs are supported");
   for (size_t i = 0; i < in.size(); ++i)
-    if (given(i) && i != 3 && i != 6 && in[i].dtype() != DType::f32)
-      return node_error(node, str_cat("input ", i, " is ", dtype_name(in[i].dtype()),
-                                      "; the native Attention computes f32 only"));
-  if (given(3) && in[3].dtype() != DType::f32 && in[3].dtype() != DType::boolean)
-    return node_error(node, "attn_mask must be f32 or bool");
+    if (given(i) && i != 3 && i != 6 && in[i].dtype() != t)
+      return node_error(node, str_cat("input ", i, " is ", dtype_name(in[i].dtype()), " and Q ",
+                                      dtype_name(t)));
+  if (given(3) && in[3].dtype() != t && in[3].dtype() != DType::boolean)
+    return node_error(node, str_cat("attn_mask must be ", dtype_name(t), " or bool"));
+  // The softmax's type (softmax_precision, an ONNX element type), for 16-bit inputs.
+  DType soft = t;
+  if (a.softmax_precision == 1 || a.softmax_precision == 11) soft = DType::f32;
+  if (a.softmax_precision == 10) soft = DType::f16;
+  if (a.softmax_precision == 16) soft = DType::bf16;
+  if (t != DType::f32 && soft == DType::bf16)
+    return node_error(node, "a bf16 softmax (ONNX rounds its sum at every add) is not supported");
+  const bool narrow = t != DType::f32;
+  // v rounded to the input type (rnd) or the softmax's (srnd), as f32; f32 inputs round nothing.
+  auto rnd = [&](const Expr& v) { return narrow ? cast_to(DType::f32, cast_to(t, v)) : v; };
+  auto srnd = [&](const Expr& v) {
+    return narrow && soft != DType::f32 ? cast_to(DType::f32, cast_to(soft, v)) : v;
+  };
+  auto ld = [](const Expr& v) { return cast_to(DType::f32, v); };
   const bool three_d = q.ndim() == 3;
   const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
   int64_t hq, hk, len_q, len_kv, d, dv;
@@ -60,20 +79,21 @@ Outputs attention(const Graph& g, const Node& node, std::span<const te::Tensor> 
   auto value = [&](Expr b, Expr h, Expr j, Expr e) { return present(v, given(5) ? in[5] : te::Tensor(), b, h, j, e); };
 
   // Q and K are each scaled by the square root of the scale.
-  const double root = std::sqrt(a.scale != 0.f ? a.scale : 1.0 / std::sqrt(static_cast<double>(d)));
+  const Expr root =
+      rnd(f32(std::sqrt(a.scale != 0.f ? a.scale : 1.0 / std::sqrt(static_cast<double>(d)))));
   const te::IterVar re = te::reduce_axis({0, d}, "e");
   te::Tensor raw = te::compute(
       {batch, hq, len_q, total},
       [&](const std::vector<te::Var>& i) {
         Expr kh = te::floordiv(i[1], Expr(group));
-        return te::sum(at4(q, hq, i[0], i[1], i[2], re) * f32(root) *
-                           (key(i[0], kh, i[3], re) * f32(root)),
+        return te::sum(rnd(ld(at4(q, hq, i[0], i[1], i[2], re)) * root) *
+                           rnd(ld(key(i[0], kh, i[3], re)) * root),
                        {re});
       },
       name + ".qk");
   auto score = [&](Expr b, Expr h, Expr i, Expr j) {
-    Expr s = raw({b, h, i, j});
-    if (a.softcap > 0.f) s = f32(a.softcap) * te::tanh(s / f32(a.softcap));
+    Expr s = rnd(raw({b, h, i, j}));
+    if (a.softcap > 0.f) s = rnd(f32(a.softcap) * te::tanh(s / f32(a.softcap)));
     return s;
   };
   const Expr neg_inf = f32(-INFINITY);
@@ -89,7 +109,7 @@ Outputs attention(const Graph& g, const Node& node, std::span<const te::Tensor> 
         idx.push_back(ms[ax] == 1 && axis < 3 ? Expr(int64_t{0}) : full[axis]);
       }
       Expr mv = mask(idx);
-      mv = mask.dtype() == DType::boolean ? te::select(mv, f32(0), neg_inf) : mv;
+      mv = mask.dtype() == DType::boolean ? te::select(mv, f32(0), neg_inf) : ld(mv);
       m = ms.back() < total ? te::select(j >= Expr(ms.back()), neg_inf, mv) : mv;
     }
     // Where query 0 sits among the keys: after the cache, or before the batch's valid length.
@@ -105,7 +125,9 @@ Outputs attention(const Graph& g, const Node& node, std::span<const te::Tensor> 
     if (a.right_window_size >= 0) masked = masked || Expr(int64_t{0}) - diff > Expr(a.right_window_size);
     return te::select(masked, neg_inf, m);
   };
-  auto masked = [&](Expr b, Expr h, Expr i, Expr j) { return score(b, h, i, j) + bias(b, h, i, j); };
+  auto masked = [&](Expr b, Expr h, Expr i, Expr j) {
+    return rnd(score(b, h, i, j) + bias(b, h, i, j));
+  };
   const te::IterVar rj = te::reduce_axis({0, total}, "j");
   te::Tensor top = te::compute(
       {batch, hq, len_q},
@@ -113,7 +135,7 @@ Outputs attention(const Graph& g, const Node& node, std::span<const te::Tensor> 
       name + ".max");
   auto prob = [&](Expr b, Expr h, Expr i, Expr j) {
     Expr m = top({b, h, i}), s = masked(b, h, i, j);
-    return te::select(m == neg_inf || s == neg_inf, f32(0), te::exp(s - m));
+    return te::select(m == neg_inf || s == neg_inf, f32(0), srnd(te::exp(srnd(s - m))));
   };
   const te::IterVar rs = te::reduce_axis({0, total}, "j");
   te::Tensor sum = te::compute(
@@ -121,12 +143,23 @@ Outputs attention(const Graph& g, const Node& node, std::span<const te::Tensor> 
       [&](const std::vector<te::Var>& i) { return te::sum(prob(i[0], i[1], i[2], rs), {rs}); },
       name + ".sum");
   auto softmax = [&](Expr b, Expr h, Expr i, Expr j) {
-    Expr p = prob(b, h, i, j), s = sum({b, h, i});
-    return te::select(s > f32(0), p / s, p);
+    Expr p = prob(b, h, i, j), s = srnd(sum({b, h, i}));
+    return rnd(te::select(s > f32(0), srnd(p / s), p));
   };
   const te::IterVar ry = te::reduce_axis({0, total}, "j");
+  auto y_sum = [&](Expr b, Expr h, Expr i, Expr e) {
+    return te::sum(softmax(b, h, i, ry) * ld(value(b, te::floordiv(h, Expr(group)), ry, e)), {ry});
+  };
+  // 16-bit: Y in f32 over [batch, heads, query, value size], then the output rounds it, a stage
+  // of its own (a reduction is the outermost expression of its compute). f32: the output is the
+  // reduction.
+  te::Tensor y_acc;
+  if (narrow)
+    y_acc = te::compute(
+        {batch, hq, len_q, dv},
+        [&](const std::vector<te::Var>& i) { return y_sum(i[0], i[1], i[2], i[3]); }, name + ".y");
   auto y = [&](Expr b, Expr h, Expr i, Expr e) {
-    return te::sum(softmax(b, h, i, ry) * value(b, te::floordiv(h, Expr(group)), ry, e), {ry});
+    return narrow ? cast_to(t, y_acc({b, h, i, e})) : y_sum(b, h, i, e);
   };
   std::vector<te::Tensor> outs;
   const Shape& ys = output_type(g, node).shape;
@@ -147,11 +180,11 @@ Outputs attention(const Graph& g, const Node& node, std::span<const te::Tensor> 
     outs.push_back(te::compute(
         os,
         [&](const std::vector<te::Var>& i) {
-          if (o == 1) return key(i[0], i[1], i[2], i[3]);
-          if (o == 2) return value(i[0], i[1], i[2], i[3]);
-          if (a.qk_matmul_output_mode == 2) return masked(i[0], i[1], i[2], i[3]);
-          if (a.qk_matmul_output_mode == 3) return softmax(i[0], i[1], i[2], i[3]);
-          return score(i[0], i[1], i[2], i[3]);
+          if (o == 1) return cast_to(t, key(i[0], i[1], i[2], i[3]));
+          if (o == 2) return cast_to(t, value(i[0], i[1], i[2], i[3]));
+          if (a.qk_matmul_output_mode == 2) return cast_to(t, masked(i[0], i[1], i[2], i[3]));
+          if (a.qk_matmul_output_mode == 3) return cast_to(t, softmax(i[0], i[1], i[2], i[3]));
+          return cast_to(t, score(i[0], i[1], i[2], i[3]));
         },
         tensor_name(node, static_cast<int>(o))));
   }

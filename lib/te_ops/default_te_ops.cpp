@@ -14,11 +14,16 @@ TeOpRegistry default_te_ops(const codegen::TargetSpec& target) {
   register_loss_ops(r);
   register_attention_op(r);
   register_norm_extra_ops(r);
+  register_norm_window_ops(r);
+  register_det_op(r);
+  register_batch_norm_training_op(r);
   register_rotary_op(r);
   register_grid_sample_op(r);
   register_conv_integer_op(r);
+  register_qlinear_matmul_ops(r);
   register_gather_nd_op(r);
   register_scatter_ops(r);
+  register_tensor_scatter_op(r);
   register_cumulative_ops(r);
   register_bitwise_ops(r);
   register_quantize_ops(r);

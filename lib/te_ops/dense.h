@@ -22,6 +22,10 @@ int64_t panel_columns(const codegen::TargetSpec& target, int64_t n);
 ComputeFn matmul_compute(const codegen::TargetSpec& target);
 ComputeFn gemm_compute(const codegen::TargetSpec& target);
 
+// MatMul on f64 (lib/te_ops/matmul_generic.cpp), for the default schedule.
+absl::StatusOr<std::vector<te::Tensor>> generic_matmul(const Graph& g, const Node& node,
+                                                       std::span<const te::Tensor> inputs);
+
 // The schedule template of a group anchored at a MatMul or Gemm built by the computes above.
 absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& group);
 

@@ -216,7 +216,11 @@ int64_t panel_columns(const codegen::TargetSpec& target, int64_t n) {
 }
 
 ComputeFn matmul_compute(const codegen::TargetSpec& target) {
-  return [target](const Graph&, const Node& node, std::span<const te::Tensor> inputs) {
+  return [target](const Graph& g, const Node& node, std::span<const te::Tensor> inputs)
+             -> absl::StatusOr<std::vector<te::Tensor>> {
+    if (inputs.size() == 2 && inputs[0].defined() && inputs[1].defined() &&
+        (inputs[0].dtype() != DType::f32 || inputs[1].dtype() != DType::f32))
+      return generic_matmul(g, node, inputs);
     return matmul(target, node, inputs);
   };
 }

@@ -174,9 +174,19 @@ void register_elementwise_ops(TeOpRegistry& r) {
   r.add("Greater", binary([](Expr a, Expr b, DType) { return a > b; }));
   r.add("Pow", {[](const Graph& g, const Node& node,
                    std::span<const te::Tensor> in) -> absl::StatusOr<std::vector<te::Tensor>> {
-          if (!is_float_like(in[0].dtype()))
-            return node_error(node, str_cat("base dtype ", dtype_name(in[0].dtype()),
-                                            " is not supported (float bases only)"));
+          const DType base = in[0].dtype(), exponent = in[1].dtype();
+          if (!is_float_like(base)) {
+            // An integer base to a float power: pow in f64, saturated to the base's type, as
+            // the reference computes it. Integer powers wrap, which this does not.
+            if (!is_integer(base) || !is_float(exponent))
+              return node_error(node, str_cat("base ", dtype_name(base), " to an exponent of ",
+                                              dtype_name(exponent),
+                                              " is not supported (float bases, or integer "
+                                              "bases to float exponents)"));
+            return binary([](Expr a, Expr b, DType t) {
+                     return cast_to(t, te::pow(cast_to(DType::f64, a), cast_to(DType::f64, b)));
+                   }).compute(g, node, in);
+          }
           return binary([](Expr a, Expr b, DType) {
                    return te::pow(a, cast_to(DType::f32, b));
                  }).compute(g, node, in);
@@ -188,8 +198,10 @@ void register_elementwise_ops(TeOpRegistry& r) {
           return std::vector<te::Tensor>{te::compute(
               out.shape,
               [&](const std::vector<te::Var>& i) {
-                return te::select(cast_to(DType::boolean, c(broadcast_index(c, i))),
-                                  x(broadcast_index(x, i)), y(broadcast_index(y, i)));
+                // select computes 16-bit floats in f32: the output has the node's type.
+                return cast_to(out.dtype,
+                               te::select(cast_to(DType::boolean, c(broadcast_index(c, i))),
+                                          x(broadcast_index(x, i)), y(broadcast_index(y, i))));
               },
               tensor_name(node))};
         }, nullptr});

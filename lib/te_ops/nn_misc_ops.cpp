@@ -9,6 +9,7 @@
 #include "collage/te_ops.h"
 #include "core/str_cat.h"
 #include "ops/nn_window.h"
+#include "te_ops/max_pool_indices.h"
 #include "te_ops/te_op_util.h"
 
 namespace collage::te_ops {
@@ -28,15 +29,19 @@ absl::StatusOr<ops::Window> window(const Node& node, const Shape& x, const Shape
 
 // MaxPool, AveragePool and LpPool: a reduction over the window taps (the largest; the sum, then
 // divided by the taps counted; the sum of |x|^p, then its p-th root); taps in the padding are
-// masked.
+// masked. MaxPool's Indices come from max_pool_indices.cpp.
 template <typename A>
 Outputs pool(const Graph& g, const Node& node, std::span<const te::Tensor> in) {
   constexpr bool is_max = std::is_same_v<A, MaxPoolAttrs>;
   constexpr bool is_lp = std::is_same_v<A, LpPoolAttrs>;
   const auto& a = node.get<A>();
   te::Tensor x = in[0];
-  if (x.dtype() != DType::f32) return node_error(node, "only f32 inputs are supported");
-  if (node.outputs.size() > 1) return node_error(node, "MaxPool's Indices output is not supported");
+  // MaxPool takes 8-bit integers too (a window's largest element, in the element type).
+  const bool int8 = x.dtype() == DType::u8 || x.dtype() == DType::i8;
+  if (x.dtype() != DType::f32 && !(is_max && int8))
+    return node_error(node, is_max ? "only f32, u8 and i8 inputs are supported"
+                                   : "only f32 inputs are supported");
+  const bool indices = node.outputs.size() > 1 && node.outputs[1] != kNoValue;
   ops::WindowAttrs wa{a.auto_pad, a.strides, {}, a.pads, a.ceil_mode != 0};
   wa.dilations = a.dilations;
   auto w = window(node, x.shape(), a.kernel_shape, wa);
@@ -67,12 +72,20 @@ Outputs pool(const Graph& g, const Node& node, std::span<const te::Tensor> in) {
               : p == 2 ? v * v
                        : te::pow(te::fabs(v), Expr(static_cast<double>(p)));
         }
-        if (is_max)
-          return te::max(te::select(valid, v, te::make_const(DType::f32, -INFINITY)), taps);
+        if (is_max) {
+          const double lowest = x.dtype() == DType::u8 ? 0 : x.dtype() == DType::i8 ? -128 : -INFINITY;
+          return te::max(te::select(valid, v, te::make_const(x.dtype(), lowest)), taps);
+        }
         return te::sum(te::select(valid, v, te::make_const(DType::f32, 0)), taps);
       },
       is_max || lp_norm_1 ? name : name + ".sum");
-  if (is_max) return std::vector<te::Tensor>{acc};
+  if constexpr (is_max) {
+    if (indices)
+      return std::vector<te::Tensor>{
+          acc, max_pool_indices(x, *w, a.storage_order, output_type(g, node, 1).shape,
+                                tensor_name(node, 1))};
+    return std::vector<te::Tensor>{acc};
+  }
   if constexpr (is_lp) {
     const int64_t p = a.p;
     if (p == 1) return std::vector<te::Tensor>{acc};

@@ -90,7 +90,9 @@ Outputs arg_extreme(const Graph& g, const Node& node, std::span<const te::Tensor
 TeOpDef softmax_op(bool log) {
   return {[log](const Graph& g, const Node& node, std::span<const te::Tensor> in) -> Outputs {
     te::Tensor x = in[0];
-    if (!is_float_like(x.dtype())) return node_error(node, "only float inputs are supported");
+    // f64 inputs too (load_f32 widens only 16-bit floats).
+    if (!is_float_like(x.dtype()) && x.dtype() != DType::f64)
+      return node_error(node, "only float inputs are supported");
     auto axis = normalize_axis(node, node.get<SoftmaxAttrs>().axis, x.ndim());
     if (!axis.ok()) return axis.status();
     std::vector<bool> reduced(x.ndim(), false);

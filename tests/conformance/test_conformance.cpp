@@ -19,6 +19,7 @@
 #include "collage/executor.h"
 #include "collage/ops/elementwise.h"
 #include "collage/ops/nn.h"
+#include "collage/ops/normalization.h"
 #include "collage/ops/tensor.h"
 #include "collage/reference.h"
 #include "common/runtime_c_util.h"
@@ -110,6 +111,21 @@ std::vector<Shape> matmul_shapes(ShapeClass c) {
   return {};
 }
 
+// One N x C x H x W input (the normalisations over channels and spatial axes).
+std::vector<Shape> image_shapes(ShapeClass c) {
+  switch (c) {
+    case ShapeClass::odd:
+      return {{2, 5, 9, 11}};
+    case ShapeClass::empty:
+      return {{0, 5, 9, 11}};
+    case ShapeClass::large:
+      return {{1, 32, 56, 56}};
+    case ShapeClass::broadcast:
+      return {};
+  }
+  return {};
+}
+
 const std::vector<OpCase>& op_cases() {
   static const std::vector<OpCase> cases = [] {
     const std::vector<DType> f32 = {DType::f32};
@@ -131,6 +147,12 @@ const std::vector<OpCase>& op_cases() {
     c.push_back({"Transpose", numeric, unary_shapes, /*scaled=*/false, swap});
     c.push_back({"Conv", f32, conv_shapes, /*scaled=*/true, std::make_shared<ConvAttrs>(),
                  /*constant_weight=*/true});
+    c.push_back({"GlobalMaxPool", f32, image_shapes});
+    auto lrn = std::make_shared<LRNAttrs>();
+    lrn->size = 3;
+    c.push_back({"LRN", f32, image_shapes, /*scaled=*/true, lrn});
+    c.push_back({"MeanVarianceNormalization", f32, image_shapes, /*scaled=*/true,
+                 std::make_shared<MeanVarianceNormalizationAttrs>()});
     return c;
   }();
   return cases;

@@ -4,13 +4,16 @@
 // collage_module_run_outputs; outputs equal to the reference executor's; collage_module_run
 // refuses such a model; in process, the same kernels run through CompiledModel. Attributes
 // given by run-time inputs (Reduce axes, Reshape shape, Slice starts, Pad's pads and value,
-// Split's split) run there too.
+// Split's split) run there too; so do the windows, MelWeightMatrix, CenterCropPad, AffineGrid,
+// Col2Im, Shape and Dropout given their sizes, shapes or ratio at run time.
 #include <catch2/catch.hpp>
 
 #include "collage/backends/dynamic.h"
 #include "collage/backends/eigen.h"
 #include "collage/executor.h"
 #include "collage/ops.h"
+#include "collage/ops/geometry.h"
+#include "collage/ops/signal.h"
 #include "collage/reference.h"
 #include "common/test_util.h"
 #include "runtime/runtime_test_util.h"
@@ -437,6 +440,204 @@ TEST_CASE("in process, the dynamic backend runs the same kernels", "[runtime][dy
   REQUIRE(want.ok());
   CHECK((*got)[0].identical((*want)[0]));
   CHECK((*got)[1].identical((*want)[1]));
+}
+
+}  // namespace
+}  // namespace collage::testing
+
+namespace collage::testing {
+namespace {
+
+// size, bins, dft, rate i64[] and lo, hi f32[] -> HannWindow(size), HammingWindow(size;
+// symmetric), BlackmanWindow(size), MelWeightMatrix(bins, dft, rate, lo, hi): shapes follow the
+// values.
+Graph generators_graph(const Context& ctx) {
+  GraphBuilder b(ctx, "generators");
+  const ValueId size = b.add_input("size", {DType::i64, {}});
+  std::vector<ValueId> mel_in;
+  for (const char* n : {"bins", "dft", "rate"}) mel_in.push_back(b.add_input(n, {DType::i64, {}}));
+  for (const char* n : {"lo", "hi"}) mel_in.push_back(b.add_input(n, {DType::f32, {}}));
+  b.add_output(*b.add("HannWindow", {size}));
+  b.add_output(*b.add("HammingWindow", {size},
+                      attrs<SignalWindowAttrs>([](auto& a) { a.periodic = 0; })));
+  b.add_output(*b.add("BlackmanWindow", {size}));
+  b.add_output(*b.add("MelWeightMatrix", mel_in));
+  auto g = b.finish();
+  REQUIRE(g.ok());
+  return std::move(*g);
+}
+
+TEST_CASE("an artifact generates windows and mel weights of sizes given at run time",
+          "[runtime][dynamic-shapes]") {
+  Context ctx;
+  const Graph g = generators_graph(ctx);
+  for (const Node& n : g.nodes()) CHECK(g.value(n.outputs[0]).type.is_dynamic());
+  BackendRegistry backends = backends_with_dynamic();
+  auto bytes = compile_artifact(ctx, backends, g, split_placement(g));
+  INFO(bytes.status().ToString());
+  REQUIRE(bytes.ok());
+  auto m = load_bytes(*bytes, nullptr, nullptr, nullptr);
+  REQUIRE(m);
+  auto model = compile_placement(ctx, backends, g, split_placement(g));
+  REQUIRE(model.ok());
+  auto i64 = [](int64_t v) { return Tensor::scalar_i64(v); };
+  for (int64_t size : {1, 10, 33}) {
+    const std::vector<Tensor> in = {i64(size),   i64(8),  i64(64), i64(16000),
+                                    Tensor::scalar_f32(20), Tensor::scalar_f32(7000)};
+    auto want = run_reference(g, in);
+    INFO(want.status().ToString());
+    REQUIRE(want.ok());
+    std::string message;
+    const std::vector<Tensor> got = run_outputs(m.get(), in, &message);
+    INFO(message);
+    REQUIRE(got.size() == 4);
+    auto in_process = model->run(in);
+    REQUIRE(in_process.ok());
+    CHECK(got[0].shape() == Shape{size});
+    CHECK(got[3].shape() == Shape{33, 8});
+    for (size_t i = 0; i < 4; ++i) {
+      CHECK(got[i].identical((*want)[i]));
+      CHECK((*in_process)[i].identical((*want)[i]));
+    }
+  }
+  std::string message;
+  run_outputs(m.get(), {i64(-3), i64(8), i64(64), i64(16000), Tensor::scalar_f32(20),
+                        Tensor::scalar_f32(7000)},
+              &message);
+  CHECK_THAT(message, Catch::Contains("HannWindow") && Catch::Contains("size is -3"));
+  run_outputs(m.get(), {i64(4), i64(8), i64(64), i64(16000), Tensor::scalar_f32(20),
+                        Tensor::scalar_f32(20000)},
+              &message);
+  CHECK_THAT(message, Catch::Contains("MelWeightMatrix") && Catch::Contains("sample_rate / 2"));
+}
+
+// x f32[2x5x6], target i64[2], theta f32[2x2x3], size i64[4], cols f32[1x8x?], image and block
+// i64[2] -> CenterCropPad(x, target; axes 2, 1), Shape of it (from 1), AffineGrid(theta, size;
+// align_corners), Col2Im(cols, image, block; pads, strides).
+Graph geometry_graph(const Context& ctx) {
+  GraphBuilder b(ctx, "geometry");
+  const ValueId x = b.add_input("x", {DType::f32, {2, 5, 6}});
+  const ValueId target = b.add_input("target", {DType::i64, {2}});
+  const ValueId theta = b.add_input("theta", {DType::f32, {2, 2, 3}});
+  const ValueId size = b.add_input("size", {DType::i64, {4}});
+  const ValueId cols = b.add_input("cols", {DType::f32, {1, 8, 12}});
+  const ValueId image = b.add_input("image", {DType::i64, {2}});
+  const ValueId block = b.add_input("block", {DType::i64, {2}});
+  const ValueId cropped = *b.add("CenterCropPad", {x, target},
+                                 attrs<CenterCropPadAttrs>([](auto& a) { a.axes = {2, 1}; }));
+  b.add_output(cropped);
+  b.add_output(*b.add("Shape", {cropped}, attrs<ShapeAttrs>([](auto& a) { a.start = 1; })));
+  b.add_output(*b.add("AffineGrid", {theta, size},
+                      attrs<AffineGridAttrs>([](auto& a) { a.align_corners = 1; })));
+  b.add_output(*b.add("Col2Im", {cols, image, block}, attrs<Col2ImAttrs>([](auto& a) {
+                        a.pads = {1, 0, 0, 1};
+                        a.strides = {1, 2};
+                      })));
+  auto g = b.finish();
+  REQUIRE(g.ok());
+  return std::move(*g);
+}
+
+TEST_CASE("an artifact crops, pads, makes grids and folds columns by shapes given at run time",
+          "[runtime][dynamic-shapes]") {
+  Context ctx;
+  const Graph g = geometry_graph(ctx);
+  BackendRegistry backends = backends_with_dynamic();
+  auto bytes = compile_artifact(ctx, backends, g, split_placement(g));
+  INFO(bytes.status().ToString());
+  REQUIRE(bytes.ok());
+  auto m = load_bytes(*bytes, nullptr, nullptr, nullptr);
+  REQUIRE(m);
+  auto model = compile_placement(ctx, backends, g, split_placement(g));
+  REQUIRE(model.ok());
+  auto i64s = [](std::vector<int64_t> v) {
+    const auto n = static_cast<int64_t>(v.size());
+    return Tensor::from_i64({n}, std::move(v));
+  };
+  const Tensor x = random_f32({2, 5, 6}, 21), theta = random_f32({2, 2, 3}, 22);
+  const Tensor cols = random_f32({1, 8, 12}, 23);
+  struct Case {
+    std::vector<int64_t> target, size, image;
+    Shape cropped, grid, folded;
+  };
+  // Col2Im: a 2x2 block over 2 channels (8 = 2 x 4), one padded row above, one padded column
+  // on the right, column stride 2: an H x W image has H x ((W - 1) / 2 + 1) positions, 12 for
+  // 4 x 5 and 3 x 7.
+  const Case cases[] = {{{4, 7}, {2, 1, 3, 4}, {4, 5}, {2, 7, 4}, {2, 3, 4, 2}, {1, 2, 4, 5}},
+                        {{9, 2}, {2, 3, 1, 5}, {3, 7}, {2, 2, 9}, {2, 1, 5, 2}, {1, 2, 3, 7}}};
+  for (const Case& c : cases) {
+    const std::vector<Tensor> in = {x, i64s(c.target), theta, i64s(c.size), cols, i64s(c.image),
+                                    i64s({2, 2})};
+    auto want = run_reference(g, in);
+    INFO(want.status().ToString());
+    REQUIRE(want.ok());
+    std::string message;
+    const std::vector<Tensor> got = run_outputs(m.get(), in, &message);
+    INFO(message);
+    REQUIRE(got.size() == 4);
+    auto in_process = model->run(in);
+    INFO(in_process.status().ToString());
+    REQUIRE(in_process.ok());
+    CHECK(got[0].shape() == c.cropped);
+    CHECK(got[2].shape() == c.grid);
+    CHECK(got[3].shape() == c.folded);
+    for (size_t i = 0; i < 4; ++i) {
+      CHECK(got[i].identical((*want)[i]));
+      CHECK((*in_process)[i].identical((*want)[i]));
+    }
+  }
+  std::string message;
+  run_outputs(m.get(), {x, i64s({4, -1}), theta, i64s({2, 1, 3, 4}), cols, i64s({4, 5}),
+                        i64s({2, 2})},
+              &message);
+  CHECK_THAT(message, Catch::Contains("CenterCropPad") && Catch::Contains("shape -1 on axis 1"));
+  run_outputs(m.get(), {x, i64s({4, 7}), theta, i64s({2, 1, 3, 4}), cols, i64s({7, 5}),
+                        i64s({2, 2})},
+              &message);
+  CHECK_THAT(message, Catch::Contains("Col2Im") && Catch::Contains("must be N x C * 4 x 21"));
+}
+
+TEST_CASE("the dynamic module runs Dropout with ratio and training_mode given at run time",
+          "[runtime][dynamic-shapes]") {
+  Context ctx;
+  GraphBuilder b(ctx, "dropout");
+  const ValueId x = b.add_input("x", {DType::f32, {3, 4}});
+  const ValueId ratio = b.add_input("ratio", {DType::f32, {}});
+  const ValueId training = b.add_input("training", {DType::boolean, {}});
+  auto outs = b.add_node("Dropout", {x, ratio, training}, nullptr, "drop", 2);
+  REQUIRE(outs.ok());
+  b.add_output((*outs)[0]);
+  b.add_output((*outs)[1]);
+  auto g = b.finish();
+  REQUIRE(g.ok());
+  BackendRegistry backends = backends_with_dynamic();
+  // Its shapes are static: the node goes to `dynamic` for the values it reads at run time.
+  Placement p;
+  p.strategy = "test";
+  p.groups.push_back({NodeSet::of(1, {0}), "dynamic"});
+  auto model = compile_placement(ctx, backends, *g, p);
+  INFO(model.status().ToString());
+  REQUIRE(model.ok());
+  const Tensor xv = random_f32({3, 4}, 31);
+  auto flag = [](bool v) {
+    Tensor t(DType::boolean, {});
+    *static_cast<uint8_t*>(t.raw()) = v;
+    return t;
+  };
+  for (auto [r, t] : {std::pair{0.5f, false}, std::pair{0.f, true}}) {
+    const std::vector<Tensor> in = {xv, Tensor::scalar_f32(r), flag(t)};
+    auto got = model->run(in);
+    INFO(got.status().ToString());
+    REQUIRE(got.ok());
+    auto want = run_reference(*g, in);
+    REQUIRE(want.ok());
+    CHECK((*got)[0].identical((*want)[0]));
+    CHECK((*got)[1].identical((*want)[1]));
+  }
+  auto refused = model->run({xv, Tensor::scalar_f32(0.25f), flag(true)});
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(std::string(refused.status().message()),
+             Catch::Contains("Dropout") && Catch::Contains("collage runs inference only"));
 }
 
 }  // namespace

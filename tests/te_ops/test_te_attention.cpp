@@ -1,7 +1,7 @@
 // Conformance of the Attention TE compute against the reference kernel: 3-D and 4-D inputs,
 // grouped key/value heads, masks of every rank (float and bool), causal and sliding windows,
-// soft-capping, the key/value cache with present outputs, padding lengths, the qk output modes;
-// and RotaryEmbedding.
+// soft-capping, the key/value cache with present outputs, padding lengths, the qk output modes,
+// 16-bit inputs rounded as ONNX rounds them; and RotaryEmbedding.
 #include <catch2/catch.hpp>
 #include <optional>
 
@@ -118,6 +118,44 @@ TEST_CASE("te_ops: Attention matches the reference", "[te_ops]") {
                         [](auto& a) { a.is_causal = 1; }, 1,
                         {Tensor(), Tensor(), Tensor(), Tensor(), Tensor(), Tensor(), lengths}),
         check);
+  }
+  SECTION("16-bit inputs round where ONNX rounds") {
+    // One f16 step apart at most (2^-11 relative), where an f32 sum rounds differently from the
+    // reference's double one.
+    const GroupCheck narrow{.tolerance = 2e-3, .lo = -1.f, .hi = 1.f, .elementwise = false};
+    auto t16 = [](DType t, Shape s) { return TensorType{t, std::move(s)}; };
+    const DType h = DType::f16;
+    for (int64_t precision : {0, 1}) {
+      INFO("f16, softmax_precision " << precision);
+      check_group(native_backend(),
+                  attention_graph(ctx,
+                                  {t16(h, {2, 4, 5, 8}), t16(h, {2, 2, 7, 8}),
+                                   t16(h, {2, 2, 7, 6}), t16(h, {5, 7})},
+                                  [&](auto& a) {
+                                    a.is_causal = 1;
+                                    a.softmax_precision = precision;
+                                  }),
+                  narrow);
+    }
+    check_group(native_backend(),
+                attention_graph(ctx,
+                                {t16(h, {1, 4, 3, 8}), t16(h, {1, 2, 3, 8}), t16(h, {1, 2, 3, 8}),
+                                 std::nullopt, t16(h, {1, 2, 3, 8}), t16(h, {1, 2, 3, 8})},
+                                [](auto& a) { a.qk_matmul_output_mode = 3; }, 4),
+                narrow);
+    check_group(native_backend(),
+                attention_graph(ctx,
+                                {t16(DType::bf16, {1, 2, 3, 8}), t16(DType::bf16, {1, 2, 5, 8}),
+                                 t16(DType::bf16, {1, 2, 5, 8})},
+                                [](auto& a) { a.softmax_precision = 1; }),
+                GroupCheck{.tolerance = 2e-2, .lo = -1.f, .hi = 1.f, .elementwise = false});
+    const Graph bf16_softmax = attention_graph(
+        ctx, {t16(DType::bf16, {1, 2, 3, 8}), t16(DType::bf16, {1, 2, 5, 8}),
+              t16(DType::bf16, {1, 2, 5, 8})},
+        [](auto&) {});
+    auto refused = native_backend().build(bf16_softmax, BuildOptions{});
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(std::string(refused.status().message()), Catch::Contains("bf16 softmax"));
   }
 }
 

@@ -93,12 +93,31 @@ TEST_CASE("te_ops: integer arithmetic wraps and divides toward zero", "[te_ops]"
                               {Tensor(), divisor}));
 }
 
+TEST_CASE("te_ops: Pow of an integer base to a float exponent saturates like the reference",
+          "[te_ops]") {
+  Context ctx;
+  // Bases 0 to 4 (random integers), exponents in [-1, 12]: fractions truncate toward zero, and 0
+  // to a negative power (infinity) saturates to the type's largest value.
+  for (DType t : {DType::i32, DType::i64})
+    for (DType e : {DType::f32, DType::f16}) {
+      INFO(dtype_name(t) << " ^ " << dtype_name(e));
+      check_group(native_backend(), single_op_graph(ctx, "Pow", {{t, {3, 19}}, {e, {19}}}),
+                  GroupCheck{.lo = -1.f, .hi = 12.f});
+    }
+}
+
 TEST_CASE("te_ops: Where, Cast and comparisons on bool", "[te_ops]") {
   Context ctx;
   check_group(
       native_backend(),
       single_op_graph(ctx, "Where",
                       {{DType::boolean, {3, 1, 17}}, {DType::f32, {17}}, {DType::f32, {3, 5, 1}}}));
+  for (DType t : {DType::f16, DType::bf16}) {
+    INFO("Where on " << dtype_name(t));
+    check_group(native_backend(),
+                single_op_graph(ctx, "Where",
+                                {{DType::boolean, {3, 1, 17}}, {t, {17}}, {t, {3, 5, 1}}}));
+  }
   check_group(native_backend(),
               single_op_graph(ctx, "Equal", {{DType::boolean, {33}}, {DType::boolean, {33}}}));
   for (const char* to : {"i32", "i64", "f16", "bf16", "bool", "f32"}) {

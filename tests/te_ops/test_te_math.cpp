@@ -224,3 +224,18 @@ TEST_CASE("te_ops: trigonometric and hyperbolic functions", "[te_ops]") {
     }
   }
 }
+
+TEST_CASE("te_ops: Det of matrices up to 4 x 4, batched; larger ones refused", "[te_ops]") {
+  Context ctx;
+  for (const Shape& x : std::vector<Shape>{{1, 1}, {2, 2}, {3, 2, 2}, {2, 3, 3}, {2, 2, 4, 4}}) {
+    INFO("Det on " << shape_to_string(x));
+    check_group(native_backend(), single_op_graph(ctx, "Det", {{DType::f32, x}}),
+                GroupCheck{.tolerance = 1e-4, .lo = -2.f, .hi = 2.f});
+  }
+  check_group(native_backend(), single_op_graph(ctx, "Det", {{DType::f64, {3, 3, 3}}}));
+  auto refused =
+      native_backend().build(single_op_graph(ctx, "Det", {{DType::f32, {5, 5}}}), BuildOptions{});
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(std::string(refused.status().message()),
+             Catch::Contains("Det") && Catch::Contains("order 5"));
+}

@@ -75,6 +75,47 @@ TEST_CASE("te_ops: MaxPool, AveragePool and LpPool with pads, strides, dilations
               single_op_graph(ctx, "GlobalAveragePool", {{DType::f32, {1, 67, 11}}}), {1e-5});
 }
 
+TEST_CASE("te_ops: MaxPool on 8-bit integers, padded windows reading the type's lowest value",
+          "[te_ops]") {
+  Context ctx;
+  auto attrs = make_attrs<MaxPoolAttrs>([](auto& a) {
+    a.kernel_shape = {3, 3};
+    a.strides = {2, 2};
+    a.pads = {1, 1, 1, 1};
+  });
+  for (DType t : {DType::u8, DType::i8}) {
+    INFO(dtype_name(t));
+    check_group(native_backend(), single_op_graph(ctx, "MaxPool", {{t, {2, 3, 9, 8}}}, attrs));
+  }
+}
+
+TEST_CASE("te_ops: MaxPool's Indices in row- and column-major order", "[te_ops]") {
+  Context ctx;
+  struct Case {
+    Shape x;
+    std::vector<int64_t> kernel, strides, pads, dilations;
+  };
+  for (const Case& c : std::vector<Case>{{{2, 3, 9, 8}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}},
+                                         {{1, 2, 11, 7}, {2, 3}, {1, 2}, {0, 1, 1, 0}, {2, 1}},
+                                         {{2, 2, 13}, {4}, {3}, {1, 2}, {}},
+                                         {{1, 2, 4, 5, 6}, {2, 2, 3}, {1, 2, 2}, {}, {}}})
+    for (int64_t order : {0, 1}) {
+      INFO("MaxPool on " << shape_to_string(c.x) << " storage_order " << order);
+      auto attrs = make_attrs<MaxPoolAttrs>([&](auto& a) {
+        a.kernel_shape = c.kernel;
+        a.strides = c.strides;
+        a.pads = c.pads;
+        a.dilations = c.dilations;
+        a.storage_order = order;
+      });
+      // Values 0 to 4 tie often: the first tap holding the maximum must be reported.
+      const Tensor x = random_tensor({DType::i32, c.x}, 7, 0.f, 0.f).cast(DType::f32);
+      check_group(native_backend(),
+                  single_op_graph(ctx, "MaxPool", {{DType::f32, c.x}}, attrs, {}, 2),
+                  GroupCheck{.inputs = {x}});
+    }
+}
+
 TEST_CASE("te_ops: BatchNormalization in inference", "[te_ops]") {
   Context ctx;
   Tensor var = random_f32({6}, 9, 0.5f, 2.f);
@@ -87,6 +128,25 @@ TEST_CASE("te_ops: BatchNormalization in inference", "[te_ops]") {
                                {DType::f32, {6}}},
                               nullptr, {Tensor(), Tensor(), Tensor(), Tensor(), var}),
               {1e-5});
+}
+
+TEST_CASE("te_ops: BatchNormalization in training mode with running statistics", "[te_ops]") {
+  Context ctx;
+  auto attrs = make_attrs<BatchNormalizationAttrs>([](auto& a) {
+    a.epsilon = 1e-3f;
+    a.momentum = 0.8f;
+  });
+  for (const Shape& x : std::vector<Shape>{{2, 3, 5, 7}, {4, 6}, {3, 2, 9}})
+    for (int outputs : {1, 3}) {
+      INFO("on " << shape_to_string(x) << " with " << outputs << " outputs");
+      const Shape c = {x[1]};
+      check_group(native_backend(),
+                  single_op_graph(ctx, "BatchNormalizationTraining",
+                                  {{DType::f32, x}, {DType::f32, c}, {DType::f32, c},
+                                   {DType::f32, c}, {DType::f32, c}},
+                                  attrs, {}, outputs),
+                  {1e-4});
+    }
 }
 
 TEST_CASE("te_ops: ConvTranspose with strides, pads, groups and output_padding", "[te_ops]") {

@@ -89,3 +89,35 @@ TEST_CASE("te_ops: ScatterND matches the reference", "[te_ops]") {
         check_group(native_backend(), g, check);
       }
 }
+
+TEST_CASE("te_ops: TensorScatter writes each batch's window, wrapping in circular mode",
+          "[te_ops]") {
+  Context ctx;
+  struct Case {
+    Shape cache, update;
+    int64_t axis;
+    std::string mode;
+    std::vector<int64_t> starts;  // empty: no write_indices
+  };
+  const std::vector<Case> cases = {
+      {{2, 3, 8, 4}, {2, 3, 2, 4}, -2, "linear", {1, 6}},
+      {{2, 3, 8, 4}, {2, 3, 3, 4}, 2, "circular", {6, 7}},
+      {{3, 5, 6}, {3, 5, 6}, 2, "circular", {0, 2, 5}},
+      {{2, 7, 3}, {2, 4, 3}, 1, "linear", {}},
+  };
+  for (const Case& c : cases) {
+    INFO("TensorScatter " << shape_to_string(c.update) << " into " << shape_to_string(c.cache)
+                          << " " << c.mode);
+    auto attrs = make_attrs<TensorScatterAttrs>([&](auto& a) {
+      a.axis = c.axis;
+      a.mode = c.mode;
+    });
+    std::vector<TensorType> types = {{DType::f32, c.cache}, {DType::f32, c.update}};
+    std::vector<Tensor> constants;
+    if (!c.starts.empty()) {
+      types.push_back({DType::i64, {c.cache[0]}});
+      constants = {Tensor(), Tensor(), Tensor::from_i64({c.cache[0]}, c.starts)};
+    }
+    check_group(native_backend(), single_op_graph(ctx, "TensorScatter", types, attrs, constants));
+  }
+}

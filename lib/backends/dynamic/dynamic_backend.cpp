@@ -7,6 +7,8 @@
 #include "collage/backends/dynamic.h"
 #include "collage/ops.h"
 #include "collage/ops/ml.h"
+#include "collage/ops/geometry.h"
+#include "collage/ops/signal.h"
 #include "core/str_cat.h"
 #include "dyn_module.h"
 #include "dyn_params.h"
@@ -153,9 +155,55 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> lists_of(const Graph& g, const
     }
     case DynOp::svm_pairwise_coupling:
       return std::vector<std::vector<int64_t>>{{n.get<PairwiseCouplingAttrs>().classes}};
+    case DynOp::hann_window:
+    case DynOp::hamming_window:
+    case DynOp::blackman_window:
+      return std::vector<std::vector<int64_t>>{{n.get<SignalWindowAttrs>().periodic}};
+    case DynOp::center_crop_pad:
+      return std::vector<std::vector<int64_t>>{n.get<CenterCropPadAttrs>().axes};
+    case DynOp::col2im: {
+      const auto& a = n.get<Col2ImAttrs>();
+      return std::vector<std::vector<int64_t>>{a.dilations, a.pads, a.strides};
+    }
+    case DynOp::affine_grid:
+      return std::vector<std::vector<int64_t>>{{n.get<AffineGridAttrs>().align_corners}};
+    case DynOp::shape: {
+      const auto& a = n.get<ShapeAttrs>();
+      return std::vector<std::vector<int64_t>>{{a.start}, {a.end}};
+    }
+    case DynOp::dropout: {
+      // Attribute inputs first (ratio, training_mode).
+      const auto& a = n.get<DropoutAttrs>();
+      return std::vector<std::vector<int64_t>>{float_bits({a.ratio}),
+                                               {a.training_mode != 0.f ? 1 : 0}};
+    }
     default:
       return std::vector<std::vector<int64_t>>{};
   }
+}
+
+// The element types the module reads and makes for the operators that compute in double (the
+// generators, Col2Im, AffineGrid) and Dropout's ratio; an error naming the node otherwise.
+absl::Status check_dtypes(const Graph& g, const Node& n, DynOp op) {
+  const bool computes = op == DynOp::hann_window || op == DynOp::hamming_window ||
+                        op == DynOp::blackman_window || op == DynOp::mel_weight_matrix ||
+                        op == DynOp::col2im || op == DynOp::affine_grid;
+  std::vector<ValueId> checked;
+  if (computes) {
+    checked = n.inputs;
+    checked.insert(checked.end(), n.outputs.begin(), n.outputs.end());
+  } else if (op == DynOp::dropout && n.inputs.size() > 1) {
+    checked = {n.inputs[1]};
+  }
+  for (ValueId v : checked) {
+    if (v == kNoValue) continue;
+    const DType t = g.value(v).type.dtype;
+    if (t != DType::f32 && t != DType::f64 && t != DType::i32 && t != DType::i64)
+      return absl::InvalidArgumentError(str_cat("dynamic: ", n.op_name(), " '", n.name,
+                                                "' on ", dtype_name(t),
+                                                ": the module computes it in f32, f64, i32 or i64"));
+  }
+  return absl::OkStatus();
 }
 
 class DynamicBackend : public Backend {
@@ -190,6 +238,7 @@ class DynamicBackend : public Backend {
     if (p.op == DynOp::count_)
       return absl::InvalidArgumentError(
           str_cat("dynamic: no kernel for ", node.op_name(), " '", node.name, "'"));
+    if (absl::Status s = check_dtypes(group, node, p.op); !s.ok()) return s;
     auto lists = lists_of(group, node, p.op);
     if (!lists.ok()) return lists.status();
     p.lists = std::move(*lists);

@@ -29,6 +29,11 @@ Arity arity_of(DynOp op) {
     case DynOp::range: return {3, 3, 1, 1};
     case DynOp::split: return {1, 1, 1, 1 << 20};
     case DynOp::top_k: return {1, 1, 2, 2};
+    case DynOp::mel_weight_matrix: return {5, 5, 1, 1};
+    case DynOp::center_crop_pad:
+    case DynOp::affine_grid: return {2, 2, 1, 1};
+    case DynOp::col2im: return {3, 3, 1, 1};
+    case DynOp::dropout: return {1, 1, 1, 2};
     default: return {1, 1, 1, 1};
   }
 }
@@ -67,6 +72,7 @@ std::string DynKernel::create(const collage_kernel_desc_t& desc, DynKernel*& ker
     (i < desc.num_inputs ? k->input_dtypes_ : k->output_dtypes_).push_back(t.dtype);
     k->arg_shapes_.emplace_back(t.shape, t.shape + std::max<int32_t>(t.rank, 0));
     if (i < desc.num_inputs) k->input_ranks_.push_back(static_cast<size_t>(t.rank));
+    k->arg_shapes_.emplace_back(t.shape, t.shape + t.rank);
   }
   for (int32_t c = 0; c < desc.num_constants; ++c) {
     const collage_tensor_desc_t& t = desc.constant_descs[c];
@@ -128,7 +134,7 @@ std::string DynKernel::run(const collage_rt_tensor_t* inputs, int32_t num_inputs
         !run_math_op(params, in, out) && !run_reduce_op(params, in, out) &&
         !run_generate_op(params, in, out) && !run_pad_split_op(params, in, out) &&
         !run_resize_op(params, in, out) && !run_sort_op(params, in, out) &&
-        !run_ml_op(params, in, out))
+        !run_ml_op(params, in, out) && !run_value_shaped_op(params, in, out))
       return "operator " + std::string(dyn_op_name(params_.op)) + " has no implementation";
   } catch (const KernelError& e) {
     return std::string(dyn_op_name(params_.op)) + ": " + e.what();
@@ -136,27 +142,46 @@ std::string DynKernel::run(const collage_rt_tensor_t* inputs, int32_t num_inputs
   return "";
 }
 
+namespace {
+
+// The planned output buffers of a static run, handed out in the planned shapes only.
+struct PlannedOutputs {
+  void* const* buffers;
+  const std::vector<std::vector<int64_t>>* shapes;
+  bool mismatch = false;
+};
+
+void* planned_buffer(void* ctx, int32_t output, const int64_t* shape) {
+  auto* p = static_cast<PlannedOutputs*>(ctx);
+  const std::vector<int64_t>& want = (*p->shapes)[static_cast<size_t>(output)];
+  for (size_t d = 0; d < want.size(); ++d)
+    if (shape[d] != want[d]) {
+      p->mismatch = true;
+      return nullptr;
+    }
+  // An empty output may have no buffer; the runtime's allocator must not return null.
+  return p->buffers[output] ? p->buffers[output] : ctx;
+}
+
+}  // namespace
+
 std::string DynKernel::run_static(void* const* args) const {
-  for (const auto& shape : arg_shapes_)
+  const size_t num_inputs = input_dtypes_.size();
+  for (const std::vector<int64_t>& shape : arg_shapes_)
     for (int64_t d : shape)
-      if (d < 0) return "a kernel with run-time shapes runs with kernel_run_dynamic";
-  struct Planned {
-    void* const* outputs;
-    const std::vector<std::vector<int64_t>>* shapes;  // the outputs'
-  };
-  const auto inputs = static_cast<int32_t>(input_dtypes_.size());
-  const std::vector<std::vector<int64_t>> out_shapes(arg_shapes_.begin() + inputs,
-                                                     arg_shapes_.end());
-  Planned planned{args + inputs, &out_shapes};
-  auto alloc = [](void* ctx, int32_t index, const int64_t* shape) -> void* {
-    const auto& p = *static_cast<Planned*>(ctx);
-    if (index < 0 || static_cast<size_t>(index) >= p.shapes->size()) return nullptr;
-    const std::vector<int64_t>& want = (*p.shapes)[index];
-    return std::equal(want.begin(), want.end(), shape) ? p.outputs[index] : nullptr;
-  };
-  std::vector<collage_rt_tensor_t> in(static_cast<size_t>(inputs));
-  for (int32_t i = 0; i < inputs; ++i) in[i] = {args[i], arg_shapes_[i].data()};
-  return run(in.data(), inputs, alloc, &planned);
+      if (d < 0)
+        return "a kernel of the dynamic module with shapes known only at run time runs with "
+               "kernel_run_dynamic";
+  if (!args) return "null arguments";
+  std::vector<collage_rt_tensor_t> inputs(num_inputs);
+  for (size_t i = 0; i < num_inputs; ++i) inputs[i] = {args[i], arg_shapes_[i].data()};
+  const std::vector<std::vector<int64_t>> outputs(arg_shapes_.begin() + num_inputs,
+                                                  arg_shapes_.end());
+  PlannedOutputs planned{args + num_inputs, &outputs};
+  std::string e = run(inputs.data(), static_cast<int32_t>(num_inputs), planned_buffer, &planned);
+  if (!e.empty() && planned.mismatch)
+    e += " (the operator made an output of another shape than the plan's)";
+  return e;
 }
 
 }  // namespace collage::rt_dynamic

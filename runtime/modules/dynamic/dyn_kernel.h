@@ -20,9 +20,10 @@ class DynKernel {
   // `alloc`. Empty string on success, else the error.
   std::string run(const collage_rt_tensor_t* inputs, int32_t num_inputs,
                   collage_rt_alloc_fn alloc, void* alloc_ctx) const;
-  // run() for a kernel whose every shape is known when it is created (SVMPairwiseCoupling in a
-  // static plan), as a static kernel: `args` hold the inputs, then the outputs, of the
-  // descriptor's shapes.
+  // Runs once on the planned buffers `args` (inputs, then outputs) of a kernel whose every shape
+  // is known (an operator given an attribute at run time, as Dropout's ratio, or
+  // SVMPairwiseCoupling in a static plan); an output made in another shape is an error. Empty
+  // string on success, else the error.
   std::string run_static(void* const* args) const;
 
  private:
@@ -33,6 +34,8 @@ class DynKernel {
   DynParams params_;
   std::vector<int32_t> input_dtypes_;
   std::vector<size_t> input_ranks_;
+  // Every argument's shape as the descriptor gives it (-1: known only at run time).
+  std::vector<std::vector<int64_t>> arg_shapes_;
   std::vector<int32_t> output_dtypes_;
   std::vector<std::vector<int64_t>> arg_shapes_;  // the descriptor's, -1 for a run-time size
   std::vector<Value> constants_;

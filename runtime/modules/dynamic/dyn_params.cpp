@@ -13,8 +13,9 @@ constexpr std::array<std::string_view, static_cast<size_t>(DynOp::count_)> kName
     "Less", "Equal", "Relu", "Sigmoid", "Exp", "Neg", "Abs", "Sqrt", "ReduceSum", "ReduceMean",
     "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare",
     "ReduceLogSum", "ReduceLogSumExp", "Expand", "Tile", "ConstantOfShape", "Range", "Pad",
-    "Split", "Resize", "TopK", "Log", "Cos", "Sin",
-    "SVMPairwiseCoupling"};
+    "Split", "Resize", "TopK", "Log", "Cos", "Sin", "SVMPairwiseCoupling", "HannWindow",
+    "HammingWindow", "BlackmanWindow", "MelWeightMatrix", "CenterCropPad", "Col2Im", "AffineGrid",
+    "Shape", "Dropout"};
 
 void put_u32(std::vector<uint8_t>& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));

@@ -47,6 +47,13 @@ enum class DynOp : uint8_t {
   top_k,              // k, [axis], [largest], [sorted]
   log, cos, sin,      // - (appended: the codes above are stored in artifacts)
   svm_pairwise_coupling,  // [classes] (an SVMClassifier's probabilities; any shapes)
+  hann_window, hamming_window, blackman_window,  // [periodic]
+  mel_weight_matrix,  // -
+  center_crop_pad,    // axes (empty: every axis)
+  col2im,             // dilations, pads, strides
+  affine_grid,        // [align_corners]
+  shape,              // [start], [end]
+  dropout,            // [ratio's f32 bits], [training_mode] (either may be an operand)
   count_,
 };
 

@@ -71,5 +71,6 @@ bool run_pad_split_op(const DynParams& p, const std::vector<Value>& in, Outputs&
 bool run_resize_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 bool run_sort_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 bool run_ml_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
+bool run_value_shaped_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 
 }  // namespace collage::rt_dynamic
