@@ -72,7 +72,6 @@ std::string DynKernel::create(const collage_kernel_desc_t& desc, DynKernel*& ker
     (i < desc.num_inputs ? k->input_dtypes_ : k->output_dtypes_).push_back(t.dtype);
     k->arg_shapes_.emplace_back(t.shape, t.shape + std::max<int32_t>(t.rank, 0));
     if (i < desc.num_inputs) k->input_ranks_.push_back(static_cast<size_t>(t.rank));
-    k->arg_shapes_.emplace_back(t.shape, t.shape + t.rank);
   }
   for (int32_t c = 0; c < desc.num_constants; ++c) {
     const collage_tensor_desc_t& t = desc.constant_descs[c];

@@ -37,7 +37,6 @@ class DynKernel {
   // Every argument's shape as the descriptor gives it (-1: known only at run time).
   std::vector<std::vector<int64_t>> arg_shapes_;
   std::vector<int32_t> output_dtypes_;
-  std::vector<std::vector<int64_t>> arg_shapes_;  // the descriptor's, -1 for a run-time size
   std::vector<Value> constants_;
 };
 
