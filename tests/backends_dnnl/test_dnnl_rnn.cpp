@@ -110,13 +110,19 @@ void check_rnn(const RnnCase& c) {
                    .floor_fraction = 0.01,
                    .claim = true,
                    .threads = {1, 3}};
-  // Weights are packed once at build: loading the record reorders nothing.
-  check.inspect = [](const GroupResult& r, const Graph& group) {
+  // Weights are packed once at build: loading the record reorders nothing. The record is the
+  // last build's (3 threads): a bidirectional layer, sequence first, runs its two directions
+  // side by side, each on one thread, reading its slice of the weights packed for both.
+  check.inspect = [c](const GroupResult& r, const Graph& group) {
     KernelDesc desc(r.record, group);
     const rt_dnnl::ProbeResult probe = rt_dnnl::probe_kernel(desc.desc());
     INFO(probe.error);
     REQUIRE(probe.error.empty());
     CHECK(probe.packed.empty());
+    const bool side_by_side =
+        std::any_of(probe.implementations.begin(), probe.implementations.end(),
+                    [](const std::string& i) { return i.rfind("side by side", 0) == 0; });
+    CHECK(side_by_side == (c.direction == "bidirectional" && c.layout == 0));
   };
   CHECK(check_group(dnnl_backend(), g, check).origin == "dnnl.recurrent");
 }
