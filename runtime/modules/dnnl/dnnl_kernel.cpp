@@ -439,11 +439,13 @@ void DnnlKernel::run_lanes(Slot& slot, size_t s) {
   const int n = static_cast<int>(lanes.size());
   // A primitive runs on the calling thread alone inside a parallel region (oneDNN's OpenMP
   // threading does not nest); an error is raised after the region, which it must not leave.
+  // Threads claim lanes as they come: on a loaded machine a team thread that does not get a core
+  // in time leaves its lane to one that did.
   std::exception_ptr error;
+  std::atomic<int> next{0};
 #pragma omp parallel num_threads(n)
   {
-    const int team = omp_get_num_threads();
-    for (int lane = omp_get_thread_num(); lane < n; lane += team) {
+    for (int lane = next++; lane < n; lane = next++) {
       try {
         lanes[lane].execute(slot.lane_streams[lane], slot.lane_args[s][lane]);
         slot.lane_streams[lane].wait();
