@@ -110,13 +110,22 @@ void check_rnn(const RnnCase& c) {
                    .floor_fraction = 0.01,
                    .claim = true,
                    .threads = {1, 3}};
-  // Weights are packed once at build: loading the record reorders nothing.
-  check.inspect = [](const GroupResult& r, const Graph& group) {
+  // Weights are packed once at build: loading the record reorders nothing. The record is the
+  // last build's (3 threads): a bidirectional layer, sequence first, on more than one thread (an
+  // LSTM, or a cell with a million multiply-adds per step) runs its two directions side by side,
+  // each on one thread, reading its slice of the weights packed for both.
+  check.inspect = [c](const GroupResult& r, const Graph& group) {
     KernelDesc desc(r.record, group);
     const rt_dnnl::ProbeResult probe = rt_dnnl::probe_kernel(desc.desc());
     INFO(probe.error);
     REQUIRE(probe.error.empty());
     CHECK(probe.packed.empty());
+    const bool side_by_side =
+        std::any_of(probe.implementations.begin(), probe.implementations.end(),
+                    [](const std::string& i) { return i.rfind("side by side", 0) == 0; });
+    const bool threaded =
+        c.op == "LSTM" || c.batch * gates(c.op) * c.hidden * (c.input + c.hidden) >= (1 << 20);
+    CHECK(side_by_side == (threaded && c.direction == "bidirectional" && c.layout == 0));
   };
   CHECK(check_group(dnnl_backend(), g, check).origin == "dnnl.recurrent");
 }
@@ -191,6 +200,21 @@ TEST_CASE("dnnl rnn: batch 1, sizes of a real model", "[dnnl][rnn]") {
     c.direction = "bidirectional";
     c.seq = 16, c.batch = 1, c.input = 32, c.hidden = 48;
     if (c.op != "LSTM") c.outputs = {true, true};
+    DYNAMIC_SECTION(describe(c)) {
+      check_rnn(c);
+    }
+  }
+}
+
+TEST_CASE("dnnl rnn: GRUs with a million multiply-adds per step, side by side", "[dnnl][rnn]") {
+  // Built for several threads: each direction its own primitive on one thread.
+  for (int64_t lbr : {0, 1}) {
+    RnnCase c;
+    c.op = "GRU";
+    c.linear_before_reset = lbr;
+    c.direction = "bidirectional";
+    c.seq = 3, c.batch = 128, c.input = 64, c.hidden = 64;
+    c.outputs = {true, true};
     DYNAMIC_SECTION(describe(c)) {
       check_rnn(c);
     }

@@ -137,7 +137,11 @@ Tensor ldnc_state(const Tensor& t, const RnnShape& s) {
 // for every step's GEMM: below about a million multiply-adds per step and direction the team
 // costs more than it saves (bidirectional GRU, batch 1, input 128, hidden 256: 1.4 ms on one
 // thread, 2.3 to 4.5 ms on two, on the 2-core development machine). Such kernels run on one
-// thread; LSTMs (oneDNN's brgemm driver) keep the count they were built for.
+// thread; LSTMs (oneDNN's brgemm driver) keep the count they were built for, and a bidirectional
+// one, sequence first, then runs its directions side by side, one thread each
+// (runtime/modules/dnnl/dnnl_ops_rnn.cpp). A bidirectional GRU could too (0.9 ms at best for the
+// size above, against 1.4 on one thread), but on the loaded 2-core machine it waited for the
+// second core in most runs (median 4 to 8 ms against 1.6, bench/RESULTS.md): it stays on one.
 int recurrent_threads(const RnnShape& s, int threads) {
   constexpr int64_t kMinStepWork = int64_t{1} << 20;
   const int64_t step_work = s.batch * s.gates * s.hidden * (s.input + s.hidden);

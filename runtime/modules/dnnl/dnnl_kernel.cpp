@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 
 namespace collage::rt_dnnl {
 namespace {
@@ -55,8 +56,15 @@ struct DnnlKernel::Slot {
   bool ready = false;  // touched only by the thread holding `busy`
   std::shared_ptr<void> scratch;
   dnnl::stream stream;
-  std::vector<StepMemory> args;                                       // per step
-  std::vector<std::vector<std::pair<dnnl::memory, int32_t>>> rebind;  // per step: (memory, arg)
+  std::vector<StepMemory> args;  // per step
+  struct Rebind {
+    dnnl::memory memory;
+    int32_t arg;
+    size_t offset;
+  };
+  std::vector<std::vector<Rebind>> rebind;  // per step
+  std::vector<std::vector<StepMemory>> lane_args;  // per step, per lane (side-by-side steps)
+  std::vector<dnnl::stream> lane_streams;          // one per lane
 };
 
 OmpThreadScope::OmpThreadScope(int32_t threads) : before_(omp_get_max_threads()) {
@@ -140,10 +148,22 @@ DnnlKernel::DnnlKernel(const collage_kernel_desc_t& desc, int32_t max_threads)
   // Constant memory objects are made once, here: slots initialised later, maybe while another
   // thread runs, only share them.
   for (const Step& step : steps_)
-    for (const StepArg& a : step.args)
-      if (a.buf.kind == BufRef::Kind::constant && !constant_memory_.count(a.buf.index))
-        constant_memory_[a.buf.index] =
-            dnnl::memory(a.md, engine_, const_cast<void*>(constants_[a.buf.index]));
+    for (const StepArg& a : step.args) {
+      if (a.buf.kind != BufRef::Kind::constant) continue;
+      bool made = false;
+      for (const ConstantMemory& c : constant_memory_)
+        made = made || (c.buf.index == a.buf.index && c.buf.offset == a.buf.offset && c.md == a.md);
+      if (made) continue;
+      auto* base = static_cast<uint8_t*>(const_cast<void*>(constants_[a.buf.index]));
+      constant_memory_.push_back({a.buf, a.md, dnnl::memory(a.md, engine_, base + a.buf.offset)});
+    }
+}
+
+const dnnl::memory& DnnlKernel::constant_memory(const BufRef& buf,
+                                                const dnnl::memory::desc& md) const {
+  for (const ConstantMemory& c : constant_memory_)
+    if (c.buf.index == buf.index && c.buf.offset == buf.offset && c.md == md) return c.memory;
+  throw ParamError("constant " + std::to_string(buf.index) + " has no memory object");
 }
 
 DnnlKernel::~DnnlKernel() = default;
@@ -386,13 +406,56 @@ void DnnlKernel::add_step(const dnnl::primitive_desc_base& pd, dnnl::primitive p
   const dnnl::memory::desc pad = pd.scratchpad_desc();
   if (pad.get_size() > 0) args.push_back({DNNL_ARG_SCRATCHPAD, pad, scratch(pad)});
   impls_.push_back(pd.impl_info_str());
-  steps_.push_back({std::move(prim), std::move(args)});
+  steps_.push_back({std::move(prim), std::move(args), nullptr, {}});
 }
 
 void DnnlKernel::add_host_step(std::string name, std::vector<StepArg> args,
                                std::function<void(const StepMemory&)> fn) {
   impls_.push_back(std::move(name));
-  steps_.push_back({dnnl::primitive(), std::move(args), std::move(fn)});
+  steps_.push_back({dnnl::primitive(), std::move(args), std::move(fn), {}});
+}
+
+void DnnlKernel::add_side_by_side_step(const std::vector<dnnl::primitive_desc>& pds,
+                                       std::vector<dnnl::primitive> prims,
+                                       std::vector<std::vector<StepArg>> args) {
+  std::vector<StepArg> all;
+  std::string impls;
+  for (size_t i = 0; i < prims.size(); ++i) {
+    const int lane = static_cast<int>(i);
+    const dnnl::memory::desc pad = pds[i].scratchpad_desc();
+    if (pad.get_size() > 0) args[i].push_back({DNNL_ARG_SCRATCHPAD, pad, scratch(pad)});
+    for (StepArg& a : args[i]) {
+      a.dnnl_arg = lane_arg(lane, a.dnnl_arg);
+      all.push_back(std::move(a));
+    }
+    impls += (i ? " | " : "side by side: ") + std::string(pds[i].impl_info_str());
+  }
+  impls_.push_back(std::move(impls));
+  steps_.push_back({dnnl::primitive(), std::move(all), nullptr, std::move(prims)});
+}
+
+void DnnlKernel::run_lanes(Slot& slot, size_t s) {
+  const std::vector<dnnl::primitive>& lanes = steps_[s].lanes;
+  const int n = static_cast<int>(lanes.size());
+  // A primitive runs on the calling thread alone inside a parallel region (oneDNN's OpenMP
+  // threading does not nest); an error is raised after the region, which it must not leave.
+  // Threads claim lanes as they come: on a loaded machine a team thread that does not get a core
+  // in time leaves its lane to one that did.
+  std::exception_ptr error;
+  std::atomic<int> next{0};
+#pragma omp parallel num_threads(n)
+  {
+    for (int lane = next++; lane < n; lane = next++) {
+      try {
+        lanes[lane].execute(slot.lane_streams[lane], slot.lane_args[s][lane]);
+        slot.lane_streams[lane].wait();
+      } catch (...) {
+#pragma omp critical(collage_dnnl_lanes)
+        error = std::current_exception();
+      }
+    }
+  }
+  if (error) std::rethrow_exception(error);
 }
 
 void DnnlKernel::init_slot(Slot& slot) const {
@@ -400,6 +463,13 @@ void DnnlKernel::init_slot(Slot& slot) const {
   slot.stream = dnnl::stream(engine_);
   slot.args.assign(steps_.size(), {});
   slot.rebind.assign(steps_.size(), {});
+  slot.lane_args.assign(steps_.size(), {});
+  size_t lanes = 0;
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    slot.lane_args[s].resize(steps_[s].lanes.size());
+    lanes = std::max(lanes, steps_[s].lanes.size());
+  }
+  while (slot.lane_streams.size() < lanes) slot.lane_streams.emplace_back(engine_);
   auto* base = static_cast<uint8_t*>(slot.scratch.get());
   for (size_t s = 0; s < steps_.size(); ++s) {
     for (const StepArg& a : steps_[s].args) {
@@ -407,16 +477,17 @@ void DnnlKernel::init_slot(Slot& slot) const {
       switch (a.buf.kind) {
         case BufRef::Kind::arg:
           m = dnnl::memory(a.md, engine_, DNNL_MEMORY_NONE);
-          slot.rebind[s].emplace_back(m, a.buf.index);
+          slot.rebind[s].push_back({m, a.buf.index, a.buf.offset});
           break;
         case BufRef::Kind::constant:
-          m = constant_memory_.at(a.buf.index);
+          m = constant_memory(a.buf, a.md);
           break;
         case BufRef::Kind::scratch:
           m = dnnl::memory(a.md, engine_, base + a.buf.offset);
           break;
       }
       slot.args[s][a.dnnl_arg] = m;
+      if (!steps_[s].lanes.empty()) slot.lane_args[s][a.dnnl_arg >> 24][a.dnnl_arg & 0xffffff] = m;
     }
   }
   slot.ready = true;
@@ -425,10 +496,14 @@ void DnnlKernel::init_slot(Slot& slot) const {
 void DnnlKernel::run_on(Slot& slot, void* const* args) {
   if (!slot.ready) init_slot(slot);
   for (size_t s = 0; s < steps_.size(); ++s) {
-    for (auto& [m, index] : slot.rebind[s]) m.set_data_handle(args[index]);
+    for (Slot::Rebind& b : slot.rebind[s])
+      b.memory.set_data_handle(static_cast<uint8_t*>(args[b.arg]) + b.offset);
     if (steps_[s].host) {
       slot.stream.wait();
       steps_[s].host(slot.args[s]);
+    } else if (!steps_[s].lanes.empty()) {
+      slot.stream.wait();
+      run_lanes(slot, s);
     } else {
       steps_[s].prim.execute(slot.stream, slot.args[s]);
     }

@@ -26,12 +26,13 @@ struct ParamError : std::runtime_error {
 };
 
 // Where a step argument lives: a kernel argument (bound on every run), a constant (bound once),
-// or a region of the per-call scratch block.
+// or a region of the per-call scratch block; `offset` bytes into it (a part of an argument or
+// constant, e.g. one direction's slice of a recurrent layer's weights).
 struct BufRef {
   enum class Kind : uint8_t { arg, constant, scratch };
   Kind kind = Kind::arg;
   int32_t index = 0;  // arg or constant index
-  size_t offset = 0;  // scratch byte offset
+  size_t offset = 0;  // byte offset
 };
 
 struct StepArg {
@@ -43,12 +44,19 @@ struct StepArg {
 // The memory objects of one step's arguments, by DNNL_ARG_*.
 using StepMemory = std::unordered_map<int, dnnl::memory>;
 
-// A oneDNN primitive, or (host set) a loop of our own over the step's arguments.
+// A oneDNN primitive, or (host set) a loop of our own over the step's arguments, or (lanes set)
+// independent primitives run side by side, one OpenMP thread each; the arguments of lane `i`
+// are those whose dnnl_arg is lane_arg(i, DNNL_ARG_*).
 struct Step {
   dnnl::primitive prim;
   std::vector<StepArg> args;
   std::function<void(const StepMemory&)> host;
+  std::vector<dnnl::primitive> lanes;
 };
+
+// The key of argument `dnnl_arg` of lane `lane` in a side-by-side step's arguments (DNNL_ARG_*
+// values stay below 2^24).
+constexpr int lane_arg(int lane, int dnnl_arg) { return (lane << 24) | dnnl_arg; }
 
 // A constant that the kernel had to reorder at creation into the layout its primitive prefers
 // (the compiler stores these instead, so that a kernel loaded from an artifact reorders nothing).
@@ -136,6 +144,13 @@ class DnnlKernel {
   // entry in implementations().
   void add_host_step(std::string name, std::vector<StepArg> args,
                      std::function<void(const StepMemory&)> fn);
+  // Adds a step that runs the primitives of `pds` side by side, each on one thread of an OpenMP
+  // team (so each must have been created for one thread), or one after the other where the
+  // team is smaller. `args[i]` are primitive i's arguments (by plain DNNL_ARG_*); each gets its
+  // own scratchpad.
+  void add_side_by_side_step(const std::vector<dnnl::primitive_desc>& pds,
+                             std::vector<dnnl::primitive> prims,
+                             std::vector<std::vector<StepArg>> args);
 
  private:
   struct Slot;
@@ -144,6 +159,7 @@ class DnnlKernel {
   dnnl::memory::desc operand_md(const Operand& op, int32_t dtype, bool output) const;
   void init_slot(Slot& slot) const;
   void run_on(Slot& slot, void* const* args);
+  void run_lanes(Slot& slot, size_t step);
 
   int32_t num_args_ = 0, num_inputs_ = 0;
   std::vector<size_t> arg_bytes_;
@@ -159,7 +175,14 @@ class DnnlKernel {
   std::vector<std::shared_ptr<void>> owned_;
   std::vector<RepackedConstant> repacked_;
   std::vector<bool> const_bound_;                              // constants some step already reads
-  std::unordered_map<int32_t, dnnl::memory> constant_memory_;  // by constant index
+  // Memory objects of the constants (or parts of them) that steps read, made once.
+  struct ConstantMemory {
+    BufRef buf;
+    dnnl::memory::desc md;
+    dnnl::memory memory;
+  };
+  std::vector<ConstantMemory> constant_memory_;
+  const dnnl::memory& constant_memory(const BufRef& buf, const dnnl::memory::desc& md) const;
   std::vector<Step> steps_;
   std::vector<std::string> impls_;
   size_t scratch_bytes_ = 0;
