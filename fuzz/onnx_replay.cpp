@@ -5,12 +5,14 @@
 // --make-seeds it writes fuzzing seeds instead: real models with their large initializers
 // replaced (fuzz/onnx_seeds.h).
 //
-//   onnx_fuzz_replay [--seconds S] [--seed N] [--hang S] [--keep-current FILE] [--shrink PATH]...
+//   onnx_fuzz_replay [--seconds S] [--seed N] [--hang S] [--keep-current FILE] [--why N]
+//                    [--shrink PATH]...
 //                    PATH...
 //     PATH: a file, or a folder searched for *.onnx (and, in folders named regressions*, files
 //     without an extension); --shrink PATH: the same, with the models' large initializers
 //     replaced as in the seeds (real models as inputs); --keep-current FILE: each input is written
-//     to FILE before it runs, so that a crash leaves the input that caused it
+//     to FILE before it runs, so that a crash leaves the input that caused it; --why N: prints
+//     the N most frequent errors that stopped inputs (what keeps mutations from going deeper)
 //   onnx_fuzz_replay --make-seeds OUT_DIR PATH...   (seed-NAME.onnx for each model found)
 #include <unistd.h>
 
@@ -21,6 +23,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -150,6 +153,7 @@ int main(int argc, char** argv) {
   double seconds = 10;
   unsigned long seed = 1;
   unsigned hang = 20;
+  size_t why_top = 0;
   std::string seeds_out;
   std::vector<std::string> paths, shrink_paths;
   std::string keep_current;  // each input is written here before it runs (a crash leaves it)
@@ -162,6 +166,7 @@ int main(int argc, char** argv) {
     else if (a == "--make-seeds" && has_value) seeds_out = argv[++i];
     else if (a == "--shrink" && has_value) shrink_paths.push_back(argv[++i]);
     else if (a == "--keep-current" && has_value) keep_current = argv[++i];
+    else if (a == "--why" && has_value) why_top = std::stoul(argv[++i]);
     else paths.push_back(a);
   }
   if (!seeds_out.empty()) return make_seeds(seeds_out, paths);
@@ -174,13 +179,16 @@ int main(int argc, char** argv) {
   }
   std::signal(SIGALRM, on_alarm);
   long reached[4] = {};  // by collage::fuzz::Reached
+  std::map<std::string, long> stopped_by;  // error message (its first line) -> inputs
   auto run = [&](const std::string& bytes) {
     if (!keep_current.empty()) std::ofstream(keep_current, std::ios::binary) << bytes;
+    std::string why;
     alarm(hang);
-    const auto r =
-        collage::fuzz::run_onnx_input(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    const auto r = collage::fuzz::run_onnx_input(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                 bytes.size(), why_top ? &why : nullptr);
     alarm(0);
     ++reached[static_cast<int>(r)];
+    if (!why.empty()) ++stopped_by[why.substr(0, why.find('\n'))];
   };
   const auto start = std::chrono::steady_clock::now();
   for (const std::string& in : inputs) run(in);
@@ -214,5 +222,10 @@ int main(int argc, char** argv) {
               "reference executor %ld\n",
               executions, inputs.size(), elapsed(), reached[0], reached[1], reached[2],
               reached[3]);
+  std::vector<std::pair<long, std::string>> top;
+  for (const auto& [message, n] : stopped_by) top.emplace_back(n, message);
+  std::sort(top.rbegin(), top.rend());
+  if (top.size() > why_top) top.resize(why_top);
+  for (const auto& [n, message] : top) std::printf("%8ld  %s\n", n, message.c_str());
   return 0;
 }
