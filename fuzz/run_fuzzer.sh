@@ -20,7 +20,8 @@
 #     is built by CMake with clang (COLLAGE_FUZZ=ON, COLLAGE_SANITIZE=ON) in OUT_DIR/cmake-onnx.
 #     Its corpus is seeded with BUILD_DIR's operator cases (test-data/op_cases/*.onnx, made by
 #     scripts/test) and the test models of the model cache with their large initializers replaced
-#     (BUILD_DIR/bin/onnx_fuzz_replay --make-seeds); past findings in fuzz/regressions-onnx/.
+#     (BUILD_DIR/bin/onnx_fuzz_replay --make-seeds, again only for models newer than their seed);
+#     past findings in fuzz/regressions-onnx/.
 # SECONDS (default 60; 0: only the regressions) bounds the run. BUILD_DIR defaults to build,
 # OUT_DIR to BUILD_DIR/fuzz: it keeps the fuzzers, their corpora (corpus/, corpus-wave_check/) and
 # any crash files. A fuzzer is built again only when a source or header it is made of is newer.
