@@ -85,7 +85,9 @@ absl::StatusOr<Window> resolve_window(const Shape& in, const Shape& kernel, cons
                   " overflow int64"));
     if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
       w.out[i] = ceil_div(in[i], w.stride[i]);
-      const int64_t total = std::max<int64_t>(0, (w.out[i] - 1) * w.stride[i] + extent - in[i]);
+      // (out - 1) * stride + extent - in, ordered so that no step overflows: the last window
+      // starts before the end of the input.
+      const int64_t total = std::max<int64_t>(0, extent - (in[i] - (w.out[i] - 1) * w.stride[i]));
       w.pad_begin[i] = a.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       w.pad_end[i] = total - w.pad_begin[i];
       continue;
