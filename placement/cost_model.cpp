@@ -94,15 +94,15 @@ std::vector<Layout> measured_layouts(const Context& ctx, const Graph& g, const C
 }
 
 void cost_candidates(const Context& ctx, const Graph& g, const CandidateSet& candidates,
-                     size_t first, CostModel& model, const CostingOptions& options,
-                     std::vector<CandidateCost>& costs,
+                     const std::vector<size_t>& which, CostModel& model,
+                     const CostingOptions& options, std::vector<CandidateCost>& costs,
                      const std::function<void(size_t, size_t)>& progress) {
-  const size_t total = candidates.size();
-  if (costs.size() < total) costs.resize(total);
+  if (costs.size() < candidates.size()) costs.resize(candidates.size());
+  const size_t total = which.size();
   // Batches: the candidates starting at the same node compete in the op-level search.
   std::map<NodeId, std::vector<size_t>> batches;
-  for (size_t c = first; c < total; ++c) batches[candidates[c].nodes.first()].push_back(c);
-  size_t done = first;
+  for (size_t c : which) batches[candidates[c].nodes.first()].push_back(c);
+  size_t done = 0;
   std::map<NodeId, absl::StatusOr<ExtractedSubgraph>> chains;
   for (const auto& [node, members] : batches) {
     std::vector<absl::StatusOr<ExtractedSubgraph>> groups;
@@ -139,6 +139,15 @@ void cost_candidates(const Context& ctx, const Graph& g, const CandidateSet& can
       if (progress) progress(++done, total);
     }
   }
+}
+
+void cost_candidates(const Context& ctx, const Graph& g, const CandidateSet& candidates,
+                     size_t first, CostModel& model, const CostingOptions& options,
+                     std::vector<CandidateCost>& costs,
+                     const std::function<void(size_t, size_t)>& progress) {
+  std::vector<size_t> which;
+  for (size_t c = first; c < candidates.size(); ++c) which.push_back(c);
+  cost_candidates(ctx, g, candidates, which, model, options, costs, progress);
 }
 
 std::vector<double> edge_costs(const std::vector<CandidateCost>& costs) {

@@ -44,9 +44,15 @@ std::vector<Layout> measured_layouts(const Context& ctx, const Graph& g, const C
                                      const ExtractedSubgraph& plain, int32_t c_block,
                                      std::map<NodeId, absl::StatusOr<ExtractedSubgraph>>& chains);
 
-// Costs candidates [first, candidates.size()) into `costs` (resized to fit), one prefetch batch per
-// first node so that competing candidates are measured together. `progress(done, total)` after
-// each candidate.
+// Costs candidates `which` (indices into `candidates`) into `costs` (resized to fit the set),
+// one prefetch batch per first node so that competing candidates are measured together.
+// `progress(done, which.size())` after each candidate.
+void cost_candidates(const Context& ctx, const Graph& g, const CandidateSet& candidates,
+                     const std::vector<size_t>& which, CostModel& model,
+                     const CostingOptions& options, std::vector<CandidateCost>& costs,
+                     const std::function<void(size_t, size_t)>& progress = nullptr);
+
+// The same for candidates [first, candidates.size()).
 void cost_candidates(const Context& ctx, const Graph& g, const CandidateSet& candidates,
                      size_t first, CostModel& model, const CostingOptions& options,
                      std::vector<CandidateCost>& costs,

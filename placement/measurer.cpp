@@ -177,6 +177,7 @@ void Measurer::prefetch(
     auto kernel = backend.build(job.group->graph, build);
     job.spent_ms = now_ms() - start;
     estimator_.observe_build(backend.name(), job.work.nodes, job.spent_ms);
+    build_ms_[{&backend, job.candidate->nodes}] = job.spent_ms;
     if (kernel.ok()) mark_built(*job.candidate);
     if (!kernel.ok()) {
       estimator_.observe(backend.name(), job.work, 0, job.spent_ms);

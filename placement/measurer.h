@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collage/placement.h"
@@ -85,10 +86,15 @@ class Measurer : public CostModel {
   // not built nor timed, its cost is an error. For a compile whose placement is already known.
   void set_cached_only(bool cached_only) { cached_only_ = cached_only; }
 
-  // The wall time building a kernel of `backend` with `nodes` nodes should take, as this
-  // measurer's builds so far tell (WorkEstimator::build_ms).
-  double predicted_build_ms(const Backend& backend, size_t nodes) const {
-    return estimator_.build_ms(backend.name(), nodes);
+  // The wall time building candidate `c`'s kernel should take: what its build took when this
+  // measurer built it, else what the measurer's builds so far tell (WorkEstimator::build_ms).
+  // (A per-node rate from small regions overstates a whole-model one: OpenVINO's compile has a
+  // fixed cost per region, and MobileNetV2's whole-model region was predicted at several times
+  // its build, so the search skipped single:openvino.)
+  double predicted_build_ms(const Candidate& c) const {
+    auto it = build_ms_.find({c.backend, c.nodes});
+    return it != build_ms_.end() ? it->second
+                                 : estimator_.build_ms(c.backend->name(), c.nodes.count());
   }
   // Whether the budget cut measurement short (kernels skipped or estimated).
   bool cut_short() const { return skipped_ > 0 || estimated_ > 0; }
@@ -128,6 +134,7 @@ class Measurer : public CostModel {
   std::map<size_t, double> boundary_;
   WorkEstimator estimator_;
   std::vector<bool> built_;  // per node of the graph: a fallback kernel covering it was built
+  std::map<std::pair<const Backend*, NodeSet>, double> build_ms_;  // builds' wall time, by candidate
   size_t unbuilt_ = 0;
   size_t measured_ = 0, cached_ = 0, remeasured_ = 0, skipped_ = 0, estimated_ = 0;
   bool cached_only_ = false;

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "collage/graph.h"
 
@@ -38,10 +39,10 @@ class WorkEstimator {
 
   // A kernel of `backend` with `nodes` nodes took `ms` to build.
   void observe_build(const std::string& backend, size_t nodes, double ms);
-  // The time building kernels of `backend` covering `nodes` nodes should take: the backend's
-  // build time per node so far (every backend's when it has none), its first build left out
-  // once there are others (it pays for the backend's start: LLVM's, a library's); 0 before any
-  // was observed.
+  // The time building kernels of `backend` covering `nodes` nodes should take: the median of
+  // the backend's build times per node so far (every backend's when it has none), its first
+  // build left out once there are others (it pays for the backend's start: LLVM's, a
+  // library's); the first build's time while it is the only one; 0 before any was observed.
   double build_ms(const std::string& backend, size_t nodes) const;
 
   // Work units a kernel gets through per millisecond before anything is measured: 2 GFLOP/s,
@@ -60,12 +61,9 @@ class WorkEstimator {
   static double units(const GroupWork& w) { return w.flops + kWorkPerByte * w.bytes; }
   std::map<std::string, Totals> by_backend_;
   struct Builds {
-    double nodes = 0, ms = 0;              // every build
-    double first_nodes = 0, first_ms = 0;  // the first
-    double per_node() const {
-      if (nodes > first_nodes) return (ms - first_ms) / (nodes - first_nodes);
-      return nodes > 0 ? ms / nodes : 0;
-    }
+    size_t builds = 0;
+    double first_ms = 0;         // the first build's time
+    std::vector<double> rates;   // the others' time per node, sorted
   };
   std::map<std::string, Builds> builds_;
   Builds all_builds_;

@@ -189,9 +189,13 @@ TEST_CASE("the work estimator: kernel times at the measured rate, builds per nod
   CHECK(e.run_ms("a", twice) == Approx(1.0));
   CHECK(e.run_ms("b", twice) == Approx(1.0));  // no kernel of b yet: every backend's rate
   CHECK(e.job_ms("a", twice) == Approx(30));
-  CHECK(e.build_ms("a", 3) == Approx(24));
+  CHECK(e.build_ms("a", 3) == Approx(8));  // one build: its time (start included), no rate
   e.observe_build("a", 2, 4);  // the first build is left out from now on
   CHECK(e.build_ms("a", 3) == Approx(6));
+  e.observe_build("a", 1, 800);  // an outlier moves the median, not the rate, little
+  e.observe_build("a", 1, 3);
+  CHECK(e.build_ms("a", 3) == Approx(9));
+  CHECK(e.build_ms("c", 3) == Approx(9));  // no build of c: every backend's
   e.observe("b", small, /*run_ms=*/2, /*job_ms=*/1);
   CHECK(e.run_ms("b", twice) == Approx(4.0));
   CHECK(e.run_ms("a", twice) == Approx(1.0));
