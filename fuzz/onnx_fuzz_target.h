@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace collage::fuzz {
 
@@ -12,8 +13,9 @@ namespace collage::fuzz {
 // small, the reference executor on fixed inputs. Errors are expected; a crash, a sanitizer report
 // or an internal error (a status with code Internal, which means the importer built a graph that
 // does not verify) is a finding: the last aborts with its message.
-// Returns how far the input got, for the replay driver's statistics.
+// Returns how far the input got, for the replay driver's statistics; `why`, when given, receives
+// the message of the error that stopped it (empty when it ran).
 enum class Reached { refused, imported, passed, ran };
-Reached run_onnx_input(const uint8_t* data, size_t size);
+Reached run_onnx_input(const uint8_t* data, size_t size, std::string* why = nullptr);
 
 }  // namespace collage::fuzz

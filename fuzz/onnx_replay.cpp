@@ -5,13 +5,16 @@
 // --make-seeds it writes fuzzing seeds instead: real models with their large initializers
 // replaced (fuzz/onnx_seeds.h).
 //
-//   onnx_fuzz_replay [--seconds S] [--seed N] [--hang S] [--keep-current FILE] [--shrink PATH]...
-//                    PATH...
+//   onnx_fuzz_replay [--seconds S] [--seed N] [--hang S] [--keep-current FILE] [--why N]
+//                    [--shrink PATH]... [--seed-cache DIR] PATH...
 //     PATH: a file, or a folder searched for *.onnx (and, in folders named regressions*, files
 //     without an extension); --shrink PATH: the same, with the models' large initializers
-//     replaced as in the seeds (real models as inputs); --keep-current FILE: each input is written
-//     to FILE before it runs, so that a crash leaves the input that caused it
-//   onnx_fuzz_replay --make-seeds OUT_DIR PATH...   (seed-NAME.onnx for each model found)
+//     replaced as in the seeds (real models as inputs), kept in DIR with --seed-cache and made
+//     again only when older than their model; --keep-current FILE: each input is written
+//     to FILE before it runs, so that a crash leaves the input that caused it; --why N: prints
+//     the N most frequent errors that stopped inputs (what keeps mutations from going deeper)
+//   onnx_fuzz_replay --make-seeds OUT_DIR PATH...   (seed-NAME.onnx for each model found, made
+//     again only when older than the model)
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +24,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -85,10 +89,29 @@ std::string shrunk(const std::string& bytes) {
   return out.size() <= kMaxInput ? out : std::string();
 }
 
-void collect(const std::vector<std::string>& paths, bool shrink, std::vector<std::string>& inputs) {
+// The shrunk copy of the model at `f`: read from `cache`/seed-NAME when that file is newer than
+// the model, made (and written there) otherwise, so that the model cache's gigabytes are read once
+// and not on every run. Without a cache folder it is made every time. Empty as shrunk() is.
+std::string shrunk_cached(const fs::path& f, const fs::path& cache) {
+  const fs::path seed = cache.empty() ? fs::path() : cache / ("seed-" + f.filename().string());
+  std::error_code seed_ec, model_ec;
+  if (!seed.empty()) {
+    const auto seed_time = fs::last_write_time(seed, seed_ec);
+    if (!seed_ec && seed_time > fs::last_write_time(f, model_ec) && !model_ec)
+      return read_file(seed);
+  }
+  std::string bytes = shrunk(read_file(f));
+  if (!seed.empty() && !bytes.empty()) {
+    fs::create_directories(cache, seed_ec);
+    std::ofstream(seed, std::ios::binary) << bytes;
+  }
+  return bytes;
+}
+
+void collect(const std::vector<std::string>& paths, bool shrink, const fs::path& cache,
+             std::vector<std::string>& inputs) {
   for (const fs::path& f : input_files(paths)) {
-    std::string bytes = read_file(f);
-    if (shrink) bytes = shrunk(bytes);
+    std::string bytes = shrink ? shrunk_cached(f, cache) : read_file(f);
     if (!bytes.empty() && bytes.size() <= kMaxInput) inputs.push_back(std::move(bytes));
   }
 }
@@ -103,16 +126,16 @@ int make_seeds(const fs::path& out, const std::vector<std::string>& paths) {
   fs::create_directories(out);
   int written = 0;
   for (const fs::path& f : input_files(paths)) {
-    const std::string bytes = shrunk(read_file(f));
+    const std::string bytes = shrunk_cached(f, out);
     if (bytes.empty()) {
       std::fprintf(stderr, "onnx_fuzz_replay: %s is no ONNX model, or too large even shrunk; "
                    "skipped\n", f.c_str());
       continue;
     }
-    std::ofstream(out / ("seed-" + f.filename().string()), std::ios::binary) << bytes;
     ++written;
   }
-  std::printf("wrote %d seeds to %s\n", written, out.c_str());
+  std::printf("%d seeds in %s (made again where older than their model)\n", written,
+              out.c_str());
   return 0;
 }
 
@@ -150,7 +173,9 @@ int main(int argc, char** argv) {
   double seconds = 10;
   unsigned long seed = 1;
   unsigned hang = 20;
+  size_t why_top = 0;
   std::string seeds_out;
+  fs::path seed_cache;  // where --shrink keeps the shrunk models between runs
   std::vector<std::string> paths, shrink_paths;
   std::string keep_current;  // each input is written here before it runs (a crash leaves it)
   for (int i = 1; i < argc; ++i) {
@@ -161,26 +186,31 @@ int main(int argc, char** argv) {
     else if (a == "--hang" && has_value) hang = static_cast<unsigned>(std::stoul(argv[++i]));
     else if (a == "--make-seeds" && has_value) seeds_out = argv[++i];
     else if (a == "--shrink" && has_value) shrink_paths.push_back(argv[++i]);
+    else if (a == "--seed-cache" && has_value) seed_cache = argv[++i];
     else if (a == "--keep-current" && has_value) keep_current = argv[++i];
+    else if (a == "--why" && has_value) why_top = std::stoul(argv[++i]);
     else paths.push_back(a);
   }
   if (!seeds_out.empty()) return make_seeds(seeds_out, paths);
   std::vector<std::string> inputs;
-  collect(paths, /*shrink=*/false, inputs);
-  collect(shrink_paths, /*shrink=*/true, inputs);
+  collect(paths, /*shrink=*/false, {}, inputs);
+  collect(shrink_paths, /*shrink=*/true, seed_cache, inputs);
   if (inputs.empty()) {
     std::fprintf(stderr, "onnx_fuzz_replay: no inputs found in the given paths\n");
     return 2;
   }
   std::signal(SIGALRM, on_alarm);
   long reached[4] = {};  // by collage::fuzz::Reached
+  std::map<std::string, long> stopped_by;  // error message (its first line) -> inputs
   auto run = [&](const std::string& bytes) {
     if (!keep_current.empty()) std::ofstream(keep_current, std::ios::binary) << bytes;
+    std::string why;
     alarm(hang);
-    const auto r =
-        collage::fuzz::run_onnx_input(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    const auto r = collage::fuzz::run_onnx_input(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                 bytes.size(), why_top ? &why : nullptr);
     alarm(0);
     ++reached[static_cast<int>(r)];
+    if (!why.empty()) ++stopped_by[why.substr(0, why.find('\n'))];
   };
   const auto start = std::chrono::steady_clock::now();
   for (const std::string& in : inputs) run(in);
@@ -214,5 +244,10 @@ int main(int argc, char** argv) {
               "reference executor %ld\n",
               executions, inputs.size(), elapsed(), reached[0], reached[1], reached[2],
               reached[3]);
+  std::vector<std::pair<long, std::string>> top;
+  for (const auto& [message, n] : stopped_by) top.emplace_back(n, message);
+  std::sort(top.rbegin(), top.rend());
+  if (top.size() > why_top) top.resize(why_top);
+  for (const auto& [n, message] : top) std::printf("%8ld  %s\n", n, message.c_str());
   return 0;
 }

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 namespace collage {
 
@@ -159,7 +161,15 @@ int64_t Tensor::get_as_int64(int64_t i) const {
     case DType::u16: return data<uint16_t>()[i];
     case DType::u32: return data<uint32_t>()[i];
     case DType::u64: return static_cast<int64_t>(data<uint64_t>()[i]);  // wraps above 2^63
-    default: return static_cast<int64_t>(get_as_double(i));
+    default: {
+      // Saturating: converting a float outside the int64 range is undefined behaviour (a
+      // fuzzer finding, Resize sizes given as FLOAT); NaN gives 0.
+      const double d = get_as_double(i);
+      if (std::isnan(d)) return 0;
+      if (d >= 0x1p63) return std::numeric_limits<int64_t>::max();
+      if (d < -0x1p63) return std::numeric_limits<int64_t>::min();
+      return static_cast<int64_t>(d);
+    }
   }
 }
 

@@ -9,8 +9,9 @@
 namespace collage::ops {
 namespace {
 
+// Rounds up for any `a` and b > 0 without forming a + b (a stride near 2^63 overflowed it).
 int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
+  return a / b + (a % b > 0);
 }
 
 }  // namespace
@@ -72,15 +73,25 @@ absl::StatusOr<Window> resolve_window(const Shape& in, const Shape& kernel, cons
     }
   }
   for (int64_t i = 0; i < rank; ++i) {
-    const int64_t extent = (kernel[i] - 1) * w.dilation[i] + 1;
+    // With overflow checks: attributes near the int64 limits must not wrap the geometry.
+    int64_t extent = 0, padded = 0;
+    if (__builtin_mul_overflow(kernel[i] - 1, w.dilation[i], &extent) ||
+        __builtin_add_overflow(extent, 1, &extent) ||
+        __builtin_add_overflow(in[i], w.pad_begin[i], &padded) ||
+        __builtin_add_overflow(padded, w.pad_end[i], &padded))
+      return absl::InvalidArgumentError(
+          str_cat("kernel ", kernel[i], ", dilation ", w.dilation[i], " and pads ",
+                  w.pad_begin[i], ", ", w.pad_end[i], " of spatial axis ", i,
+                  " overflow int64"));
     if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
       w.out[i] = ceil_div(in[i], w.stride[i]);
-      const int64_t total = std::max<int64_t>(0, (w.out[i] - 1) * w.stride[i] + extent - in[i]);
+      // (out - 1) * stride + extent - in, ordered so that no step overflows: the last window
+      // starts before the end of the input.
+      const int64_t total = std::max<int64_t>(0, extent - (in[i] - (w.out[i] - 1) * w.stride[i]));
       w.pad_begin[i] = a.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       w.pad_end[i] = total - w.pad_begin[i];
       continue;
     }
-    const int64_t padded = in[i] + w.pad_begin[i] + w.pad_end[i];
     if (extent > padded)
       return absl::InvalidArgumentError(
           str_cat("kernel ", extent, w.dilation[i] > 1 ? " (dilated)" : "",

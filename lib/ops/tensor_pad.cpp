@@ -1,6 +1,8 @@
 // Pad: constant, reflect, edge and wrap padding, over every axis or the listed ones; negative
 // pads crop.
 #include <algorithm>
+#include <limits>
+#include <string>
 
 #include "collage/ops/tensor.h"
 #include "core/str_cat.h"
@@ -66,12 +68,24 @@ absl::StatusOr<std::vector<PadAxis>> plan_pad(const PadAttrs& a, const Shape& in
   std::vector<PadAxis> axes(rank);
   for (size_t d = 0; d < rank; ++d) {
     const int64_t b = (*pads)[d], e = (*pads)[d + rank];
-    const int64_t crop = std::max<int64_t>(0, -b) + std::max<int64_t>(0, -e);
-    if (crop > in[d])
-      return absl::InvalidArgumentError(str_cat("pads ", list_to_string(a.pads), " crop ", crop,
-                                                " elements from axis ", d, " of size ", in[d]));
+    // Negated and summed with overflow checks: mutated models give pads near the int64 limits.
+    constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+    int64_t crop = 0;
+    const bool huge = b == kMin || e == kMin ||
+                      __builtin_add_overflow(std::max<int64_t>(0, -b), std::max<int64_t>(0, -e),
+                                             &crop);
+    if (huge || crop > in[d])
+      return absl::InvalidArgumentError(
+          str_cat("pads ", list_to_string(a.pads), " crop ",
+                  huge ? std::string("more than 2^63 - 1") : std::to_string(crop),
+                  " elements from axis ", d, " of size ", in[d]));
     PadAxis p{std::max<int64_t>(0, -b), in[d] - crop, std::max<int64_t>(0, b),
               std::max<int64_t>(0, e)};
+    int64_t padded;
+    if (__builtin_add_overflow(p.before, p.kept, &padded) ||
+        __builtin_add_overflow(padded, p.after, &padded))
+      return absl::InvalidArgumentError(str_cat("pads ", list_to_string(a.pads), " make axis ",
+                                                d, " longer than 2^63 - 1 elements"));
     if (*mode != PadMode::constant && p.kept == 0 && p.before + p.after > 0)
       return absl::InvalidArgumentError(
           str_cat("mode '", a.mode, "' cannot pad axis ", d, ", which is empty"));

@@ -1,6 +1,7 @@
 // ONNX import: tensors, inputs, constants, external data, folding, opset conversions, names.
 #include <cmath>
 #include <fstream>
+#include <limits>
 
 #include <catch2/catch.hpp>
 
@@ -444,6 +445,20 @@ TEST_CASE("shape-like inputs become attributes", "[onnx]") {
     REQUIRE(g.ok());
     CHECK(g->nodes().empty());
     CHECK(g->value(g->outputs()[0]).type == TensorType{DType::i64, {2, 3}});
+  }
+  SECTION("a shape with more bytes than memory can address is refused, not overflowed") {
+    // A fuzzer finding: the folding bound multiplied 2^63 - 1 by 768 (signed overflow, UBSan).
+    OnnxModel m;
+    const int64_t huge = std::numeric_limits<int64_t>::max();
+    m.initializer("shape", Tensor::from_i64({2}, std::vector<int64_t>{huge, 768}));
+    attr_tensor(m.node("ConstantOfShape", {"shape"}, {"y"}), "value",
+                Tensor::from_i64({1}, std::vector<int64_t>{7}));
+    m.output("y");
+    auto g = m.import(ctx);
+    REQUIRE_FALSE(g.ok());
+    CHECK_THAT(std::string(g.status().message()),
+               Catch::Contains("an output of shape 9223372036854775807x768 has more bytes "
+                               "than memory can address"));
   }
 }
 

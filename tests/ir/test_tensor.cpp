@@ -1,6 +1,7 @@
 // Tensor storage, dtype helpers and conversions.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 
 #include "collage/tensor.h"
 
@@ -44,6 +45,17 @@ TEST_CASE("tensors share buffers, clone deep-copies, cast converts", "[tensor]")
   CHECK(shape_to_string({1, 3, 224, 224}) == "1x3x224x224");
   CHECK(shape_to_string({}) == "scalar");
   CHECK(reinterpret_cast<uintptr_t>(a.raw()) % 64 == 0);
+}
+
+TEST_CASE("float elements read as int64 saturate outside its range; NaN reads as 0", "[tensor]") {
+  // A fuzzer finding: Resize sizes given as FLOAT held -2.1e38 (an undefined conversion).
+  const float inf = std::numeric_limits<float>::infinity();
+  Tensor t =
+      Tensor::from_f32({6}, std::vector<float>{-2.1e38f, 3e19f, inf, std::nanf(""), -7.9f, 42.f});
+  CHECK(t.to_int64_vector() == std::vector<int64_t>{std::numeric_limits<int64_t>::min(),
+                                                    std::numeric_limits<int64_t>::max(),
+                                                    std::numeric_limits<int64_t>::max(), 0, -7,
+                                                    42});
 }
 
 TEST_CASE("string tensors own std::string elements; clone, identical and hash see the text",

@@ -2,6 +2,7 @@
 // whose results are worked out by hand (cases ONNX Runtime cannot check or that pin semantics).
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 
 #include "collage/ops/nn.h"
 #include "collage/reference.h"
@@ -161,6 +162,11 @@ TEST_CASE("Conv output shapes follow the padding mode", "[ops][nn]") {
                  })) == Shape{1, 4, 4, 3});
   CHECK(shape_of({1, 2, 10}, {3, 2, 3}, conv([](auto& a) { a.dilations = {4}; })) ==
         Shape{1, 3, 2});
+  // A stride of 2^63 - 1 (a fuzzer finding: the reference im2col's ceil_div overflowed): one
+  // window, run by the reference kernel.
+  CHECK(shape_of({1, 2, 10}, {3, 2, 3}, conv([](auto& a) {
+          a.strides = {std::numeric_limits<int64_t>::max()};
+        })) == Shape{1, 3, 1});
 }
 
 TEST_CASE("Conv computes 1-D and dilated SAME convolutions", "[ops][nn]") {

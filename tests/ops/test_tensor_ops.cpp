@@ -428,6 +428,16 @@ TEST_CASE("Pad errors", "[ops][tensor][errors]") {
   check_error(infer_error("Pad", {f32_type({2, 2})}, a, "p"), "axis -1 is listed twice");
   a = make_attrs<PadAttrs>([](auto& p) { p.pads = {-2, -1}; });
   check_error(infer_error("Pad", {f32_type({2})}, a, "p"), "crop 3 elements from axis 0 of size 2");
+  // Pads near the int64 limits (a fuzzer finding: -INT64_MIN overflowed) are refused.
+  a = make_attrs<PadAttrs>([](auto& p) { p.pads = {std::numeric_limits<int64_t>::min(), 0}; });
+  check_error(infer_error("Pad", {f32_type({2})}, a, "p"),
+              "crop more than 2^63 - 1 elements from axis 0 of size 2");
+  a = make_attrs<PadAttrs>([](auto& p) { p.pads = {-1, -std::numeric_limits<int64_t>::max()}; });
+  check_error(infer_error("Pad", {f32_type({2})}, a, "p"),
+              "crop more than 2^63 - 1 elements from axis 0 of size 2");
+  a = make_attrs<PadAttrs>([](auto& p) { p.pads = {std::numeric_limits<int64_t>::max(), 1}; });
+  check_error(infer_error("Pad", {f32_type({2})}, a, "p"),
+              "make axis 0 longer than 2^63 - 1 elements");
   a = make_attrs<PadAttrs>([](auto& p) {
     p.pads = {0, -1, 0, 1};
     p.mode = "edge";

@@ -486,8 +486,19 @@ absl::StatusOr<std::optional<std::vector<Ref>>> GraphImporter::fold(
   InferContext ictx(op.name, node_name, attrs, std::move(types), std::move(constants),
                     num_outputs);
   if (absl::Status s = op.infer(ictx); !s.ok()) return s;
+  // Counted with overflow checks: a shape computed from the model's constants can be huge
+  // (ConstantOfShape of [2^63 - 1, 768]), and no tensor holds more bytes than size_t counts.
   size_t bytes = 0;
-  for (const TensorType& t : ictx.outputs()) bytes += t.bytes();
+  for (const TensorType& t : ictx.outputs()) {
+    if (t.is_dynamic()) continue;
+    const std::optional<int64_t> n = checked_shape_numel(t.shape);
+    size_t b = 0;
+    if (!n || __builtin_mul_overflow(static_cast<size_t>(*n), dtype_size(t.dtype), &b) ||
+        __builtin_add_overflow(bytes, b, &bytes))
+      return absl::InvalidArgumentError(str_cat(op.name, " '", node_name, "': an output of shape ",
+                                                shape_to_string(t.shape),
+                                                " has more bytes than memory can address"));
+  }
   if (bytes > options_.max_folded_bytes) return std::optional<std::vector<Ref>>();
 
   auto outs = evaluate_op(op, attrs, values, node_name, num_outputs);
