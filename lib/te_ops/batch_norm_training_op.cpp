@@ -33,16 +33,9 @@ Outputs batch_norm_training(const Graph& g, const Node& node, std::span<const te
         x.shape(), reduced, keep, te::ReduceOp::sum,
         [&](const std::vector<Expr>& idx) { return x(idx); }, n);
   };
-  // The sum of squared deviations from a mean of its own.
   auto squares = [&](bool keep, const std::string& n) {
-    te::Tensor centre = sum(true, n + ".centre");
-    return reduce_over(
-        x.shape(), reduced, keep, te::ReduceOp::sum,
-        [&, centre](const std::vector<Expr>& idx) {
-          Expr d = x(idx) - centre(stat_index(idx, reduced)) * inv_n;
-          return d * d;
-        },
-        n);
+    return squared_deviations(
+        x.shape(), reduced, keep, inv_n, [&](const std::vector<Expr>& idx) { return x(idx); }, n);
   };
   te::Tensor mean_y = sum(true, name + ".sum");
   te::Tensor sq_y = squares(true, name + ".sq");

@@ -29,21 +29,9 @@ Outputs mvn(const Graph& g, const Node& node, std::span<const te::Tensor> in) {
   }
   const Expr inv_n = f32(count ? 1.0 / static_cast<double>(count) : 0.0);
   const std::string name = tensor_name(node);
-  // The sum twice, so that each statistic has one reader.
-  auto total = [&](const std::string& n) {
-    return reduce_over(
-        x.shape(), reduced, true, te::ReduceOp::sum,
-        [&](const std::vector<Expr>& idx) { return load_f32(x, idx); }, n);
-  };
-  te::Tensor sum_sq = total(name + ".sum0");
-  te::Tensor sum = total(name + ".sum");
-  te::Tensor sq = reduce_over(
-      x.shape(), reduced, true, te::ReduceOp::sum,
-      [&](const std::vector<Expr>& idx) {
-        Expr d = load_f32(x, idx) - sum_sq(stat_index(idx, reduced)) * inv_n;
-        return d * d;
-      },
-      name + ".sq");
+  auto at = [&](const std::vector<Expr>& idx) { return load_f32(x, idx); };
+  te::Tensor sum = reduce_over(x.shape(), reduced, true, te::ReduceOp::sum, at, name + ".sum");
+  te::Tensor sq = squared_deviations(x.shape(), reduced, true, inv_n, at, name + ".sq");
   const TensorType& out = output_type(g, node);
   return std::vector<te::Tensor>{te::compute(
       out.shape,
@@ -80,18 +68,8 @@ Outputs group_norm(const Graph& g, const Node& node, std::span<const te::Tensor>
   const int64_t count = per * size;
   const Expr inv_n = f32(count != 0 ? 1.0 / static_cast<double>(count) : 0.0);
   const std::string name = tensor_name(node);
-  auto total = [&](const std::string& n) {
-    return reduce_over(view, reduced, true, te::ReduceOp::sum, at, n);
-  };
-  te::Tensor sum_sq = total(name + ".sum0");
-  te::Tensor sum = total(name + ".sum");
-  te::Tensor sq = reduce_over(
-      view, reduced, true, te::ReduceOp::sum,
-      [&](const std::vector<Expr>& v) {
-        Expr d = at(v) - sum_sq({v[0], v[1], Expr(int64_t{0}), Expr(int64_t{0})}) * inv_n;
-        return d * d;
-      },
-      name + ".sq");
+  te::Tensor sum = reduce_over(view, reduced, true, te::ReduceOp::sum, at, name + ".sum");
+  te::Tensor sq = squared_deviations(view, reduced, true, inv_n, at, name + ".sq");
   const TensorType& out = output_type(g, node);
   return std::vector<te::Tensor>{te::compute(
       out.shape,

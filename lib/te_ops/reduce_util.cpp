@@ -123,6 +123,20 @@ te::Tensor reduce_over(const Shape& shape, const std::vector<bool>& reduced, boo
 
 
 // Index `idx` of the full shape mapped into a keepdims statistic (reduced axes read 0).
+te::Tensor squared_deviations(const Shape& shape, const std::vector<bool>& reduced, bool keepdims,
+                              const Expr& inv_n,
+                              const std::function<Expr(const std::vector<Expr>&)>& source,
+                              const std::string& name) {
+  te::Tensor centre = reduce_over(shape, reduced, true, te::ReduceOp::sum, source, name + ".centre");
+  return reduce_over(
+      shape, reduced, keepdims, te::ReduceOp::sum,
+      [=](const std::vector<Expr>& idx) {
+        Expr d = source(idx) - centre(stat_index(idx, reduced)) * inv_n;
+        return d * d;
+      },
+      name);
+}
+
 std::vector<Expr> stat_index(const std::vector<Expr>& idx, const std::vector<bool>& reduced) {
   std::vector<Expr> s;
   for (size_t k = 0; k < idx.size(); ++k) s.push_back(reduced[k] ? Expr(int64_t{0}) : idx[k]);

@@ -17,6 +17,14 @@ te::Tensor reduce_over(const Shape& shape, const std::vector<bool>& reduced, boo
                        te::ReduceOp op, const std::function<te::Expr(const std::vector<te::Expr>&)>& source,
                        const std::string& name);
 
+// The sum of squared deviations of source(idx) from their mean over the axes with reduced[k]
+// set (a mean of its own, `inv_n` times a keepdims sum, so that each statistic has one reader:
+// the variance's second pass), kept with size-1 axes when `keepdims`.
+te::Tensor squared_deviations(const Shape& shape, const std::vector<bool>& reduced, bool keepdims,
+                              const te::Expr& inv_n,
+                              const std::function<te::Expr(const std::vector<te::Expr>&)>& source,
+                              const std::string& name);
+
 // Index `idx` of the full shape mapped into a keepdims statistic (reduced axes read 0).
 std::vector<te::Expr> stat_index(const std::vector<te::Expr>& idx, const std::vector<bool>& reduced);
 

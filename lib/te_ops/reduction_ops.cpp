@@ -136,21 +136,9 @@ te::Tensor normalize(const te::Tensor& x, const std::vector<bool>& reduced, doub
   for (size_t k = 0; k < reduced.size(); ++k)
     if (reduced[k]) count *= x.shape()[k];
   const Expr inv_n = te::make_const(DType::f32, 1.0 / static_cast<double>(count));
-  // The sum twice (for the variance and for the output), so that each statistic has one reader.
-  auto total = [&](const std::string& n) {
-    return reduce_over(
-        x.shape(), reduced, true, te::ReduceOp::sum,
-        [&](const std::vector<Expr>& idx) { return load_f32(x, idx); }, n);
-  };
-  te::Tensor sum_sq = total(name + ".sum0");
-  te::Tensor sum = total(name + ".sum");
-  te::Tensor sq = reduce_over(
-      x.shape(), reduced, true, te::ReduceOp::sum,
-      [&](const std::vector<Expr>& idx) {
-        Expr d = load_f32(x, idx) - sum_sq(stat_index(idx, reduced)) * inv_n;
-        return d * d;
-      },
-      name + ".sq");
+  auto at = [&](const std::vector<Expr>& idx) { return load_f32(x, idx); };
+  te::Tensor sum = reduce_over(x.shape(), reduced, true, te::ReduceOp::sum, at, name + ".sum");
+  te::Tensor sq = squared_deviations(x.shape(), reduced, true, inv_n, at, name + ".sq");
   return te::compute(
       x.shape(),
       [&](const std::vector<te::Var>& i) {
