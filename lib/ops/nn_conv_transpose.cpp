@@ -120,7 +120,10 @@ absl::Status infer_conv_transpose(InferContext& ctx) {
   if (!a.kernel_shape.empty() && a.kernel_shape != kernel)
     return ctx.error(str_cat("kernel_shape ", list_to_string(a.kernel_shape),
                              " does not match weight spatial shape ", list_to_string(kernel)));
-  const int64_t filters = w[1] * a.group;
+  int64_t filters = 0;
+  if (__builtin_mul_overflow(w[1], a.group, &filters))
+    return ctx.error(str_cat("output channels ", w[1], " x group ", a.group,
+                             " do not fit in 64 bits"));
   if (ctx.has_input(2) && ctx.input(2).shape != Shape{filters})
     return ctx.error(str_cat("bias B has shape ", list_to_string(ctx.input(2).shape),
                              ", expected [", filters, "]"));
