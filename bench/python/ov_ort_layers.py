@@ -4,7 +4,8 @@ threads, batch as in INPUTS.npz); ONNX Runtime with all graph optimisations and 
 profile (SessionOptions.enable_profiling), OpenVINO as collage's openvino backend compiles a region
 (latency hint, f32, one stream, threads not pinned) with PERF_COUNT (get_profiling_info after
 each run). A fused kernel of either is attributed to the convolution it starts from (the Conv
-whose output a fused Relu/Clip/BatchNormalization/Add consumes); each layer's median (or
+whose output a fused Relu/Clip/BatchNormalization/Add consumes; for OpenVINO, through the original
+layers its runtime model names); each layer's median (or
 minimum) over the runs.
 With --collage LABEL=P.json (repeatable), a `collage run ARTIFACT --profile P.json` trace is
 attributed the same way and shown as column LABEL.
@@ -57,6 +58,19 @@ def layer_key(model):
             node = producer[node.input[0]]
         return node.name
     return key
+
+
+def ov_attribution(compiled, key, node_names):
+    """OpenVINO's executed node name -> the ONNX node it is attributed to: the first of the
+    original layers it was fused from (its runtime model's originalLayersNames) that leads back
+    to a node of the model, else its own name."""
+    out = {}
+    for op in compiled.get_runtime_model().get_ordered_ops():
+        rt = op.get_rt_info()
+        names = rt["originalLayersNames"].astype(str).split(",") if "originalLayersNames" in rt else []
+        keys = [key(n) for n in names if n and key(n) in node_names]
+        out[op.get_friendly_name()] = keys[0] if keys else key(op.get_friendly_name())
+    return out
 
 
 def ort_profile(path, feed, threads):
@@ -125,9 +139,10 @@ def main():
                 if info.status == ov.ProfilingInfo.Status.EXECUTED:
                     ov_per[info.node_name].append(info.real_time.total_seconds() * 1e6)
         time.sleep(0.3)
+    attributed = ov_attribution(compiled, key, {n.name for n in model.graph.node})
     ov_layers = collections.defaultdict(float)
     for name, durations in ov_per.items():
-        ov_layers[key(name)] += STAT(durations)
+        ov_layers[attributed.get(name, key(name))] += STAT(durations)
     ort_l = ort_layers(sess, key, args.runs)
     layers = {"ONNX Runtime": ort_l, "OpenVINO": ov_layers}
     for trace in args.collage:

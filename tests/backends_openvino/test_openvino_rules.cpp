@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "backends/openvino/openvino_rules.h"
+#include "backends/openvino/region_ends.h"
 #include "backends/openvino/region_onnx.h"
 #include "collage/backends/openvino.h"
 #include "collage/executor.h"
@@ -83,6 +84,22 @@ TEST_CASE("openvino rules: chains follow single users through elementwise operat
   options.max_depth = 3;
   CHECK(as_lists(chains(d.g, reach, options, supported_nodes(d.g))) ==
         std::vector<std::vector<NodeId>>{{1, 3}, {1, 3, 4}, {2, 3}, {2, 3, 4}, {3, 4}});
+}
+
+// Cut after the Conv or before the Sigmoid, one value crosses; cut after Relu or Tanh, two do.
+TEST_CASE("openvino rules: a region without its first or last layers, cut where one value crosses",
+          "[openvino][rules]") {
+  Diamond d;
+  GraphReachability reach(d.g);
+  const std::vector<NodeSet> whole = regions(d.g, reach, supported_nodes(d.g));
+  const auto lists = as_lists(region_ends(d.g, whole, RuleOptions{}));
+  CHECK(lists == std::vector<std::vector<NodeId>>{{1, 2, 3, 4}, {0, 1, 2, 3}});
+  for (const auto& l : lists) CHECK(reach.is_convex(NodeSet::of(5, l)));
+  RuleOptions one;
+  one.max_depth = 1;
+  CHECK(region_ends(d.g, whole, one).size() == 2);
+  // A region of two nodes keeps nothing of two nodes without an end.
+  CHECK(region_ends(d.g, {NodeSet::of(5, {3, 4})}, RuleOptions{}).empty());
 }
 
 TEST_CASE("openvino rules: single:openvino runs the diamond as one group matching the reference",

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "backends/openvino/region_ends.h"
 #include "backends/openvino/region_onnx.h"
 #include "collage/ops/nn.h"
 #include "collage/ops/tensor.h"
@@ -201,6 +202,10 @@ void add_openvino_rules(Backend& b) {
   b.add_pattern_rule("openvino.region", [](const Graph& g, const GraphReachability& reach,
                                            const RuleOptions&) {
     return regions(g, reach, supported_nodes(g));
+  });
+  b.add_pattern_rule("openvino.region_end", [](const Graph& g, const GraphReachability& reach,
+                                               const RuleOptions& options) {
+    return region_ends(g, regions(g, reach, supported_nodes(g)), options);
   });
 }
 

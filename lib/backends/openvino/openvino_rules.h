@@ -1,5 +1,5 @@
-// The openvino backend's candidates: single nodes, anchor + elementwise chains, and maximal
-// convex regions of the nodes OpenVINO runs.
+// The openvino backend's candidates: single nodes, anchor + elementwise chains, maximal convex
+// regions of the nodes OpenVINO runs, and those regions without their first or last layers.
 #pragma once
 
 #include <vector>
@@ -27,7 +27,8 @@ std::vector<NodeSet> chains(const Graph& g, const GraphReachability& reach,
 std::vector<NodeSet> regions(const Graph& g, const GraphReachability& reach,
                              const std::vector<bool>& supported);
 
-// Registers the three rules on `b` (openvino.op, openvino.chain, openvino.region).
+// Registers the four rules on `b` (openvino.op, openvino.chain, openvino.region, and
+// openvino.region_end: the regions without their first or last layers, region_ends.h).
 void add_openvino_rules(Backend& b);
 
 }  // namespace collage::openvino_backend
