@@ -117,13 +117,13 @@ bool is_pass_through(const Node& n) {
   return n.op_name() == "Identity" || n.op_name() == "Dropout";
 }
 
+}  // namespace
+
 bool only_pass_through(const Graph& g, const NodeSet& s) {
   for (NodeId m : s.to_vector())
     if (!is_pass_through(g.node(m))) return false;
   return true;
 }
-
-}  // namespace
 
 std::vector<bool> supported_nodes(const Graph& g) {
   std::vector<bool> out(g.nodes().size(), false);

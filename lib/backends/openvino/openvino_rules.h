@@ -13,6 +13,10 @@ namespace collage::openvino_backend {
 // windows ONNX drops, some Resize modes).
 std::vector<bool> supported_nodes(const Graph& g);
 
+// Whether every node of `s` is one OpenVINO removes (Identity, Dropout): a group of only those
+// would return its input unchanged, which OpenVINO does not copy into the output.
+bool only_pass_through(const Graph& g, const NodeSet& s);
+
 // Every supported node alone, but for Identity and Dropout (a group of nothing else would return
 // its input unchanged, which OpenVINO does not copy).
 std::vector<NodeSet> single_nodes(const Graph& g, const std::vector<bool>& supported);

@@ -3,7 +3,8 @@
 
 #include <algorithm>
 #include <set>
-#include <string_view>
+
+#include "backends/openvino/openvino_rules.h"
 
 namespace collage::openvino_backend {
 namespace {
@@ -29,15 +30,6 @@ bool parts_epilogue(const Graph& g, const std::vector<NodeId>& nodes, size_t i) 
   return k == FusionKind::elementwise || k == FusionKind::broadcast;
 }
 
-bool keeps_work(const Graph& g, const std::vector<NodeId>& nodes, size_t begin, size_t end) {
-  if (end - begin < 2) return false;
-  for (size_t i = begin; i < end; ++i) {
-    const std::string_view op = g.node(nodes[i]).op_name();
-    if (op != "Identity" && op != "Dropout") return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 std::vector<NodeSet> region_ends(const Graph& g, const std::vector<NodeSet>& regions,
@@ -58,9 +50,10 @@ std::vector<NodeSet> region_ends(const Graph& g, const std::vector<NodeSet>& reg
         NodeSet head = NodeSet::of(n, {}), tail = NodeSet::of(n, {});
         for (size_t i = 0; i < m; ++i) (i < cut ? head : tail).insert(nodes[i]);
         if (crossing_values(g, head, tail) > 1) continue;
-        if (!(keep_tail ? keeps_work(g, nodes, cut, m) : keeps_work(g, nodes, 0, cut))) continue;
         NodeSet kept = keep_tail ? std::move(tail) : std::move(head);
-        if (std::find(out.begin(), out.end(), kept) != out.end()) continue;
+        if (kept.count() < 2 || only_pass_through(g, kept) ||
+            std::find(out.begin(), out.end(), kept) != out.end())
+          continue;
         out.push_back(std::move(kept));
         ++made;
       }
