@@ -9,6 +9,7 @@
 #include "artifact/artifact.h"
 #include "collage/backend_loader.h"
 #include "collage/executor.h"
+#include "collage/kernel_shelf.h"
 #include "collage/onnx.h"
 #include "core/str_cat.h"
 #include "driver/batch_variants.h"
@@ -134,6 +135,7 @@ ArtifactOptions artifact_options(const PlacementOptions& placement, double budge
   artifact.build.code_cache = placement.code_cache;
   artifact.build.channel_block = placement.channel_block;
   artifact.build.choices = placement.choices;
+  artifact.build.shelf = placement.shelf;
   artifact.waves.executor = wave_choice(placement.executor);
   artifact.waves.choices = placement.choices;
   return artifact;
@@ -271,6 +273,16 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   if (absl::Status s = use_choices(placement, choices); !s.ok()) return s;
   const size_t choices_measured = placement.choices->measured();
   const size_t choices_reused = placement.choices->reused();
+  // The kernels measurement and evaluation build, kept for the artifact build (the caller's
+  // shelf, if it gave one, serves several compiles).
+  KernelShelf own_shelf;
+  if (!placement.shelf) placement.shelf = &own_shelf;
+  const size_t kernels_built = placement.shelf->built();
+  const size_t kernels_reused = placement.shelf->reused();
+  const auto count_kernels = [&] {
+    r.kernels_built = placement.shelf->built() - kernels_built;
+    r.kernels_reused = placement.shelf->reused() - kernels_reused;
+  };
   std::optional<Clock::time_point> compare_start;
   phases.begin("placement");
   placement.progress = [&compare_start, &phases,
@@ -288,6 +300,7 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
     r.choices_reused = placement.choices->reused() - choices_reused;
   };
   count_choices();
+  count_kernels();
   if (compare_start) r.compare_s = seconds_since(*compare_start);
   if (!options.artifact) {
     r.cut = r.optimized.cut;
@@ -325,6 +338,9 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   r.artifact_s = seconds_since(start);
   r.phases = phases.finish();
   count_choices();
+  const size_t built_before_build = r.kernels_built;
+  count_kernels();
+  r.kernels_built_by_build = r.kernels_built - built_before_build;
   for (const std::string& w : placement.choices->warnings())
     r.optimized.placement.notes.push_back(str_cat("cost database: ", w));
   return r;
