@@ -270,22 +270,29 @@ class Optimizer {
   // the first evaluation (BERT: the measurer compiled one layer's OpenVINO regions, the
   // placement had 145, 186 s to build at load 13). When building them is predicted not to end
   // before the placement's budget does, the op-level search runs again without the unbuilt
-  // candidates of the backend whose builds cost the most (the fallback's are never left out:
-  // nothing replaces them), until they fit or only the fallback's are left.
+  // candidates of the backend whose builds cost the most, as long as that leaves less to build.
+  // The fallback's are never left out: nothing replaces them, and when they alone do not fit,
+  // leaving out others (whose groups would go to the fallback) cannot help.
   void fit_builds(OptimizeResult& result) {
     if (!measurer_ || op_genes_.empty()) return;
     std::set<std::string> left_out;
-    for (;;) {
-      std::map<std::string, double> by_backend;
+    const auto unbuilt = [&](const std::vector<size_t>& genes,
+                             std::map<std::string, double>& by_backend) {
       double total = 0;
-      for (size_t c : op_genes_) {
+      for (size_t c : genes) {
         const double ms = unbuilt_ms(c);
         total += ms;
-        if (ms > 0 && cands_[c].backend->name() != options_.fallback)
-          by_backend[cands_[c].backend->name()] += ms;
+        if (ms > 0) by_backend[cands_[c].backend->name()] += ms;
       }
+      return total;
+    };
+    std::map<std::string, double> by_backend;
+    double total = unbuilt(op_genes_, by_backend);
+    for (;;) {
       const double left_ms = deadline_ms() - now_ms();
-      if (total <= left_ms || by_backend.empty()) return;
+      const double fallback_ms = by_backend[options_.fallback];
+      by_backend.erase(options_.fallback);
+      if (total <= left_ms || fallback_ms >= left_ms || by_backend.empty()) return;
       const auto worst = std::max_element(
           by_backend.begin(), by_backend.end(),
           [](const auto& a, const auto& b) { return a.second < b.second; });
@@ -297,17 +304,22 @@ class Optimizer {
       op.max_states = options_.max_states;
       auto found = op_level_search(g_, cands_, edge_costs(costs), {}, op);
       if (!found.ok()) return;
+      std::map<std::string, double> again;
+      const double total_again = unbuilt(found->chosen, again);
+      if (total_again >= total) return;
       result.cut.push_back(absl::StrFormat(
           "build: the op-level placement's kernels not built yet would take about %.1f s to "
           "build (%s: %.1f s), %.1f s were left; the op-level search ran again without %s's "
-          "unbuilt candidates",
+          "unbuilt candidates (%.1f s to build)",
           total / 1000, worst->first, worst->second / 1000, std::max(0.0, left_ms / 1000),
-          worst->first));
+          worst->first, total_again / 1000));
       op_genes_ = found->chosen;
       Placement p = make_placement(op_genes_, "op-level");
       p.estimated_ms = found->cost;
       p.notes = notes_;
       result.placement = std::move(p);
+      total = total_again;
+      by_backend = std::move(again);
     }
   }
 
