@@ -18,6 +18,9 @@ std::string CompileResult::report_json() const {
   j["evaluations"] = r.evaluations;
   j["choices_measured"] = choices_measured;
   j["choices_reused"] = choices_reused;
+  j["kernels_built"] = kernels_built;
+  j["kernels_built_by_build"] = kernels_built_by_build;
+  j["kernels_reused"] = kernels_reused;
   nlohmann::ordered_json steps = nlohmann::ordered_json::object();
   for (const auto& [step, s] : phases) steps[step] = s;
   j["phases_s"] = std::move(steps);

@@ -9,6 +9,7 @@
 #include "artifact/artifact.h"
 #include "collage/backend_loader.h"
 #include "collage/executor.h"
+#include "collage/kernel_shelf.h"
 #include "collage/onnx.h"
 #include "core/str_cat.h"
 #include "driver/batch_variants.h"
@@ -70,6 +71,13 @@ absl::Status check_artifact_groups(const Graph& g, const Placement& p,
 // make_artifact_schedule may make; at most WaveOptions' default).
 constexpr double kBuildShare = 0.1;
 constexpr double kScheduleShare = 0.04;
+
+// Whether `cut` (OptimizeResult::cut: "STEP: why") says the time budget cut step `step`.
+bool step_cut(const std::vector<std::string>& cut, std::string_view step) {
+  return std::any_of(cut.begin(), cut.end(), [&](const std::string& c) {
+    return c.size() > step.size() && c.starts_with(step) && c[step.size()] == ':';
+  });
+}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -134,6 +142,7 @@ ArtifactOptions artifact_options(const PlacementOptions& placement, double budge
   artifact.build.code_cache = placement.code_cache;
   artifact.build.channel_block = placement.channel_block;
   artifact.build.choices = placement.choices;
+  artifact.build.shelf = placement.shelf;
   artifact.waves.executor = wave_choice(placement.executor);
   artifact.waves.choices = placement.choices;
   return artifact;
@@ -271,6 +280,16 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   if (absl::Status s = use_choices(placement, choices); !s.ok()) return s;
   const size_t choices_measured = placement.choices->measured();
   const size_t choices_reused = placement.choices->reused();
+  // The kernels measurement and evaluation build, kept for the artifact build (the caller's
+  // shelf, if it gave one, serves several compiles).
+  KernelShelf own_shelf;
+  if (!placement.shelf) placement.shelf = &own_shelf;
+  const size_t kernels_built = placement.shelf->built();
+  const size_t kernels_reused = placement.shelf->reused();
+  const auto count_kernels = [&] {
+    r.kernels_built = placement.shelf->built() - kernels_built;
+    r.kernels_reused = placement.shelf->reused() - kernels_reused;
+  };
   std::optional<Clock::time_point> compare_start;
   phases.begin("placement");
   placement.progress = [&compare_start, &phases,
@@ -288,6 +307,7 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
     r.choices_reused = placement.choices->reused() - choices_reused;
   };
   count_choices();
+  count_kernels();
   if (compare_start) r.compare_s = seconds_since(*compare_start);
   if (!options.artifact) {
     r.cut = r.optimized.cut;
@@ -308,12 +328,20 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   // A placement an earlier compile chose is built as that compile built it: with the choices it
   // remembered and the defaults where it measured none (the same artifact), nothing measured.
   const bool reused = r.optimized.chosen_by == "remembered";
-  if (left_s <= 0 && !reused)
+  ArtifactOptions artifact = artifact_options(placement, budget_s, reused ? 0 : left_s);
+  if (left_s <= 0 && !reused) {
     r.cut.push_back(
         "build: no choice measured (Winograd or direct: direct where none is remembered; the "
         "executor: sequential, its wave schedule not profiled)");
-  auto image = compile_artifact_image(*ctx_, *backends_, r.graph, r.optimized.placement,
-                                      artifact_options(placement, budget_s, reused ? 0 : left_s),
+  } else if (!reused && step_cut(r.cut, "measure")) {
+    // As the evaluations after the cut: a Winograd choice builds two more kernels per
+    // convolution and times all three (ResNet-50 at load 12: a 36 s build, 30 s over budget).
+    artifact.build.measure_choices = false;
+    r.cut.push_back(
+        "build: no Winograd choice measured (the budget cut the kernels' measurement; direct "
+        "where none is remembered)");
+  }
+  auto image = compile_artifact_image(*ctx_, *backends_, r.graph, r.optimized.placement, artifact,
                                       &r.summary);
   if (!image.ok()) return image.status();
   if (artifact_path) {
@@ -325,6 +353,9 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   r.artifact_s = seconds_since(start);
   r.phases = phases.finish();
   count_choices();
+  const size_t built_before_build = r.kernels_built;
+  count_kernels();
+  r.kernels_built_by_build = r.kernels_built - built_before_build;
   for (const std::string& w : placement.choices->warnings())
     r.optimized.placement.notes.push_back(str_cat("cost database: ", w));
   return r;

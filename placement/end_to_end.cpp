@@ -5,28 +5,11 @@
 #include <memory>
 #include <mutex>
 
+#include "collage/kernel_shelf.h"
 #include "core/str_cat.h"
 
 namespace collage {
 namespace {
-
-// A kernel shared by several compiled models (kernels may run from several threads at once).
-class SharedKernel : public Kernel {
- public:
-  explicit SharedKernel(std::shared_ptr<Kernel> k) : k_(std::move(k)) {}
-  int32_t task_count() const override { return k_->task_count(); }
-  absl::Status run_task(void* const* args, int32_t task_id) override {
-    return k_->run_task(args, task_id);
-  }
-  const KernelRecord& record() const override { return k_->record(); }
-  bool dynamic_shapes() const override { return k_->dynamic_shapes(); }
-  absl::StatusOr<std::vector<Tensor>> run_dynamic(const std::vector<Tensor>& inputs) override {
-    return k_->run_dynamic(inputs);
-  }
-
- private:
-  std::shared_ptr<Kernel> k_;
-};
 
 // Builds through `inner` once per group: the key is the group's canonical signature plus the
 // buffers of its constants (the signature leaves constant contents out, and groups cut from the
@@ -50,7 +33,7 @@ class CachingBackend : public Backend {
       if (!built.ok()) return built.status();
       it = cache_.emplace(std::move(key), std::shared_ptr<Kernel>(std::move(*built))).first;
     }
-    return std::make_unique<SharedKernel>(it->second);
+    return std::make_unique<ShelvedKernel>(it->second);
   }
 
  private:
@@ -75,6 +58,7 @@ absl::StatusOr<double> EndToEndMeasurer::latency_ms(const Placement& p) {
   build.num_threads = pool_->num_threads();
   build.target = options_.target;
   build.code_cache = options_.code_cache;
+  build.shelf = options_.shelf;
   build.choices = options_.choices;
   build.measure_choices = options_.measure_choices;
   build.channel_block = options_.channel_block;

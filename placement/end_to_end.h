@@ -26,6 +26,7 @@ struct EndToEndOptions {
   std::string target;      // BuildOptions::target of every kernel built
   std::string code_cache;  // BuildOptions::code_cache of every kernel built
   MeasuredChoices* choices = nullptr;  // BuildOptions::choices of every kernel built
+  KernelShelf* shelf = nullptr;        // BuildOptions::shelf of every kernel built
   bool measure_choices = true;         // BuildOptions::measure_choices of every kernel built
   ExecutorLatency executor_latency;
   int32_t channel_block = -1;  // BuildOptions::channel_block of every placement built

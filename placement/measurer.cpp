@@ -166,6 +166,7 @@ void Measurer::prefetch(
   build.target = options_.target;
   build.code_cache = options_.code_cache;
   build.choices = options_.choices;
+  build.shelf = options_.shelf;
   for (Job& job : jobs) {
     const Backend& backend = *job.candidate->backend;
     const double start = now_ms();

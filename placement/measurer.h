@@ -31,6 +31,7 @@ struct MeasureOptions {
   std::string target;      // BuildOptions::target of every kernel built
   std::string code_cache;  // BuildOptions::code_cache of every kernel built
   MeasuredChoices* choices = nullptr;  // BuildOptions::choices of every kernel built
+  KernelShelf* shelf = nullptr;        // BuildOptions::shelf of every kernel built
   // From this time on (now_ms()) kernels are sampled as `quick` says, with one warm-up run: the
   // placement's time budget is half spent. Infinite: never.
   double quick_after_ms = HUGE_VAL;
@@ -96,6 +97,10 @@ class Measurer : public CostModel {
     return it != build_ms_.end() ? it->second
                                  : estimator_.build_ms(c.backend->name(), c.nodes.count());
   }
+  // Whether this measurer built candidate `c`'s kernel (kept for a later build of the same
+  // group: the native backend's code cache, oneDNN's primitive cache, the kernel shelf); a
+  // group structurally identical to one measured was not built.
+  bool built(const Candidate& c) const { return build_ms_.count({c.backend, c.nodes}) > 0; }
   // The nodes of the graph that no candidate of the fallback covers (strings, trees, an ML
   // operator only the dynamic module runs): once the budget is spent, a kernel covering one of
   // them gets an estimate like the fallback's, not "not measured", or no placement could cover

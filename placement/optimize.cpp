@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "absl/strings/str_format.h"
@@ -13,6 +15,7 @@
 #include "collage/thread_pool.h"
 #include "core/str_cat.h"
 #include "placement/baselines.h"
+#include "placement/build_tracker.h"
 #include "placement/candidates.h"
 #include "placement/cost_database.h"
 #include "placement/cost_model.h"
@@ -179,14 +182,14 @@ class Optimizer {
         auto op = op_level(result);
         if (!op.ok()) return op.status();
         result.placement = *std::move(op);
+        fit_builds(result);
         if (options_.strategy == "two-level") {
           if (absl::Status s = two_level(result); !s.ok()) return s;
         }
       }
     }
     if (options_.compare_baselines) compare(result);
-    result.build_estimate_s =
-        predicted_builds_ms(placement_genes(result.placement), /*built_by_measurer=*/true) / 1000;
+    result.build_estimate_s = predicted_builds_ms(placement_genes(result.placement)) / 1000;
     result.choices_measured = choices_->measured() - choices_measured;
     result.choices_reused = choices_->reused() - choices_reused;
     if (own_choices_)
@@ -229,33 +232,95 @@ class Optimizer {
   double deadline_ms() const { return start_ms_ + options_.time_budget_s * 1000; }
 
   // What evaluating placement `genes` end to end should cost, in milliseconds: building the
-  // kernels that are not in the code cache (those of the backends other than the fallback, whose
-  // builds the cache does not keep, and the fallback's that were estimated rather than built),
-  // as long as the measurer's builds of their backends took per node, and kRunsPerEvaluation
-  // runs at its estimated cost. Infinite when a kernel's cost is unknown and the budget cut
-  // the measurement (its runs cannot be predicted: single:eigen's ResNet-50 ran 1 s a run
-  // under load). 0 without a measurer (a cost model given by the caller).
+  // kernels that nothing built yet (unbuilt_ms) and kRunsPerEvaluation runs at its estimated
+  // cost. Infinite when a kernel's cost is unknown and the budget cut the measurement (its runs
+  // cannot be predicted: single:eigen's ResNet-50 ran 1 s a run under load). 0 without a
+  // measurer (a cost model given by the caller).
   double predicted_evaluation_ms(const std::vector<size_t>& genes) const {
     if (!measurer_) return 0;
     const double runs = estimate(genes);
     if (!std::isfinite(runs) && measurer_->cut_short()) return HUGE_VAL;
-    return predicted_builds_ms(genes, /*built_by_measurer=*/false) +
-           (std::isfinite(runs) ? runs * kRunsPerEvaluation : 0);
+    return predicted_builds_ms(genes) + (std::isfinite(runs) ? runs * kRunsPerEvaluation : 0);
   }
 
-  // What building the kernels of `genes` should cost, as above: those of the backends other
-  // than the fallback unless `built_by_measurer` (the artifact writer builds those the measurer
-  // built, or keeps the search's), and the fallback's that were estimated.
-  double predicted_builds_ms(const std::vector<size_t>& genes, bool built_by_measurer) const {
-    if (!measurer_) return 0;
+  // What building the kernels of `genes` should still cost, in milliseconds (0 without a
+  // measurer): what an evaluation or the artifact build must spend before it runs anything.
+  double predicted_builds_ms(const std::vector<size_t>& genes) const {
     double ms = 0;
-    for (size_t c : genes) {
-      const Backend& b = *cands_[c].backend;
-      const bool estimated = costs_[c].samples == 0 && !costs_[c].from_cache;
-      if (estimated || (b.name() != options_.fallback && !built_by_measurer))
-        ms += measurer_->predicted_build_ms(cands_[c]);
-    }
+    for (size_t c : genes) ms += unbuilt_ms(c);
     return ms;
+  }
+
+  // What building candidate `c`'s kernel should still cost: nothing when the measurer or an
+  // evaluation built it (it is kept: the code cache, oneDNN's primitive cache, the kernel
+  // shelf), nor for a kernel of the fallback that was measured (the code cache keeps its code,
+  // which a structurally identical group shares); else its predicted build (an OpenVINO region
+  // structurally identical to one measured but with other weights is compiled anew).
+  double unbuilt_ms(size_t c) const {
+    if (!measurer_) return 0;
+    const Candidate& cand = cands_[c];
+    if (measurer_->built(cand) || (tracker_ && tracker_->built(cand.nodes, cand.backend->name())))
+      return 0;
+    const bool estimated = costs_[c].samples == 0 && !costs_[c].from_cache;
+    if (cand.backend->name() == options_.fallback && !estimated) return 0;
+    return measurer_->predicted_build_ms(cand);
+  }
+
+  // The op-level placement's kernels that nothing built yet are built by the artifact build or
+  // the first evaluation (BERT: the measurer compiled one layer's OpenVINO regions, the
+  // placement had 145, 186 s to build at load 13). When building them is predicted not to end
+  // before the placement's budget does, the op-level search runs again without the unbuilt
+  // candidates of the backend whose builds cost the most, as long as that leaves less to build.
+  // The fallback's are never left out: nothing replaces them, and when they alone do not fit,
+  // leaving out others (whose groups would go to the fallback) cannot help.
+  void fit_builds(OptimizeResult& result) {
+    if (!measurer_ || op_genes_.empty()) return;
+    std::set<std::string> left_out;
+    const auto unbuilt = [&](const std::vector<size_t>& genes,
+                             std::map<std::string, double>& by_backend) {
+      double total = 0;
+      for (size_t c : genes) {
+        const double ms = unbuilt_ms(c);
+        total += ms;
+        if (ms > 0) by_backend[cands_[c].backend->name()] += ms;
+      }
+      return total;
+    };
+    std::map<std::string, double> by_backend;
+    double total = unbuilt(op_genes_, by_backend);
+    for (;;) {
+      const double left_ms = deadline_ms() - now_ms();
+      const double fallback_ms = by_backend[options_.fallback];
+      by_backend.erase(options_.fallback);
+      if (total <= left_ms || fallback_ms >= left_ms || by_backend.empty()) return;
+      const auto worst = std::max_element(
+          by_backend.begin(), by_backend.end(),
+          [](const auto& a, const auto& b) { return a.second < b.second; });
+      left_out.insert(worst->first);
+      std::vector<CandidateCost> costs = costs_;
+      for (size_t c = 0; c < costs.size(); ++c)
+        if (left_out.count(cands_[c].backend->name()) && unbuilt_ms(c) > 0) costs[c].kernel_ms = -1;
+      OpLevelOptions op;
+      op.max_states = options_.max_states;
+      auto found = op_level_search(g_, cands_, edge_costs(costs), {}, op);
+      if (!found.ok()) return;
+      std::map<std::string, double> again;
+      const double total_again = unbuilt(found->chosen, again);
+      if (total_again >= total) return;
+      result.cut.push_back(absl::StrFormat(
+          "build: the op-level placement's kernels not built yet would take about %.1f s to "
+          "build (%s: %.1f s), %.1f s were left; the op-level search ran again without %s's "
+          "unbuilt candidates (%.1f s to build)",
+          total / 1000, worst->first, worst->second / 1000, std::max(0.0, left_ms / 1000),
+          worst->first, total_again / 1000));
+      op_genes_ = found->chosen;
+      Placement p = make_placement(op_genes_, "op-level");
+      p.estimated_ms = found->cost;
+      p.notes = notes_;
+      result.placement = std::move(p);
+      total = total_again;
+      by_backend = std::move(again);
+    }
   }
 
   // The candidates of `p`'s groups that have costs (all of them, for a placement made of this
@@ -285,13 +350,20 @@ class Optimizer {
     return b;
   }
 
+  // The evaluator, its evaluations' builds noted (BuildTracker).
   PlacementEvaluator& evaluator() {
+    if (!tracker_) tracker_ = std::make_unique<BuildTracker>(inner_evaluator());
+    return *tracker_;
+  }
+
+  PlacementEvaluator& inner_evaluator() {
     if (options_.evaluator) return *options_.evaluator;
     if (!end_to_end_) {
       EndToEndOptions e2e;
       e2e.executor = options_.executor;
       e2e.target = options_.target;
       e2e.code_cache = options_.code_cache;
+      e2e.shelf = options_.shelf;
       e2e.choices = choices_;
       // Once the budget cut the kernels' measurement, a placement measured end to end makes no
       // choice by timing (a Winograd one: three builds and their timing per convolution) that
@@ -346,6 +418,7 @@ class Optimizer {
     measure.graph_nodes = g_.nodes().size();
     measure.target = options_.target;
     measure.code_cache = options_.code_cache;
+    measure.shelf = options_.shelf;
     measure.choices = choices_;
     measurer_ = std::make_unique<Measurer>(measure, db_.get(), device_, pool_.get());
     model_ = measurer_.get();
@@ -728,7 +801,10 @@ class Optimizer {
     std::vector<double> predicted;
     for (const Placement& p : placements)
       predicted.push_back(predicted_evaluation_ms(placement_genes(p)) * slowdown_);
-    std::vector<double> ms = remeasure_alternately(placements, evaluator(), 3, deadline_ms(),
+    // The chosen placement's kernels that nothing built yet are the artifact's to build: their
+    // time is kept back from the baselines.
+    const double end_ms = deadline_ms() - predicted_builds_ms(placement_genes(result.placement));
+    std::vector<double> ms = remeasure_alternately(placements, evaluator(), 3, end_ms,
                                                    &evaluations, /*always=*/0, &predicted);
     size_t unmeasured = 0;
     for (double m : ms) unmeasured += m == kNotMeasured;
@@ -758,6 +834,7 @@ class Optimizer {
   std::unique_ptr<CostDatabase> db_;
   std::unique_ptr<Measurer> measurer_;
   std::unique_ptr<EndToEndMeasurer> end_to_end_;
+  std::unique_ptr<BuildTracker> tracker_;
   std::unique_ptr<MeasuredChoices> own_choices_;
   MeasuredChoices* choices_ = nullptr;  // own_choices_ or PlacementOptions::choices
   CostModel* model_ = nullptr;

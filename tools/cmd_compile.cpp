@@ -201,6 +201,11 @@ int run_compile(std::span<const std::string> raw_args) {
   out += absl::StrFormat(
       "  %d choices measured (Winograd or direct, wave schedule), %d remembered\n",
       compiled->choices_measured, compiled->choices_reused);
+  if (compiled->kernels_built || compiled->kernels_reused)
+    out += absl::StrFormat(
+        "  %d regions compiled (openvino; %d of them by the artifact build), %d builds reused "
+        "one\n",
+        compiled->kernels_built, compiled->kernels_built_by_build, compiled->kernels_reused);
   if (!compiled->phases.empty()) {
     out += "  time:";
     double total = 0;

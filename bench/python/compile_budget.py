@@ -1,7 +1,7 @@
 """Compile time under the default budget (issue 18 item 5): each model compiled by `collage
 compile` with a fresh cost database (cold), then again with it (warm), and a third time when the
 second still measured something; a Markdown table of wall times, CPU time, the steps the budget
-cut, what was measured, and whether the warm compile kept the placement and the artifact's bytes.
+cut, the OpenVINO regions compiled (by the artifact build among them) and reused, what was measured, and whether the warm compile kept the placement and the artifact's bytes.
 
     bench/python/compile_budget.py BUILD_DIR [MODEL ...] [--budget S] [--out DIR]
 
@@ -90,14 +90,17 @@ def main():
         cut = "; ".join(cold["report"]["cut"]) if "report" in cold else ""
         phases = ", ".join(f"{k} {v:.1f}" for k, v in cold["report"]["phases_s"].items()) \
             if "report" in cold else ""
-        row = (f"| {name} | {cell(cold)} | {phases} | {cut or 'none'} | "
+        regions = ("{kernels_built} / {kernels_built_by_build} / {kernels_reused}"
+                   .format(**cold["report"]) if "report" in cold else "")
+        row = (f"| {name} | {cell(cold)} | {phases} | {regions} | {cut or 'none'} | "
                + " / ".join(cell(r) for r in runs[1:])
                + f" | {'same' if same else 'DIFFERS'}{', same bytes' if identical else ''} |")
         print(row, flush=True)
         rows.append(row)
-    print("\n| model | cold wall (CPU, load) | cold phases, s | cut by the budget | warm wall "
-          "(then a third compile when the second measured) | placement |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("\n| model | cold wall (CPU, load) | cold phases, s | cold regions compiled / by the "
+          "build / reused | cut by the budget | warm wall (then a third compile when the second "
+          "measured) | placement |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     print("\n".join(rows))
 
 

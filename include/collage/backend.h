@@ -23,6 +23,7 @@ enum class DeviceKind : uint8_t { cpu, cuda };
 std::string_view device_kind_name(DeviceKind d);
 
 class Backend;
+class KernelShelf;
 
 // One candidate group: nodes of the graph that `backend` offers to run as one kernel.
 struct Candidate {
@@ -65,6 +66,10 @@ struct BuildOptions {
   // alternatives; false (a compile whose time budget is spent): the backend's default is taken
   // (native: the direct convolution), neither measured nor remembered.
   bool measure_choices = true;
+  // Where a backend whose builds no code cache keeps (openvino) keeps the kernels it builds and
+  // finds those built before in the same compile, so that none is compiled twice (not owned;
+  // null: every build compiles).
+  KernelShelf* shelf = nullptr;
 };
 
 class Backend {

@@ -187,10 +187,14 @@ struct CompileResult {
   // (MeasuredChoices: Winograd or direct, the wave schedule's profiles and executor), and those
   // found remembered in the cost database instead.
   size_t choices_measured = 0, choices_reused = 0;
+  // Kernels of the backends whose builds the compile keeps for reuse (KernelShelf: openvino's
+  // regions): built (compiled, or read from the region cache) and kept, of them by the artifact
+  // build (neither measured nor evaluated before), and builds that took a kept one instead.
+  size_t kernels_built = 0, kernels_built_by_build = 0, kernels_reused = 0;
 
   // The placement report as JSON: Placement::to_json's "groups" and "notes", then "model",
   // "passes", "candidates", "measured", "cached", "evaluations", "choices_measured",
-  // "choices_reused", "phases_s" ({step: seconds}), "compared" ([{"strategy", "ms",
+  // "choices_reused", "kernels_built", "kernels_built_by_build", "kernels_reused", "phases_s" ({step: seconds}), "compared" ([{"strategy", "ms",
   // "note"}]) and, when trees were compiled, "tree_strategies" ([{"node", "mode", "batch",
   // "chosen", "kernels_measured", "costs_reused", "note", "candidates": [{"strategy", "ms" (-1:
   // skipped), "skipped" (why)}]}]); with a batch range, "batch_min", "batch_max", "padded",

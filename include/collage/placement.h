@@ -186,6 +186,10 @@ struct PlacementOptions {
   // compile driver passes the store its artifact is built with too. Null: the optimizer keeps
   // one over the cost database for the call.
   MeasuredChoices* choices = nullptr;
+  // Where the kernels built keep and find each other (BuildOptions::shelf; not owned): the
+  // compile driver passes the shelf its artifact is built with, so that the artifact takes the
+  // kernels measurement built. Null: none kept.
+  KernelShelf* shelf = nullptr;
 };
 
 // One placement measured end to end by the optimizer.

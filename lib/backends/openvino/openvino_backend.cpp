@@ -9,6 +9,7 @@
 #include "backends/openvino/openvino_rules.h"
 #include "backends/openvino/region_cache.h"
 #include "backends/openvino/region_onnx.h"
+#include "collage/kernel_shelf.h"
 #include "core/str_cat.h"
 #include "openvino/op/parameter.hpp"
 
@@ -66,20 +67,42 @@ class OpenvinoBackend : public Backend {
     openvino_backend::add_openvino_rules(*this);
   }
 
-  // With a code cache, a region whose record an earlier compile made is not compiled again
-  // unless it is run (an artifact build that measures nothing only needs the record).
+  // A region this compile built already is taken from the shelf (BuildOptions::shelf). With a
+  // code cache, a region whose record an earlier compile made is not compiled again unless it is
+  // run (an artifact build that measures nothing only needs the record).
   absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
                                                 const BuildOptions& options) const override {
     if (absl::Status s = require_plain_layouts(group, name()); !s.ok()) return s;
     const int32_t threads =
         options.num_threads > 0 ? options.num_threads
                                 : static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
-    if (options.code_cache.empty()) return compile_group(group, threads, {});
+    if (options.code_cache.empty() && !options.shelf) return compile_group(group, threads, {});
     const uint64_t key = region_key(group, threads, rt_openvino::library_build(), version());
-    if (std::optional<KernelRecord> record = read_cached_region(options.code_cache, key))
-      return std::unique_ptr<Kernel>(new CachedRegionKernel(
+    if (options.shelf)
+      if (std::shared_ptr<Kernel> kept = options.shelf->take(name(), key))
+        return std::unique_ptr<Kernel>(new ShelvedKernel(std::move(kept)));
+    absl::StatusOr<std::unique_ptr<Kernel>> kernel;
+    std::optional<KernelRecord> record;
+    if (!options.code_cache.empty()) record = read_cached_region(options.code_cache, key);
+    if (record)
+      kernel = std::unique_ptr<Kernel>(new CachedRegionKernel(
           std::move(*record), [group, threads] { return compile_group(group, threads, {}); }));
-    return compile_group(group, threads, {options.code_cache, key});
+    else
+      kernel = compile_group(group, threads,
+                             options.code_cache.empty() ? RecordCacheEntry{}
+                                                        : RecordCacheEntry{options.code_cache, key});
+    if (!kernel.ok() || !options.shelf) return kernel;
+    std::shared_ptr<Kernel> shared = *std::move(kernel);
+    options.shelf->keep(name(), key, shared, region_bytes(group));
+    return std::unique_ptr<Kernel>(new ShelvedKernel(std::move(shared)));
+  }
+
+ private:
+  // What a compiled region holds: the model's constants, and OpenVINO's packed copy of them.
+  static size_t region_bytes(const Graph& group) {
+    size_t bytes = 0;
+    for (const Tensor& c : group.constants()) bytes += c.bytes();
+    return 2 * bytes;
   }
 };
 

@@ -1,0 +1,46 @@
+// KernelShelf: a compile's built kernels by backend and key, the oldest let go past the bound.
+#include "collage/kernel_shelf.h"
+
+namespace collage {
+
+std::shared_ptr<Kernel> KernelShelf::take(std::string_view backend, uint64_t key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = kept_.find({std::string(backend), key});
+  if (it == kept_.end()) return nullptr;
+  ++reused_;
+  return it->second.kernel;
+}
+
+void KernelShelf::keep(std::string_view backend, uint64_t key, std::shared_ptr<Kernel> kernel,
+                       size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++built_;
+  Key k{std::string(backend), key};
+  if (auto it = kept_.find(k); it != kept_.end()) {
+    // Built again (it was let go meanwhile, or two builds raced): the newer one is kept.
+    bytes_ -= it->second.bytes;
+    it->second = {std::move(kernel), bytes};
+  } else {
+    kept_.emplace(k, Entry{std::move(kernel), bytes});
+    order_.push_back(std::move(k));
+  }
+  bytes_ += bytes;
+  while (bytes_ > max_bytes_ && !order_.empty()) {
+    auto oldest = kept_.find(order_.front());
+    bytes_ -= oldest->second.bytes;
+    kept_.erase(oldest);
+    order_.pop_front();
+  }
+}
+
+size_t KernelShelf::built() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return built_;
+}
+
+size_t KernelShelf::reused() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reused_;
+}
+
+}  // namespace collage
