@@ -1,5 +1,6 @@
 // infer_output_types: operator shape inference, with dynamic input dimensions probed.
 #include <array>
+#include <optional>
 
 #include "collage/op.h"
 #include "core/str_cat.h"
@@ -8,8 +9,24 @@ namespace collage {
 namespace {
 
 // Sizes standing in for dynamic dimensions: divisible by every number up to 16, so that splits
-// and reshapes into equal parts still infer, and far from any real size.
-constexpr std::array<int64_t, 2> kProbes = {720720, 1441440};
+// and reshapes into equal parts still infer, and far from any real size. Where they would make
+// an input's element count overflow (several dynamic dimensions, or large static ones beside
+// them), the second pair stands in: divisible by every number up to 10.
+constexpr std::array<std::array<int64_t, 2>, 2> kProbeSets = {{{720720, 1441440}, {2520, 5040}}};
+
+// Whether every input's element count, its dynamic dimensions taken as `size`, stays below 2^62
+// (operators multiply it by an element size or a small factor).
+bool probe_fits(const std::vector<const TensorType*>& inputs, int64_t size) {
+  for (const TensorType* t : inputs) {
+    if (!t) continue;
+    Shape p = t->shape;
+    for (int64_t& d : p)
+      if (d == kDynamicDim) d = size;
+    const std::optional<int64_t> n = checked_shape_numel(p);
+    if (!n || *n >= (int64_t{1} << 62)) return false;
+  }
+  return true;
+}
 
 absl::StatusOr<std::vector<TensorType>> infer_static(const OpDef& op, std::string_view node,
                                                      const OpAttrs& attrs,
@@ -46,10 +63,6 @@ absl::StatusOr<std::vector<TensorType>> probe(const OpDef& op, std::string_view 
     TensorType& p = probed.emplace_back(*t);
     for (int64_t& d : p.shape)
       if (d == kDynamicDim) d = size;
-    if (!checked_shape_numel(p.shape))  // the operator's inference counts its elements
-      return absl::InvalidArgumentError(str_cat(op.name, " '", node, "': input ", types.size(),
-                                                " of shape ", shape_to_string(p.shape),
-                                                " has more elements than 64 bits count"));
     types.push_back(&p);
   }
   return infer_static(op, node, attrs, std::move(types), constants, num_outputs);
@@ -73,13 +86,22 @@ absl::StatusOr<std::vector<TensorType>> infer_output_types(const OpDef& op, std:
   for (const TensorType* t : inputs) dynamic = dynamic || (t && t->is_dynamic());
   if (!dynamic || op.dynamic_shapes)
     return infer_static(op, node, attrs, std::move(inputs), std::move(constants), num_outputs);
-  std::array<std::vector<TensorType>, kProbes.size()> runs;
-  for (size_t i = 0; i < kProbes.size(); ++i) {
-    auto r = probe(op, node, attrs, inputs, constants, num_outputs, kProbes[i]);
+  const std::array<int64_t, 2>* fitting = nullptr;
+  for (const auto& set : kProbeSets)
+    if (!fitting && probe_fits(inputs, set[1])) fitting = &set;
+  if (!fitting)
+    return absl::InvalidArgumentError(
+        str_cat(op.name, " '", node, "': an input with a data-dependent shape has more ",
+                "elements than 64 bits count when its unknown dimensions are taken as ",
+                kProbeSets.back()[1]));
+  const std::array<int64_t, 2>& probes = *fitting;
+  std::array<std::vector<TensorType>, 2> runs;
+  for (size_t i = 0; i < probes.size(); ++i) {
+    auto r = probe(op, node, attrs, inputs, constants, num_outputs, probes[i]);
     if (!r.ok())
       return absl::Status(r.status().code(),
                           str_cat(r.status().message(), " (an input has a data-dependent shape; ",
-                                  "its unknown dimensions were taken as ", kProbes[i], ")"));
+                                  "its unknown dimensions were taken as ", probes[i], ")"));
     runs[i] = std::move(*r);
   }
   auto ones = probe(op, node, attrs, inputs, constants, num_outputs, 1);
