@@ -8,10 +8,14 @@
 #include "collage/ops.h"
 #include "collage/ops/ml.h"
 #include "collage/ops/geometry.h"
+#include "collage/ops/indexing.h"
+#include "collage/ops/pooling.h"
+#include "collage/ops/text.h"
 #include "collage/ops/signal.h"
 #include "core/str_cat.h"
 #include "dyn_module.h"
 #include "dyn_params.h"
+#include "dyn_tfidf.h"
 #include "ir/attr_inputs.h"
 
 namespace collage {
@@ -177,14 +181,77 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> lists_of(const Graph& g, const
       return std::vector<std::vector<int64_t>>{float_bits({a.ratio}),
                                                {a.training_mode != 0.f ? 1 : 0}};
     }
+    case DynOp::cum_sum:
+    case DynOp::cum_prod: {
+      const auto& a = n.get<CumSumAttrs>();
+      return std::vector<std::vector<int64_t>>{{a.exclusive}, {a.reverse}};
+    }
+    case DynOp::scatter_nd:
+    case DynOp::scatter_elements: {
+      const auto& a = n.get<ScatterAttrs>();
+      const auto r = rt_dynamic::scatter_reduction(a.reduction);
+      if (!r) return absl::InvalidArgumentError(
+                  str_cat(n.op_name(), " '", n.name, "': reduction '", a.reduction, "'"));
+      return std::vector<std::vector<int64_t>>{{static_cast<int64_t>(*r)}, {a.axis}};
+    }
+    case DynOp::max_unpool: {
+      const auto& a = n.get<MaxUnpoolAttrs>();
+      return std::vector<std::vector<int64_t>>{a.kernel_shape, a.strides, a.pads};
+    }
+    case DynOp::tfidf_vectorizer: {
+      const auto& a = n.get<TfIdfVectorizerAttrs>();
+      const rt_dynamic::TfIdfMode mode = a.mode == "IDF"     ? rt_dynamic::TfIdfMode::idf
+                                         : a.mode == "TFIDF" ? rt_dynamic::TfIdfMode::tfidf
+                                                             : rt_dynamic::TfIdfMode::tf;
+      return std::vector<std::vector<int64_t>>{
+          {static_cast<int64_t>(mode)},
+          {a.min_gram_length, a.max_gram_length, a.max_skip_count},
+          a.ngram_counts,
+          a.ngram_indexes,
+          a.pool_int64s,
+          float_bits(a.weights)};
+    }
     default:
       return std::vector<std::vector<int64_t>>{};
   }
 }
 
+bool integer_type(DType t) { return t == DType::i32 || t == DType::i64; }
+
+// Element types the scans and scatters run on (dyn_ops_scan.cpp).
+bool scan_type(DType t) {
+  return t == DType::f32 || t == DType::f64 || t == DType::i32 || t == DType::i64 ||
+         t == DType::u32 || t == DType::u64;
+}
+
+// Nodes offered whether their shapes are known or not, for the element types the module runs
+// them on: CumSum, CumProd, ScatterND and ScatterElements run in linear time here, where native's
+// tensor expressions scan the axis or the updates once per output element; Pow of integers,
+// MaxUnpool and TfIdfVectorizer have no generated code; SVMPairwiseCoupling no other kernel
+// outside the reference.
+bool offered_always(const Graph& g, const Node& n, DynOp op) {
+  if (rt_dynamic::is_scan_op(op)) return scan_type(g.value(n.inputs[0]).type.dtype);
+  if (op == DynOp::pow)
+    return integer_type(g.value(n.inputs[0]).type.dtype) &&
+           integer_type(g.value(n.inputs[1]).type.dtype);
+  return op == DynOp::max_unpool || op == DynOp::tfidf_vectorizer ||
+         op == DynOp::svm_pairwise_coupling;
+}
+
 // The element types the module reads and makes for the operators that compute in double (the
-// generators, Col2Im, AffineGrid) and Dropout's ratio; an error naming the node otherwise.
+// generators, Col2Im, AffineGrid), Dropout's ratio and the scans' and scatters' data; an error
+// naming the node otherwise.
 absl::Status check_dtypes(const Graph& g, const Node& n, DynOp op) {
+  if (op == DynOp::pow && !offered_always(g, n, op))
+    return absl::InvalidArgumentError(
+        str_cat("dynamic: Pow '", n.name, "' of ", dtype_name(g.value(n.inputs[0]).type.dtype),
+                " to ", dtype_name(g.value(n.inputs[1]).type.dtype),
+                ": the module runs i32 or i64 to i32 or i64"));
+  if (rt_dynamic::is_scan_op(op) && !scan_type(g.value(n.inputs[0]).type.dtype))
+    return absl::InvalidArgumentError(
+        str_cat("dynamic: ", n.op_name(), " '", n.name, "' on ",
+                dtype_name(g.value(n.inputs[0]).type.dtype),
+                ": the module runs it on f32, f64, i32, i64, u32 or u64"));
   const bool computes = op == DynOp::hann_window || op == DynOp::hamming_window ||
                         op == DynOp::blackman_window || op == DynOp::mel_weight_matrix ||
                         op == DynOp::col2im || op == DynOp::affine_grid;
@@ -216,8 +283,8 @@ class DynamicBackend : public Backend {
       for (NodeId n = 0; n < static_cast<NodeId>(g.nodes().size()); ++n) {
         const Node& node = g.node(n);
         const DynOp op = rt_dynamic::dyn_op_of(node.op_name());
-        // SVMPairwiseCoupling has no other kernel outside the reference.
-        if (op != DynOp::count_ && (touches_dynamic(g, node) || op == DynOp::svm_pairwise_coupling))
+        if (op == DynOp::count_ || (op == DynOp::pow && !offered_always(g, node, op))) continue;
+        if (touches_dynamic(g, node) || offered_always(g, node, op))
           out.push_back(NodeSet::of(g.nodes().size(), {n}));
       }
       return out;
