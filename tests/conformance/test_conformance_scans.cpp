@@ -1,8 +1,9 @@
-// Conformance of the scans and scatters (CumSum, CumProd, ScatterND, ScatterElements): every
-// backend that claims the one-node graph (the dynamic module's linear-time kernels, native's
-// tensor expressions) agrees with the reference executor (integers exactly), in process and from an
-// artifact, over every axis, exclusive and reverse, each reduction with duplicate indices, and
-// shapes large enough to split a scan into tasks.
+// Conformance of the scans and scatters (CumSum, CumProd, ScatterND, ScatterElements) and of the
+// other nodes the dynamic module runs with static shapes (Pow of integers, MaxUnpool,
+// TfIdfVectorizer): every backend that claims the one-node graph (the dynamic module's kernels,
+// native's tensor expressions) agrees with the reference executor (integers exactly), in process
+// and from an artifact, over every axis, exclusive and reverse, each reduction with duplicate
+// indices, and shapes large enough to split a scan into tasks.
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cmath>
@@ -15,6 +16,8 @@
 #include "collage/compiler.h"
 #include "collage/executor.h"
 #include "collage/ops/indexing.h"
+#include "collage/ops/pooling.h"
+#include "collage/ops/text.h"
 #include "collage/reference.h"
 #include "common/runtime_c_util.h"
 #include "common/test_util.h"
@@ -76,14 +79,17 @@ void check_equal(const Tensor& actual, const Tensor& expected) {
     CHECK(testing::max_relative_error(actual, expected) == 0);
 }
 
-// The backends that ran `g` in process and from an artifact, each checked against the reference.
+// The backends that ran `g` in process and from an artifact, each checked against the reference
+// (only backend `only`, when given).
 std::vector<std::string> check_backends(const Compiler& compiler, const Graph& g,
-                                        const std::vector<Tensor>& inputs) {
+                                        const std::vector<Tensor>& inputs,
+                                        const std::string& only = "") {
   auto expected = run_reference(g, inputs);
   REQUIRE(expected.ok());
   std::vector<std::string> ran;
   for (const Backend* backend : compiler.backends().all()) {
     if (backend->name() == kReferenceBackend || !claims(*backend, g)) continue;
+    if (!only.empty() && backend->name() != only) continue;
     INFO("on " << backend->name());
     Placement placement;
     PlacedGroup& group = placement.groups.emplace_back();
@@ -217,6 +223,64 @@ TEST_CASE("conformance: ScatterND and ScatterElements agree with the reference o
       }
     }
   CHECK(dynamic_runs == 5 * 4 * 5);
+}
+
+TEST_CASE("conformance: Pow of integers, MaxUnpool and TfIdfVectorizer run on the dynamic module",
+          "[conformance][dynamic-static]") {
+  auto compiler = Compiler::create();
+  REQUIRE(compiler.ok());
+  // Pow: bases in [-3, 4), exponents in [-3, 4) (negative ones give 0, 1 or -1), broadcast; i64
+  // powers that wrap.
+  for (DType base : {DType::i32, DType::i64})
+    for (DType exponent : {DType::i32, DType::i64}) {
+      INFO("Pow " << dtype_name(base) << " ^ " << dtype_name(exponent));
+      const Tensor x = random_values(base, {4, 5}, 7), y = random_values(exponent, {5}, 8);
+      const Graph g = one_node(compiler->context(), "Pow", {x, y}, {}, nullptr);
+      CHECK(has(check_backends(*compiler, g, {x, y}), "dynamic"));
+    }
+  // Powers past 2^63 wrap as the reference's do (OpenVINO's i64 Pow gives -2^31 for (2^20)^5,
+  // where the wrapped value is 0, so only the module is held to it here).
+  const Tensor big = Tensor::from_i64({3}, std::vector<int64_t>{3, -7, 1 << 20});
+  const Tensor e = Tensor::from_i64({3}, std::vector<int64_t>{41, 40, 5});
+  CHECK(has(check_backends(*compiler, one_node(compiler->context(), "Pow", {big, e}, {}, nullptr),
+                           {big, e}, "dynamic"),
+            "dynamic"));
+
+  // MaxUnpool of a 2 x 2 max pool with stride 2 over 1 x 2 x 5 x 5 (a 4 x 4 block, so the last
+  // row and column stay zero), then into a given output_shape.
+  auto unpool = std::make_shared<MaxUnpoolAttrs>();
+  unpool->kernel_shape = {2, 2};
+  unpool->strides = {2, 2};
+  const Tensor x = testing::random_f32({1, 2, 2, 2}, 9);
+  const Tensor i = Tensor::from_i64({1, 2, 2, 2}, std::vector<int64_t>{0, 3, 9, 15, 17, 18, 24, 31});
+  CHECK(has(check_backends(*compiler, one_node(compiler->context(), "MaxUnpool", {x, i}, {}, unpool),
+                           {x, i}),
+            "dynamic"));
+  const Tensor shape = Tensor::from_i64({4}, std::vector<int64_t>{1, 2, 5, 5});
+  CHECK(has(check_backends(*compiler,
+                           one_node(compiler->context(), "MaxUnpool", {x, i}, {shape}, unpool),
+                           {x, i}),
+            "dynamic"));
+
+  // TfIdfVectorizer: unigrams and bigrams with skips, in each mode, weighted.
+  for (const char* mode : {"TF", "IDF", "TFIDF"}) {
+    auto tfidf = std::make_shared<TfIdfVectorizerAttrs>();
+    tfidf->mode = mode;
+    tfidf->min_gram_length = 1;
+    tfidf->max_gram_length = 2;
+    tfidf->max_skip_count = 2;
+    tfidf->ngram_counts = {0, 3};
+    tfidf->pool_int64s = {2, 3, 5, 2, 3, 5, 7, 7, 2};
+    tfidf->ngram_indexes = {0, 1, 2, 3, 4, 5};
+    tfidf->weights = {0.5f, 1.f, 2.f, 0.25f, 3.f, 1.5f};
+    INFO("TfIdfVectorizer " << mode);
+    const Tensor tokens = Tensor::from_i64({2, 6}, std::vector<int64_t>{2, 3, 5, 7, 7, 2,  //
+                                                                        5, 5, 2, 3, 9, 7});
+    CHECK(has(check_backends(*compiler,
+                             one_node(compiler->context(), "TfIdfVectorizer", {tokens}, {}, tfidf),
+                             {tokens}),
+              "dynamic"));
+  }
 }
 
 TEST_CASE("the dynamic module's scatter names an index out of range", "[conformance][scatter]") {
