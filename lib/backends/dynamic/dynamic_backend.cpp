@@ -10,11 +10,13 @@
 #include "collage/ops/geometry.h"
 #include "collage/ops/indexing.h"
 #include "collage/ops/pooling.h"
+#include "collage/ops/recurrent.h"
 #include "collage/ops/text.h"
 #include "collage/ops/signal.h"
 #include "core/str_cat.h"
 #include "dyn_module.h"
 #include "dyn_params.h"
+#include "dyn_recurrent.h"
 #include "dyn_tfidf.h"
 #include "ir/attr_inputs.h"
 
@@ -52,6 +54,13 @@ std::vector<int64_t> float_bits(const std::vector<float>& v) {
     out.push_back(static_cast<int64_t>(u));
   }
   return out;
+}
+
+// The bits of `v` as one i64.
+int64_t f64_bits(double v) {
+  int64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
 }
 
 // The operator's attributes as the module's lists (dyn_params.h, DynOp).
@@ -211,6 +220,41 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> lists_of(const Graph& g, const
           a.pool_int64s,
           float_bits(a.weights)};
     }
+    case DynOp::rnn:
+    case DynOp::gru:
+    case DynOp::lstm: {
+      const auto& a = n.get<RecurrentAttrs>();
+      const rt_dynamic::RnnCell cell = op == DynOp::rnn   ? rt_dynamic::RnnCell::rnn
+                                       : op == DynOp::gru ? rt_dynamic::RnnCell::gru
+                                                          : rt_dynamic::RnnCell::lstm;
+      const int64_t dirs = a.direction == "bidirectional" ? 2 : 1;
+      if (a.input_forget != 0)
+        return absl::InvalidArgumentError(str_cat(n.op_name(), " '", n.name, "': input_forget"));
+      std::vector<rt_dynamic::RnnFunction> fs;
+      if (std::string e = rt_dynamic::rnn_parse_functions(a.activations, a.activation_alpha,
+                                                          a.activation_beta, cell, dirs, fs);
+          !e.empty())
+        return absl::InvalidArgumentError(str_cat(n.op_name(), " '", n.name, "': ", e));
+      std::vector<int64_t> kinds, alphas, betas;
+      for (const rt_dynamic::RnnFunction& f : fs) {
+        kinds.push_back(static_cast<int64_t>(f.kind));
+        alphas.push_back(f64_bits(f.alpha));
+        betas.push_back(f64_bits(f.beta));
+      }
+      const TensorType& w = g.value(n.inputs[1]).type;
+      const int64_t hidden = a.hidden_size > 0 ? a.hidden_size
+                                               : w.shape.size() == 3
+                                                     ? w.shape[1] / rt_dynamic::rnn_gates(cell)
+                                                     : 0;
+      return std::vector<std::vector<int64_t>>{{a.direction == "reverse" ? 1 : 0, dirs},
+                                               {a.layout},
+                                               {a.linear_before_reset},
+                                               {hidden},
+                                               {f64_bits(a.clip)},
+                                               kinds,
+                                               alphas,
+                                               betas};
+    }
     default:
       return std::vector<std::vector<int64_t>>{};
   }
@@ -228,12 +272,17 @@ bool scan_type(DType t) {
 // them on: CumSum, CumProd, ScatterND and ScatterElements run in linear time here, where native's
 // tensor expressions scan the axis or the updates once per output element; Pow of integers,
 // MaxUnpool and TfIdfVectorizer have no generated code; SVMPairwiseCoupling no other kernel
-// outside the reference.
+// outside the reference; RNN, GRU and LSTM on f32 and f64 in every variant (oneDNN's kernels,
+// faster, take the common ones, without peepholes, clip or other activations).
 bool offered_always(const Graph& g, const Node& n, DynOp op) {
   if (rt_dynamic::is_scan_op(op)) return scan_type(g.value(n.inputs[0]).type.dtype);
   if (op == DynOp::pow)
     return integer_type(g.value(n.inputs[0]).type.dtype) &&
            integer_type(g.value(n.inputs[1]).type.dtype);
+  if (op == DynOp::rnn || op == DynOp::gru || op == DynOp::lstm) {
+    const DType t = g.value(n.inputs[0]).type.dtype;
+    return t == DType::f32 || t == DType::f64;
+  }
   return op == DynOp::max_unpool || op == DynOp::tfidf_vectorizer ||
          op == DynOp::svm_pairwise_coupling;
 }
@@ -242,6 +291,10 @@ bool offered_always(const Graph& g, const Node& n, DynOp op) {
 // generators, Col2Im, AffineGrid), Dropout's ratio and the scans' and scatters' data; an error
 // naming the node otherwise.
 absl::Status check_dtypes(const Graph& g, const Node& n, DynOp op) {
+  if ((op == DynOp::rnn || op == DynOp::gru || op == DynOp::lstm) && !offered_always(g, n, op))
+    return absl::InvalidArgumentError(str_cat("dynamic: ", n.op_name(), " '", n.name, "' on ",
+                                              dtype_name(g.value(n.inputs[0]).type.dtype),
+                                              ": the module runs f32 or f64"));
   if (op == DynOp::pow && !offered_always(g, n, op))
     return absl::InvalidArgumentError(
         str_cat("dynamic: Pow '", n.name, "' of ", dtype_name(g.value(n.inputs[0]).type.dtype),
@@ -309,6 +362,14 @@ class DynamicBackend : public Backend {
     auto lists = lists_of(group, node, p.op);
     if (!lists.ok()) return lists.status();
     p.lists = std::move(*lists);
+    if (p.op == DynOp::rnn || p.op == DynOp::gru || p.op == DynOp::lstm) {
+      // Which of the node's outputs (Y, Y_h, Y_c) each kernel output is: a model may leave any out.
+      std::vector<int64_t> slots;
+      for (ValueId v : group.outputs())
+        slots.push_back(std::find(node.outputs.begin(), node.outputs.end(), v) -
+                        node.outputs.begin());
+      p.lists.push_back(std::move(slots));
+    }
     KernelRecord record;
     // The operator's own inputs, then each attribute input present, which gives the list of the
     // same index at run time (lists_of puts the attributes that can be inputs first).

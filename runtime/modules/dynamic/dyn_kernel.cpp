@@ -26,6 +26,9 @@ Arity arity_of(DynOp op) {
     case DynOp::equal:
     case DynOp::pow: return {2, 2, 1, 1};
     case DynOp::max_unpool: return {2, 3, 1, 1};
+    case DynOp::rnn:
+    case DynOp::gru: return {3, 6, 1, 2};
+    case DynOp::lstm: return {3, 8, 1, 3};
     case DynOp::concat: return {1, -1, 1, 1};
     case DynOp::constant_of_shape: return {0, 0, 1, 1};
     case DynOp::range: return {3, 3, 1, 1};
@@ -147,7 +150,8 @@ std::string DynKernel::run(const collage_rt_tensor_t* inputs, int32_t num_inputs
         !run_generate_op(params, in, out) && !run_pad_split_op(params, in, out) &&
         !run_resize_op(params, in, out) && !run_sort_op(params, in, out) &&
         !run_ml_op(params, in, out) && !run_value_shaped_op(params, in, out) &&
-        !run_scan_op(params, in, out) && !run_unpool_tfidf_op(params, in, out))
+        !run_scan_op(params, in, out) && !run_unpool_tfidf_op(params, in, out) &&
+        !run_recurrent_op(params, in, out))
       return "operator " + std::string(dyn_op_name(params_.op)) + " has no implementation";
   } catch (const KernelError& e) {
     return std::string(dyn_op_name(params_.op)) + ": " + e.what();

@@ -62,6 +62,9 @@ enum class DynOp : uint8_t {
   max_unpool,         // kernel_shape, strides, pads (output_shape an optional operand)
   tfidf_vectorizer,   // [mode], [min, max gram length, max skip], ngram_counts, ngram_indexes,
                       // pool_int64s, weights (f32 bits)
+  rnn, gru, lstm,     // [reverse, dirs], [layout], [linear_before_reset], [hidden_size],
+                      // [clip's f64 bits], activation kinds, alphas' and betas' f64 bits,
+                      // output slots (0 Y, 1 Y_h, 2 Y_c per kernel output)
   count_,
 };
 
