@@ -2,13 +2,15 @@
 cumulative sum over 8 x 4,096 x 64, 1,000 rows scattered into a 50,000 x 64 table): the `dynamic`
 module's linear-time kernels (after), native's tensor expressions, quadratic (before; artifacts
 compiled with --backends native), and ONNX Runtime (CPU, 2 threads, in process), alternating the
-contenders round by round; prints each one's median of the per-round medians and the ratios.
-Not a test.
+contenders round by round; prints each one's median of the per-round medians, the smallest
+single run (the machine is shared: the minimum says more about the kernel than a loaded median)
+and the ratios. Not a test.
 
     .venv/bin/python bench/python/scan_scatter.py BUILD_DIR [--rounds 5] [--repeat 20]
 """
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import tempfile
@@ -20,9 +22,16 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-from single_op_bench import collage_median
 
 rng = np.random.default_rng(3)
+
+
+def collage_times(cmd, env):
+    """`collage run`'s median and min in ms."""
+    out = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env,
+                         check=True).stdout
+    m = re.search(r"median ([0-9.]+) ms over [0-9]+ runs \(min ([0-9.]+)", out)
+    return float(m.group(1)), float(m.group(2))
 
 
 def model(op, x, inits, inputs, attrs=None):
@@ -84,12 +93,15 @@ def main():
             so.intra_op_num_threads = 2
             sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
             times = {"dynamic": [], "native": [], "ort": []}
+            mins = {"dynamic": [], "native": [], "ort": []}
             for _ in range(args.rounds):
                 for backend in ("dynamic", "native"):
                     repeat = slow_repeat if backend == "native" and slow_repeat else args.repeat
-                    times[backend].append(collage_median(
+                    med, low = collage_times(
                         [collage, "run", tmp / f"{backend}.collage", "--inputs", tmp / "in.npz",
-                         "--repeat", repeat, "--warmup", 1 if repeat < 5 else 3], env))
+                         "--repeat", repeat, "--warmup", 1 if repeat < 5 else 3], env)
+                    times[backend].append(med)
+                    mins[backend].append(low)
                 for _ in range(3):
                     sess.run(None, {"x": x})
                 ts = []
@@ -98,11 +110,15 @@ def main():
                     sess.run(None, {"x": x})
                     ts.append((time.perf_counter() - t0) * 1e3)
                 times["ort"].append(statistics.median(ts))
+                mins["ort"].append(min(ts))
             med = {k: statistics.median(v) for k, v in times.items()}
-            print(f"{name}: dynamic (after) {med['dynamic']:.3f} ms, native (before) "
-                  f"{med['native']:.3f} ms, ORT {med['ort']:.3f} ms; before / after "
+            low = {k: min(v) for k, v in mins.items()}
+            print(f"{name}: dynamic (after) {med['dynamic']:.3f} ms (min {low['dynamic']:.3f}), "
+                  f"native (before) {med['native']:.3f} ms (min {low['native']:.3f}), ORT "
+                  f"{med['ort']:.3f} ms (min {low['ort']:.3f}); medians before / after "
                   f"{med['native'] / med['dynamic']:.1f}x, after / ORT "
-                  f"{med['dynamic'] / med['ort']:.2f}")
+                  f"{med['dynamic'] / med['ort']:.2f}; minimums after / ORT "
+                  f"{low['dynamic'] / low['ort']:.2f}")
     print(f"load average {os.getloadavg()}")
 
 

@@ -295,6 +295,11 @@ absl::Status check_dtypes(const Graph& g, const Node& n, DynOp op) {
     return absl::InvalidArgumentError(str_cat("dynamic: ", n.op_name(), " '", n.name, "' on ",
                                               dtype_name(g.value(n.inputs[0]).type.dtype),
                                               ": the module runs f32 or f64"));
+  if (op == DynOp::matmul)
+    for (ValueId v : {n.inputs[0], n.inputs[1]})
+      if (const DType t = g.value(v).type.dtype; t != DType::f32 && t != DType::f64)
+        return absl::InvalidArgumentError(str_cat("dynamic: MatMul '", n.name, "' on ",
+                                                  dtype_name(t), ": the module runs f32 or f64"));
   if (op == DynOp::pow && !offered_always(g, n, op))
     return absl::InvalidArgumentError(
         str_cat("dynamic: Pow '", n.name, "' of ", dtype_name(g.value(n.inputs[0]).type.dtype),

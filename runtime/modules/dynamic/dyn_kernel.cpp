@@ -24,7 +24,8 @@ Arity arity_of(DynOp op) {
     case DynOp::greater:
     case DynOp::less:
     case DynOp::equal:
-    case DynOp::pow: return {2, 2, 1, 1};
+    case DynOp::pow:
+    case DynOp::matmul: return {2, 2, 1, 1};
     case DynOp::max_unpool: return {2, 3, 1, 1};
     case DynOp::rnn:
     case DynOp::gru: return {3, 6, 1, 2};
@@ -151,7 +152,7 @@ std::string DynKernel::run(const collage_rt_tensor_t* inputs, int32_t num_inputs
         !run_resize_op(params, in, out) && !run_sort_op(params, in, out) &&
         !run_ml_op(params, in, out) && !run_value_shaped_op(params, in, out) &&
         !run_scan_op(params, in, out) && !run_unpool_tfidf_op(params, in, out) &&
-        !run_recurrent_op(params, in, out))
+        !run_recurrent_op(params, in, out) && !run_matmul_op(params, in, out))
       return "operator " + std::string(dyn_op_name(params_.op)) + " has no implementation";
   } catch (const KernelError& e) {
     return std::string(dyn_op_name(params_.op)) + ": " + e.what();

@@ -65,6 +65,7 @@ enum class DynOp : uint8_t {
   rnn, gru, lstm,     // [reverse, dirs], [layout], [linear_before_reset], [hidden_size],
                       // [clip's f64 bits], activation kinds, alphas' and betas' f64 bits,
                       // output slots (0 Y, 1 Y_h, 2 Y_c per kernel output)
+  matmul,             // - (numpy's matmul, f32 and f64)
   count_,
 };
 

@@ -75,6 +75,7 @@ bool run_value_shaped_op(const DynParams& p, const std::vector<Value>& in, Outpu
 bool run_scan_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 bool run_unpool_tfidf_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 bool run_recurrent_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
+bool run_matmul_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 
 // The scans and scatters (dyn_ops_scan.cpp, is_scan_op), which also run on planned buffers split
 // into tasks: how many tasks a kernel on input shape `shape` has (1 for a scatter), and task
