@@ -6,7 +6,7 @@ contenders round by round; prints each one's median of the per-round medians, th
 single run (the machine is shared: the minimum says more about the kernel than a loaded median)
 and the ratios. Not a test.
 
-    .venv/bin/python bench/python/scan_scatter.py BUILD_DIR [--rounds 5] [--repeat 20]
+    .venv/bin/python bench/python/scan_scatter.py BUILD_DIR [--rounds 5] [--repeat 20] [--match S]
 """
 import argparse
 import os
@@ -75,6 +75,7 @@ def main():
     p.add_argument("build")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--match", default="", help="run only the cases whose name contains this")
     args = p.parse_args()
     collage = Path(args.build) / "bin" / "collage"
     env = dict(os.environ, OMP_WAIT_POLICY="passive")
@@ -82,6 +83,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for name, m, x, slow_repeat in cases():
+            if args.match not in name:
+                continue
             path = tmp / "m.onnx"
             onnx.save(m, path)
             np.savez(tmp / "in.npz", x=x)
