@@ -2,6 +2,7 @@
 // dtypes (integers wrap on overflow, division truncates toward zero) and Pow.
 #include <cmath>
 
+#include "dyn_int_pow.h"
 #include "ops/elementwise_common.h"
 
 namespace collage::ops {
@@ -50,29 +51,10 @@ absl::Status div_kernel(const KernelArgs& args) {
   });
 }
 
-// x^n for integers, wrapping on overflow. A negative n gives the integer part of 1 / x^|n|:
-// 1 and -1 keep their magnitude, everything else (0 included) gives 0.
-template <typename B>
-B int_pow(B x, int64_t n) {
-  if (n < 0) {
-    if (x == B(1)) return B(1);
-    if (x == B(-1)) return (n & 1) ? B(-1) : B(1);
-    return B(0);
-  }
-  B result = 1;
-  B base = x;
-  while (n) {
-    if (n & 1) result = wrap_mul(result, base);
-    base = wrap_mul(base, base);
-    n >>= 1;
-  }
-  return result;
-}
-
 template <typename B, typename E>
 B pow_value(B x, E y) {
   if constexpr (std::is_integral_v<B> && std::is_integral_v<E>) {
-    return int_pow(x, static_cast<int64_t>(y));
+    return rt_dynamic::int_pow(x, static_cast<int64_t>(y));
   } else if constexpr (std::is_integral_v<B>) {
     return convert_value<B>(std::pow(static_cast<double>(x), static_cast<double>(y)));
   } else {

@@ -1,79 +1,26 @@
-// RNN, GRU and LSTM (ONNX 7-22) in the reference executor, computed in double: forward, reverse
-// and bidirectional, both layouts, per-batch sequence lengths, initial states, peepholes, clip
-// and the ONNX activation functions.
-#include <cmath>
-#include <functional>
-
+// RNN, GRU and LSTM (ONNX 7-22) in the reference executor: shapes and attributes checked here,
+// the recurrence computed in double by runtime/algorithms/dyn_recurrent.h (which the dynamic
+// module runs too).
 #include "collage/ops/recurrent.h"
+#include "dyn_recurrent.h"
 #include "ops/elementwise_common.h"
 #include "ops/op_sets.h"
 
 namespace collage::ops {
 namespace {
 
-enum class Cell { rnn, gru, lstm };
+using Cell = rt_dynamic::RnnCell;
 
-int gates(Cell c) { return c == Cell::rnn ? 1 : c == Cell::gru ? 3 : 4; }
-int functions(Cell c) { return c == Cell::rnn ? 1 : c == Cell::gru ? 2 : 3; }
-
-using Activation = std::function<double(double)>;
+int gates(Cell c) { return rt_dynamic::rnn_gates(c); }
 
 // The activation functions of every direction, in order, with their alpha/beta.
-absl::StatusOr<std::vector<Activation>> activations(const RecurrentAttrs& a, Cell cell, int dirs) {
-  std::vector<std::string> names;
-  for (size_t start = 0; start < a.activations.size();) {
-    size_t comma = a.activations.find(',', start);
-    if (comma == std::string::npos) comma = a.activations.size();
-    names.push_back(a.activations.substr(start, comma - start));
-    start = comma + 1;
-  }
-  const int per_dir = functions(cell);
-  if (names.empty()) {
-    const std::vector<std::string> def = cell == Cell::rnn   ? std::vector<std::string>{"Tanh"}
-                                         : cell == Cell::gru ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                                             : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
-    for (int d = 0; d < dirs; ++d) names.insert(names.end(), def.begin(), def.end());
-  }
-  if (static_cast<int>(names.size()) != per_dir * dirs)
-    return absl::InvalidArgumentError(str_cat("activations lists ", names.size(), " functions, ",
-                                              "expected ", per_dir * dirs));
-  size_t ia = 0, ib = 0;
-  auto alpha = [&](double def) { return ia < a.activation_alpha.size() ? a.activation_alpha[ia++] : def; };
-  auto beta = [&](double def) { return ib < a.activation_beta.size() ? a.activation_beta[ib++] : def; };
-  std::vector<Activation> out;
-  for (const std::string& n : names) {
-    if (n == "Sigmoid") {
-      out.push_back([](double x) { return 1 / (1 + std::exp(-x)); });
-    } else if (n == "Tanh") {
-      out.push_back([](double x) { return std::tanh(x); });
-    } else if (n == "Relu") {
-      out.push_back([](double x) { return std::max(0.0, x); });
-    } else if (n == "Softsign") {
-      out.push_back([](double x) { return x / (1 + std::fabs(x)); });
-    } else if (n == "Softplus") {
-      out.push_back([](double x) { return std::log1p(std::exp(x)); });
-    } else if (n == "LeakyRelu") {
-      const double al = alpha(0.01);
-      out.push_back([al](double x) { return x < 0 ? al * x : x; });
-    } else if (n == "ThresholdedRelu") {
-      const double al = alpha(1.0);
-      out.push_back([al](double x) { return x > al ? x : 0.0; });
-    } else if (n == "Elu") {
-      const double al = alpha(1.0);
-      out.push_back([al](double x) { return x < 0 ? al * (std::exp(x) - 1) : x; });
-    } else if (n == "HardSigmoid") {
-      const double al = alpha(0.2), be = beta(0.5);
-      out.push_back([al, be](double x) { return std::clamp(al * x + be, 0.0, 1.0); });
-    } else if (n == "Affine") {
-      const double al = alpha(1.0), be = beta(0.0);
-      out.push_back([al, be](double x) { return al * x + be; });
-    } else if (n == "ScaledTanh") {
-      const double al = alpha(1.0), be = beta(1.0);
-      out.push_back([al, be](double x) { return al * std::tanh(be * x); });
-    } else {
-      return absl::InvalidArgumentError(str_cat("unknown activation '", n, "'"));
-    }
-  }
+absl::StatusOr<std::vector<rt_dynamic::RnnFunction>> activations(const RecurrentAttrs& a, Cell cell,
+                                                                  int dirs) {
+  std::vector<rt_dynamic::RnnFunction> out;
+  if (std::string e = rt_dynamic::rnn_parse_functions(a.activations, a.activation_alpha,
+                                                      a.activation_beta, cell, dirs, out);
+      !e.empty())
+    return absl::InvalidArgumentError(e);
   return out;
 }
 
@@ -132,91 +79,42 @@ absl::Status infer_rnn(InferContext& ctx, Cell cell) {
   return absl::OkStatus();
 }
 
+// The operands as rnn_run reads them.
+struct OperandReader {
+  std::span<const Tensor> in;
+  bool given(size_t i) const { return in.size() > i && !in[i].empty(); }
+  double value(size_t i, int64_t k) const { return in[i].get_as_double(k); }
+  int64_t length(int64_t b) const { return in[4].get_as_int64(b); }
+};
+
 absl::Status rnn_kernel(const KernelArgs& args, Cell cell) {
   const auto& a = args.get<RecurrentAttrs>();
   const auto& in = args.inputs;
-  auto given = [&](size_t i) { return in.size() > i && !in[i].empty(); };
   auto dd = rnn_dims(a, cell, in[0].shape(), in[1].shape());
   if (!dd.ok()) return dd.status();
   const RnnDims d = *dd;
+  rt_dynamic::RnnSpec spec;
+  spec.cell = cell;
   auto acts = activations(a, cell, static_cast<int>(d.dirs));
   if (!acts.ok()) return acts.status();
-  const int64_t S = d.seq, B = d.batch, I = d.input, H = d.hidden, D = d.dirs, G = gates(cell);
-  const double clip = a.clip;
-  auto clipped = [clip](double v) { return clip > 0 ? std::clamp(v, -clip, clip) : v; };
-  auto x_at = [&](int64_t t, int64_t b, int64_t i) {
-    return in[0].get_as_double(a.layout ? (b * S + t) * I + i : (t * B + b) * I + i);
-  };
-  auto state_at = [&](int64_t dir, int64_t b, int64_t h) {
-    return a.layout ? (b * D + dir) * H + h : (dir * B + b) * H + h;
-  };
-  std::vector<double> y(static_cast<size_t>(S * D * B * H), 0.0), yh(D * B * H, 0.0),
-      yc(D * B * H, 0.0);
-  for (int64_t dir = 0; dir < D; ++dir) {
-    const bool reverse = a.direction == "reverse" || dir == 1;
-    const Activation* f = &(*acts)[dir * functions(cell)];
-    auto w = [&](int64_t row, int64_t i) { return in[1].get_as_double((dir * G * H + row) * I + i); };
-    auto r = [&](int64_t row, int64_t h) { return in[2].get_as_double((dir * G * H + row) * H + h); };
-    auto bias = [&](int64_t k) { return given(3) ? in[3].get_as_double(dir * 2 * G * H + k) : 0.0; };
-    for (int64_t b = 0; b < B; ++b) {
-      const int64_t len = given(4) ? in[4].get_as_int64(b) : S;
-      std::vector<double> h(H, 0.0), c(H, 0.0), hn(H), pre(G * H);
-      for (int64_t k = 0; k < H; ++k) {
-        if (given(5)) h[k] = in[5].get_as_double(state_at(dir, b, k));
-        if (cell == Cell::lstm && given(6)) c[k] = in[6].get_as_double(state_at(dir, b, k));
-      }
-      for (int64_t step = 0; step < len; ++step) {
-        const int64_t t = reverse ? len - 1 - step : step;
-        // pre[row] = X_t W_row + Wb_row (+ H R_row + Rb_row except GRU's candidate).
-        for (int64_t row = 0; row < G * H; ++row) {
-          double s = bias(row);
-          for (int64_t i = 0; i < I; ++i) s += x_at(t, b, i) * w(row, i);
-          pre[row] = s;
-        }
-        auto rec = [&](int64_t row, const std::vector<double>& hv) {
-          double s = bias(G * H + row);
-          for (int64_t k = 0; k < H; ++k) s += hv[k] * r(row, k);
-          return s;
-        };
-        if (cell == Cell::rnn) {
-          for (int64_t k = 0; k < H; ++k) hn[k] = f[0](clipped(pre[k] + rec(k, h)));
-        } else if (cell == Cell::gru) {
-          std::vector<double> z(H), rs(H), rh(H);
-          for (int64_t k = 0; k < H; ++k) {
-            z[k] = f[0](clipped(pre[k] + rec(k, h)));
-            rs[k] = f[0](clipped(pre[H + k] + rec(H + k, h)));
-          }
-          for (int64_t k = 0; k < H; ++k) rh[k] = rs[k] * h[k];
-          for (int64_t k = 0; k < H; ++k) {
-            const double cand = a.linear_before_reset ? pre[2 * H + k] + rs[k] * rec(2 * H + k, h)
-                                                      : pre[2 * H + k] + rec(2 * H + k, rh);
-            hn[k] = (1 - z[k]) * f[1](clipped(cand)) + z[k] * h[k];
-          }
-        } else {
-          auto peep = [&](int64_t gate, int64_t k) {
-            return given(7) ? in[7].get_as_double(dir * 3 * H + gate * H + k) : 0.0;
-          };
-          std::vector<double> cn(H);
-          for (int64_t k = 0; k < H; ++k) {
-            const double ig = f[0](clipped(pre[k] + rec(k, h) + peep(0, k) * c[k]));
-            const double fg = f[0](clipped(pre[2 * H + k] + rec(2 * H + k, h) + peep(2, k) * c[k]));
-            const double cand = f[1](clipped(pre[3 * H + k] + rec(3 * H + k, h)));
-            cn[k] = fg * c[k] + ig * cand;
-            const double og = f[0](clipped(pre[H + k] + rec(H + k, h) + peep(1, k) * cn[k]));
-            hn[k] = og * f[2](cn[k]);
-          }
-          c = cn;
-        }
-        h = hn;
-        for (int64_t k = 0; k < H; ++k)
-          y[a.layout ? ((b * S + t) * D + dir) * H + k : ((t * D + dir) * B + b) * H + k] = h[k];
-      }
-      for (int64_t k = 0; k < H; ++k) {
-        yh[state_at(dir, b, k)] = h[k];
-        yc[state_at(dir, b, k)] = c[k];
-      }
-    }
-  }
+  spec.functions = *std::move(acts);
+  spec.clip = a.clip;
+  spec.reverse = a.direction == "reverse";
+  spec.layout = a.layout;
+  spec.linear_before_reset = a.linear_before_reset;
+  spec.seq = d.seq;
+  spec.batch = d.batch;
+  spec.input = d.input;
+  spec.hidden = d.hidden;
+  spec.dirs = d.dirs;
+  const OperandReader reader{in};
+  if (reader.given(4))
+    for (int64_t b = 0; b < d.batch; ++b)
+      if (const int64_t len = reader.length(b); len < 0 || len > d.seq)
+        return absl::InvalidArgumentError(str_cat("sequence_lens[", b, "] is ", len,
+                                                  ", outside [0, ", d.seq, "]"));
+  std::vector<double> y, yh, yc;
+  rt_dynamic::rnn_run(spec, reader, y, yh, yc);
   const std::vector<double>* outs[] = {&y, &yh, &yc};
   for (size_t o = 0; o < args.outputs.size() && o < 3; ++o) {
     const std::vector<double>& v = *outs[o];

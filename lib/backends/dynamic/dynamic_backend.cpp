@@ -8,10 +8,16 @@
 #include "collage/ops.h"
 #include "collage/ops/ml.h"
 #include "collage/ops/geometry.h"
+#include "collage/ops/indexing.h"
+#include "collage/ops/pooling.h"
+#include "collage/ops/recurrent.h"
+#include "collage/ops/text.h"
 #include "collage/ops/signal.h"
 #include "core/str_cat.h"
 #include "dyn_module.h"
 #include "dyn_params.h"
+#include "dyn_recurrent.h"
+#include "dyn_tfidf.h"
 #include "ir/attr_inputs.h"
 
 namespace collage {
@@ -48,6 +54,13 @@ std::vector<int64_t> float_bits(const std::vector<float>& v) {
     out.push_back(static_cast<int64_t>(u));
   }
   return out;
+}
+
+// The bits of `v` as one i64.
+int64_t f64_bits(double v) {
+  int64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
 }
 
 // The operator's attributes as the module's lists (dyn_params.h, DynOp).
@@ -177,14 +190,126 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> lists_of(const Graph& g, const
       return std::vector<std::vector<int64_t>>{float_bits({a.ratio}),
                                                {a.training_mode != 0.f ? 1 : 0}};
     }
+    case DynOp::cum_sum:
+    case DynOp::cum_prod: {
+      const auto& a = n.get<CumSumAttrs>();
+      return std::vector<std::vector<int64_t>>{{a.exclusive}, {a.reverse}};
+    }
+    case DynOp::scatter_nd:
+    case DynOp::scatter_elements: {
+      const auto& a = n.get<ScatterAttrs>();
+      const auto r = rt_dynamic::scatter_reduction(a.reduction);
+      if (!r) return absl::InvalidArgumentError(
+                  str_cat(n.op_name(), " '", n.name, "': reduction '", a.reduction, "'"));
+      return std::vector<std::vector<int64_t>>{{static_cast<int64_t>(*r)}, {a.axis}};
+    }
+    case DynOp::max_unpool: {
+      const auto& a = n.get<MaxUnpoolAttrs>();
+      return std::vector<std::vector<int64_t>>{a.kernel_shape, a.strides, a.pads};
+    }
+    case DynOp::tfidf_vectorizer: {
+      const auto& a = n.get<TfIdfVectorizerAttrs>();
+      const rt_dynamic::TfIdfMode mode = a.mode == "IDF"     ? rt_dynamic::TfIdfMode::idf
+                                         : a.mode == "TFIDF" ? rt_dynamic::TfIdfMode::tfidf
+                                                             : rt_dynamic::TfIdfMode::tf;
+      return std::vector<std::vector<int64_t>>{
+          {static_cast<int64_t>(mode)},
+          {a.min_gram_length, a.max_gram_length, a.max_skip_count},
+          a.ngram_counts,
+          a.ngram_indexes,
+          a.pool_int64s,
+          float_bits(a.weights)};
+    }
+    case DynOp::rnn:
+    case DynOp::gru:
+    case DynOp::lstm: {
+      const auto& a = n.get<RecurrentAttrs>();
+      const rt_dynamic::RnnCell cell = op == DynOp::rnn   ? rt_dynamic::RnnCell::rnn
+                                       : op == DynOp::gru ? rt_dynamic::RnnCell::gru
+                                                          : rt_dynamic::RnnCell::lstm;
+      const int64_t dirs = a.direction == "bidirectional" ? 2 : 1;
+      if (a.input_forget != 0)
+        return absl::InvalidArgumentError(str_cat(n.op_name(), " '", n.name, "': input_forget"));
+      std::vector<rt_dynamic::RnnFunction> fs;
+      if (std::string e = rt_dynamic::rnn_parse_functions(a.activations, a.activation_alpha,
+                                                          a.activation_beta, cell, dirs, fs);
+          !e.empty())
+        return absl::InvalidArgumentError(str_cat(n.op_name(), " '", n.name, "': ", e));
+      std::vector<int64_t> kinds, alphas, betas;
+      for (const rt_dynamic::RnnFunction& f : fs) {
+        kinds.push_back(static_cast<int64_t>(f.kind));
+        alphas.push_back(f64_bits(f.alpha));
+        betas.push_back(f64_bits(f.beta));
+      }
+      const TensorType& w = g.value(n.inputs[1]).type;
+      const int64_t hidden = a.hidden_size > 0 ? a.hidden_size
+                                               : w.shape.size() == 3
+                                                     ? w.shape[1] / rt_dynamic::rnn_gates(cell)
+                                                     : 0;
+      return std::vector<std::vector<int64_t>>{{a.direction == "reverse" ? 1 : 0, dirs},
+                                               {a.layout},
+                                               {a.linear_before_reset},
+                                               {hidden},
+                                               {f64_bits(a.clip)},
+                                               kinds,
+                                               alphas,
+                                               betas};
+    }
     default:
       return std::vector<std::vector<int64_t>>{};
   }
 }
 
+bool integer_type(DType t) { return t == DType::i32 || t == DType::i64; }
+
+// Element types the scans and scatters run on (dyn_ops_scan.cpp).
+bool scan_type(DType t) {
+  return t == DType::f32 || t == DType::f64 || t == DType::i32 || t == DType::i64 ||
+         t == DType::u32 || t == DType::u64;
+}
+
+// Nodes offered whether their shapes are known or not, for the element types the module runs
+// them on: CumSum, CumProd, ScatterND and ScatterElements run in linear time here, where native's
+// tensor expressions scan the axis or the updates once per output element; Pow of integers,
+// MaxUnpool and TfIdfVectorizer have no generated code; SVMPairwiseCoupling no other kernel
+// outside the reference; RNN, GRU and LSTM on f32 and f64 in every variant (oneDNN's kernels,
+// faster, take the common ones, without peepholes, clip or other activations).
+bool offered_always(const Graph& g, const Node& n, DynOp op) {
+  if (rt_dynamic::is_scan_op(op)) return scan_type(g.value(n.inputs[0]).type.dtype);
+  if (op == DynOp::pow)
+    return integer_type(g.value(n.inputs[0]).type.dtype) &&
+           integer_type(g.value(n.inputs[1]).type.dtype);
+  if (op == DynOp::rnn || op == DynOp::gru || op == DynOp::lstm) {
+    const DType t = g.value(n.inputs[0]).type.dtype;
+    return t == DType::f32 || t == DType::f64;
+  }
+  return op == DynOp::max_unpool || op == DynOp::tfidf_vectorizer ||
+         op == DynOp::svm_pairwise_coupling;
+}
+
 // The element types the module reads and makes for the operators that compute in double (the
-// generators, Col2Im, AffineGrid) and Dropout's ratio; an error naming the node otherwise.
+// generators, Col2Im, AffineGrid), Dropout's ratio and the scans' and scatters' data; an error
+// naming the node otherwise.
 absl::Status check_dtypes(const Graph& g, const Node& n, DynOp op) {
+  if ((op == DynOp::rnn || op == DynOp::gru || op == DynOp::lstm) && !offered_always(g, n, op))
+    return absl::InvalidArgumentError(str_cat("dynamic: ", n.op_name(), " '", n.name, "' on ",
+                                              dtype_name(g.value(n.inputs[0]).type.dtype),
+                                              ": the module runs f32 or f64"));
+  if (op == DynOp::matmul)
+    for (ValueId v : {n.inputs[0], n.inputs[1]})
+      if (const DType t = g.value(v).type.dtype; t != DType::f32 && t != DType::f64)
+        return absl::InvalidArgumentError(str_cat("dynamic: MatMul '", n.name, "' on ",
+                                                  dtype_name(t), ": the module runs f32 or f64"));
+  if (op == DynOp::pow && !offered_always(g, n, op))
+    return absl::InvalidArgumentError(
+        str_cat("dynamic: Pow '", n.name, "' of ", dtype_name(g.value(n.inputs[0]).type.dtype),
+                " to ", dtype_name(g.value(n.inputs[1]).type.dtype),
+                ": the module runs i32 or i64 to i32 or i64"));
+  if (rt_dynamic::is_scan_op(op) && !scan_type(g.value(n.inputs[0]).type.dtype))
+    return absl::InvalidArgumentError(
+        str_cat("dynamic: ", n.op_name(), " '", n.name, "' on ",
+                dtype_name(g.value(n.inputs[0]).type.dtype),
+                ": the module runs it on f32, f64, i32, i64, u32 or u64"));
   const bool computes = op == DynOp::hann_window || op == DynOp::hamming_window ||
                         op == DynOp::blackman_window || op == DynOp::mel_weight_matrix ||
                         op == DynOp::col2im || op == DynOp::affine_grid;
@@ -216,8 +341,8 @@ class DynamicBackend : public Backend {
       for (NodeId n = 0; n < static_cast<NodeId>(g.nodes().size()); ++n) {
         const Node& node = g.node(n);
         const DynOp op = rt_dynamic::dyn_op_of(node.op_name());
-        // SVMPairwiseCoupling has no other kernel outside the reference.
-        if (op != DynOp::count_ && (touches_dynamic(g, node) || op == DynOp::svm_pairwise_coupling))
+        if (op == DynOp::count_ || (op == DynOp::pow && !offered_always(g, node, op))) continue;
+        if (touches_dynamic(g, node) || offered_always(g, node, op))
           out.push_back(NodeSet::of(g.nodes().size(), {n}));
       }
       return out;
@@ -242,6 +367,14 @@ class DynamicBackend : public Backend {
     auto lists = lists_of(group, node, p.op);
     if (!lists.ok()) return lists.status();
     p.lists = std::move(*lists);
+    if (p.op == DynOp::rnn || p.op == DynOp::gru || p.op == DynOp::lstm) {
+      // Which of the node's outputs (Y, Y_h, Y_c) each kernel output is: a model may leave any out.
+      std::vector<int64_t> slots;
+      for (ValueId v : group.outputs())
+        slots.push_back(std::find(node.outputs.begin(), node.outputs.end(), v) -
+                        node.outputs.begin());
+      p.lists.push_back(std::move(slots));
+    }
     KernelRecord record;
     // The operator's own inputs, then each attribute input present, which gives the list of the
     // same index at run time (lists_of puts the attributes that can be inputs first).

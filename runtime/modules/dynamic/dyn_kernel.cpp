@@ -23,7 +23,13 @@ Arity arity_of(DynOp op) {
     case DynOp::div:
     case DynOp::greater:
     case DynOp::less:
-    case DynOp::equal: return {2, 2, 1, 1};
+    case DynOp::equal:
+    case DynOp::pow:
+    case DynOp::matmul: return {2, 2, 1, 1};
+    case DynOp::max_unpool: return {2, 3, 1, 1};
+    case DynOp::rnn:
+    case DynOp::gru: return {3, 6, 1, 2};
+    case DynOp::lstm: return {3, 8, 1, 3};
     case DynOp::concat: return {1, -1, 1, 1};
     case DynOp::constant_of_shape: return {0, 0, 1, 1};
     case DynOp::range: return {3, 3, 1, 1};
@@ -32,7 +38,11 @@ Arity arity_of(DynOp op) {
     case DynOp::mel_weight_matrix: return {5, 5, 1, 1};
     case DynOp::center_crop_pad:
     case DynOp::affine_grid: return {2, 2, 1, 1};
-    case DynOp::col2im: return {3, 3, 1, 1};
+    case DynOp::col2im:
+    case DynOp::scatter_nd:
+    case DynOp::scatter_elements: return {3, 3, 1, 1};
+    case DynOp::cum_sum:
+    case DynOp::cum_prod: return {2, 2, 1, 1};
     case DynOp::dropout: return {1, 1, 1, 2};
     default: return {1, 1, 1, 1};
   }
@@ -84,6 +94,8 @@ std::string DynKernel::create(const collage_kernel_desc_t& desc, DynKernel*& ker
   } catch (const KernelError& e) {
     return e.what();
   }
+  if (is_scan_op(p.op) && k->static_shapes_error().empty() && desc.num_inputs > 0)
+    k->tasks_ = scan_task_count(p.op, k->arg_shapes_[0]);
   kernel = k.release();
   return "";
 }
@@ -106,12 +118,7 @@ DynParams DynKernel::with_run_time_lists(const std::vector<Value>& in) const {
   return p;
 }
 
-std::string DynKernel::run(const collage_rt_tensor_t* inputs, int32_t num_inputs,
-                           collage_rt_alloc_fn alloc, void* alloc_ctx) const {
-  if (num_inputs != static_cast<int32_t>(input_dtypes_.size()) || (num_inputs && !inputs) ||
-      !alloc)
-    return "run with " + std::to_string(num_inputs) + " inputs for " +
-           std::to_string(input_dtypes_.size());
+std::vector<Value> DynKernel::operands(const collage_rt_tensor_t* inputs) const {
   std::vector<Value> in;
   for (int64_t s : params_.sources) {
     if (s == -1) {
@@ -124,6 +131,16 @@ std::string DynKernel::run(const collage_rt_tensor_t* inputs, int32_t num_inputs
                     static_cast<const uint8_t*>(t.data)});
     }
   }
+  return in;
+}
+
+std::string DynKernel::run(const collage_rt_tensor_t* inputs, int32_t num_inputs,
+                           collage_rt_alloc_fn alloc, void* alloc_ctx) const {
+  if (num_inputs != static_cast<int32_t>(input_dtypes_.size()) || (num_inputs && !inputs) ||
+      !alloc)
+    return "run with " + std::to_string(num_inputs) + " inputs for " +
+           std::to_string(input_dtypes_.size());
+  const std::vector<Value> in = operands(inputs);
   Outputs out(alloc, alloc_ctx, output_dtypes_);
   try {
     std::optional<DynParams> run_time;
@@ -133,7 +150,9 @@ std::string DynKernel::run(const collage_rt_tensor_t* inputs, int32_t num_inputs
         !run_math_op(params, in, out) && !run_reduce_op(params, in, out) &&
         !run_generate_op(params, in, out) && !run_pad_split_op(params, in, out) &&
         !run_resize_op(params, in, out) && !run_sort_op(params, in, out) &&
-        !run_ml_op(params, in, out) && !run_value_shaped_op(params, in, out))
+        !run_ml_op(params, in, out) && !run_value_shaped_op(params, in, out) &&
+        !run_scan_op(params, in, out) && !run_unpool_tfidf_op(params, in, out) &&
+        !run_recurrent_op(params, in, out) && !run_matmul_op(params, in, out))
       return "operator " + std::string(dyn_op_name(params_.op)) + " has no implementation";
   } catch (const KernelError& e) {
     return std::string(dyn_op_name(params_.op)) + ": " + e.what();
@@ -164,13 +183,36 @@ void* planned_buffer(void* ctx, int32_t output, const int64_t* shape) {
 
 }  // namespace
 
-std::string DynKernel::run_static(void* const* args) const {
-  const size_t num_inputs = input_dtypes_.size();
+std::string DynKernel::static_shapes_error() const {
   for (const std::vector<int64_t>& shape : arg_shapes_)
     for (int64_t d : shape)
       if (d < 0)
         return "a kernel of the dynamic module with shapes known only at run time runs with "
                "kernel_run_dynamic";
+  return "";
+}
+
+std::string DynKernel::run_static_task(void* const* args, int32_t task, int32_t tasks) const {
+  if (tasks != tasks_ || task < 0 || task >= tasks)
+    return "task " + std::to_string(task) + " of " + std::to_string(tasks) + " for a kernel of " +
+           std::to_string(tasks_);
+  if (!is_scan_op(params_.op)) return run_static(args);
+  if (std::string e = static_shapes_error(); !e.empty()) return e;
+  if (!args) return "null arguments";
+  const size_t num_inputs = input_dtypes_.size();
+  std::vector<collage_rt_tensor_t> inputs(num_inputs);
+  for (size_t i = 0; i < num_inputs; ++i) inputs[i] = {args[i], arg_shapes_[i].data()};
+  try {
+    run_scan_task(params_, operands(inputs.data()), args[num_inputs], task, tasks);
+  } catch (const KernelError& e) {
+    return std::string(dyn_op_name(params_.op)) + ": " + e.what();
+  }
+  return "";
+}
+
+std::string DynKernel::run_static(void* const* args) const {
+  const size_t num_inputs = input_dtypes_.size();
+  if (std::string e = static_shapes_error(); !e.empty()) return e;
   if (!args) return "null arguments";
   std::vector<collage_rt_tensor_t> inputs(num_inputs);
   for (size_t i = 0; i < num_inputs; ++i) inputs[i] = {args[i], arg_shapes_[i].data()};

@@ -25,11 +25,19 @@ class DynKernel {
   // SVMPairwiseCoupling in a static plan); an output made in another shape is an error. Empty
   // string on success, else the error.
   std::string run_static(void* const* args) const;
+  // Tasks of a static run (>= 1; above 1 only for the scans, dyn_ops_scan.cpp), and task `task`
+  // of `tasks` of it on the planned buffers `args`. Empty string on success, else the error.
+  int32_t task_count() const { return tasks_; }
+  std::string run_static_task(void* const* args, int32_t task, int32_t tasks) const;
 
  private:
   // The parameters with each list that comes from an integer operand read from `in` (throws
   // KernelError for an operand of rank above 1); other operands are left to the operator.
   DynParams with_run_time_lists(const std::vector<Value>& in) const;
+  // The operator's inputs, each from its kernel argument (of `inputs`), constant or nowhere.
+  std::vector<Value> operands(const collage_rt_tensor_t* inputs) const;
+  // Empty string when every argument's shape is known, else why a static run is refused.
+  std::string static_shapes_error() const;
 
   DynParams params_;
   std::vector<int32_t> input_dtypes_;
@@ -38,6 +46,7 @@ class DynKernel {
   std::vector<std::vector<int64_t>> arg_shapes_;
   std::vector<int32_t> output_dtypes_;
   std::vector<Value> constants_;
+  int32_t tasks_ = 1;
 };
 
 }  // namespace collage::rt_dynamic

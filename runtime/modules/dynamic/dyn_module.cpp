@@ -34,18 +34,22 @@ int32_t create(const collage_kernel_desc_t* desc, void** kernel, char* err, size
   return 1;
 }
 
-int32_t task_count(void*) { return 1; }
+int32_t task_count(void* kernel) {
+  return kernel ? static_cast<const DynKernel*>(kernel)->task_count() : 1;
+}
 
 // Kernels with data-dependent shapes run only through run_dynamic; one whose shapes are all known
-// (it reads an attribute at run time, or SVMPairwiseCoupling in a static plan) runs here on the
-// planned buffers.
-int32_t run(void* kernel, void* const* args, int32_t, int32_t, char* err, size_t err_size) {
+// (it reads an attribute at run time, SVMPairwiseCoupling, or a scan or scatter in a static plan)
+// runs here on the planned buffers, a scan split into tasks.
+int32_t run(void* kernel, void* const* args, int32_t task_id, int32_t tasks, char* err,
+            size_t err_size) {
   if (!kernel) {
     write_error(err, err_size, "null kernel");
     return 1;
   }
   try {
-    const std::string e = static_cast<const DynKernel*>(kernel)->run_static(args);
+    const std::string e =
+        static_cast<const DynKernel*>(kernel)->run_static_task(args, task_id, tasks);
     if (e.empty()) return 0;
     write_error(err, err_size, e);
   } catch (const std::exception& e) {

@@ -1,10 +1,12 @@
 // Elementwise arithmetic in the dynamic module: Add, Sub, Mul, Div, Greater, Less and Equal with
 // numpy broadcasting, and Relu, Sigmoid, Exp, Log, Cos, Sin, Neg, Abs and Sqrt, on f32, f64, i32
 // and i64 (Equal on bool too; the float functions on f32 and f64 only, f32 computed in float as
-// the reference does). Integer division truncates toward zero, and by zero is an error.
+// the reference does). Integer division truncates toward zero, and by zero is an error. Pow of
+// an i32 or i64 base to an i32 or i64 exponent, wrapping (dyn_int_pow.h), with broadcasting.
 #include <cmath>
 #include <type_traits>
 
+#include "dyn_int_pow.h"
 #include "dyn_value.h"
 
 namespace collage::rt_dynamic {
@@ -100,6 +102,36 @@ void binary(DynOp op, const Value& a, const Value& b, Outputs& out) {
   });
 }
 
+// Pow of integers: the base's type, the exponent i32 or i64.
+void integer_pow(const Value& a, const Value& b, Outputs& out) {
+  const std::vector<int64_t> shape = broadcast(a, b);
+  if (b.dtype != COLLAGE_DTYPE_I32 && b.dtype != COLLAGE_DTYPE_I64)
+    throw KernelError("exponent " + type_text(b.dtype, b.shape) + " is not i32 or i64");
+  auto loop = [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const std::vector<int64_t> sa = read_strides(a, shape), sb = read_strides(b, shape);
+    const auto rank = static_cast<int64_t>(shape.size());
+    std::vector<int64_t> index(rank, 0);
+    T* o = out.make_as<T>(0, shape);
+    const int64_t n = numel(shape);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t ia = 0, ib = 0;
+      for (int64_t d = 0; d < rank; ++d) {
+        ia += index[d] * sa[d];
+        ib += index[d] * sb[d];
+      }
+      o[i] = int_pow(a.as<T>()[ia], int_at(b, ib));
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if (++index[d] < shape[d]) break;
+        index[d] = 0;
+      }
+    }
+  };
+  if (a.dtype == COLLAGE_DTYPE_I32) return loop(static_cast<int32_t*>(nullptr));
+  if (a.dtype == COLLAGE_DTYPE_I64) return loop(static_cast<int64_t*>(nullptr));
+  throw KernelError("base " + type_text(a.dtype, a.shape) + " is not i32 or i64");
+}
+
 void unary(DynOp op, const Value& x, Outputs& out) {
   if (x.dtype != COLLAGE_DTYPE_F32 && x.dtype != COLLAGE_DTYPE_F64 &&
       !(op == DynOp::relu || op == DynOp::neg || op == DynOp::abs))
@@ -145,6 +177,9 @@ bool run_math_op(const DynParams& p, const std::vector<Value>& in, Outputs& out)
     case DynOp::less:
     case DynOp::equal:
       binary(p.op, in[0], in[1], out);
+      return true;
+    case DynOp::pow:
+      integer_pow(in[0], in[1], out);
       return true;
     case DynOp::relu:
     case DynOp::sigmoid:

@@ -15,7 +15,8 @@ constexpr std::array<std::string_view, static_cast<size_t>(DynOp::count_)> kName
     "ReduceLogSum", "ReduceLogSumExp", "Expand", "Tile", "ConstantOfShape", "Range", "Pad",
     "Split", "Resize", "TopK", "Log", "Cos", "Sin", "SVMPairwiseCoupling", "HannWindow",
     "HammingWindow", "BlackmanWindow", "MelWeightMatrix", "CenterCropPad", "Col2Im", "AffineGrid",
-    "Shape", "Dropout"};
+    "Shape", "Dropout", "CumSum", "CumProd", "ScatterND", "ScatterElements",
+    "Pow", "MaxUnpool", "TfIdfVectorizer", "RNN", "GRU", "LSTM", "MatMul"};
 
 void put_u32(std::vector<uint8_t>& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,10 +55,39 @@ enum class DynOp : uint8_t {
   affine_grid,        // [align_corners]
   shape,              // [start], [end]
   dropout,            // [ratio's f32 bits], [training_mode] (either may be an operand)
+  cum_sum, cum_prod,  // [exclusive], [reverse] (the axis is an operand, read at run time)
+  scatter_nd,         // [reduction: ScatterReduction]
+  scatter_elements,   // [reduction: ScatterReduction], [axis]
+  pow,                // - (integer base and exponent)
+  max_unpool,         // kernel_shape, strides, pads (output_shape an optional operand)
+  tfidf_vectorizer,   // [mode], [min, max gram length, max skip], ngram_counts, ngram_indexes,
+                      // pool_int64s, weights (f32 bits)
+  rnn, gru, lstm,     // [reverse, dirs], [layout], [linear_before_reset], [hidden_size],
+                      // [clip's f64 bits], activation kinds, alphas' and betas' f64 bits,
+                      // output slots (0 Y, 1 Y_h, 2 Y_c per kernel output)
+  matmul,             // - (numpy's matmul, f32 and f64)
   count_,
 };
 
 inline constexpr int64_t kAllAxes = INT64_MIN;
+
+// ScatterND's and ScatterElements' reduction attribute as the module's code, and the code of an
+// attribute value (nullopt for one ONNX does not define).
+enum class ScatterReduction : int64_t { none, add, mul, max, min };
+inline std::optional<ScatterReduction> scatter_reduction(std::string_view name) {
+  if (name == "none") return ScatterReduction::none;
+  if (name == "add") return ScatterReduction::add;
+  if (name == "mul") return ScatterReduction::mul;
+  if (name == "max") return ScatterReduction::max;
+  if (name == "min") return ScatterReduction::min;
+  return std::nullopt;
+}
+
+// The scans and scatters (dyn_ops_scan.cpp), which also run in static plans.
+inline bool is_scan_op(DynOp op) {
+  return op == DynOp::cum_sum || op == DynOp::cum_prod || op == DynOp::scatter_nd ||
+         op == DynOp::scatter_elements;
+}
 
 // The ONNX name of an operator ("NonZero", ...), and the operator of a name (count_ if none).
 std::string_view dyn_op_name(DynOp op);

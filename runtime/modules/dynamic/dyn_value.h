@@ -72,5 +72,16 @@ bool run_resize_op(const DynParams& p, const std::vector<Value>& in, Outputs& ou
 bool run_sort_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 bool run_ml_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
 bool run_value_shaped_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
+bool run_scan_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
+bool run_unpool_tfidf_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
+bool run_recurrent_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
+bool run_matmul_op(const DynParams& p, const std::vector<Value>& in, Outputs& out);
+
+// The scans and scatters (dyn_ops_scan.cpp, is_scan_op), which also run on planned buffers split
+// into tasks: how many tasks a kernel on input shape `shape` has (1 for a scatter), and task
+// `task` of `tasks` writing into output buffer `y` (a scatter runs as task 0 of 1 only).
+int32_t scan_task_count(DynOp op, const std::vector<int64_t>& shape);
+void run_scan_task(const DynParams& p, const std::vector<Value>& in, void* y, int32_t task,
+                   int32_t tasks);
 
 }  // namespace collage::rt_dynamic
