@@ -49,8 +49,8 @@ absl::StatusOr<Graph> run_passes(const Context& ctx, const Graph& input, const P
   if (s.ok() && options.canonicalize) s = run("canonicalize", passes::canonicalize(ctx, g));
   if (s.ok() && options.fold_batch_norm)
     s = run("fold_batch_norm", passes::fold_batch_norm(ctx, g));
-  // Always: the split computes the same bits, only in kernels that each use every thread.
-  if (s.ok()) s = run("split_dynamic_quantize", passes::split_dynamic_quantize(ctx, g));
+  if (s.ok() && options.split_dynamic_quantize)
+    s = run("split_dynamic_quantize", passes::split_dynamic_quantize(ctx, g));
   if (s.ok() && options.eliminate_dead_code)
     s = run("eliminate_dead_code", passes::eliminate_dead_code(ctx, g));
   if (!s.ok()) return s;
