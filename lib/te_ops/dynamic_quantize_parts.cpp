@@ -43,8 +43,9 @@ Outputs range(const Graph& g, const Node& node, std::span<const te::Tensor> in) 
       tensor_name(node))};
 }
 
-// The partial results of the range combined over `lanes_of` values per row (a divisor of the row
-// length), which the schedule keeps in vectors, then over those.
+// How many running maxima the scale's reduction keeps per sign (the largest of 64, 32, ..., 1
+// that divides the row length n): position t of a row goes to maximum t mod w, which the
+// schedule keeps in vectors; those w are then reduced one by one.
 int64_t combined_width(int64_t n) {
   for (int64_t w : {64, 32, 16, 8, 4, 2})
     if (n % w == 0) return w;
