@@ -1,4 +1,5 @@
 // The built-in operator set.
+#include "ops/dynamic_quantize_parts.h"
 #include "ops/op_sets.h"
 #include "ops/op_sets_ml.h"
 
@@ -18,6 +19,7 @@ void register_builtin_ops(OpRegistry& registry) {
   ops::register_rotary_embedding_op(registry);
   ops::register_lp_pool_op(registry);
   ops::register_quantize_ops(registry);
+  ops::register_dynamic_quantize_parts(registry);
   ops::register_recurrent_ops(registry);
   ops::register_text_ops(registry);
   ops::register_data_dependent_ops(registry);

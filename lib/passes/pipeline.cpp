@@ -7,6 +7,7 @@
 #include "passes/fold_batch_norm.h"
 #include "passes/fold_constants.h"
 #include "passes/infer_shapes.h"
+#include "passes/split_dynamic_quantize.h"
 
 namespace collage {
 namespace {
@@ -48,6 +49,8 @@ absl::StatusOr<Graph> run_passes(const Context& ctx, const Graph& input, const P
   if (s.ok() && options.canonicalize) s = run("canonicalize", passes::canonicalize(ctx, g));
   if (s.ok() && options.fold_batch_norm)
     s = run("fold_batch_norm", passes::fold_batch_norm(ctx, g));
+  if (s.ok() && options.split_dynamic_quantize)
+    s = run("split_dynamic_quantize", passes::split_dynamic_quantize(ctx, g));
   if (s.ok() && options.eliminate_dead_code)
     s = run("eliminate_dead_code", passes::eliminate_dead_code(ctx, g));
   if (!s.ok()) return s;

@@ -1,5 +1,6 @@
 // default_te_ops: the registry with every operator family of the TE operator library.
 #include "collage/te_ops.h"
+#include "te_ops/dynamic_quantize_parts.h"
 
 namespace collage::te_ops {
 
@@ -27,6 +28,7 @@ TeOpRegistry default_te_ops(const codegen::TargetSpec& target) {
   register_cumulative_ops(r);
   register_bitwise_ops(r);
   register_quantize_ops(r);
+  register_dynamic_quantize_parts(r);
   register_resize_op(r);
   register_conv_ops(r);
   register_dense_ops(r, target);

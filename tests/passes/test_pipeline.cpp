@@ -56,7 +56,8 @@ TEST_CASE("run_passes runs every pass and keeps the graph's meaning", "[passes]"
   INFO(r.status().ToString());
   REQUIRE(r.ok());
   CHECK(seen == std::vector<std::string>{"infer_shapes", "fold_constants", "canonicalize",
-                                         "fold_batch_norm", "eliminate_dead_code"});
+                                         "fold_batch_norm", "split_dynamic_quantize",
+                                         "eliminate_dead_code"});
   CHECK(op_names(*r) == std::vector<std::string>{"Conv", "Reshape", "ReduceSum", "Div",
                                                  "LayerNormalization", "Gelu", "Add"});
   CHECK(r->value(r->outputs()[0]).name == "out");
@@ -72,6 +73,7 @@ TEST_CASE("run_passes options turn passes off", "[passes]") {
   options.canonicalize = false;
   options.fold_batch_norm = false;
   options.fold_constants = false;
+  options.split_dynamic_quantize = false;
   options.eliminate_dead_code = false;
   std::vector<std::string> seen;
   options.after_pass = [&](std::string_view pass, const Graph&) { seen.emplace_back(pass); };
