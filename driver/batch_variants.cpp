@@ -34,6 +34,20 @@ absl::StatusOr<std::vector<int32_t>> output_axes_of(const BatchPlan& a, const Ba
   return axes;
 }
 
+// A graph with a value whose shape only the run knows cannot run a smaller batch padded (the
+// padding rows would count: NonZero, NonMaxSuppression, Unique over them), whatever its rows do:
+// the error names the value and the node that makes it.
+absl::Status data_dependent(const Graph& g) {
+  for (const Node& n : g.nodes())
+    for (ValueId out : n.outputs)
+      if (g.value(out).type.is_dynamic())
+        return absl::FailedPreconditionError(
+            str_cat(n.op_name(), " '", n.name, "' gives '", g.value(out).name, "' a shape known "
+                    "only at run time (", type_to_string(g.value(out).type), "), so a smaller "
+                    "batch cannot be padded to a compiled one"));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::vector<int64_t> default_batch_sizes(int64_t min, int64_t max) {
@@ -98,7 +112,9 @@ absl::StatusOr<BatchCompileResult> compile_batch_variants(const Context& ctx,
     const int64_t below = i ? out.variants[i - 1].batch : range.min - 1;
     if (out.variants[i].batch == below + 1) continue;
     std::vector<int> axes(out.input_axes.begin(), out.input_axes.end());
-    auto traced = trace_batch_rows(out.variants[i].graph, axes);
+    const absl::Status fixed = data_dependent(out.variants[i].graph);
+    absl::StatusOr<std::vector<int>> traced =
+        fixed.ok() ? trace_batch_rows(out.variants[i].graph, axes) : fixed;
     if (traced.ok()) {
       if (std::vector<int32_t>(traced->begin(), traced->end()) != out.output_axes)
         return absl::InternalError(str_cat("batch ", out.variants[i].batch,
