@@ -48,6 +48,27 @@ absl::Status data_dependent(const Graph& g) {
   return absl::OkStatus();
 }
 
+// Refuses a model that computes from one row of a batch whatever its size (an exported `x[0]`)
+// when no output follows the batch: every batch would give that row's results, so the model has
+// no batch axis to range over.
+absl::Status batch_kept(const Graph& g, const std::vector<int32_t>& input_axes,
+                        const std::vector<int32_t>& output_axes) {
+  for (int32_t a : output_axes)
+    if (a >= 0) return absl::OkStatus();
+  const Node* pick = find_batch_row_pick(g, std::vector<int>(input_axes.begin(),
+                                                              input_axes.end()));
+  if (!pick) return absl::OkStatus();
+  std::string inputs;
+  for (size_t i = 0; i < input_axes.size(); ++i)
+    if (input_axes[i] >= 0)
+      inputs += str_cat(inputs.empty() ? "" : ", ", "'", g.value(g.inputs()[i]).name, "'");
+  return absl::FailedPreconditionError(str_cat(
+      "batch range: ", pick->op_name(), " '", pick->name, "' keeps one row of the batch of input ",
+      inputs, " and drops the others, and no output has a batch axis: the model computes from a "
+      "single row whatever the batch, so it cannot take a batch range; compile it for its own "
+      "batch"));
+}
+
 }  // namespace
 
 std::vector<int64_t> default_batch_sizes(int64_t min, int64_t max) {
@@ -105,6 +126,9 @@ absl::StatusOr<BatchCompileResult> compile_batch_variants(const Context& ctx,
   auto outputs = output_axes_of(out.variants[0], out.variants[1]);
   if (!outputs.ok()) return outputs.status();
   out.output_axes = *outputs;
+  if (absl::Status s = batch_kept(out.variants.back().graph, out.input_axes, out.output_axes);
+      !s.ok())
+    return s;
 
   // Padding: every plan that serves batches below it must keep rows apart.
   out.padded = true;
