@@ -15,6 +15,8 @@ numpy U arrays):
                 classlabels_strings
   text_codes    string inputs: a LabelEncoder (city names to int64 codes) on the raw text, and a
                 StringNormalizer that drops stopwords (a data-dependent count) feeding another
+  text_shout    string inputs and outputs whose rows stay apart (padded runs): the LabelEncoder
+                and StringConcat
 manifest.txt lists one run per line: "<case> <model file> <batch min> <batch max> <batch> <npz>"
 (each case at the range's ends and a batch between). Everything is seeded.
 """
@@ -168,6 +170,20 @@ def text_codes(w):
     words = np.array(["Paris", "the", "tokyo", "Z\u00fcrich", "city", "Berlin",
                       "S\u00c3O PAULO", "amsterdam"], dtype=object)
     w.save("text_codes", model, lambda b: {"text": words[-b:]})
+
+    # Rows kept apart, so batches between plans run padded (with empty strings): the codes, and
+    # the text with a suffix.
+    shout = helper.make_node("StringConcat", ["text", "bang"], ["shout"], name="shout")
+    graph = helper.make_graph(
+        [raw, shout], "text_shout",
+        [helper.make_tensor_value_info("text", TensorProto.STRING, ["N"])],
+        [helper.make_tensor_value_info("raw_code", TensorProto.INT64, ["N"]),
+         helper.make_tensor_value_info("shout", TensorProto.STRING, ["N"])],
+        [helper.make_tensor("bang", TensorProto.STRING, [1], [b"!"])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20),
+                                                    helper.make_opsetid("ai.onnx.ml", ML_OPSET)],
+                              ir_version=9)
+    w.save("text_shout", model, lambda b: {"text": words[:b]})
 
 
 def main():

@@ -68,7 +68,7 @@ std::vector<BatchCase> batch_cases() {
   }
   std::vector<BatchCase> out;
   for (const std::string& name : order) out.push_back(std::move(cases[name]));
-  REQUIRE(out.size() == 4);
+  REQUIRE(out.size() == 5);
   return out;
 }
 

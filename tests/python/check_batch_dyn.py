@@ -18,7 +18,7 @@ runs = [line.split() for line in open(os.path.join(data, "manifest.txt")) if lin
 cases = {}
 for name, model, low, high, batch, arrays in runs:
     cases.setdefault((name, model, int(low), int(high)), []).append((int(batch), arrays))
-assert len(cases) == 4, cases
+assert len(cases) == 5, cases
 
 
 def check(name, got, want):
