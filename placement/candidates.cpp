@@ -42,8 +42,14 @@ CandidateSet collect_candidates(const Graph& g, const GraphReachability& reach,
   std::vector<Entry> entries;
   size_t too_deep = 0;
   // A backend that runs the whole graph as one group (OpenVINO, a plugin compiling whole models)
-  // may win only that way: such a candidate is kept whatever the caps.
-  const auto whole = [&](const Candidate& c) { return c.nodes.count() == g.nodes().size(); };
+  // may win only that way: such a candidate is kept whatever the caps, and so is one that
+  // leaves out no more than max_depth nodes (the whole graph but its first or last layers, which
+  // another backend's candidates can cover: a mix that keeps the large group's fusions).
+  const auto whole = [&](const Candidate& c) {
+    const size_t left_out = g.nodes().size() - c.nodes.count();
+    return left_out == 0 || (options.max_depth > 0 &&
+                             left_out <= static_cast<size_t>(options.max_depth));
+  };
   for (size_t b = 0; b < backends.size(); ++b) {
     for (Candidate& c : backends[b]->candidates(g, reach, rules)) {
       if (options.max_depth > 0 && c.nodes.count() > static_cast<size_t>(options.max_depth) &&
@@ -75,7 +81,7 @@ CandidateSet collect_candidates(const Graph& g, const GraphReachability& reach,
                                  options.max_depth, " nodes dropped"));
   if (options.max_count > 0 && entries.size() > options.max_count) {
     // Keep the smallest candidates (single nodes must stay so every node can be covered), and
-    // the whole-graph ones beside them.
+    // the whole-graph (and nearly whole) ones beside them.
     std::vector<size_t> order(entries.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {

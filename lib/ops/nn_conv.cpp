@@ -28,7 +28,8 @@ absl::Status infer_conv(InferContext& ctx) {
     return ctx.error(str_cat("weight W has shape ", list_to_string(w), ", expected rank ", x.size(),
                              " like X ", list_to_string(x)));
   if (a.group < 1) return ctx.error(str_cat("group ", a.group, " must be >= 1"));
-  if (x[1] != w[1] * a.group)
+  int64_t grouped = 0;  // W's input channels x group, which can overflow: group is an attribute
+  if (__builtin_mul_overflow(w[1], a.group, &grouped) || x[1] != grouped)
     return ctx.error(str_cat("input channels ", x[1], " do not match weight channels ", w[1],
                              " x group ", a.group));
   if (w[0] % a.group != 0)

@@ -27,7 +27,9 @@ absl::StatusOr<Geometry> geometry(const DeformConvAttrs& a, const Shape& x, cons
   if (!a.kernel_shape.empty() && a.kernel_shape != Shape{w[2], w[3]})
     return absl::InvalidArgumentError(str_cat("kernel_shape ", list_to_string(a.kernel_shape),
                                               " differs from W's ", list_to_string(w)));
-  if (g.group < 1 || g.C % g.group != 0 || w[1] * g.group != g.C || g.M % g.group != 0)
+  int64_t grouped = 0;
+  if (g.group < 1 || g.C % g.group != 0 || __builtin_mul_overflow(w[1], g.group, &grouped) ||
+      grouped != g.C || g.M % g.group != 0)
     return absl::InvalidArgumentError(str_cat("group ", g.group, " does not fit X's ", g.C,
                                               " channels and W ", list_to_string(w)));
   if (g.offset_group < 1 || g.C % g.offset_group != 0)

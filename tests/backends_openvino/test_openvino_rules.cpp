@@ -4,12 +4,14 @@
 #include <catch2/catch.hpp>
 
 #include "backends/openvino/openvino_rules.h"
+#include "backends/openvino/region_ends.h"
 #include "backends/openvino/region_onnx.h"
 #include "collage/backends/openvino.h"
 #include "collage/executor.h"
 #include "collage/ops.h"
 #include "collage/reference.h"
 #include "common/test_util.h"
+#include "core/str_cat.h"
 #include "placement/baselines.h"
 
 using namespace collage;
@@ -83,6 +85,52 @@ TEST_CASE("openvino rules: chains follow single users through elementwise operat
   options.max_depth = 3;
   CHECK(as_lists(chains(d.g, reach, options, supported_nodes(d.g))) ==
         std::vector<std::vector<NodeId>>{{1, 3}, {1, 3, 4}, {2, 3}, {2, 3, 4}, {3, 4}});
+}
+
+// x -> 0 Conv -> 1 Relu -> 2 Conv and 3 Conv -> 4 Add -> 5 Conv -> 6 Relu (topological order).
+struct Branches {
+  Context ctx;
+  Graph g;
+  Branches() {
+    GraphBuilder b(ctx, "branches");
+    ValueId x = b.add_input("x", {DType::f32, {1, 4, 8, 8}});
+    const auto conv = [&](ValueId in, uint64_t seed) {
+      ValueId w = b.add_constant(str_cat("w", seed), testing::random_f32({4, 4, 3, 3}, seed));
+      return (*b.add_node("Conv", {in, w}, make_attrs<ConvAttrs>([](auto& a) {
+        a.pads = {1, 1, 1, 1};
+      })))[0];
+    };
+    ValueId r = (*b.add_node("Relu", {conv(x, 1)}))[0];
+    ValueId sum = (*b.add_node("Add", {conv(r, 2), conv(r, 3)}))[0];
+    b.add_output((*b.add_node("Relu", {conv(sum, 4)}))[0]);
+    auto done = b.finish();
+    REQUIRE(done.ok());
+    g = *std::move(done);
+  }
+};
+
+// Cuts before a Relu or the Add part an epilogue from its convolution; cuts between Conv 2 and
+// Conv 3 have two values crossing. The others keep {2..6}, {5, 6}, {0..4} and {0, 1}.
+TEST_CASE("openvino rules: a region without its first or last layers, cut where one value crosses",
+          "[openvino][rules]") {
+  Branches d;
+  GraphReachability reach(d.g);
+  const std::vector<NodeSet> whole = regions(d.g, reach, supported_nodes(d.g));
+  REQUIRE(as_lists(whole) == std::vector<std::vector<NodeId>>{{0, 1, 2, 3, 4, 5, 6}});
+  const auto lists = as_lists(region_ends(d.g, whole, RuleOptions{}));
+  CHECK(lists == std::vector<std::vector<NodeId>>{
+                     {2, 3, 4, 5, 6}, {5, 6}, {0, 1, 2, 3, 4}, {0, 1}});
+  for (const auto& l : lists) CHECK(reach.is_convex(NodeSet::of(7, l)));
+  RuleOptions two;
+  two.max_depth = 2;
+  CHECK(as_lists(region_ends(d.g, whole, two)) ==
+        std::vector<std::vector<NodeId>>{{2, 3, 4, 5, 6}, {0, 1, 2, 3, 4}});
+  // The diamond: every cut parts an elementwise node from the convolution or crosses twice.
+  Diamond diamond;
+  GraphReachability diamond_reach(diamond.g);
+  CHECK(region_ends(diamond.g, regions(diamond.g, diamond_reach, supported_nodes(diamond.g)),
+                    RuleOptions{})
+            .empty());
 }
 
 TEST_CASE("openvino rules: single:openvino runs the diamond as one group matching the reference",

@@ -55,13 +55,19 @@ TEST_CASE("candidates of all backends, identical (nodes, backend) once", "[candi
   CHECK(all.with_nodes(NodeSet::of(4, {0})).size() == 2);
 
   SECTION("a depth cap drops larger candidates and says so") {
-    CandidateSet capped = collect_candidates(g, reach, r.all(), {/*max_depth=*/2, 0});
+    // ew{0,1} has more than one node and leaves out more than one: dropped. ew{0,1,2} leaves
+    // out one node only: kept, as the whole graph would be.
+    CandidateSet capped = collect_candidates(g, reach, r.all(), {/*max_depth=*/1, 0});
     CHECK(capped.size() == all.size() - 1);
+    CHECK(capped.find(NodeSet::of(4, {0, 1}), r.find("ew")) == -1);
+    CHECK(capped.find(NodeSet::of(4, {0, 1, 2}), r.find("ew")) >= 0);
     REQUIRE(capped.notes().size() == 1);
-    CHECK(capped.notes()[0] == "1 candidates with more than max_depth 2 nodes dropped");
+    CHECK(capped.notes()[0] == "1 candidates with more than max_depth 1 nodes dropped");
   }
   SECTION("a count cap keeps the smallest") {
-    CandidateSet capped = collect_candidates(g, reach, r.all(), {8, /*max_count=*/6});
+    // No depth cap (max_depth 0): on four nodes, every candidate of max_depth 8 would leave
+    // out few enough nodes to be kept whatever the count.
+    CandidateSet capped = collect_candidates(g, reach, r.all(), {/*max_depth=*/0, /*max_count=*/6});
     CHECK(capped.size() == 6);
     for (const Candidate& c : capped.all()) CHECK(c.nodes.count() == 1);
     REQUIRE(capped.notes().size() == 1);
@@ -75,27 +81,31 @@ TEST_CASE("candidates of all backends, identical (nodes, backend) once", "[candi
   }
 }
 
-TEST_CASE("the caps keep a candidate of the whole graph", "[candidates]") {
+TEST_CASE("the caps keep a candidate of the whole graph, or of all but max_depth nodes",
+          "[candidates]") {
   Context ctx;
   Graph g = chain(ctx);
   BackendRegistry r;
-  REQUIRE(r.add(fake_backend("whole", {}, {{0, 1, 2, 3}, {0, 1, 2}})).ok());
+  REQUIRE(r.add(fake_backend("whole", {}, {{0, 1, 2, 3}, {0, 1, 2}, {1, 2}})).ok());
   REQUIRE(r.add(make_reference_backend()).ok());
   GraphReachability reach(g);
   const NodeSet all_nodes = NodeSet::of(4, {0, 1, 2, 3});
 
   SECTION("depth") {
-    CandidateSet capped = collect_candidates(g, reach, r.all(), {/*max_depth=*/2, 0});
+    CandidateSet capped = collect_candidates(g, reach, r.all(), {/*max_depth=*/1, 0});
     CHECK(capped.find(all_nodes, r.find("whole")) >= 0);
-    // {0, 1, 2} is not the whole graph: the cap drops it.
-    CHECK(capped.find(NodeSet::of(4, {0, 1, 2}), r.find("whole")) == -1);
+    // {0, 1, 2} leaves out one node, which a candidate of max_depth 1 covers: kept. {1, 2}
+    // leaves out two: the cap drops it.
+    CHECK(capped.find(NodeSet::of(4, {0, 1, 2}), r.find("whole")) >= 0);
+    CHECK(capped.find(NodeSet::of(4, {1, 2}), r.find("whole")) == -1);
     REQUIRE(capped.notes().size() == 1);
-    CHECK(capped.notes()[0] == "1 candidates with more than max_depth 2 nodes dropped");
+    CHECK(capped.notes()[0] == "1 candidates with more than max_depth 1 nodes dropped");
   }
   SECTION("count") {
-    CandidateSet capped = collect_candidates(g, reach, r.all(), {8, /*max_count=*/4});
+    CandidateSet capped = collect_candidates(g, reach, r.all(), {/*max_depth=*/1, /*max_count=*/4});
     CHECK(capped.find(all_nodes, r.find("whole")) >= 0);
-    CHECK(capped.find(NodeSet::of(4, {0, 1, 2}), r.find("whole")) == -1);
-    CHECK(capped.size() == 5);  // the four single nodes and the whole graph
+    CHECK(capped.find(NodeSet::of(4, {0, 1, 2}), r.find("whole")) >= 0);
+    CHECK(capped.find(NodeSet::of(4, {1, 2}), r.find("whole")) == -1);
+    CHECK(capped.size() == 6);  // the four single nodes, the whole graph and all but node 3
   }
 }

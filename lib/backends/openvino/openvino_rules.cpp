@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "backends/openvino/region_ends.h"
 #include "backends/openvino/region_onnx.h"
 #include "collage/ops/nn.h"
 #include "collage/ops/tensor.h"
@@ -116,13 +117,13 @@ bool is_pass_through(const Node& n) {
   return n.op_name() == "Identity" || n.op_name() == "Dropout";
 }
 
+}  // namespace
+
 bool only_pass_through(const Graph& g, const NodeSet& s) {
   for (NodeId m : s.to_vector())
     if (!is_pass_through(g.node(m))) return false;
   return true;
 }
-
-}  // namespace
 
 std::vector<bool> supported_nodes(const Graph& g) {
   std::vector<bool> out(g.nodes().size(), false);
@@ -201,6 +202,10 @@ void add_openvino_rules(Backend& b) {
   b.add_pattern_rule("openvino.region", [](const Graph& g, const GraphReachability& reach,
                                            const RuleOptions&) {
     return regions(g, reach, supported_nodes(g));
+  });
+  b.add_pattern_rule("openvino.region_end", [](const Graph& g, const GraphReachability& reach,
+                                               const RuleOptions& options) {
+    return region_ends(g, regions(g, reach, supported_nodes(g)), options);
   });
 }
 

@@ -1,5 +1,5 @@
-// The openvino backend's candidates: single nodes, anchor + elementwise chains, and maximal
-// convex regions of the nodes OpenVINO runs.
+// The openvino backend's candidates: single nodes, anchor + elementwise chains, maximal convex
+// regions of the nodes OpenVINO runs, and those regions without their first or last layers.
 #pragma once
 
 #include <vector>
@@ -12,6 +12,10 @@ namespace collage::openvino_backend {
 // value, and none of the attribute variants OpenVINO computes differently (ceil-mode pooling
 // windows ONNX drops, some Resize modes).
 std::vector<bool> supported_nodes(const Graph& g);
+
+// Whether every node of `s` is one OpenVINO removes (Identity, Dropout): a group of only those
+// would return its input unchanged, which OpenVINO does not copy into the output.
+bool only_pass_through(const Graph& g, const NodeSet& s);
 
 // Every supported node alone, but for Identity and Dropout (a group of nothing else would return
 // its input unchanged, which OpenVINO does not copy).
@@ -27,7 +31,8 @@ std::vector<NodeSet> chains(const Graph& g, const GraphReachability& reach,
 std::vector<NodeSet> regions(const Graph& g, const GraphReachability& reach,
                              const std::vector<bool>& supported);
 
-// Registers the three rules on `b` (openvino.op, openvino.chain, openvino.region).
+// Registers the four rules on `b` (openvino.op, openvino.chain, openvino.region, and
+// openvino.region_end: the regions without their first or last layers, region_ends.h).
 void add_openvino_rules(Backend& b);
 
 }  // namespace collage::openvino_backend
