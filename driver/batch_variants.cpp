@@ -34,6 +34,41 @@ absl::StatusOr<std::vector<int32_t>> output_axes_of(const BatchPlan& a, const Ba
   return axes;
 }
 
+// A graph with a value whose shape only the run knows cannot run a smaller batch padded (the
+// padding rows would count: NonZero, NonMaxSuppression, Unique over them), whatever its rows do:
+// the error names the value and the node that makes it.
+absl::Status data_dependent(const Graph& g) {
+  for (const Node& n : g.nodes())
+    for (ValueId out : n.outputs)
+      if (g.value(out).type.is_dynamic())
+        return absl::FailedPreconditionError(
+            str_cat(n.op_name(), " '", n.name, "' gives '", g.value(out).name, "' a shape known "
+                    "only at run time (", type_to_string(g.value(out).type), "), so a smaller "
+                    "batch cannot be padded to a compiled one"));
+  return absl::OkStatus();
+}
+
+// Refuses a model that computes from one row of a batch whatever its size (an exported `x[0]`)
+// when no output follows the batch: every batch would give that row's results, so the model has
+// no batch axis to range over.
+absl::Status batch_kept(const Graph& g, const std::vector<int32_t>& input_axes,
+                        const std::vector<int32_t>& output_axes) {
+  for (int32_t a : output_axes)
+    if (a >= 0) return absl::OkStatus();
+  const Node* pick = find_batch_row_pick(g, std::vector<int>(input_axes.begin(),
+                                                              input_axes.end()));
+  if (!pick) return absl::OkStatus();
+  std::string inputs;
+  for (size_t i = 0; i < input_axes.size(); ++i)
+    if (input_axes[i] >= 0)
+      inputs += str_cat(inputs.empty() ? "" : ", ", "'", g.value(g.inputs()[i]).name, "'");
+  return absl::FailedPreconditionError(str_cat(
+      "batch range: ", pick->op_name(), " '", pick->name, "' keeps one row of the batch of input ",
+      inputs, " and drops the others, and no output has a batch axis: the model computes from a "
+      "single row whatever the batch, so it cannot take a batch range; compile it for its own "
+      "batch"));
+}
+
 }  // namespace
 
 std::vector<int64_t> default_batch_sizes(int64_t min, int64_t max) {
@@ -91,6 +126,9 @@ absl::StatusOr<BatchCompileResult> compile_batch_variants(const Context& ctx,
   auto outputs = output_axes_of(out.variants[0], out.variants[1]);
   if (!outputs.ok()) return outputs.status();
   out.output_axes = *outputs;
+  if (absl::Status s = batch_kept(out.variants.back().graph, out.input_axes, out.output_axes);
+      !s.ok())
+    return s;
 
   // Padding: every plan that serves batches below it must keep rows apart.
   out.padded = true;
@@ -98,7 +136,9 @@ absl::StatusOr<BatchCompileResult> compile_batch_variants(const Context& ctx,
     const int64_t below = i ? out.variants[i - 1].batch : range.min - 1;
     if (out.variants[i].batch == below + 1) continue;
     std::vector<int> axes(out.input_axes.begin(), out.input_axes.end());
-    auto traced = trace_batch_rows(out.variants[i].graph, axes);
+    const absl::Status fixed = data_dependent(out.variants[i].graph);
+    absl::StatusOr<std::vector<int>> traced =
+        fixed.ok() ? trace_batch_rows(out.variants[i].graph, axes) : fixed;
     if (traced.ok()) {
       if (std::vector<int32_t>(traced->begin(), traced->end()) != out.output_axes)
         return absl::InternalError(str_cat("batch ", out.variants[i].batch,

@@ -197,8 +197,9 @@ COLLAGE_API uint64_t collage_module_arena_bytes(const collage_module_t* module);
  * on the batch axis of an artifact with a batch range (collage_tensor_info_t::batch_axis), where
  * every batched input and output has the same batch, from batch_min to batch_max: the plan
  * compiled for that batch runs, or, for a batch without a plan of its own, the next larger one
- * on the inputs padded with zero rows (the compiler proved that rows never mix). The
- * outputs are written into the caller's buffers, which must not overlap the inputs. All tensors
+ * on the inputs padded with zero rows (the compiler proved that rows never mix). A model with an
+ * output whose shape depends on data or a string output is refused at every batch, naming the
+ * output: collage_module_run_outputs runs it. The outputs are written into the caller's buffers, which must not overlap the inputs. All tensors
  * are borrowed for the call. Errors name the tensor (COLLAGE_STATUS_INVALID_ARGUMENT, e.g.
  * "input 0 'x': expected f32[1x4], got f32[1x5]") or the kernel that failed. */
 COLLAGE_API COLLAGE_MUST_USE collage_status_t* collage_module_run(const collage_module_t* module,
@@ -214,8 +215,9 @@ typedef struct collage_outputs collage_outputs_t;
 /* Runs the model like collage_module_run, except that the library allocates the outputs, each
  * with the shape it comes out with: a dynamic-batch artifact's have the inputs' batch, and an
  * output whose shape depends on data (collage_module_output_info gives -1 for such a dimension:
- * NonZero's count, the boxes NonMaxSuppression keeps, ...) has its size of this run;
- * collage_module_run refuses a model with such an output. On success *outputs receives them, the
+ * NonZero's count, the boxes NonMaxSuppression keeps, ...) has its size of this run, at any
+ * batch of a batch range (such a plan is compiled for every batch of its range); string outputs
+ * keep their bytes until released. collage_module_run refuses a model with such an output. On success *outputs receives them, the
  * caller's to release with collage_outputs_release; on failure it is set to NULL. */
 COLLAGE_API collage_status_t* collage_module_run_outputs(const collage_module_t* module,
                                                          const DLTensor* inputs,

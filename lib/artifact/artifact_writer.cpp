@@ -522,12 +522,14 @@ absl::StatusOr<std::string> serialize_batch_artifact(const std::vector<BatchKern
   flatbuffers::FlatBufferBuilder fbb;
   ConstantTable constants(/*by_content=*/true);
   ArtifactSummary figures;
-  for (const BatchKernels& p : plans)
-    for (const Value& v : p.graph->values())
-      if (v.type.is_dynamic())
-        return absl::InvalidArgumentError(
-            str_cat("dynamic batch: value '", v.name, "' has a data-dependent shape (",
-                    type_to_string(v.type), "); a model with such values takes one batch"));
+  if (info.padded)
+    for (const BatchKernels& p : plans)
+      for (const Value& v : p.graph->values())
+        if (v.type.is_dynamic())
+          return absl::InvalidArgumentError(
+              str_cat("dynamic batch: value '", v.name, "' has a data-dependent shape (",
+                      type_to_string(v.type), "), so batch ", p.batch, "'s plan cannot run a "
+                      "smaller batch padded: every batch of the range needs a plan"));
   std::vector<flatbuffers::Offset<fb::Plan>> variants;
   for (size_t i = 0; i + 1 < plans.size(); ++i) {
     ArtifactSummary ignored;

@@ -42,6 +42,15 @@ class Tracer {
   void set_input(ValueId v, int axis) { axis_[v] = axis; }
   int axis(ValueId v) const { return v == kNoValue ? kNone : axis_[v]; }
 
+  // `n` gathers one scalar index along its data's batch axis.
+  bool picks_row(const Node& n) const {
+    if (n.op_name() != "Gather" || n.inputs.size() < 2) return false;
+    const int a = axis(n.inputs[0]);
+    const size_t rank = type(n.inputs[0]).shape.size();
+    return a != kNone && a == normalized(n.get<GatherAttrs>().axis, rank) &&
+           axis(n.inputs[1]) == kNone && type(n.inputs[1]).shape.empty();
+  }
+
   absl::Status node(const Node& n) {
     bool batched = false;
     for (ValueId v : n.inputs) batched = batched || axis(v) != kNone;
@@ -263,6 +272,23 @@ class Tracer {
 };
 
 }  // namespace
+
+const Node* find_batch_row_pick(const Graph& g, const std::vector<int>& input_axes) {
+  if (input_axes.size() != g.inputs().size()) return nullptr;
+  int64_t batch = -1;
+  for (size_t i = 0; i < input_axes.size(); ++i) {
+    const Shape& s = g.value(g.inputs()[i]).type.shape;
+    if (input_axes[i] >= static_cast<int>(s.size())) return nullptr;
+    if (input_axes[i] >= 0) batch = s[input_axes[i]];
+  }
+  Tracer t(g, batch);
+  for (size_t i = 0; i < input_axes.size(); ++i) t.set_input(g.inputs()[i], input_axes[i]);
+  for (const Node& n : g.nodes()) {
+    if (t.picks_row(n)) return &n;
+    if (!t.node(n).ok()) return nullptr;
+  }
+  return nullptr;
+}
 
 absl::StatusOr<std::vector<int>> trace_batch_rows(const Graph& g,
                                                   const std::vector<int>& input_axes) {

@@ -20,4 +20,10 @@ namespace collage {
 absl::StatusOr<std::vector<int>> trace_batch_rows(const Graph& g,
                                                   const std::vector<int>& input_axes);
 
+// The node, if any, that keeps a single row of the batch and drops the batch axis: a Gather of one
+// scalar index along it (what an exporter writes for `x[0]`), traced as trace_batch_rows traces,
+// up to the first node whose rows could mix. Null when there is none. Such a model computes
+// from one row of a batch whatever its size.
+const Node* find_batch_row_pick(const Graph& g, const std::vector<int>& input_axes);
+
 }  // namespace collage

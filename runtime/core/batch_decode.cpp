@@ -60,8 +60,6 @@ Status decode_dynamic_batch(const fb::Plan& plan, std::span<const uint8_t> const
     if (variants) return corrupt(cat(variants, " variant plans without a batch range"));
     return Status();
   }
-  if (p->has_dynamic)
-    return corrupt("a plan with data-dependent shapes has no batch range");
   DynamicBatch& out = p->dynamic_batch;
   out.min = d->min();
   out.max = d->max();
@@ -69,6 +67,9 @@ Status decode_dynamic_batch(const fb::Plan& plan, std::span<const uint8_t> const
   if (out.min < 1 || out.max < out.min || out.max != p->batch)
     return corrupt(cat("range ", out.min, "..", out.max, " with a root plan of batch ",
                        p->batch));
+  if (p->has_dynamic && out.padded)
+    return corrupt("a root plan with data-dependent shapes in a padded range (such a plan runs "
+                   "its own batch only)");
   COLLAGE_RT_RETURN_IF_ERROR(decode_axes("input", d->input_axes(), p->inputs, *p,
                                          &out.input_axes));
   COLLAGE_RT_RETURN_IF_ERROR(decode_axes("output", d->output_axes(), p->outputs, *p,
@@ -84,7 +85,9 @@ Status decode_dynamic_batch(const fb::Plan& plan, std::span<const uint8_t> const
     Program& v = p->variants.emplace_back();
     v.format_version = p->format_version;
     COLLAGE_RT_RETURN_IF_ERROR(decode_plan_table(fv, constants, &v));
-    if (v.has_dynamic) return corrupt(cat("variant ", i, " has data-dependent shapes"));
+    if (v.has_dynamic && out.padded)
+      return corrupt(cat("variant ", i, " has data-dependent shapes in a padded range (such a "
+                         "plan runs its own batch only)"));
     if (v.batch <= previous || v.batch >= out.max)
       return corrupt(cat("variant ", i, " runs batch ", v.batch, ", not between ", previous,
                          " and ", out.max));

@@ -1,56 +1,12 @@
-// LoadedModule::run_batch: a run of a dynamic-batch artifact. The batch is read off the inputs;
-// the plan compiled for it runs on the caller's buffers, or the next larger plan runs on copies
-// padded with zero rows and the first rows of its outputs are copied out.
-#include <cstdlib>
-#include <cstring>
-
+// LoadedModule::batch_of and run_batch: a run of a dynamic-batch artifact. The batch is read off
+// the inputs; the plan compiled for it runs on the caller's buffers, or the next larger plan runs
+// on copies padded with zero rows and the first rows of its outputs are copied out.
 #include "loaded_module.h"
+#include "row_copy.h"
 
 namespace collage::rt {
-namespace {
 
-// A byte buffer released with free(); 64-byte aligned like an arena.
-struct Buffer {
-  explicit Buffer(uint64_t bytes)
-      : data(static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 127) / 64 * 64))) {
-    if (data) std::memset(data, 0, (bytes + 127) / 64 * 64);
-  }
-  ~Buffer() { std::free(data); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  Buffer(Buffer&& o) noexcept : data(o.data) { o.data = nullptr; }
-  uint8_t* data;
-};
-
-// `info` with `batch` rows on `axis` (-1: unchanged).
-TensorInfo with_batch(const TensorInfo& info, int32_t axis, int64_t batch) {
-  TensorInfo t = info;
-  if (axis < 0 || info.shape[axis] == batch) return t;
-  t.bytes = t.bytes / static_cast<uint64_t>(info.shape[axis]) * static_cast<uint64_t>(batch);
-  t.shape[axis] = batch;
-  return t;
-}
-
-// Copies the first `rows` rows along `axis` between a tensor with `rows` of them (`small`) and
-// one of shape `shape` (`large`), in either direction.
-void copy_rows(const std::vector<int64_t>& shape, int32_t axis, int64_t rows, size_t esize,
-               uint8_t* large, uint8_t* small, bool to_large) {
-  uint64_t outer = 1, inner = esize;
-  for (int32_t d = 0; d < static_cast<int32_t>(shape.size()); ++d) {
-    if (d < axis) outer *= static_cast<uint64_t>(shape[d]);
-    if (d > axis) inner *= static_cast<uint64_t>(shape[d]);
-  }
-  const uint64_t block = static_cast<uint64_t>(rows) * inner;
-  const uint64_t stride = static_cast<uint64_t>(shape[axis]) * inner;
-  for (uint64_t o = 0; o < outer; ++o) {
-    if (to_large) std::memcpy(large + o * stride, small + o * block, block);
-    else std::memcpy(small + o * block, large + o * stride, block);
-  }
-}
-
-}  // namespace
-
-Status LoadedModule::run_batch(const DLTensor* inputs, const DLTensor* outputs) const {
+Status LoadedModule::batch_of(const DLTensor* inputs, int64_t* out) const {
   const Program& root = program_;
   const DynamicBatch& d = root.dynamic_batch;
   int64_t batch = -1;
@@ -73,11 +29,20 @@ Status LoadedModule::run_batch(const DLTensor* inputs, const DLTensor* outputs) 
     return error(Code::invalid_argument, "input ", first, " '",
                  root.tensors[root.inputs[first]].name, "' has a batch of ", batch,
                  "; the artifact was compiled for batches ", d.min, " to ", d.max);
+  *out = batch;
+  return Status();
+}
+
+Status LoadedModule::run_batch(const DLTensor* inputs, const DLTensor* outputs) const {
+  const DynamicBatch& d = program_.dynamic_batch;
+  int64_t batch = -1;
+  COLLAGE_RT_RETURN_IF_ERROR(batch_of(inputs, &batch));
   const PlanRun& r = run_for(batch);
   const Program& p = *r.program;
+  COLLAGE_RT_RETURN_IF_ERROR(check_caller_outputs(p));
   const bool padded = p.batch != batch;
   std::vector<void*> in(p.inputs.size()), out(p.outputs.size());
-  std::vector<Buffer> buffers;
+  std::vector<RowBuffer> buffers;
   buffers.reserve(in.size() + out.size());
   for (size_t i = 0; i < in.size(); ++i) {
     const int32_t axis = d.input_axes[i];
@@ -85,7 +50,7 @@ Status LoadedModule::run_batch(const DLTensor* inputs, const DLTensor* outputs) 
     COLLAGE_RT_RETURN_IF_ERROR(
         check_tensor("input", i, with_batch(plan, axis, batch), inputs[i], &in[i]));
     if (!padded || axis < 0) continue;
-    Buffer& b = buffers.emplace_back(plan.bytes);
+    RowBuffer& b = buffers.emplace_back(plan.bytes);
     if (!b.data) return error(Code::internal, "run: out of memory padding input ", i);
     copy_rows(plan.shape, axis, batch, dtype_size(plan.dtype), b.data,
               static_cast<uint8_t*>(in[i]), /*to_large=*/true);
@@ -98,7 +63,7 @@ Status LoadedModule::run_batch(const DLTensor* inputs, const DLTensor* outputs) 
         "output", i, with_batch(plan, d.output_axes[i], batch), outputs[i], &caller[i]));
     out[i] = caller[i];
     if (!padded || d.output_axes[i] < 0) continue;
-    Buffer& b = buffers.emplace_back(plan.bytes);
+    RowBuffer& b = buffers.emplace_back(plan.bytes);
     if (!b.data) return error(Code::internal, "run: out of memory for padded output ", i);
     out[i] = b.data;
   }

@@ -113,16 +113,7 @@ const LoadedModule::PlanRun& LoadedModule::run_for(int64_t batch) const {
   return *runs_.back();
 }
 
-Status LoadedModule::run(const DLTensor* inputs, int32_t num_inputs, const DLTensor* outputs,
-                         int32_t num_outputs) const {
-  const Program& p = program_;
-  if (num_inputs != static_cast<int32_t>(p.inputs.size()) ||
-      num_outputs != static_cast<int32_t>(p.outputs.size()))
-    return error(Code::invalid_argument, "run: the model takes ", p.inputs.size(), " inputs and ",
-                 p.outputs.size(), " outputs, got ", num_inputs, " and ", num_outputs);
-  if ((num_inputs && !inputs) || (num_outputs && !outputs))
-    return error(Code::invalid_argument, "run: null tensor array");
-  if (p.dynamic_batch.max) return run_batch(inputs, outputs);
+Status LoadedModule::check_caller_outputs(const Program& p) {
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     const TensorInfo& t = p.tensors[p.outputs[i]];
     if (t.storage == Storage::dynamic)
@@ -135,6 +126,20 @@ Status LoadedModule::run(const DLTensor* inputs, int32_t num_inputs, const DLTen
                    "the run: run the model with collage_module_run_outputs, which allocates the "
                    "outputs and keeps their strings until they are released");
   }
+  return Status();
+}
+
+Status LoadedModule::run(const DLTensor* inputs, int32_t num_inputs, const DLTensor* outputs,
+                         int32_t num_outputs) const {
+  const Program& p = program_;
+  if (num_inputs != static_cast<int32_t>(p.inputs.size()) ||
+      num_outputs != static_cast<int32_t>(p.outputs.size()))
+    return error(Code::invalid_argument, "run: the model takes ", p.inputs.size(), " inputs and ",
+                 p.outputs.size(), " outputs, got ", num_inputs, " and ", num_outputs);
+  if ((num_inputs && !inputs) || (num_outputs && !outputs))
+    return error(Code::invalid_argument, "run: null tensor array");
+  if (p.dynamic_batch.max) return run_batch(inputs, outputs);
+  COLLAGE_RT_RETURN_IF_ERROR(check_caller_outputs(p));
   std::vector<void*> in(p.inputs.size()), out(p.outputs.size());
   for (size_t i = 0; i < in.size(); ++i)
     COLLAGE_RT_RETURN_IF_ERROR(check_tensor("input", i, p.tensors[p.inputs[i]], inputs[i], &in[i]));

@@ -128,7 +128,13 @@ class LoadedModule {
   // bytes freed at the end of the run).
   Status execute(const PlanRun& r, const std::vector<void*>& in, const std::vector<void*>& out,
                  DynamicValues* dynamic = nullptr, StringBytes* strings = nullptr) const;
+  // The batch of a dynamic-batch artifact's run, read off its batched inputs (each must have
+  // the same, inside the range; errors name the input).
+  Status batch_of(const DLTensor* inputs, int64_t* batch) const;
   Status run_batch(const DLTensor* inputs, const DLTensor* outputs) const;
+  // Refuses a plan with an output that cannot go to a caller's buffer (a data-dependent shape,
+  // strings), naming it and pointing at collage_module_run_outputs.
+  static Status check_caller_outputs(const Program& p);
 
   std::unique_ptr<Blob> blob_;
   Program program_;

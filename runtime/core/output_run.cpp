@@ -5,6 +5,7 @@
 #include <new>
 
 #include "loaded_module.h"
+#include "row_copy.h"
 
 namespace collage::rt {
 namespace {
@@ -41,59 +42,82 @@ uint64_t bytes_of(int32_t dtype, const std::vector<int64_t>& shape) {
   return n;
 }
 
+// `o`, a padded plan's output, cut to its first `rows` rows along `axis` (str elements keep
+// pointing at the run's bytes).
+Status keep_rows(LoadedModule::Output& o, int32_t axis, int64_t rows) {
+  std::vector<int64_t> shape = o.shape;
+  shape[axis] = rows;
+  std::unique_ptr<uint8_t[]> kept(new (std::nothrow)
+                                      uint8_t[std::max<uint64_t>(bytes_of(o.dtype, shape), 1)]);
+  if (!kept) return error(Code::internal, "run: out of memory for an output");
+  copy_rows(o.shape, axis, rows, dtype_size(o.dtype), o.data.get(), kept.get(),
+            /*to_large=*/false);
+  o.shape = std::move(shape);
+  o.data = std::move(kept);
+  return Status();
+}
+
 }  // namespace
 
 Status LoadedModule::run_outputs(const DLTensor* inputs, int32_t num_inputs,
                                  std::vector<Output>* outputs) const {
-  const Program& p = program_;
-  if (num_inputs != static_cast<int32_t>(p.inputs.size()))
-    return error(Code::invalid_argument, "run: the model takes ", p.inputs.size(), " inputs, got ",
-                 num_inputs);
+  const Program& root = program_;
+  if (num_inputs != static_cast<int32_t>(root.inputs.size()))
+    return error(Code::invalid_argument, "run: the model takes ", root.inputs.size(),
+                 " inputs, got ", num_inputs);
   if (num_inputs && !inputs) return error(Code::invalid_argument, "run: null tensor array");
+  // A dynamic-batch artifact runs the plan of its inputs' batch, or the next larger one on
+  // inputs padded with zero rows (never for a plan with data-dependent shapes: the loader
+  // checks it), whose outputs' first rows are kept.
+  const DynamicBatch& d = root.dynamic_batch;
+  int64_t batch = -1;
+  if (d.max) COLLAGE_RT_RETURN_IF_ERROR(batch_of(inputs, &batch));
+  const PlanRun& r = d.max ? run_for(batch) : *runs_.back();
+  const Program& p = *r.program;
+  const bool padded = d.max && p.batch != batch;
   outputs->clear();
   outputs->resize(p.outputs.size());
-  // A dynamic-batch artifact's outputs take the batch of its inputs (run_batch checks it).
-  int64_t batch = -1;
-  for (size_t i = 0; p.dynamic_batch.max && i < p.inputs.size(); ++i) {
-    const int32_t axis = p.dynamic_batch.input_axes[i];
-    if (axis >= 0 && inputs[i].shape && inputs[i].ndim > axis) batch = inputs[i].shape[axis];
+
+  std::vector<void*> in(p.inputs.size()), out(p.outputs.size(), nullptr);
+  std::vector<RowBuffer> pads;
+  pads.reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    const int32_t axis = d.max ? d.input_axes[i] : -1;
+    const TensorInfo& plan = p.tensors[p.inputs[i]];
+    COLLAGE_RT_RETURN_IF_ERROR(
+        check_tensor("input", i, with_batch(plan, axis, batch), inputs[i], &in[i]));
+    if (!padded || axis < 0) continue;
+    RowBuffer& b = pads.emplace_back(plan.bytes);
+    if (!b.data) return error(Code::internal, "run: out of memory padding input ", i);
+    copy_rows(plan.shape, axis, batch, dtype_size(plan.dtype), b.data,
+              static_cast<uint8_t*>(in[i]), /*to_large=*/true);
+    in[i] = b.data;
   }
-  std::vector<DLTensor> views(p.outputs.size());
+  std::shared_ptr<StringBytes> strings;
+  if (p.has_strings) strings = std::make_shared<StringBytes>();
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     const TensorInfo& t = p.tensors[p.outputs[i]];
     Output& o = (*outputs)[i];
     o.dtype = t.dtype;
+    if (o.dtype == kStringDType) o.strings = strings;
     if (t.storage == Storage::dynamic) continue;  // sized by the run
     o.shape = t.shape;
-    if (batch >= 0 && p.dynamic_batch.output_axes[i] >= 0)
-      o.shape[p.dynamic_batch.output_axes[i]] = batch;
     o.data.reset(new (std::nothrow) uint8_t[std::max<uint64_t>(bytes_of(t.dtype, o.shape), 1)]);
     if (!o.data) return error(Code::internal, "run: out of memory for output ", i);
-    views[i] = view_of(o);
+    out[i] = o.data.get();
   }
-  if (p.dynamic_batch.max) {
-    if (p.has_strings)
-      return error(Code::unsupported, "run: a model with strings and a batch range");
-    return run_batch(inputs, views.data());
-  }
-
-  std::vector<void*> in(p.inputs.size()), out(p.outputs.size(), nullptr);
-  for (size_t i = 0; i < in.size(); ++i)
-    COLLAGE_RT_RETURN_IF_ERROR(check_tensor("input", i, p.tensors[p.inputs[i]], inputs[i], &in[i]));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = (*outputs)[i].data.get();
   DynamicValues dynamic;
-  std::shared_ptr<StringBytes> strings;
-  if (p.has_strings) {
-    strings = std::make_shared<StringBytes>();
-    for (Output& o : *outputs)
-      if (o.dtype == kStringDType) o.strings = strings;
-  }
-  COLLAGE_RT_RETURN_IF_ERROR(execute(*runs_.back(), in, out, &dynamic, strings.get()));
+  COLLAGE_RT_RETURN_IF_ERROR(execute(r, in, out, &dynamic, strings.get()));
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     const TensorInfo& t = p.tensors[p.outputs[i]];
     if (t.dtype == kStringDType &&
         (t.storage == Storage::input || t.storage == Storage::constant))
       COLLAGE_RT_RETURN_IF_ERROR(own_strings((*outputs)[i], *strings));
+  }
+  for (size_t i = 0; padded && i < p.outputs.size(); ++i) {
+    const int32_t axis = d.output_axes[i];
+    if (axis < 0) continue;
+    COLLAGE_RT_RETURN_IF_ERROR(keep_rows((*outputs)[i], axis, batch));
   }
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     const uint32_t id = p.outputs[i];

@@ -1,7 +1,8 @@
 """The collage wheel as a user installs it: into a fresh venv (numpy, its one dependency, from
 .venv/wheelhouse, no network), then check_package.py, check_batch_range.py (an artifact
-compiled for a batch range) check_strings.py (string inputs and outputs) and check_ml.py (ai.onnx.ml models, Cast
-with strings) run there, outside the checkout, without any environment variable;
+compiled for a batch range) check_strings.py (string inputs and outputs), check_ml.py (ai.onnx.ml models, Cast
+with strings) and check_batch_dyn.py (batch ranges with data-dependent shapes and strings) run
+there, outside the checkout, without any environment variable;
 then the DLPack exchange with PyTorch in Debian's Python (torch and numpy 1), the wheel
 installed alone into a folder on its path.
 
@@ -57,6 +58,8 @@ def main():
              os.path.join(build, "test-data", "strings")], env=env, cwd=cwd)
         run([os.path.join(venv, "bin", "python"), os.path.join(HERE, "check_ml.py"),
              os.path.join(build, "test-data", "ml")], env=env, cwd=cwd)
+        run([os.path.join(venv, "bin", "python"), os.path.join(HERE, "check_batch_dyn.py"),
+             os.path.join(build, "test-data", "batch")], env=env, cwd=cwd)
         # The collage command the wheel installs.
         run([os.path.join(venv, "bin", "collage"), "run", os.path.join(data, "mlp.collage"),
              "--repeat", "2"], env=env, cwd=cwd)
