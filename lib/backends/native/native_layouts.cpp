@@ -25,6 +25,17 @@ bool elementwise_takes(const Graph& group, ValueId v) {
   return group.value(v).type.shape == group.value(group.outputs()[0]).type.shape;
 }
 
+// A group of one MaxPool over a 4-D f32 value (no Indices output): its input and output blocked,
+// a vector of a block's channels per window tap (te_ops/pool_schedule.h).
+bool max_pool_takes(const Graph& group) {
+  if (group.nodes().size() != 1) return false;
+  const Node& n = group.node(0);
+  if (n.op_name() != "MaxPool" || n.inputs.empty() || n.inputs[0] == kNoValue) return false;
+  if (n.outputs.size() > 1 && n.outputs[1] != kNoValue) return false;
+  const TensorType& x = group.value(n.inputs[0]).type;
+  return x.dtype == DType::f32 && x.shape.size() == 4;
+}
+
 }  // namespace
 
 bool takes_layout(const Graph& group, ValueId v, const Layout& layout) {
@@ -32,6 +43,7 @@ bool takes_layout(const Graph& group, ValueId v, const Layout& layout) {
   if ((layout.c_block != te_ops::conv::kBlock && layout.c_block != te_ops::conv::kSmallBlock) ||
       !check_layout(layout, group.value(v).type).ok())
     return false;
+  if (max_pool_takes(group)) return true;
   NodeId conv = -1;
   for (NodeId n = 0; n < static_cast<NodeId>(group.nodes().size()); ++n) {
     if (!is_anchor(group.node(n))) continue;
