@@ -2,9 +2,9 @@
 // (bench/RESULTS.md: a model's FLOPs over its latency, against this). Each of --threads OpenMP
 // threads runs chains of independent vector FMAs (AVX-512 where the CPU has it, else AVX2 + FMA)
 // on registers only; the report is the median over --reps timed runs of GFLOP/s (2 per lane per
-// FMA).
+// FMA). --isa=avx2 times the AVX2 loop on an AVX-512 machine too: the peak of a forced AVX2 target.
 //
-//   fma_peak_bench [--threads=2] [--reps=15]
+//   fma_peak_bench [--threads=2] [--reps=15] [--isa=avx2]
 #include <immintrin.h>
 #include <omp.h>
 
@@ -53,17 +53,20 @@ __attribute__((target("avx2,fma"))) double run_avx2(float* sink) {
 
 int main(int argc, char** argv) {
   int threads = 2, reps = 15;
+  bool force_avx2 = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--threads=", 10) == 0) {
       threads = std::max(1, std::atoi(argv[i] + 10));
     } else if (std::strncmp(argv[i], "--reps=", 7) == 0) {
       reps = std::max(1, std::atoi(argv[i] + 7));
+    } else if (std::strcmp(argv[i], "--isa=avx2") == 0) {
+      force_avx2 = true;
     } else {
-      std::fprintf(stderr, "usage: fma_peak_bench [--threads=N] [--reps=N]\n");
+      std::fprintf(stderr, "usage: fma_peak_bench [--threads=N] [--reps=N] [--isa=avx2]\n");
       return 2;
     }
   }
-  const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool avx512 = !force_avx2 && __builtin_cpu_supports("avx512f");
   if (!avx512 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) {
     std::fprintf(stderr, "fma_peak_bench: the CPU has neither AVX-512 nor AVX2 + FMA\n");
     return 1;

@@ -127,6 +127,7 @@ std::pair<const char*, int64_t> typed_field(const TensorProto& t, DType dtype) {
 // Copies the typed field into `out` (its length was checked by typed_field's caller).
 void read_typed(const TensorProto& t, Tensor& out) {
   const int64_t n = out.numel();
+  if (n == 0) return;  // an empty field's data() may be null, which memcpy must not get
   switch (out.dtype()) {
     case DType::f32: std::memcpy(out.raw(), t.float_data().data(), out.bytes()); return;
     case DType::i64: std::memcpy(out.raw(), t.int64_data().data(), out.bytes()); return;
