@@ -46,6 +46,10 @@ absl::StatusOr<std::vector<TensorType>> probe(const OpDef& op, std::string_view 
     TensorType& p = probed.emplace_back(*t);
     for (int64_t& d : p.shape)
       if (d == kDynamicDim) d = size;
+    if (!checked_shape_numel(p.shape))  // the operator's inference counts its elements
+      return absl::InvalidArgumentError(str_cat(op.name, " '", node, "': input ", types.size(),
+                                                " of shape ", shape_to_string(p.shape),
+                                                " has more elements than 64 bits count"));
     types.push_back(&p);
   }
   return infer_static(op, node, attrs, std::move(types), constants, num_outputs);

@@ -50,8 +50,18 @@ absl::StatusOr<Window> resolve_transpose_window(const Shape& in, const Shape& ke
       return absl::InvalidArgumentError(str_cat(
           "output_padding ", op, " on spatial axis ", i,
           " must be less than max(stride, dilation) = ", std::max(w.stride[i], w.dilation[i])));
-    const int64_t extent = (kernel[i] - 1) * w.dilation[i] + 1;
-    const int64_t full = w.stride[i] * (in[i] - 1) + op + extent;
+    // extent = (kernel - 1) * dilation + 1, full = stride * (in - 1) + output_padding + extent,
+    // and SAME's in * stride, counted with overflow checks (attributes can be anything).
+    int64_t extent = 0, full = 0, same = 0;
+    if (__builtin_mul_overflow(kernel[i] - 1, w.dilation[i], &extent) ||
+        __builtin_add_overflow(extent, 1, &extent) ||
+        __builtin_mul_overflow(w.stride[i], in[i] - 1, &full) ||
+        __builtin_add_overflow(full, op, &full) || __builtin_add_overflow(full, extent, &full) ||
+        __builtin_mul_overflow(in[i], w.stride[i], &same))
+      return absl::InvalidArgumentError(
+          str_cat("spatial axis ", i, ": the output size of input ", in[i], ", kernel ",
+                  kernel[i], ", stride ", w.stride[i], " and dilation ", w.dilation[i],
+                  " does not fit in 64 bits"));
     if (explicit_pads) {
       w.pad_begin[i] = a.pads[i];
       w.pad_end[i] = a.pads[rank + i];
@@ -76,7 +86,7 @@ absl::StatusOr<Window> resolve_transpose_window(const Shape& in, const Shape& ke
             "output_shape ", list_to_string(a.output_shape), " cannot be produced on spatial axis ",
             i, " (full output size ", full, ", stride ", w.stride[i], ")"));
     } else if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
-      w.out[i] = in[i] * w.stride[i];
+      w.out[i] = same;
     } else {
       w.out[i] = full;
     }
