@@ -290,10 +290,14 @@ TEST_CASE("layouts: candidates are costed with the layouts their native neighbou
   std::vector<Layout> a = layouts({0, 1}, 16);
   REQUIRE(a.size() == g.values().size());
   CHECK(a[v.r1] == blocked);
-  // The conv before the pooling: its output stays plain (all layouts plain: an empty list).
+  // The conv before the pooling and a conv: both take its output blocked.
   CHECK(layouts({4, 5, 6}, 16).size() == g.values().size());
-  CHECK(layouts({4, 5, 6}, 16)[v.r3].plain());
-  CHECK(layouts({8, 9}, 16).empty());
+  CHECK(layouts({4, 5, 6}, 16)[v.r3] == blocked);
+  // The conv after it, read by a conv and the concat (whole blocks): blocked on both sides.
+  std::vector<Layout> e = layouts({8, 9}, 16);
+  REQUIRE(e.size() == g.values().size());
+  CHECK(e[v.r3] == blocked);
+  CHECK(e[v.e4] == blocked);
   CHECK(layouts({2, 3}, 0).empty());
 }
 
