@@ -1,9 +1,10 @@
-// cnn_layer_bench: MobileNetV2's depthwise and pointwise convolutions and ResNet-50's 1x1 and
-// strided 3x3 ones (batch 1, + bias + Relu), as the native backend builds them between native
-// convolutions (input and output channel-blocked: 16 channels, 8 on an AVX2 target), against
-// oneDNN's convolution in the same blocked layout (weight reordered ahead of time, not timed),
-// measured alternately in blocks. Prints each side's median, GFLOP/s, native's time over
-// oneDNN's, and the largest difference between the two outputs over the largest magnitude.
+// cnn_layer_bench: MobileNetV2's depthwise and pointwise convolutions, ResNet-50's 1x1 and strided
+// 3x3 ones, SqueezeNet's and GoogLeNet's at their widths (13, 27, 55; 7, 14) (batch 1, + bias +
+// Relu), as the native backend builds them between native convolutions (input and output channel-
+// blocked: 16 channels, 8 on an AVX2 target), against oneDNN's convolution in the same blocked
+// layout (weight reordered ahead of time, not timed), measured alternately in blocks. Prints each
+// side's median, GFLOP/s, native's time over oneDNN's, and the largest difference between the two
+// outputs over the largest magnitude.
 //
 //   cnn_layer_bench [--threads=1] [--build-threads=2] [--reps=20] [--target=CPU] [--only=SUBSTRING]
 //
@@ -180,6 +181,20 @@ constexpr Layer kLayers[] = {
     {"r50 3x3 128 @56 s2", 128, 128, 56, 3, 2, 1},
     {"r50 3x3 256 @28 s2", 256, 256, 28, 3, 2, 1},
     {"r50 3x3 512 @14 s2", 512, 512, 14, 3, 2, 1},
+    {"sq pw 512>1000 @13", 512, 1000, 13, 1, 1, 1},
+    {"sq pw 512>64 @13", 512, 64, 13, 1, 1, 1},
+    {"sq pw 64>256 @13", 64, 256, 13, 1, 1, 1},
+    {"sq 3x3 64>256 @13", 64, 256, 13, 3, 1, 1},
+    {"sq 3x3 32>128 @27", 32, 128, 27, 3, 1, 1},
+    {"sq 3x3 16>64 @55", 16, 64, 55, 3, 1, 1},
+    {"sq pw 16>64 @55", 16, 64, 55, 1, 1, 1},
+    {"gn 3x3 64>192 @56", 64, 192, 56, 3, 1, 1},
+    {"gn 3x3 96>208 @14", 96, 208, 14, 3, 1, 1},
+    {"gn 3x3 16>48 @14", 16, 48, 14, 3, 1, 1},
+    {"gn pw 512>24 @14", 512, 24, 14, 1, 1, 1},
+    {"gn pw 480>192 @14", 480, 192, 14, 1, 1, 1},
+    {"gn 3x3 160>320 @7", 160, 320, 7, 3, 1, 1},
+    {"gn pw 832>48 @7", 832, 48, 7, 1, 1, 1},
 };
 
 }  // namespace

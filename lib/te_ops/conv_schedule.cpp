@@ -9,6 +9,7 @@
 #include "core/str_cat.h"
 #include "te_ops/conv.h"
 #include "te_ops/conv_dense_common.h"
+#include "te_ops/conv_tile.h"
 #include "te_ops/layout_views.h"
 
 namespace collage::te_ops::conv {
@@ -60,6 +61,12 @@ std::string signature(const Geometry& g, const te::Tensor& w, bool w_const,
                  g.block != kBlock ? str_cat("|block=", g.block) : std::string());
 }
 
+// `values` and `v`.
+std::vector<int64_t> with(std::vector<int64_t> values, int64_t v) {
+  values.push_back(v);
+  return values;
+}
+
 // The divisors of n in [1, limit].
 std::vector<int64_t> divisors(int64_t n, int64_t limit) {
   std::vector<int64_t> out;
@@ -68,14 +75,20 @@ std::vector<int64_t> divisors(int64_t n, int64_t limit) {
   return out;
 }
 
-// Tile sizes divide their extents: bounds inference cannot narrow the region of the packed data
+// The row split divides its extent: bounds inference cannot narrow the region of the packed data
 // below a split with a tail (the accumulator's clamped coordinates are not linear), so a tail in
-// the row or column split would pack the whole input in every chunk.
+// the row split would pack every row in every chunk. The register tile may leave a tail (its
+// column and channel loops sit inside the pack's chunk), where conv_tile.h estimates it faster.
 void blocked_space(const Geometry& g, int threads, const codegen::TargetSpec& target,
                    tune::ScheduleTemplate& t) {
   const int64_t mb = (g.m + g.block - 1) / g.block;
+  const int64_t block_vectors = std::max<int64_t>(g.block / detail::f32_lanes(target), 1);
+  const RegisterTile tile = default_register_tile(
+      g.ow, mb, block_vectors, detail::accumulator_budget(target), 28, 4);
   std::vector<int64_t> ow_t = divisors(g.ow, 28);
   std::vector<int64_t> oc_t = divisors(mb, 4);
+  ow_t = detail::at_most(with(ow_t, tile.ow_t), 28);
+  oc_t = detail::at_most(with(oc_t, tile.oc_t), 4);
   std::vector<int64_t> oh_par = divisors(g.oh, g.oh);
   std::vector<int64_t> oc_outer = detail::at_most({1, 2, 4, 8}, mb);
   std::vector<int64_t> ci_unroll = detail::at_most({1, 2, 4, 8, 16}, g.in_block());
@@ -86,20 +99,11 @@ void blocked_space(const Geometry& g, int threads, const codegen::TargetSpec& ta
   t.space.add("ci_unroll", ci_unroll);
   t.space.add("epi_vec", {0, 1});
   t.space.add("par_oc", {0, 1});
-  // Defaults: a register tile of at most detail::accumulator_budget vectors (24 of AVX-512's 32
-  // registers, 12 of AVX2's 16; more, with the broadcasts and weights of one step, makes LLVM
-  // spill), a block of 16 channels being 16 / lanes vectors; at least 4 parallel chunks per
-  // thread, along the output rows unless there are too few of them.
-  const int64_t block_vectors = std::max<int64_t>(g.block / detail::f32_lanes(target), 1);
-  const int64_t tiles_max =
-      std::max<int64_t>(detail::accumulator_budget(target) / block_vectors, 1);
-  int64_t owd = 1, ocd = 1;
-  for (int64_t ow : ow_t)
-    for (int64_t oc : oc_t)
-      if (ow * oc <= tiles_max && (ow * oc > owd * ocd || (ow * oc == owd * ocd && oc > ocd))) {
-        owd = ow;
-        ocd = oc;
-      }
+  // Defaults: the register tile above, of at most detail::accumulator_budget vectors (24 of
+  // AVX-512's 32 registers, 12 of AVX2's 16; more, with the broadcasts and weights of one step,
+  // makes LLVM spill), a block of 16 channels being 16 / lanes vectors; at least 4 parallel
+  // chunks per thread, along the output rows unless there are too few of them.
+  const int64_t owd = tile.ow_t, ocd = tile.oc_t;
   const int64_t want = 4 * std::max(threads, 1);
   const int64_t tiles = (mb + ocd - 1) / ocd;
   int64_t ohd = 1;

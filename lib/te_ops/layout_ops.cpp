@@ -8,6 +8,7 @@
 #include "collage/ops/trees.h"
 #include "core/str_cat.h"
 #include "collage/te_ops.h"
+#include "te_ops/concat_blocked.h"
 #include "te_ops/te_op_util.h"
 
 namespace collage::te_ops {
@@ -63,6 +64,9 @@ Outputs concat(const Graph& g, const Node& node, std::span<const te::Tensor> in)
     offsets.push_back(off);
     off += t.shape()[*axis];
   }
+  if (*axis == 1)
+    if (te::Tensor b = concat_blocked(parts, out.dtype, tensor_name(node)); b.defined())
+      return std::vector<te::Tensor>{b};
   return std::vector<te::Tensor>{one(g, node, [&](const std::vector<Expr>& i) {
     Expr v;
     for (size_t p = parts.size(); p-- > 0;) {

@@ -10,6 +10,7 @@
 #include "core/str_cat.h"
 #include "ops/nn_window.h"
 #include "te_ops/max_pool_indices.h"
+#include "te_ops/pool_schedule.h"
 #include "te_ops/te_op_util.h"
 
 namespace collage::te_ops {
@@ -345,7 +346,7 @@ absl::StatusOr<ScheduledGroup> conv_transpose_schedule(const AnchorGroup& group)
 void register_nn_misc_ops(TeOpRegistry& r) {
   r.add("MaxPool", {[](const Graph& g, const Node& n, std::span<const te::Tensor> in) {
           return pool<MaxPoolAttrs>(g, n, in);
-        }, nullptr});
+        }, schedule_pool});
   r.add("AveragePool", {[](const Graph& g, const Node& n, std::span<const te::Tensor> in) {
           return pool<AveragePoolAttrs>(g, n, in);
         }, nullptr});

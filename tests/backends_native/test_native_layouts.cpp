@@ -39,10 +39,10 @@ struct Values {
 //   A: r1 = Relu(Conv3x3(x))                     (0, 1)
 //   B: r2 = Relu(depthwise Conv3x3(r1))          (2, 3)
 //   C: r3 = Relu(Conv1x1(r2) + r1)               (4, 5, 6)  residual add of a blocked input
-//   D: p = MaxPool2x2(r3)                        (7)        graph output
+//   D: p = MaxPool2x2(r3)                        (7)        graph output, reads r3 blocked
 //   E: e4 = Relu(Conv3x3(r3))                    (8, 9)
 //   F: c5 = Conv1x1(e4)                          (10)
-//   G: cat = Concat(c5, e4)                      (11)       graph output
+//   G: cat = Concat(c5, e4)                      (11)       graph output, reads blocks
 Graph model(const Context& ctx, Values& v) {
   GraphBuilder b(ctx, "layouts");
   ValueId x = b.add_input("x", {DType::f32, {1, 16, 12, 12}});
@@ -115,9 +115,9 @@ TEST_CASE("layouts: values between native conv groups are blocked, boundaries st
   REQUIRE(native.size() == g.values().size());
   CHECK(native[v.r1] == blocked);  // conv -> depthwise conv and residual add
   CHECK(native[v.r2] == blocked);  // depthwise conv -> 1x1 conv
-  CHECK(native[v.r3].plain());     // read by the pooling
-  CHECK(native[v.e4].plain());     // read by the concat
-  CHECK(native[v.c5].plain());     // read by the concat
+  CHECK(native[v.r3] == blocked);  // read by the pooling and a conv
+  CHECK(native[v.e4] == blocked);  // read by a conv and the concat (whole blocks)
+  CHECK(native[v.c5] == blocked);  // read by the concat
   for (ValueId in : g.inputs()) CHECK(native[in].plain());
   for (ValueId out : g.outputs()) CHECK(native[out].plain());
 
@@ -132,7 +132,7 @@ TEST_CASE("layouts: values between native conv groups are blocked, boundaries st
       assign_layouts(ctx, backends, g, placement(g, std::string(kNativeBackend)), 8);
   CHECK(small[v.r1] == Layout::channel_blocked(8));
   CHECK(small[v.r2] == Layout::channel_blocked(8));
-  CHECK(small[v.r3].plain());
+  CHECK(small[v.r3] == Layout::channel_blocked(8));
 
   // A block the native convolutions do not use, and block 0: plain everywhere.
   for (int32_t block : {4, 0}) {
@@ -196,8 +196,11 @@ TEST_CASE("layouts: a native group refuses a blocked value it cannot take", "[na
   CHECK(backend->accepts_layout(conv.graph, conv.graph.outputs()[0], blocked));
   CHECK(backend->accepts_layout(conv.graph, conv.graph.inputs()[0], Layout::channel_blocked(8)));
   CHECK(!backend->accepts_layout(conv.graph, conv.graph.inputs()[0], Layout::channel_blocked(4)));
-  CHECK(!backend->accepts_layout(pool.graph, pool.graph.inputs()[0], blocked));
-  CHECK(!backend->accepts_layout(cat.graph, cat.graph.inputs()[0], blocked));
+  // A MaxPool, and a Concat along channels of whole blocks, take the conv blocks only.
+  CHECK(backend->accepts_layout(pool.graph, pool.graph.inputs()[0], blocked));
+  CHECK(backend->accepts_layout(cat.graph, cat.graph.inputs()[0], blocked));
+  CHECK(!backend->accepts_layout(pool.graph, pool.graph.inputs()[0], Layout::channel_blocked(4)));
+  CHECK(!backend->accepts_layout(cat.graph, cat.graph.inputs()[0], Layout::channel_blocked(4)));
   // The reference backend takes plain values only, and says which one is not.
   auto reference = make_reference_backend();
   std::vector<Layout> layouts(g.values().size());
@@ -287,10 +290,14 @@ TEST_CASE("layouts: candidates are costed with the layouts their native neighbou
   std::vector<Layout> a = layouts({0, 1}, 16);
   REQUIRE(a.size() == g.values().size());
   CHECK(a[v.r1] == blocked);
-  // The conv before the pooling: its output stays plain (all layouts plain: an empty list).
+  // The conv before the pooling and a conv: both take its output blocked.
   CHECK(layouts({4, 5, 6}, 16).size() == g.values().size());
-  CHECK(layouts({4, 5, 6}, 16)[v.r3].plain());
-  CHECK(layouts({8, 9}, 16).empty());
+  CHECK(layouts({4, 5, 6}, 16)[v.r3] == blocked);
+  // The conv after it, read by a conv and the concat (whole blocks): blocked on both sides.
+  std::vector<Layout> e = layouts({8, 9}, 16);
+  REQUIRE(e.size() == g.values().size());
+  CHECK(e[v.r3] == blocked);
+  CHECK(e[v.e4] == blocked);
   CHECK(layouts({2, 3}, 0).empty());
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "collage/ops/tensor.h"
 #include "te_ops/conv.h"
 
 namespace collage::native {
@@ -25,6 +26,33 @@ bool elementwise_takes(const Graph& group, ValueId v) {
   return group.value(v).type.shape == group.value(group.outputs()[0]).type.shape;
 }
 
+// A group of one MaxPool over a 4-D f32 value (no Indices output): its input and output blocked,
+// a vector of a block's channels per window tap (te_ops/pool_schedule.h).
+bool max_pool_takes(const Graph& group) {
+  if (group.nodes().size() != 1) return false;
+  const Node& n = group.node(0);
+  if (n.op_name() != "MaxPool" || n.inputs.empty() || n.inputs[0] == kNoValue) return false;
+  if (n.outputs.size() > 1 && n.outputs[1] != kNoValue) return false;
+  const TensorType& x = group.value(n.inputs[0]).type;
+  return x.dtype == DType::f32 && x.shape.size() == 4;
+}
+
+// A group of one f32 Concat along the channels of 4-D values, each input a whole number of
+// blocks: every side blocked, the concatenation copies a block at a time (te_ops/concat_blocked.h).
+bool concat_takes(const Graph& group, int64_t block) {
+  if (group.nodes().size() != 1) return false;
+  const Node& n = group.node(0);
+  if (n.op_name() != "Concat" || n.outputs.empty()) return false;
+  const TensorType& out = group.value(n.outputs[0]).type;
+  const int64_t rank = static_cast<int64_t>(out.shape.size());
+  const int64_t axis = n.get<ConcatAttrs>().axis;
+  if (rank != 4 || (axis != 1 && axis != 1 - rank) || out.dtype != DType::f32) return false;
+  return std::all_of(n.inputs.begin(), n.inputs.end(), [&](ValueId v) {
+    return v != kNoValue && group.value(v).type.shape.size() == 4 &&
+           group.value(v).type.shape[1] % block == 0;
+  });
+}
+
 }  // namespace
 
 bool takes_layout(const Graph& group, ValueId v, const Layout& layout) {
@@ -32,6 +60,7 @@ bool takes_layout(const Graph& group, ValueId v, const Layout& layout) {
   if ((layout.c_block != te_ops::conv::kBlock && layout.c_block != te_ops::conv::kSmallBlock) ||
       !check_layout(layout, group.value(v).type).ok())
     return false;
+  if (max_pool_takes(group) || concat_takes(group, layout.c_block)) return true;
   NodeId conv = -1;
   for (NodeId n = 0; n < static_cast<NodeId>(group.nodes().size()); ++n) {
     if (!is_anchor(group.node(n))) continue;

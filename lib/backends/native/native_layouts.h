@@ -1,7 +1,8 @@
 // Which blocked layouts the native backend takes at a group's boundary: a group anchored at a
 // convolution whose compute works in 16- (or 8-) channel blocks reads its data and writes its
-// result in that block order without the transposing pack and unpack, and an elementwise group
-// computes in whatever order its values are stored (Backend::accepts_layout).
+// result in that block order without the transposing pack and unpack, an elementwise group
+// computes in whatever order its values are stored, and a MaxPool a vector of channels per tap
+// (Backend::accepts_layout).
 #pragma once
 
 #include "collage/graph.h"
@@ -16,7 +17,8 @@ namespace collage::native {
 // input or a same-shaped operand of its epilogue (read by every node of the group that reads it
 // in one of these ways), or the group's only output, with channels a multiple of the block; and
 // for a group of elementwise and broadcast operators alone, its only output and every input of
-// the output's shape.
+// the output's shape; for a group of one f32 MaxPool without Indices, its input and output; for
+// a group of one f32 Concat along the channels of 4-D values whose inputs are whole blocks, all.
 bool takes_layout(const Graph& group, ValueId v, const Layout& layout);
 
 }  // namespace collage::native

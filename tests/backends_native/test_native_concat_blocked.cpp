@@ -1,0 +1,110 @@
+// Concat along the channels of values in channel blocks (GoogLeNet's and SqueezeNet's branch
+// outputs), between native convolutions and a max pool: against the reference on both channel
+// blocks and targets, and the lowered concatenation copying whole blocks.
+#include <catch2/catch.hpp>
+
+#include "backends/native/native_lower.h"
+#include "collage/backends/native.h"
+#include "collage/executor.h"
+#include "collage/ops/nn.h"
+#include "collage/ops/pooling.h"
+#include "collage/ops/tensor.h"
+#include "collage/reference.h"
+#include "common/graph_test_util.h"
+#include "common/test_util.h"
+
+using namespace collage;
+using namespace collage::testing;
+
+namespace {
+
+// x [1, 16, 13, 13] -> Relu(Conv1x1 -> 16), Conv1x1 -> 32, Conv3x3 -> 8 (pads 1) -> Concat (56
+// channels: whole blocks of 8, not of 16) -> MaxPool 3x3 stride 1 pads 1 -> Conv1x1 -> y.
+Graph model(const Context& ctx) {
+  GraphBuilder b(ctx, "concat");
+  ValueId x = b.add_input("x", {DType::f32, {1, 16, 13, 13}});
+  auto conv = [&](ValueId in, const char* name, int64_t m, int64_t c, int64_t k, uint64_t seed) {
+    auto a = std::make_shared<ConvAttrs>();
+    a->pads = {k / 2, k / 2, k / 2, k / 2};
+    a->strides = {1, 1};
+    return add(b, "Conv", {in, b.add_constant(name, random_f32({m, c, k, k}, seed, -0.3f, 0.3f))},
+               a);
+  };
+  ValueId a = add(b, "Relu", {conv(x, "wa", 16, 16, 1, 1)});
+  ValueId c = conv(x, "wb", 32, 16, 1, 2);
+  ValueId d = conv(x, "wc", 8, 16, 3, 3);
+  ValueId cat = add(b, "Concat", {a, c, d}, make_attrs<ConcatAttrs>([](ConcatAttrs& at) {
+                      at.axis = 1;
+                    }));
+  ValueId m = add(b, "MaxPool", {cat}, make_attrs<MaxPoolAttrs>([](MaxPoolAttrs& at) {
+                    at.kernel_shape = {3, 3};
+                    at.strides = {1, 1};
+                    at.pads = {1, 1, 1, 1};
+                  }));
+  b.add_output(conv(m, "wd", 16, 56, 1, 4));
+  auto g = b.finish();
+  INFO(g.status().ToString());
+  REQUIRE(g.ok());
+  return std::move(*g);
+}
+
+}  // namespace
+
+TEST_CASE("blocked concat: computes what the reference does", "[native][layout]") {
+  Context ctx;
+  Graph g = model(ctx);
+  BackendRegistry backends;
+  REQUIRE(backends.add(make_reference_backend()).ok());
+  REQUIRE(register_native_backend(backends).ok());
+  Tensor x = random_f32({1, 16, 13, 13}, 42);
+  auto expected = run_reference(g, {x});
+  REQUIRE(expected.ok());
+  const size_t n = g.nodes().size();
+  Placement p;
+  for (std::vector<NodeId> nodes :
+       {std::vector<NodeId>{0, 1}, {2}, {3}, {4}, {5}, {6}})
+    p.groups.push_back(
+        PlacedGroup{.nodes = NodeSet::of(n, nodes), .backend = std::string(kNativeBackend)});
+  for (const char* target : {"", "avx2"})
+    for (int32_t block : {16, 8, 0})
+      for (int threads : {1, 2}) {
+        INFO("target '" << target << "', block " << block << ", threads " << threads);
+        auto model = compile_placement(
+            ctx, backends, g, p,
+            BuildOptions{.num_threads = threads, .target = target, .channel_block = block});
+        INFO(model.status().ToString());
+        REQUIRE(model.ok());
+        auto out = model->run({x});
+        INFO(out.status().ToString());
+        REQUIRE(out.ok());
+        INFO(describe_mismatch((*out)[0], (*expected)[0]));
+        CHECK(max_scaled_error((*out)[0], (*expected)[0]) <= 1e-5);
+      }
+}
+
+TEST_CASE("blocked concat: chooses the part per block, copies a block as one vector",
+          "[native][layout]") {
+  Context ctx;
+  Graph g = model(ctx);
+  const te_ops::TeOpRegistry ops = te_ops::default_te_ops();
+  std::vector<Layout> layouts(g.values().size(), Layout::channel_blocked(8));
+  auto group = extract_subgraph(ctx, g, NodeSet::of(g.nodes().size(), {4}), layouts);
+  REQUIRE(group.ok());
+  auto avx2 = codegen::TargetSpec::named("x86-64-v3");
+  REQUIRE(avx2.ok());
+  auto lowered = native::lower_group(group->graph, ops, {*avx2, 2}, "k");
+  REQUIRE(lowered.ok());
+  const std::string code = te::to_string(lowered->kernel);
+  INFO(code);
+  // One AVX2 vector is one block: the vectorized loop's variable indexes the channels within the
+  // block directly, and the select between the parts does not depend on it.
+  const size_t loop = code.find("vectorized for (");
+  REQUIRE(loop != std::string::npos);
+  const size_t name_end = code.find(',', loop);
+  const std::string var = code.substr(loop + 16, name_end - loop - 16);
+  INFO("vector variable " << var);
+  CHECK(code.find("floordiv(" + var) == std::string::npos);
+  CHECK(code.find("floormod(" + var) == std::string::npos);
+  CHECK(code.find("select(" + var) == std::string::npos);
+  CHECK(code.find("if (") == std::string::npos);
+}

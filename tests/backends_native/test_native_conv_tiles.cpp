@@ -1,0 +1,103 @@
+// The blocked convolution's register tile on widths with few divisors (SqueezeNet's 13, GoogLeNet's
+// 7 and 14): the default tile's choice, and convolutions whose tiles leave a tail in columns and
+// channel blocks computing what the reference does on both targets and channel blocks.
+#include <catch2/catch.hpp>
+
+#include "collage/backends/native.h"
+#include "collage/executor.h"
+#include "collage/ops/nn.h"
+#include "collage/reference.h"
+#include "common/graph_test_util.h"
+#include "common/test_util.h"
+#include "te_ops/conv_tile.h"
+
+using namespace collage;
+using namespace collage::testing;
+using te_ops::conv::default_register_tile;
+using te_ops::conv::RegisterTile;
+using te_ops::conv::tile_cycles;
+
+TEST_CASE("conv tiles: a width with few divisors takes a tile with a tail where it is faster",
+          "[native][conv]") {
+  // AVX2 (12 accumulators of one vector): SqueezeNet's classifier, 13 columns x 125 blocks of 8
+  // channels, has only 1 x 1 as a tile that divides both: one accumulator, every step waiting on
+  // the last. A tile with tails fills the registers.
+  const RegisterTile t = default_register_tile(13, 125, 1, 12, 28, 4);
+  CHECK(t.ow_t * t.oc_t >= 8);
+  CHECK(t.ow_t * t.oc_t <= 12);
+  CHECK(tile_cycles(13, 125, 1, t) * 5 < tile_cycles(13, 125, 1, RegisterTile{1, 1}));
+  // Where the divisors give a full tile, it stays (AVX-512, 24 accumulators: 13 x 1 for 63 blocks;
+  // AVX2, 14 columns x 24 blocks: 2 x 4 issues as many FMAs as 4 x 3 without a tail).
+  const RegisterTile a = default_register_tile(13, 63, 1, 24, 28, 4);
+  CHECK((a.ow_t == 13 && a.oc_t == 1));
+  const RegisterTile b = default_register_tile(14, 24, 1, 12, 28, 4);
+  CHECK((b.ow_t == 2 && b.oc_t == 4));
+  // Blocks of two vectors (16 channels on AVX2) count twice against the budget.
+  const RegisterTile c = default_register_tile(13, 10, 2, 12, 28, 4);
+  CHECK(c.ow_t * c.oc_t * 2 <= 12);
+}
+
+namespace {
+
+std::shared_ptr<ConvAttrs> conv_attrs(int64_t pad) {
+  auto a = std::make_shared<ConvAttrs>();
+  a->pads = {pad, pad, pad, pad};
+  a->strides = {1, 1};
+  return a;
+}
+
+// x [1, 24, 13, 13] -> Relu(Conv1x1 -> 200) -> Relu(Conv3x3 pads 1 -> 40) -> Conv1x1 -> 1000, one
+// group each: 25, 5 and 125 blocks of 8 channels, 13, 7 and 63 of 16, on 13 columns.
+Graph model(const Context& ctx) {
+  GraphBuilder b(ctx, "tiles");
+  ValueId x = b.add_input("x", {DType::f32, {1, 24, 13, 13}});
+  auto w = [&](const char* name, Shape shape, uint64_t seed) {
+    return b.add_constant(name, random_f32(shape, seed, -0.2f, 0.2f));
+  };
+  ValueId c1 = add(b, "Conv", {x, w("w1", {200, 24, 1, 1}, 1), w("b1", {200}, 2)}, conv_attrs(0));
+  ValueId r1 = add(b, "Relu", {c1});
+  ValueId c2 = add(b, "Conv", {r1, w("w2", {40, 200, 3, 3}, 3), w("b2", {40}, 4)}, conv_attrs(1));
+  ValueId r2 = add(b, "Relu", {c2});
+  b.add_output(add(b, "Conv", {r2, w("w3", {1000, 40, 1, 1}, 5), w("b3", {1000}, 6)},
+                   conv_attrs(0)));
+  auto g = b.finish();
+  INFO(g.status().ToString());
+  REQUIRE(g.ok());
+  return std::move(*g);
+}
+
+}  // namespace
+
+TEST_CASE("conv tiles: convolutions whose register tiles leave tails compute what the reference "
+          "does",
+          "[native][conv]") {
+  Context ctx;
+  Graph g = model(ctx);
+  BackendRegistry backends;
+  REQUIRE(backends.add(make_reference_backend()).ok());
+  REQUIRE(register_native_backend(backends).ok());
+  Tensor x = random_f32({1, 24, 13, 13}, 42);
+  auto expected = run_reference(g, {x});
+  REQUIRE(expected.ok());
+  const size_t n = g.nodes().size();
+  Placement p;
+  for (std::vector<NodeId> nodes : {std::vector<NodeId>{0, 1}, {2, 3}, {4}})
+    p.groups.push_back(
+        PlacedGroup{.nodes = NodeSet::of(n, nodes), .backend = std::string(kNativeBackend)});
+  for (const char* target : {"", "avx2"})
+    for (int32_t block : {16, 8, 0})
+      for (int threads : {1, 2}) {
+        INFO("target '" << target << "', channel block " << block << ", threads " << threads);
+        auto model = compile_placement(
+            ctx, backends, g, p,
+            BuildOptions{.num_threads = threads, .target = target, .channel_block = block});
+        INFO(model.status().ToString());
+        REQUIRE(model.ok());
+        auto out = model->run({x});
+        INFO(out.status().ToString());
+        REQUIRE(out.ok());
+        REQUIRE(out->size() == 1);
+        INFO(describe_mismatch((*out)[0], (*expected)[0]));
+        CHECK(max_scaled_error((*out)[0], (*expected)[0]) <= 1e-5);
+      }
+}
