@@ -16,11 +16,16 @@ bool is_anchor(const Node& n) {
 }
 
 // The chain of nodes ending at `n` that a fusion rule would group with it: back from `n` along
-// the first input whose producer has no other reader, up to an anchor (a convolution or matmul)
-// or 8 nodes; just {n} when no anchor is reached.
+// the first input whose producer has no other reader, through elementwise and broadcast nodes
+// (an epilogue), up to an anchor (a convolution or matmul) or 8 nodes; just {n} when no anchor is
+// reached (a Concat or a pooling is a group of its own, not a convolution's epilogue).
 NodeSet chain_to(const Graph& g, NodeId n) {
   std::vector<NodeId> chain = {n};
-  for (NodeId at = n; chain.size() < 8 && !is_anchor(g.node(at));) {
+  auto epilogue = [&](NodeId at) {
+    const FusionKind k = g.node(at).op->fusion;
+    return k == FusionKind::elementwise || k == FusionKind::broadcast;
+  };
+  for (NodeId at = n; chain.size() < 8 && !is_anchor(g.node(at)) && epilogue(at);) {
     NodeId next = -1;
     for (ValueId in : g.node(at).inputs) {
       if (in == kNoValue || g.value(in).kind != ValueKind::node_output) continue;

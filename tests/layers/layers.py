@@ -44,7 +44,9 @@ MAY_USE = {
     # what an artifact runs; openvino hands its region to OpenVINO as an ONNX model, written with
     # the ONNX frontend's tensor encoding; the trees backend reads the code generator's target
     # description (the ISA its kernel is built for).
-    "backend_libs": {"backends", "runtime_modules", "frontends", "codegen", "ir", "api", "api_c"},
+    # the dynamic backend checks what its module's shared algorithms take (recurrences, TF-IDF).
+    "backend_libs": {"backends", "runtime_modules", "rt_algorithms", "frontends", "codegen", "ir",
+                     "api", "api_c"},
     "backend_native": {"backends", "te_ops", "tune", "codegen", "te", "ir", "api", "api_c"},
     # The wave schedule's format and runner are shared with the runtime (runtime/core).
     "waves": {"runtime", "ir", "api", "api_c"},
