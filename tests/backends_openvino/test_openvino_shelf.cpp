@@ -12,30 +12,12 @@
 #include "collage/subgraph.h"
 #include "collage/thread_pool.h"
 #include "common/test_util.h"
+#include "openvino_test_graphs.h"
 #include "placement/baselines.h"
 #include "placement/measurer.h"
 
 using namespace collage;
 using namespace collage::testing;
-
-namespace {
-
-// x f32[1x4x6x6] -> Conv 3x3 (8 channels, weights from `seed`) -> Relu.
-Graph conv_relu(const Context& ctx, uint64_t seed) {
-  GraphBuilder b(ctx, "conv");
-  ValueId x = b.add_input("x", {DType::f32, {1, 4, 6, 6}});
-  ValueId w = b.add_constant("w", random_f32({8, 4, 3, 3}, seed));
-  auto conv = b.add_node("Conv", {x, w}, make_attrs<ConvAttrs>([](auto& a) {
-                           a.pads = {1, 1, 1, 1};
-                         }));
-  auto relu = b.add_node("Relu", {(*conv)[0]});
-  b.add_output((*relu)[0]);
-  auto g = b.finish();
-  REQUIRE(g.ok());
-  return *std::move(g);
-}
-
-}  // namespace
 
 TEST_CASE("openvino shelf: a region measured once is not compiled again by the build",
           "[openvino][shelf]") {
