@@ -79,6 +79,8 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> lists_of(const Graph& g, const
     }
     case DynOp::gather:
       return std::vector<std::vector<int64_t>>{{n.get<GatherAttrs>().axis}};
+    case DynOp::gather_elements:
+      return std::vector<std::vector<int64_t>>{{n.get<GatherElementsAttrs>().axis}};
     case DynOp::slice: {
       const auto& a = n.get<SliceAttrs>();
       return std::vector<std::vector<int64_t>>{a.starts, a.ends, a.axes, a.steps};

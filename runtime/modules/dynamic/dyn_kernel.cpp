@@ -19,6 +19,7 @@ Arity arity_of(DynOp op) {
     case DynOp::nms: return {2, 5, 1, 1};
     case DynOp::unique: return {1, 1, 1, 4};
     case DynOp::gather:
+    case DynOp::gather_elements:
     case DynOp::add:
     case DynOp::sub:
     case DynOp::mul:

@@ -19,7 +19,7 @@ constexpr std::array<std::string_view, static_cast<size_t>(DynOp::count_)> kName
     "HammingWindow", "BlackmanWindow", "MelWeightMatrix", "CenterCropPad", "Col2Im", "AffineGrid",
     "Shape", "Dropout", "CumSum", "CumProd", "ScatterND", "ScatterElements",
     "Pow", "MaxUnpool", "TfIdfVectorizer", "RNN", "GRU", "LSTM", "MatMul", "If", "Loop", "Scan",
-    "Tanh", "Not", "And", "Or", "ArgMax", "Gemm"};
+    "Tanh", "Not", "And", "Or", "ArgMax", "Gemm", "GatherElements"};
 
 }  // namespace
 

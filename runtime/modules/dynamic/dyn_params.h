@@ -80,6 +80,7 @@ enum class DynOp : uint8_t {
   logical_and, logical_or,  // numpy broadcasting, bool
   arg_max,             // [axis], [keepdims], [select_last_index]
   gemm,                // [transA], [transB], [alpha's f32 bits], [beta's f32 bits] (f32, f64)
+  gather_elements,     // [axis] (indices i32 or i64, negative counting from the end)
   count_,
 };
 
