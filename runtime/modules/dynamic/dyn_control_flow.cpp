@@ -168,13 +168,19 @@ std::vector<ControlFlow::Slot> ControlFlow::run_body(const BodyRun& b,
   auto alloc = [](void* c, int32_t index, const int64_t* shape) -> void* {
     auto& ctx = *static_cast<Ctx*>(c);
     const int64_t outputs = static_cast<int64_t>(ctx.step->args.size()) - ctx.step->num_inputs;
-    if (index < 0 || index >= outputs || !shape) {
+    // A scalar's shape may come as a null pointer (no dimension to read).
+    if (index < 0 || index >= outputs) {
       ctx.error = "asked for output " + std::to_string(index) + " of " + std::to_string(outputs);
       return nullptr;
     }
     const int64_t id = ctx.step->args[ctx.step->num_inputs + index];
     const BodyValue& want = ctx.body->values[id];
-    std::vector<int64_t> s(shape, shape + want.shape.size());
+    if (!shape && !want.shape.empty()) {
+      ctx.error = "output " + std::to_string(index) + " without a shape";
+      return nullptr;
+    }
+    std::vector<int64_t> s = want.shape.empty() ? std::vector<int64_t>()
+                                                : std::vector<int64_t>(shape, shape + want.shape.size());
     if (!fits(want.dtype, s, want)) {
       ctx.error = "output " + std::to_string(index) + " came out as " +
                   type_text(want.dtype, s) + ", the body says " + type_of(want);
