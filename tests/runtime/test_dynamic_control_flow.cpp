@@ -6,7 +6,6 @@
 // damaged nested plan.
 #include <catch2/catch.hpp>
 
-#include <cstring>
 #include <filesystem>
 
 #include "collage/backends/dynamic.h"
@@ -135,31 +134,6 @@ Placement on_dynamic(const Graph& g) {
   return p;
 }
 
-DType dtype_of(const DLTensor& t) {
-  if (t.dtype.code == kDLFloat) return DType::f32;
-  if (t.dtype.bits == 8) return DType::boolean;
-  return DType::i64;
-}
-
-std::vector<Tensor> run_artifact(const collage_module_t* m, const std::vector<Tensor>& inputs,
-                                 std::string* message) {
-  std::vector<DLTensor> in;
-  for (const Tensor& t : inputs) in.push_back(dl_view(t));
-  collage_outputs_t* outs = nullptr;
-  *message = take_message(
-      collage_module_run_outputs(m, in.data(), static_cast<int32_t>(in.size()), &outs));
-  std::vector<Tensor> result;
-  for (int32_t i = 0; i < collage_outputs_count(outs); ++i) {
-    DLTensor t{};
-    REQUIRE(take_message(collage_outputs_get(outs, i, &t)).empty());
-    Tensor copy(dtype_of(t), Shape(t.shape, t.shape + t.ndim));
-    if (copy.bytes()) std::memcpy(copy.raw(), t.data, copy.bytes());
-    result.push_back(std::move(copy));
-  }
-  collage_outputs_release(outs);
-  return result;
-}
-
 void check_same(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
   REQUIRE(got.size() == want.size());
   for (size_t o = 0; o < got.size(); ++o) {
@@ -194,7 +168,7 @@ void check_both_ways(const Graph& g, const std::vector<std::vector<Tensor>>& cas
     INFO(got.status().ToString());
     REQUIRE(got.ok());
     check_same(*got, *want);
-    const std::vector<Tensor> loaded = run_artifact(m.get(), cases[k], &message);
+    const std::vector<Tensor> loaded = run_outputs(m.get(), cases[k], &message);
     INFO(message);
     REQUIRE(message.empty());
     check_same(loaded, *want);
@@ -294,11 +268,11 @@ TEST_CASE("a Loop whose condition never turns false is stopped", "[runtime][cont
   auto m = load_bytes(*bytes, nullptr, nullptr, nullptr);
   REQUIRE(m);
   std::string message;
-  run_artifact(m.get(), {bool_scalar(true), random_f32({2}, 9)}, &message);
+  run_outputs(m.get(), {bool_scalar(true), random_f32({2}, 9)}, &message);
   CHECK_THAT(message, Catch::Contains("1000000 iterations without reaching its end"));
   auto want = run_reference(g, {bool_scalar(false), random_f32({2}, 9)});
   REQUIRE(want.ok());
-  const std::vector<Tensor> got = run_artifact(m.get(), {bool_scalar(false), random_f32({2}, 9)},
+  const std::vector<Tensor> got = run_outputs(m.get(), {bool_scalar(false), random_f32({2}, 9)},
                                                &message);
   REQUIRE(message.empty());
   check_same(got, *want);
