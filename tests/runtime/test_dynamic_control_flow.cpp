@@ -3,9 +3,10 @@
 // loaded through the C API, against the reference executor: run-time trip counts and
 // conditions, loop-carried values whose shape grows, scan outputs, outer values the bodies read,
 // branches of different sizes; and the errors: a body that fails, a loop that never ends, a
-// damaged nested plan.
+// damaged nested plan (named damage, and 300 random ones that must load with an error or run).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "collage/backends/dynamic.h"
@@ -305,6 +306,48 @@ TEST_CASE("a damaged nested plan is refused when the artifact loads", "[runtime]
     CHECK_FALSE(m);
     CHECK_THAT(message, Catch::Contains("body 0") && Catch::Contains(d.says));
   }
+}
+
+TEST_CASE("mutated nested plans load with an error or run and never crash",
+          "[runtime][control-flow]") {
+  Context ctx;
+  BackendRegistry backends = dynamic_backends();
+  const Graph loop = loop_graph(ctx, 3), branch = if_graph(ctx), scan = scan_graph(ctx, false);
+  const Tensor x = random_f32({3}, 1), acc = random_f32({1}, 2), w = random_f32({3}, 3);
+  const std::pair<const Graph*, std::vector<Tensor>> cases[] = {
+      {&loop, {Tensor::scalar_i64(10), bool_scalar(true), x, acc, w}},
+      {&branch, {bool_scalar(true), x, w}},
+      {&scan, {random_f32({2}, 6), random_f32({4, 2}, 7)}}};
+  uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 33;
+  };
+  int loaded = 0, refused = 0;
+  for (const auto& [g, inputs] : cases) {
+    auto bytes = compile_artifact(ctx, backends, *g, on_dynamic(*g), {}, nullptr);
+    REQUIRE(bytes.ok());
+    const size_t at = bytes->find("DYNB");
+    REQUIRE(at != std::string::npos);
+    const size_t span = std::min<size_t>(400, bytes->size() - at);
+    for (int round = 0; round < 100; ++round) {
+      std::string file = *bytes;
+      for (uint64_t k = 0, n = 1 + next() % 3; k < n; ++k)
+        file[at + next() % span] = static_cast<char>(next());
+      rechecksum(file);
+      std::string message;
+      auto m = load_bytes(file, nullptr, nullptr, &message);
+      if (!m) {
+        ++refused;
+        CHECK_FALSE(message.empty());
+        continue;
+      }
+      ++loaded;
+      run_outputs(m.get(), inputs, &message);
+    }
+  }
+  CHECK(refused > 0);
+  CHECK(loaded + refused == 300);
 }
 
 // Seeds of the artifact fuzzer (fuzz/run_fuzzer.sh): a Loop, an If and a Scan with nested plans,
