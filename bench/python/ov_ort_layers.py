@@ -8,11 +8,12 @@ whose output a fused Relu/Clip/BatchNormalization/Add consumes; for OpenVINO, th
 layers its runtime model names); each layer's median (or
 minimum) over the runs.
 With --collage LABEL=P.json (repeatable), a `collage run ARTIFACT --profile P.json` trace is
-attributed the same way and shown as column LABEL.
+attributed the same way and shown as column LABEL; the ideal mix is the sum over layers of the
+fastest column's time (no boundary paid). --json OUT.json keeps every column's layer times.
 
     .venv/bin/python bench/python/ov_ort_layers.py MODEL.onnx INPUTS.npz [--runs 60] [--rounds 3]
         [--threads 2] [--top 12] [--stat median|min]
-        [--collage LABEL=P.json ...]
+        [--collage LABEL=P.json ...] [--json OUT.json]
 
 Prints each runtime's run median (profiling on), its per-layer medians summed by kernel class,
 and the layers where ONNX Runtime is fastest against OpenVINO (their difference in microseconds).
@@ -106,6 +107,8 @@ def main():
                    help="each layer's statistic over the runs (min on a loaded machine)")
     p.add_argument("--collage", action="append", default=[], metavar="LABEL=P.json",
                    help="a trace written by collage run --profile (repeatable)")
+    p.add_argument("--json", metavar="OUT.json",
+                   help="write each column's per-layer times (us) and the model's node order")
     args = p.parse_args()
     global STAT
     STAT = min if args.stat == "min" else statistics.median
@@ -180,6 +183,29 @@ def main():
     print(f"  sum over layers of min(0, ORT - OV): {gain / 1000:.3f} ms "
           f"({len(both)} layers matched; {len(ov_layers) - len(both)} OpenVINO, "
           f"{len(ort_l) - len(both)} ONNX Runtime kernels unmatched)")
+    # The ideal mix: each layer on the fastest column, no boundary paid (a lower bound).
+    every = [k for k in ov_layers if all(k in layers[n] for n in names)]
+    ideal = sum(min(layers[n][k] for n in names) for k in every)
+    wins = collections.Counter(min(names, key=lambda n: layers[n][k]) for k in every)
+    print(f"  ideal mix over the {len(every)} layers every column has: {ideal / 1000:.3f} ms "
+          f"(OpenVINO {sum(ov_layers[k] for k in every) / 1000:.3f}); layers won: "
+          + ", ".join(f"{n} {wins[n]}" for n in names))
+    # A region end: the model's first layers (in node order) on one column, the rest on OpenVINO.
+    order = [n.name for n in model.graph.node if n.name in every]
+    for n in names:
+        if n == "OpenVINO":
+            continue
+        best, cut, prefix, rest = 0.0, 0, 0.0, sum(ov_layers[k] for k in order)
+        for i, k in enumerate(order):
+            prefix += layers[n][k] - ov_layers[k]
+            if prefix < best:
+                best, cut = prefix, i + 1
+        print(f"  first layers on {n}, the rest on OpenVINO: best cut after {cut} layers "
+              f"({order[cut - 1] if cut else '-'}), {(rest + best) / 1000:.3f} ms")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"order": [n.name for n in model.graph.node],
+                       "layers": {n: dict(layers[n]) for n in names}}, f)
 
 
 if __name__ == "__main__":
