@@ -273,6 +273,7 @@ Measurer::Entry Measurer::cut(const Candidate& candidate, const Graph& group) {
 absl::StatusOr<Cost> Measurer::cost(const Candidate& candidate, const ExtractedSubgraph& group) {
   const uint64_t hash = stable_hash(canonical_signature(group.graph));
   const std::string key = memo_key(*candidate.backend, hash);
+  key_of_[{candidate.backend, candidate.nodes}] = key;
   if (!memo_.count(key)) {
     const std::pair<const Candidate*, const ExtractedSubgraph*> one{&candidate, &group};
     prefetch({&one, 1});
