@@ -170,7 +170,8 @@ absl::Status run_unique(const KernelArgs& k) {
                   v.inner * esize);
   const std::vector<int64_t>* lists[] = {&groups->first, &groups->inverse, &groups->counts};
   for (size_t i = 1; i < k.outputs.size(); ++i)
-    std::memcpy(k.outputs[i].raw(), lists[i - 1]->data(), lists[i - 1]->size() * sizeof(int64_t));
+    if (!lists[i - 1]->empty())  // an empty X: no lists, and memcpy must not see their null data
+      std::memcpy(k.outputs[i].raw(), lists[i - 1]->data(), lists[i - 1]->size() * sizeof(int64_t));
   return absl::OkStatus();
 }
 
