@@ -342,6 +342,9 @@ class DynamicBackend : public Backend {
         const Node& node = g.node(n);
         const DynOp op = rt_dynamic::dyn_op_of(node.op_name());
         if (op == DynOp::count_ || (op == DynOp::pow && !offered_always(g, node, op))) continue;
+        // A node whose element types the module does not run (a 16-bit MatMul) is not offered:
+        // claimed, its build would fail where another backend or the reference may run it.
+        if (!check_dtypes(g, node, op).ok()) continue;
         if (touches_dynamic(g, node) || offered_always(g, node, op))
           out.push_back(NodeSet::of(g.nodes().size(), {n}));
       }
