@@ -151,3 +151,16 @@ TEST_CASE("te_ops fused: a 16-bit elementwise chain rounds at every node", "[te_
     check_group(native_backend(), finish(b), {.tolerance = 0, .claim = true});
   }
 }
+
+// Softmax on f16 rounds each step as ONNX defines it (x - max, its exp, the sum, the quotient), as
+// the reference computes it; bf16, whose sum ONNX rounds at every add, is refused.
+TEST_CASE("te_ops: f16 Softmax rounds each step; bf16 is refused", "[te_ops]") {
+  Context ctx;
+  auto attrs = make_attrs<SoftmaxAttrs>([](auto& a) { a.axis = -1; });
+  check_group(native_backend(), single_op_graph(ctx, "Softmax", {{DType::f16, {4, 9, 37}}}, attrs),
+              {.tolerance = 0, .lo = -4.f, .hi = 4.f});
+  auto k = native_backend().build(
+      single_op_graph(ctx, "Softmax", {{DType::bf16, {4, 9}}}, attrs), {});
+  REQUIRE_FALSE(k.ok());
+  CHECK_THAT(std::string(k.status().message()), Catch::Contains("bf16 softmax"));
+}
