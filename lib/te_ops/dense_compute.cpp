@@ -25,7 +25,7 @@ struct Operands {
   int64_t m = 1, n = 1, k = 1;
   Shape a_batch, b_batch, batch;  // batch dims of A, B and of the output (broadcast)
   int64_t nr = 16;                // panel columns
-  DType type = DType::f32;         // of the operands and the output (the sums are f32)
+  DType type = DType::f32;        // of the operands and the output (the sums are f32)
 };
 
 absl::Status fail(const Operands& o, const std::string& op, const std::string& what) {
