@@ -1,8 +1,8 @@
 // winograd_bench: 3x3 stride-1 convolutions (+ bias + Relu, batch 1, pads 1) of ResNet-50 and of
 // VGG-style 56x56 layers, as the native backend builds them between native convolutions (input
-// and output in nChw16c): the direct blocked kernel, the Winograd one (F(4x4,3x3) and
-// F(2x2,3x3)), and oneDNN's direct convolution in nChw16c (input and weight reordered ahead of
-// time, not timed), measured alternately in blocks. Prints the medians, Winograd's speedup over
+// and output channel-blocked: nChw16c, nChw8c on an AVX2 target): the direct blocked kernel, the
+// Winograd one (F(4x4,3x3) and F(2x2,3x3)), and oneDNN's direct convolution in the same layout
+// (input and weight reordered ahead of time, not timed), measured alternately in blocks. Prints the medians, Winograd's speedup over
 // direct and its ratio to oneDNN, and the largest error of each relative to the largest
 // magnitude of a double-precision reference.
 //
@@ -88,20 +88,22 @@ std::vector<double> reference(const Tensor& x, const Tensor& w, const Tensor& b,
   return out;
 }
 
-// The largest |got - want| over the largest |want|; `got` in nChw16c.
-double blocked_error(const float* got, const std::vector<double>& want, int64_t m, int64_t hw) {
+// The largest |got - want| over the largest |want|; `got` in channel blocks of `block`.
+double blocked_error(const float* got, const std::vector<double>& want, int64_t m, int64_t hw,
+                     int64_t block) {
   double diff = 0, mag = 0;
   for (int64_t o = 0; o < m; ++o)
     for (int64_t p = 0; p < hw * hw; ++p) {
-      const double g = got[((o / 16) * hw * hw + p) * 16 + o % 16], e = want[o * hw * hw + p];
+      const double g = got[((o / block) * hw * hw + p) * block + o % block],
+                   e = want[o * hw * hw + p];
       diff = std::max(diff, std::fabs(g - e));
       mag = std::max(mag, std::fabs(e));
     }
   return diff / std::max(mag, 1e-30);
 }
 
-// oneDNN's convolution in nChw16c with bias and a Relu post-op; the weight in the layout the
-// primitive prefers, reordered once.
+// oneDNN's convolution in nChw16c (nChw8c for blocks of 8) with bias and a Relu post-op; the
+// weight in the layout the primitive prefers, reordered once.
 struct DnnlConv {
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   dnnl::stream strm{eng};
@@ -109,13 +111,14 @@ struct DnnlConv {
   dnnl::memory src, weights, bias, dst;
   std::string impl;
 
-  DnnlConv(int64_t c, int64_t m, int64_t hw, const Tensor& x_blocked, const Tensor& w,
-           const Tensor& b) {
+  DnnlConv(int64_t c, int64_t m, int64_t hw, int64_t block, const Tensor& x_blocked,
+           const Tensor& w, const Tensor& b) {
     using tag = dnnl::memory::format_tag;
     using dt = dnnl::memory::data_type;
+    const tag data_tag = block == 8 ? tag::nChw8c : tag::nChw16c;
     dnnl::memory::dims xd = {1, c, hw, hw}, yd = {1, m, hw, hw}, wd = {m, c, 3, 3};
-    dnnl::memory::desc src_md(xd, dt::f32, tag::nChw16c), w_any(wd, dt::f32, tag::any),
-        b_md({m}, dt::f32, tag::a), dst_md(yd, dt::f32, tag::nChw16c);
+    dnnl::memory::desc src_md(xd, dt::f32, data_tag), w_any(wd, dt::f32, tag::any),
+        b_md({m}, dt::f32, tag::a), dst_md(yd, dt::f32, data_tag);
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
                                       dnnl::algorithm::convolution_direct, src_md, w_any, b_md,
                                       dst_md, {1, 1}, {1, 1}, {1, 1});
@@ -163,9 +166,10 @@ struct NativeRun {
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
-  std::printf("winograd_bench: 3x3 conv + bias + Relu, batch 1, pads 1, nChw16c in and out, "
+  const int64_t block = native_channel_block(o.target.empty() ? "host" : o.target);
+  std::printf("winograd_bench: 3x3 conv + bias + Relu, batch 1, pads 1, nChw%lldc in and out, "
               "%d thread%s (%s), target %s\n",
-              o.threads, o.threads > 1 ? "s" : "", o.threads > 1 ? "wall time" : "CPU time",
+              static_cast<long long>(block), o.threads, o.threads > 1 ? "s" : "", o.threads > 1 ? "wall time" : "CPU time",
               o.target.empty() ? "host" : o.target.c_str());
   omp_set_num_threads(o.threads);
   std::unique_ptr<ThreadPool> pool = o.threads > 1 ? std::make_unique<ThreadPool>(o.threads) : nullptr;
@@ -200,13 +204,13 @@ int main(int argc, char** argv) {
       std::printf("graph: %s\n", g.status().ToString().c_str());
       return 1;
     }
-    std::vector<Layout> layouts(g->values().size(), Layout::channel_blocked(16));
+    std::vector<Layout> layouts(g->values().size(), Layout::channel_blocked(block));
     auto group = extract_subgraph(ctx, *g, NodeSet::of(g->nodes().size(), {0, 1}), layouts);
     if (!group.ok()) {
       std::printf("group: %s\n", group.status().ToString().c_str());
       return 1;
     }
-    const Tensor xb = to_layout(x, Layout::channel_blocked(16));
+    const Tensor xb = to_layout(x, Layout::channel_blocked(block));
     BuildOptions bo;
     bo.num_threads = o.threads;
     bo.target = o.target;
@@ -222,7 +226,7 @@ int main(int argc, char** argv) {
     };
     std::optional<NativeRun> rd = make(*direct), r4 = make(*f4), r2 = make(*f2);
     if (!rd || !r4 || !r2) return 1;
-    DnnlConv dn(c, m, hw, xb, w, b);
+    DnnlConv dn(c, m, hw, block, xb, w, b);
     std::vector<double> td, t4, t2, tn;
     for (int done = 0; done < o.reps; done += 5) {
       const int n = std::min(5, o.reps - done);
@@ -238,9 +242,10 @@ int main(int argc, char** argv) {
                   static_cast<long long>(hw), static_cast<long long>(hw));
     std::printf("%-10s %7.3fms %7.3fms %7.3fms %7.3fms %6.2f %7.2f %8.1e %8.1e %8.1e %8.1e  %s\n",
                 name, md, m4, m2, mn, md / m4, mn / m4,
-                blocked_error(rd->out.data<float>(), want, m, hw),
-                blocked_error(r4->out.data<float>(), want, m, hw),
-                blocked_error(r2->out.data<float>(), want, m, hw), blocked_error(dn.out(), want, m, hw),
+                blocked_error(rd->out.data<float>(), want, m, hw, block),
+                blocked_error(r4->out.data<float>(), want, m, hw, block),
+                blocked_error(r2->out.data<float>(), want, m, hw, block),
+                blocked_error(dn.out(), want, m, hw, block),
                 dn.impl.c_str());
     std::fflush(stdout);
   }

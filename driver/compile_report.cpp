@@ -24,6 +24,9 @@ std::string CompileResult::report_json() const {
   nlohmann::ordered_json steps = nlohmann::ordered_json::object();
   for (const auto& [step, s] : phases) steps[step] = s;
   j["phases_s"] = std::move(steps);
+  nlohmann::ordered_json builds_s = nlohmann::ordered_json::object();
+  for (const KernelBuilds& k : builds) builds_s[k.step][k.backend] = {k.builds, k.s};
+  j["builds_s"] = std::move(builds_s);
   j["cut"] = cut;
   nlohmann::ordered_json compared = nlohmann::ordered_json::array();
   for (const MeasuredPlacement& m : r.compared)

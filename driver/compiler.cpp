@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <thread>
 
 #include "artifact/artifact.h"
 #include "collage/backend_loader.h"
@@ -15,6 +16,7 @@
 #include "driver/batch_variants.h"
 #include "driver/tree_strategy.h"
 #include "io/file_io.h"
+#include "placement/build_tally.h"
 
 namespace collage {
 namespace {
@@ -138,6 +140,10 @@ ArtifactOptions artifact_options(const PlacementOptions& placement, double budge
   artifact.build.measure_choices = left_s > 0;
   artifact.waves.measure = left_s > 0;
   artifact.build.num_threads = placement.num_threads;
+  // A build that times nothing builds its native kernels on every core (compile_artifact_image).
+  artifact.build_threads = placement.num_threads > 0
+                               ? placement.num_threads
+                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   artifact.build.target = placement.target;
   artifact.build.code_cache = placement.code_cache;
   artifact.build.channel_block = placement.channel_block;
@@ -341,7 +347,11 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
         "build: no Winograd choice measured (the budget cut the kernels' measurement; direct "
         "where none is remembered)");
   }
-  auto image = compile_artifact_image(*ctx_, *backends_, r.graph, r.optimized.placement, artifact,
+  // The artifact's kernels built by backends that count their builds (step "build").
+  BuildTally tally;
+  tally.set_step("build");
+  const BackendRegistry tallied = tallied_backends(*backends_, tally);
+  auto image = compile_artifact_image(*ctx_, tallied, r.graph, r.optimized.placement, artifact,
                                       &r.summary);
   if (!image.ok()) return image.status();
   if (artifact_path) {
@@ -356,6 +366,8 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   const size_t built_before_build = r.kernels_built;
   count_kernels();
   r.kernels_built_by_build = r.kernels_built - built_before_build;
+  r.builds = r.optimized.builds;
+  for (const KernelBuilds& k : tally.entries()) r.builds.push_back(k);
   for (const std::string& w : placement.choices->warnings())
     r.optimized.placement.notes.push_back(str_cat("cost database: ", w));
   return r;

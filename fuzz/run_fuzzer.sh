@@ -11,7 +11,9 @@
 #     from BUILD_DIR, a built (Release, not sanitized) tree whose test binaries write the seeds
 #     into its test-data/ when they are missing: test_runtime "[.capi-fixture]" the C API tests'
 #     artifacts (capi/), and test_waves "[.fuzz-seeds]" small artifacts with a wave schedule
-#     (fuzz-seeds/), so that mutations reach the schedule's decoder and checks. BUILD_DIR's lib/
+#     (fuzz-seeds/), so that mutations reach the schedule's decoder and checks, and
+#     test_runtime "[.control-flow-seeds]" If, Loop and Scan kernels whose nested plans
+#     (control-flow-seeds/) reach the dynamic module's body decoder and checks. BUILD_DIR's lib/
 #     holds the runtime modules (libcollage_rt_*.so) that loaded artifacts need.
 #   wave_check: fuzz/wave_check_fuzzer.cpp, the wave schedule check against an oracle; needs no
 #     build tree (past findings in fuzz/regressions-wave-check/).
@@ -99,7 +101,9 @@ if [[ $target == artifact ]]; then
   }
   seeds "$build/bin/test_runtime" "[.capi-fixture]" "$build/test-data/capi"
   seeds "$build/bin/test_waves" "[.fuzz-seeds]" "$build/test-data/fuzz-seeds"
-  for f in "$build"/test-data/capi/*.collage "$build"/test-data/fuzz-seeds/*.collage; do
+  seeds "$build/bin/test_runtime" "[.control-flow-seeds]" "$build/test-data/control-flow-seeds"
+  for f in "$build"/test-data/capi/*.collage "$build"/test-data/fuzz-seeds/*.collage \
+           "$build"/test-data/control-flow-seeds/*.collage; do
     [[ -e $f ]] && cp "$f" "$out/$corpus/"
   done
 fi

@@ -43,12 +43,14 @@ CandidateSet collect_candidates(const Graph& g, const GraphReachability& reach,
   size_t too_deep = 0;
   // A backend that runs the whole graph as one group (OpenVINO, a plugin compiling whole models)
   // may win only that way: such a candidate is kept whatever the caps, and so is one that
-  // leaves out no more than max_depth nodes (the whole graph but its first or last layers, which
-  // another backend's candidates can cover: a mix that keeps the large group's fusions).
+  // leaves out no more than max_depth nodes or covers more than half of the graph (the whole
+  // graph but its first or last layers or blocks, which other backends' candidates can cover:
+  // a mix that keeps the large group's fusions).
   const auto whole = [&](const Candidate& c) {
     const size_t left_out = g.nodes().size() - c.nodes.count();
-    return left_out == 0 || (options.max_depth > 0 &&
-                             left_out <= static_cast<size_t>(options.max_depth));
+    return left_out == 0 ||
+           (options.max_depth > 0 && (left_out <= static_cast<size_t>(options.max_depth) ||
+                                      2 * c.nodes.count() > g.nodes().size()));
   };
   for (size_t b = 0; b < backends.size(); ++b) {
     for (Candidate& c : backends[b]->candidates(g, reach, rules)) {

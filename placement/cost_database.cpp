@@ -149,6 +149,7 @@ std::string cost_record_to_line(const CostRecord& r) {
   j["spread"] = r.spread;
   j["time"] = r.timestamp;
   j["measurements"] = r.measurements;
+  if (r.build_ms >= 0) j["build_ms"] = r.build_ms;
   // Replacement of invalid UTF-8 keeps a line writable whatever a signature holds.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -184,6 +185,12 @@ absl::StatusOr<CostRecord> cost_record_from_line(std::string_view line) {
     if (!j["measurements"].is_number_integer() || j["measurements"].get<int>() < 1)
       return absl::InvalidArgumentError("\"measurements\" is not an integer >= 1");
     r.measurements = j["measurements"].get<int>();
+  }
+  if (j.contains("build_ms")) {
+    if (!j["build_ms"].is_number() || !std::isfinite(j["build_ms"].get<double>()) ||
+        j["build_ms"].get<double>() < 0)
+      return absl::InvalidArgumentError("\"build_ms\" is not a number >= 0");
+    r.build_ms = j["build_ms"].get<double>();
   }
   if (!std::isfinite(r.ms) || r.ms < 0) return absl::InvalidArgumentError("\"ms\" is not >= 0");
   if (r.samples < 0) return absl::InvalidArgumentError("\"samples\" is negative");

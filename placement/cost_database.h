@@ -29,11 +29,15 @@ struct CostRecord {
   double spread = 0;      // (p90 - p10) / median
   int64_t timestamp = 0;  // seconds since the Unix epoch
   int measurements = 1;   // how many times this key has been measured (shaky ones are redone)
+  // Wall time building the kernel took when it was measured (ms; -1: not known), so that a later
+  // compile that takes the cost from here predicts what building the kernel costs its artifact.
+  double build_ms = -1;
 };
 
 // One JSON object per line:
 //   {"device":..,"backend":..,"version":..,"hash":"<16 hex>","signature":..,"ms":..,
-//    "samples":..,"spread":..,"time":..,"measurements":..} ("measurements" optional, default 1)
+//    "samples":..,"spread":..,"time":..,"measurements":..,"build_ms":..} ("measurements" optional,
+//    default 1; "build_ms" optional, -1)
 std::string cost_record_to_line(const CostRecord& r);
 // Parses one line; InvalidArgument says what is wrong with it.
 absl::StatusOr<CostRecord> cost_record_from_line(std::string_view line);

@@ -59,6 +59,7 @@ struct Measurer::Job {
   Sampler sampler = Sampler(SamplingOptions{});
   GroupWork work = {};
   double spent_ms = 0;  // wall time building, warming and sampling it
+  double build_ms = -1;  // wall time building it
   bool finished = false;
 };
 
@@ -92,8 +93,9 @@ std::string Measurer::memo_key(const Backend& backend, uint64_t hash) const {
 }
 
 void Measurer::record(const Backend& backend, uint64_t hash, const std::string& signature,
-                      const absl::StatusOr<Cost>& cost, int measurements) {
+                      const absl::StatusOr<Cost>& cost, int measurements, double build_ms) {
   memo_[memo_key(backend, hash)] = {cost, false};
+  if (build_ms >= 0) build_by_key_[memo_key(backend, hash)] = build_ms;
   if (!cost.ok()) return;
   ++measured_;
   if (!db_) return;
@@ -105,6 +107,7 @@ void Measurer::record(const Backend& backend, uint64_t hash, const std::string& 
   r.spread = cost->spread;
   r.timestamp = static_cast<int64_t>(std::time(nullptr));
   r.measurements = measurements;
+  r.build_ms = build_ms;
   if (absl::Status s = db_->append(r); !s.ok()) warnings_.push_back(std::string(s.message()));
 }
 
@@ -119,6 +122,7 @@ void Measurer::prefetch(
     std::string signature = canonical_signature(group->graph);
     const uint64_t hash = stable_hash(signature);
     std::string key = memo_key(backend, hash);
+    key_of_[{&backend, candidate->nodes}] = key;
     if (auto it = memo_.find(key); it != memo_.end()) {
       // The same code as a kernel measured already: in the code cache.
       if (it->second.cost.ok() && it->second.cost->samples > 0) mark_built(*candidate);
@@ -137,6 +141,7 @@ void Measurer::prefetch(
     if (db_) {
       auto r = db_->lookup({device_, backend.name(), backend.version(), hash});
       if (r && r->signature == signature) {
+        if (r->build_ms >= 0) build_by_key_.emplace(key, r->build_ms);
         if (r->spread <= options_.trusted_spread || r->measurements > 1 || cached_only_ || late) {
           memo_[key] = {Cost{r->ms, r->samples, r->spread, true}, false};
           mark_built(*candidate);  // in the code cache since it was measured
@@ -178,14 +183,16 @@ void Measurer::prefetch(
     auto kernel = backend.build(job.group->graph, build);
     job.spent_ms = now_ms() - start;
     estimator_.observe_build(backend.name(), job.work.nodes, job.spent_ms);
+    if (options_.tally) options_.tally->add(backend.name(), job.spent_ms, "measure");
     build_ms_[{&backend, job.candidate->nodes}] = job.spent_ms;
+    job.build_ms = job.spent_ms;
     if (kernel.ok()) mark_built(*job.candidate);
     if (!kernel.ok()) {
       estimator_.observe(backend.name(), job.work, 0, job.spent_ms);
       record(backend, job.hash, job.signature,
              absl::Status(kernel.status().code(),
                           str_cat("build failed: ", kernel.status().message())),
-             job.measurements);
+             job.measurements, job.build_ms);
       job.finished = true;
       continue;
     }
@@ -207,7 +214,7 @@ void Measurer::prefetch(
     if (!s.ok()) {
       estimator_.observe(backend.name(), job.work, 0, job.spent_ms);
       record(backend, job.hash, job.signature,
-             absl::Status(s.code(), str_cat("run failed: ", s.message())), job.measurements);
+             absl::Status(s.code(), str_cat("run failed: ", s.message())), job.measurements, job.build_ms);
       job.finished = true;
       continue;
     }
@@ -229,7 +236,7 @@ void Measurer::prefetch(
       if (!s.ok()) {
         estimator_.observe(backend.name(), job.work, 0, job.spent_ms);
         record(backend, job.hash, job.signature,
-               absl::Status(s.code(), str_cat("run failed: ", s.message())), job.measurements);
+               absl::Status(s.code(), str_cat("run failed: ", s.message())), job.measurements, job.build_ms);
         job.finished = true;
         job.kernel.reset();
         continue;
@@ -239,7 +246,7 @@ void Measurer::prefetch(
         const SampleStats st = job.sampler.stats();
         estimator_.observe(backend.name(), job.work, st.median, job.spent_ms);
         record(backend, job.hash, job.signature, Cost{st.median, st.samples, st.spread, false},
-               job.measurements);
+               job.measurements, job.build_ms);
         job.finished = true;
         job.kernel.reset();
         job.buffers.clear();
@@ -266,6 +273,7 @@ Measurer::Entry Measurer::cut(const Candidate& candidate, const Graph& group) {
 absl::StatusOr<Cost> Measurer::cost(const Candidate& candidate, const ExtractedSubgraph& group) {
   const uint64_t hash = stable_hash(canonical_signature(group.graph));
   const std::string key = memo_key(*candidate.backend, hash);
+  key_of_[{candidate.backend, candidate.nodes}] = key;
   if (!memo_.count(key)) {
     const std::pair<const Candidate*, const ExtractedSubgraph*> one{&candidate, &group};
     prefetch({&one, 1});

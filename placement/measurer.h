@@ -13,6 +13,7 @@
 
 #include "collage/placement.h"
 #include "collage/thread_pool.h"
+#include "placement/build_tally.h"
 #include "placement/cost_database.h"
 #include "placement/timing.h"
 #include "placement/work_estimate.h"
@@ -32,6 +33,7 @@ struct MeasureOptions {
   std::string code_cache;  // BuildOptions::code_cache of every kernel built
   MeasuredChoices* choices = nullptr;  // BuildOptions::choices of every kernel built
   KernelShelf* shelf = nullptr;        // BuildOptions::shelf of every kernel built
+  BuildTally* tally = nullptr;  // where every build is counted, in step "measure" (borrowed)
   // From this time on (now_ms()) kernels are sampled as `quick` says, with one warm-up run: the
   // placement's time budget is half spent. Infinite: never.
   double quick_after_ms = HUGE_VAL;
@@ -87,15 +89,19 @@ class Measurer : public CostModel {
   // not built nor timed, its cost is an error. For a compile whose placement is already known.
   void set_cached_only(bool cached_only) { cached_only_ = cached_only; }
 
-  // The wall time building candidate `c`'s kernel should take: what its build took when this
-  // measurer built it, else what the measurer's builds so far tell (WorkEstimator::build_ms).
-  // (A per-node rate from small regions overstates a whole-model one: OpenVINO's compile has a
-  // fixed cost per region, and MobileNetV2's whole-model region was predicted at several times
-  // its build, so the search skipped single:openvino.)
+  // The wall time building candidate `c`'s kernel should take, from the kernel's own history
+  // first: what its build took when this measurer built it, else what building a structurally
+  // identical kernel took (in this compile, or when the cost database's record of it was
+  // measured: BERT's OpenVINO regions of other layers, the same code with other weights), else
+  // what the measurer's builds so far tell (WorkEstimator::build_ms). (A per-node rate from
+  // small regions overstates a whole-model one: OpenVINO's compile has a fixed cost per region,
+  // and MobileNetV2's whole-model region was predicted at several times its build, so the
+  // search skipped single:openvino.)
   double predicted_build_ms(const Candidate& c) const {
-    auto it = build_ms_.find({c.backend, c.nodes});
-    return it != build_ms_.end() ? it->second
-                                 : estimator_.build_ms(c.backend->name(), c.nodes.count());
+    if (auto it = build_ms_.find({c.backend, c.nodes}); it != build_ms_.end()) return it->second;
+    if (auto key = key_of_.find({c.backend, c.nodes}); key != key_of_.end())
+      if (auto it = build_by_key_.find(key->second); it != build_by_key_.end()) return it->second;
+    return estimator_.build_ms(c.backend->name(), c.nodes.count());
   }
   // Whether this measurer built candidate `c`'s kernel (kept for a later build of the same
   // group: the native backend's code cache, oneDNN's primitive cache, the kernel shelf); a
@@ -124,8 +130,9 @@ class Measurer : public CostModel {
   };
   struct Job;
   std::string memo_key(const Backend& backend, uint64_t hash) const;
+  // `build_ms`: what building the kernel took (-1: not built).
   void record(const Backend& backend, uint64_t hash, const std::string& signature,
-              const absl::StatusOr<Cost>& cost, int measurements);
+              const absl::StatusOr<Cost>& cost, int measurements, double build_ms);
   Cost measure_copy(size_t bytes);
   // The entry of a kernel not measured because the budget is spent: an estimate for the
   // fallback backend, else DeadlineExceeded.
@@ -146,6 +153,10 @@ class Measurer : public CostModel {
   std::vector<bool> built_;  // per node of the graph: a fallback kernel covering it was built
   NodeSet beyond_fallback_;  // set_beyond_fallback
   std::map<std::pair<const Backend*, NodeSet>, double> build_ms_;  // builds' wall time, by candidate
+  // The memo key of every candidate asked about, and the build times known by memo key (builds
+  // of this measurer, records of the cost database).
+  std::map<std::pair<const Backend*, NodeSet>, std::string> key_of_;
+  std::map<std::string, double> build_by_key_;
   size_t unbuilt_ = 0;
   size_t measured_ = 0, cached_ = 0, remeasured_ = 0, skipped_ = 0, estimated_ = 0;
   bool cached_only_ = false;

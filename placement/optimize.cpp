@@ -15,6 +15,7 @@
 #include "collage/thread_pool.h"
 #include "core/str_cat.h"
 #include "placement/baselines.h"
+#include "placement/build_tally.h"
 #include "placement/build_tracker.h"
 #include "placement/candidates.h"
 #include "placement/cost_database.h"
@@ -210,6 +211,7 @@ class Optimizer {
                                                  options_.trusted_spread, ") measured again"));
       for (const std::string& w : measurer_->warnings())
         result.placement.notes.push_back(str_cat("cost database: ", w));
+      result.builds = tally_.entries();
     } else {
       for (const CandidateCost& c : costs_) result.cached += c.from_cache;
     }
@@ -375,8 +377,10 @@ class Optimizer {
         notes_.push_back(
             "no executor scorer was given (PlacementOptions::executor_latency): placements are "
             "measured in process, one kernel after another");
+      // Their builds counted by step (BuildTally), as the measurer's are.
+      tallied_ = std::make_unique<BackendRegistry>(tallied_backends(registry_, tally_));
       end_to_end_ =
-          std::make_unique<EndToEndMeasurer>(ctx_, registry_, g_, pool_.get(), e2e, options_.seed);
+          std::make_unique<EndToEndMeasurer>(ctx_, *tallied_, g_, pool_.get(), e2e, options_.seed);
     }
     return *end_to_end_;
   }
@@ -419,13 +423,17 @@ class Optimizer {
     measure.target = options_.target;
     measure.code_cache = options_.code_cache;
     measure.shelf = options_.shelf;
+    measure.tally = &tally_;
     measure.choices = choices_;
     measurer_ = std::make_unique<Measurer>(measure, db_.get(), device_, pool_.get());
     model_ = measurer_.get();
     return absl::OkStatus();
   }
 
-  void report(const char* phase, size_t measured = 0, size_t total = 0) const {
+  void report(const char* phase, size_t measured = 0, size_t total = 0) {
+    // The graph-level search reports its own phases (evolve, finalists) through the progress
+    // callback; its evaluations' builds all count as the graph-level step's.
+    tally_.set_step(std::string_view(phase) == "seeds" ? "graph-level" : phase);
     if (!options_.progress) return;
     PlacementProgress p;
     p.phase = phase;
@@ -835,6 +843,8 @@ class Optimizer {
   std::unique_ptr<Measurer> measurer_;
   std::unique_ptr<EndToEndMeasurer> end_to_end_;
   std::unique_ptr<BuildTracker> tracker_;
+  BuildTally tally_;                          // the builds of the measurer and the evaluations
+  std::unique_ptr<BackendRegistry> tallied_;  // registry_'s backends counting into tally_
   std::unique_ptr<MeasuredChoices> own_choices_;
   MeasuredChoices* choices_ = nullptr;  // own_choices_ or PlacementOptions::choices
   CostModel* model_ = nullptr;

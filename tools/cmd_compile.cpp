@@ -216,6 +216,17 @@ int run_compile(std::span<const std::string> raw_args) {
     out += absl::StrFormat(" total %.1f s (budget %g s)\n", total,
                            options.placement.time_budget_s);
   }
+  if (!compiled->builds.empty()) {
+    out += "  kernels built:";
+    std::string step;
+    for (const KernelBuilds& k : compiled->builds) {
+      out += absl::StrFormat("%s %s %d in %.1f s", k.step == step ? "," : step.empty() ? "" : ";",
+                             k.step == step ? k.backend : str_cat(k.step, ": ", k.backend),
+                             k.builds, k.s);
+      step = k.step;
+    }
+    out += "\n";
+  }
   if (!compiled->cut.empty()) {
     out += "  cut by the time budget:\n";
     for (const std::string& c : compiled->cut) out += "    " + c + "\n";

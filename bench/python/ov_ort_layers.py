@@ -8,11 +8,16 @@ whose output a fused Relu/Clip/BatchNormalization/Add consumes; for OpenVINO, th
 layers its runtime model names); each layer's median (or
 minimum) over the runs.
 With --collage LABEL=P.json (repeatable), a `collage run ARTIFACT --profile P.json` trace is
-attributed the same way and shown as column LABEL.
+attributed the same way and shown as column LABEL; the ideal mix is the sum over layers of the
+fastest column's time (no boundary paid). --json OUT.json keeps every column's layer times.
+With --peak GFLOPS (the machine's FMA peak on
+--threads threads, build/bin/fma_peak_bench), every Conv, Gemm and MatMul is listed in model order
+with its GFLOP and each column's time and share of the peak (GFLOP/s over the peak; a Winograd
+kernel's share counts the direct FLOPs it replaces, so it can pass 100 %).
 
     .venv/bin/python bench/python/ov_ort_layers.py MODEL.onnx INPUTS.npz [--runs 60] [--rounds 3]
         [--threads 2] [--top 12] [--stat median|min]
-        [--collage LABEL=P.json ...]
+        [--collage LABEL=P.json ...] [--json OUT.json] [--peak GFLOPS]
 
 Prints each runtime's run median (profiling on), its per-layer medians summed by kernel class,
 and the layers where ONNX Runtime is fastest against OpenVINO (their difference in microseconds).
@@ -21,6 +26,7 @@ Not a test: it never fails on a timing.
 import argparse
 import collections
 import json
+import math
 import os
 import statistics
 import sys
@@ -58,6 +64,66 @@ def layer_key(model):
             node = producer[node.input[0]]
         return node.name
     return key
+
+
+def layer_flops(model, feed):
+    """Node name -> FLOPs (two per multiply-add) of every Conv, Gemm and MatMul whose shapes
+    ONNX's shape inference resolves for the inputs' shapes."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    for i in model.graph.input:
+        if i.name in feed:
+            dims = i.type.tensor_type.shape.dim
+            for d, n in zip(dims, feed[i.name].shape):
+                d.ClearField("dim_param")
+                d.dim_value = n
+    inferred = onnx.shape_inference.infer_shapes(model)
+    shapes = {i.name: list(i.dims) for i in model.graph.initializer}
+    for v in list(inferred.graph.value_info) + list(inferred.graph.input) + list(inferred.graph.output):
+        shapes[v.name] = [d.dim_value for d in v.type.tensor_type.shape.dim]
+    out = {}
+    for n in model.graph.node:
+        if n.op_type not in ("Conv", "Gemm", "MatMul") or any(
+                not shapes.get(x) or 0 in shapes[x] for x in (n.input[1], n.output[0])):
+            continue
+        y, w = shapes[n.output[0]], shapes[n.input[1]]
+        if n.op_type == "Conv":  # N x M x spatial outputs, each C/group x window multiply-adds
+            out[n.name] = 2 * math.prod(y) * math.prod(w[1:])
+        else:  # the output's elements, each the reduced dimension's multiply-adds
+            a = {x.name: onnx.helper.get_attribute_value(x) for x in n.attribute}
+            k = w[1] if n.op_type == "Gemm" and a.get("transB", 0) else w[-2]
+            out[n.name] = 2 * math.prod(y) * k
+    return out
+
+
+def print_peak_table(model, feed, layers, classes, peak):
+    """Every contraction in model order: GFLOP, and per column ms and % of the peak."""
+    flops = layer_flops(model, feed)
+    names = list(layers)
+    print(f"  per layer against the peak ({peak:.1f} GFLOP/s): ms (% of peak)")
+    print(f"  {'layer':<44} {'class':<22} {'GFLOP':>7}" + "".join(f"{n:>20}" for n in names))
+    total_ms = {n: 0.0 for n in names}
+    total_flops = 0
+    for node in model.graph.node:
+        if node.name not in flops:
+            continue
+        f = flops[node.name]
+        total_flops += f
+        row = f"  {node.name[-44:]:<44} {classes.get(node.name, node.op_type)[:22]:<22} {f / 1e9:7.3f}"
+        for n in names:
+            us = layers[n].get(node.name)
+            if us:
+                total_ms[n] += us / 1000
+                row += f"{us / 1000:12.3f} ({100 * f / (us * 1e3) / peak:4.0f}%)"
+            else:
+                row += f"{'-':>20}"
+        print(row)
+    print(f"  {'contractions':<44} {'':<22} {total_flops / 1e9:7.3f}" + "".join(
+        f"{total_ms[n]:12.3f} ({100 * total_flops / (total_ms[n] * 1e6) / peak:4.0f}%)"
+        if total_ms[n] else f"{'-':>20}" for n in names))
+    everything = {n: sum(layers[n].values()) / 1000 for n in names}
+    print(f"  {'every kernel, the contractions FLOPs over it':<75}" + "".join(
+        f"{everything[n]:12.3f} ({100 * total_flops / (everything[n] * 1e6) / peak:4.0f}%)"
+        for n in names))
 
 
 def ov_attribution(compiled, key, node_names):
@@ -106,6 +172,11 @@ def main():
                    help="each layer's statistic over the runs (min on a loaded machine)")
     p.add_argument("--collage", action="append", default=[], metavar="LABEL=P.json",
                    help="a trace written by collage run --profile (repeatable)")
+    p.add_argument("--json", metavar="OUT.json",
+                   help="write each column's per-layer times (us) and the model's node order")
+    p.add_argument("--peak", type=float,
+                   help="the FMA peak in GFLOP/s on --threads threads: print every contraction's "
+                        "share of it")
     args = p.parse_args()
     global STAT
     STAT = min if args.stat == "min" else statistics.median
@@ -180,6 +251,31 @@ def main():
     print(f"  sum over layers of min(0, ORT - OV): {gain / 1000:.3f} ms "
           f"({len(both)} layers matched; {len(ov_layers) - len(both)} OpenVINO, "
           f"{len(ort_l) - len(both)} ONNX Runtime kernels unmatched)")
+    # The ideal mix: each layer on the fastest column, no boundary paid (a lower bound).
+    every = [k for k in ov_layers if all(k in layers[n] for n in names)]
+    ideal = sum(min(layers[n][k] for n in names) for k in every)
+    wins = collections.Counter(min(names, key=lambda n: layers[n][k]) for k in every)
+    print(f"  ideal mix over the {len(every)} layers every column has: {ideal / 1000:.3f} ms "
+          f"(OpenVINO {sum(ov_layers[k] for k in every) / 1000:.3f}); layers won: "
+          + ", ".join(f"{n} {wins[n]}" for n in names))
+    # A region end: the model's first layers (in node order) on one column, the rest on OpenVINO.
+    order = [n.name for n in model.graph.node if n.name in every]
+    for n in names:
+        if n == "OpenVINO":
+            continue
+        best, cut, prefix, rest = 0.0, 0, 0.0, sum(ov_layers[k] for k in order)
+        for i, k in enumerate(order):
+            prefix += layers[n][k] - ov_layers[k]
+            if prefix < best:
+                best, cut = prefix, i + 1
+        print(f"  first layers on {n}, the rest on OpenVINO: best cut after {cut} layers "
+              f"({order[cut - 1] if cut else '-'}), {(rest + best) / 1000:.3f} ms")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"order": [n.name for n in model.graph.node],
+                       "layers": {n: dict(layers[n]) for n in names}}, f)
+    if args.peak:
+        print_peak_table(model, feed, layers, classes, args.peak)
 
 
 if __name__ == "__main__":

@@ -191,11 +191,14 @@ struct CompileResult {
   // regions): built (compiled, or read from the region cache) and kept, of them by the artifact
   // build (neither measured nor evaluated before), and builds that took a kept one instead.
   size_t kernels_built = 0, kernels_built_by_build = 0, kernels_reused = 0;
+  // The kernels built in each step by each backend and the wall time their builds took:
+  // OptimizeResult::builds, then the artifact build's (step "build"). Empty with a batch range.
+  std::vector<KernelBuilds> builds;
 
   // The placement report as JSON: Placement::to_json's "groups" and "notes", then "model",
   // "passes", "candidates", "measured", "cached", "evaluations", "choices_measured",
-  // "choices_reused", "kernels_built", "kernels_built_by_build", "kernels_reused", "phases_s" ({step: seconds}), "compared" ([{"strategy", "ms",
-  // "note"}]) and, when trees were compiled, "tree_strategies" ([{"node", "mode", "batch",
+  // "choices_reused", "kernels_built", "kernels_built_by_build", "kernels_reused", "phases_s" ({step: seconds}),
+  // "builds_s" ({step: {backend: [builds, seconds]}}), "compared" ([{"strategy", "ms", "note"}]) and, when trees were compiled, "tree_strategies" ([{"node", "mode", "batch",
   // "chosen", "kernels_measured", "costs_reused", "note", "candidates": [{"strategy", "ms" (-1:
   // skipped), "skipped" (why)}]}]); with a batch range, "batch_min", "batch_max", "padded",
   // "note" and "batches" ([{"batch", "placement" (Placement::to_json)}]). `collage explain`

@@ -199,6 +199,15 @@ struct MeasuredPlacement {
   std::string note;      // why not
 };
 
+// Kernels built by one backend in one step of a compile, and the wall time their builds took
+// (LLVM for native kernels, OpenVINO's compile for its regions, oneDNN's primitive creation).
+struct KernelBuilds {
+  std::string step;  // "measure" (candidates), "graph-level", "compare", "build" (the artifact)
+  std::string backend;
+  size_t builds = 0;
+  double s = 0;
+};
+
 struct OptimizeResult {
   Placement placement;
   // With compare_baselines: the chosen placement first, then each single-backend baseline.
@@ -220,6 +229,9 @@ struct OptimizeResult {
   // Seconds building the placement's kernels that were never built (estimated costs) should take,
   // at the build times per node the measurer saw; 0 without a measurer.
   double build_estimate_s = 0;
+  // The kernels built to measure candidates (step "measure") and to evaluate placements end to
+  // end (the step that evaluated them), with the time their builds took; with a measurer only.
+  std::vector<KernelBuilds> builds;
 };
 
 // Chooses a backend for every node of `g` (Collage). Errors: an unknown strategy or backend, a

@@ -50,6 +50,10 @@ struct ArtifactOptions {
   // written in the order of their dataflow waves and the memory plan keeps tensors of
   // overlapping waves apart, so that independent kernels can run side by side.
   waves::WaveOptions waves;
+  // Threads building the native kernels side by side (build_artifact_kernels); 1: one build
+  // after another. Only for builds that time nothing (build.measure_choices false): a Winograd
+  // choice timed beside another build would be timed on a busy core.
+  int build_threads = 1;
 };
 
 // The wave-schedule choice that writes an artifact for a placement meant to run under `e`.
@@ -98,10 +102,12 @@ struct ArtifactImage {
 // Builds every group of `placement` (in its order, as validate_placement leaves it) with its
 // backend and keeps each kernel's record and arguments. Errors name the group: a group on the
 // reference backend (the runtime has no reference kernels), an unknown backend, a group that
-// reads a value no earlier group produces, or the backend's build error.
+// reads a value no earlier group produces, or the backend's build error (the first group's, in
+// placement order). With `threads` > 1 the native kernels (LLVM's compiles, one thread each) are
+// built on that many threads side by side, the other backends' on the calling thread.
 absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(
     const Context& ctx, const BackendRegistry& backends, const Graph& graph,
-    const Placement& placement, const BuildOptions& options = {});
+    const Placement& placement, const BuildOptions& options = {}, int threads = 1);
 
 // The bytes of an artifact running `kernels` over `graph`: tensors, arena offsets (greedy best
 // fit, see artifact/memory_plan.h), constants, the module list and the native code. Errors name

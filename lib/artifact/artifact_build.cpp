@@ -4,14 +4,17 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "artifact/artifact.h"
 #include "codegen/llvm/object.h"
+#include "collage/backends/native.h"
 #include "collage/executor.h"
 #include "core/str_cat.h"
 
@@ -93,64 +96,113 @@ absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(const Context
                                                                    const BackendRegistry& backends,
                                                                    const Graph& graph,
                                                                    const Placement& placement,
-                                                                   const BuildOptions& options) {
+                                                                   const BuildOptions& options,
+                                                                   int threads) {
   const size_t num_nodes = graph.nodes().size();
   std::vector<ArtifactKernel> kernels;
   std::vector<bool> available(graph.values().size(), false);
   for (ValueId v : graph.inputs()) available[v] = true;
   const std::vector<Layout> layouts =
       assign_layouts(ctx, backends, graph, placement, channel_block(options));
-  for (size_t i = 0; i < placement.groups.size(); ++i) {
+  // First every group cut out and its arguments found (up to the first group that fails), then
+  // the builds, then the first error in group order: the build error of an earlier group, else
+  // the failure that stopped the cutting.
+  struct Pending {
+    std::string label;
+    const Backend* backend = nullptr;
+    Graph graph;
+    absl::StatusOr<std::unique_ptr<Kernel>> built = absl::UnknownError("not built");
+  };
+  std::vector<Pending> pending;
+  absl::Status cut_failure;
+  for (size_t i = 0; i < placement.groups.size() && cut_failure.ok(); ++i) {
     const PlacedGroup& group = placement.groups[i];
-    if (group.nodes.universe() != num_nodes || group.nodes.empty())
-      return absl::InvalidArgumentError(
+    if (group.nodes.universe() != num_nodes || group.nodes.empty()) {
+      cut_failure = absl::InvalidArgumentError(
           str_cat("placement: group ", i, " is not a non-empty node set of this graph"));
+      break;
+    }
     const std::string nodes = group_nodes(graph, group);
     const std::string label = str_cat("group ", i, " (", group.backend, ": ", nodes, ")");
-    if (group.backend == kReferenceBackend)
-      return absl::InvalidArgumentError(
+    if (group.backend == kReferenceBackend) {
+      cut_failure = absl::InvalidArgumentError(
           str_cat(label,
                   " is placed on the reference backend, which has no runtime module: an artifact "
                   "needs every node on a backend with one (native, eigen, dnnl, ...)"));
+      break;
+    }
     const Backend* backend = backends.find(group.backend);
-    if (!backend)
-      return absl::InvalidArgumentError(
+    if (!backend) {
+      cut_failure = absl::InvalidArgumentError(
           str_cat(label, ": no backend named '", group.backend, "' is registered"));
+      break;
+    }
     auto sub = extract_subgraph(ctx, graph, group.nodes, layouts);
-    if (!sub.ok())
-      return absl::Status(sub.status().code(), str_cat(label, ": ", sub.status().message()));
+    if (!sub.ok()) {
+      cut_failure = absl::Status(sub.status().code(), str_cat(label, ": ", sub.status().message()));
+      break;
+    }
     ArtifactKernel k;
     k.name = nodes;
     k.backend = group.backend;
     for (ValueId v : sub->parent_inputs) {
-      if (!available[v])
-        return absl::InvalidArgumentError(
+      if (!available[v]) {
+        cut_failure = absl::InvalidArgumentError(
             str_cat(label, " reads '", graph.value(v).name,
                     "' before any earlier group produces it (groups out of order)"));
+        break;
+      }
       k.args.push_back(v);
     }
+    if (!cut_failure.ok()) break;
     k.num_inputs = k.args.size();
     for (ValueId v : sub->parent_outputs) {
       available[v] = true;
       k.args.push_back(v);
     }
-    auto kernel = backend->build(sub->graph, options);
-    if (!kernel.ok())
-      return absl::Status(kernel.status().code(),
-                          str_cat(label, ": build failed: ", kernel.status().message()));
-    k.record = (*kernel)->record();
-    k.task_count = (*kernel)->task_count();
-    k.kernel = std::shared_ptr<Kernel>(*std::move(kernel));
+    kernels.push_back(std::move(k));
+    pending.push_back({label, backend, std::move(sub->graph)});
+  }
+  const auto build = [&](Pending& p) { p.built = p.backend->build(p.graph, options); };
+  if (threads <= 1) {
+    for (Pending& p : pending) build(p);
+  } else {
+    // Native kernels taken in turn by `threads` threads (the calling one among them, once it has
+    // built the other backends' kernels, which keep to the calling thread).
+    std::vector<Pending*> native;
+    for (Pending& p : pending)
+      if (p.backend->name() == kNativeBackend) native.push_back(&p);
+    std::atomic<size_t> next{0};
+    const auto take_native = [&] {
+      for (size_t i; (i = next.fetch_add(1)) < native.size();) build(*native[i]);
+    };
+    std::vector<std::thread> workers;
+    for (int t = 1; t < threads && static_cast<size_t>(t) < native.size(); ++t)
+      workers.emplace_back(take_native);
+    for (Pending& p : pending)
+      if (p.backend->name() != kNativeBackend) build(p);
+    take_native();
+    for (std::thread& w : workers) w.join();
+  }
+  for (size_t i = 0; i < pending.size(); ++i) {
+    Pending& p = pending[i];
+    ArtifactKernel& k = kernels[i];
+    if (!p.built.ok())
+      return absl::Status(p.built.status().code(),
+                          str_cat(p.label, ": build failed: ", p.built.status().message()));
+    k.record = (*p.built)->record();
+    k.task_count = (*p.built)->task_count();
+    k.kernel = std::shared_ptr<Kernel>(*std::move(p.built));
     if (k.record.module == kReferenceBackend)
       return absl::InvalidArgumentError(str_cat(
-          label, ": its kernel runs on the reference module, which the runtime does not have"));
+          p.label, ": its kernel runs on the reference module, which the runtime does not have"));
     if (k.record.module.empty())
       return absl::InvalidArgumentError(
-          str_cat(label, ": backend '", group.backend,
+          str_cat(p.label, ": backend '", k.backend,
                   "' gives its kernels no runtime form (a plugin without kernel_record), so they "
                   "run in process only and cannot go into an artifact"));
-    kernels.push_back(std::move(k));
   }
+  if (!cut_failure.ok()) return cut_failure;
   return kernels;
 }
 
@@ -169,7 +221,8 @@ absl::StatusOr<ArtifactImage> compile_artifact_image(const Context& ctx,
                                                      const Placement& placement,
                                                      const ArtifactOptions& options,
                                                      ArtifactSummary* summary) {
-  auto kernels = build_artifact_kernels(ctx, backends, graph, placement, options.build);
+  auto kernels = build_artifact_kernels(ctx, backends, graph, placement, options.build,
+                                        options.build.measure_choices ? 1 : options.build_threads);
   if (!kernels.ok()) return kernels.status();
   if (!options.native_library.empty())
     return serialize_artifact_image(graph, *kernels, options, summary);

@@ -21,8 +21,11 @@ absl::Status infer_gather_elements(InferContext& ctx) {
   const int64_t given = ctx.attrs<GatherElementsAttrs>().axis;
   auto axis = normalize_axis(given, rank);
   if (!axis) return ctx.error(str_cat("axis ", given, " is out of range for rank ", rank));
+  // A dimension known only at run time is checked when the node runs (the reference executor
+  // infers its types again from the actual shapes).
   for (int64_t d = 0; d < rank; ++d)
-    if (d != *axis && indices.shape[d] > data.shape[d])
+    if (d != *axis && indices.shape[d] != kDynamicDim && data.shape[d] != kDynamicDim &&
+        indices.shape[d] > data.shape[d])
       return ctx.error(str_cat("indices ", type_to_string(indices), " is larger than data ",
                                type_to_string(data), " on axis ", d));
   ctx.set_output(0, {data.dtype, indices.shape});
@@ -73,8 +76,12 @@ absl::Status run_gather_elements(const KernelArgs& k) {
 }  // namespace
 
 void register_gather_elements_op(OpRegistry& r) {
-  add_builtin_op(r, make_op<GatherElementsAttrs>("GatherElements", FusionKind::injective, 2, 2,
-                                                 infer_gather_elements, run_gather_elements));
+  OpDef d = make_op<GatherElementsAttrs>("GatherElements", FusionKind::injective, 2, 2,
+                                         infer_gather_elements, run_gather_elements);
+  // Its inference takes dynamic dimensions as they are: probed with a stand-in size, indices
+  // of a data-dependent size would seem larger than the data.
+  d.dynamic_shapes = true;
+  add_builtin_op(r, std::move(d));
 }
 
 }  // namespace collage::ops

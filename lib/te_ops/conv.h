@@ -65,6 +65,20 @@ int64_t compute_block(const Graph& group);
 // the rows and columns the windows of g.oh x g.ow outputs read (tag "conv_data_pack").
 te::Tensor pack_data(const std::string& name, const Geometry& g, const te::Tensor& x, int64_t ib);
 
+// Whether the data pack `data` reads a kernel argument stored in blocks of the pack's own channel
+// block (layout_views.h), so that its innermost loop, over the channels of a block, reads
+// contiguously.
+bool pack_reads_blocked(const te::Tensor& data, const Geometry& g);
+
+// Schedules the data pack `data` of a conv group whose windows are those of g.oh x g.ow outputs:
+// inlined when it would copy its input as it is (a blocked argument, no padding, whole blocks:
+// the reduction reads the argument in place); else computed at `at` of `out` (the rows one
+// parallel chunk reads), a vector of channels at a time when pack_reads_blocked (LLVM's
+// vectorizers are off: a scalar pack of 16 channels per position cost as much as a depthwise
+// convolution's 9 vector FMAs).
+void schedule_pack(te::Schedule& s, const te::Tensor& data, const Geometry& g, te::Stage& out,
+                   const te::IterVar& at);
+
 // The ComputeFn of Conv.
 absl::StatusOr<std::vector<te::Tensor>> compute(const Graph& graph, const Node& node,
                                                 std::span<const te::Tensor> inputs);

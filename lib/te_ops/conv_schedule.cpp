@@ -147,39 +147,6 @@ OutAxes out_axes(te::Stage& so, const Geometry& g, int rank) {
   return a;
 }
 
-// Whether the data pack reads a kernel argument stored in blocks of the pack's own channel block
-// (layout_views.h), so that its innermost loop, over the channels of a block, reads contiguously.
-bool pack_reads_blocked(const te::Tensor& data, const Geometry& g) {
-  if (data->tag != "conv_data_pack") return false;
-  const std::vector<te::Tensor> in = te::input_tensors(data);
-  if (in.size() != 1 || in[0]->tag != kLayoutViewTag) return false;
-  const te::Tensor stored = te::input_tensors(in[0]).at(0);
-  return g.in_block() == g.block && stored.shape().back() == g.block;
-}
-
-// Whether the data pack would copy its input as it is: it reads a blocked argument, the window
-// never leaves it (no padding) and the channels fill whole blocks. The reduction then reads the
-// argument in place (the pack is inlined).
-bool pack_is_copy(const te::Tensor& data, const Geometry& g) {
-  return pack_reads_blocked(data, g) && g.c % g.block == 0 && g.pt == 0 && g.pl == 0 &&
-         (g.oh - 1) * g.sh + (g.kh - 1) * g.dh < g.h && (g.ow - 1) * g.sw + (g.kw - 1) * g.dw < g.w;
-}
-
-// The data pack of a conv group: inlined when it would copy its input as it is; else computed at
-// `at` (the rows one parallel chunk reads), a vector of channels at a time when it reads them from
-// a blocked argument (LLVM's vectorizers are off: a scalar pack of 16 channels per position cost
-// as much as a depthwise convolution's 9 vector FMAs).
-void schedule_pack(te::Schedule& s, const te::Tensor& data, const Geometry& g, te::Stage& so,
-                   const te::IterVar& at) {
-  if (pack_is_copy(data, g)) {
-    s[data].compute_inline();
-    return;
-  }
-  te::Stage sp = s[data];
-  sp.compute_at(so, at);
-  if (pack_reads_blocked(data, g)) sp.vectorize(sp.axis(4));
-}
-
 absl::StatusOr<ScheduledGroup> apply_blocked(const AnchorGroup& grp, const Parts& p,
                                              const Geometry& g, const Knobs& k) {
   std::vector<te::Tensor> prepacked;
@@ -369,6 +336,36 @@ absl::StatusOr<ScheduledGroup> apply_depthwise(const AnchorGroup& grp, const Par
 }
 
 }  // namespace
+
+bool pack_reads_blocked(const te::Tensor& data, const Geometry& g) {
+  if (data->tag != "conv_data_pack") return false;
+  const std::vector<te::Tensor> in = te::input_tensors(data);
+  if (in.size() != 1 || in[0]->tag != kLayoutViewTag) return false;
+  const te::Tensor stored = te::input_tensors(in[0]).at(0);
+  return g.in_block() == g.block && stored.shape().back() == g.block;
+}
+
+namespace {
+
+// The pack would copy its input as it is: it reads a blocked argument, the window never leaves
+// it (no padding) and the channels fill whole blocks.
+bool pack_is_copy(const te::Tensor& data, const Geometry& g) {
+  return pack_reads_blocked(data, g) && g.c % g.block == 0 && g.pt == 0 && g.pl == 0 &&
+         (g.oh - 1) * g.sh + (g.kh - 1) * g.dh < g.h && (g.ow - 1) * g.sw + (g.kw - 1) * g.dw < g.w;
+}
+
+}  // namespace
+
+void schedule_pack(te::Schedule& s, const te::Tensor& data, const Geometry& g, te::Stage& out,
+                   const te::IterVar& at) {
+  if (pack_is_copy(data, g)) {
+    s[data].compute_inline();
+    return;
+  }
+  te::Stage sp = s[data];
+  sp.compute_at(out, at);
+  if (pack_reads_blocked(data, g)) sp.vectorize(sp.axis(4));
+}
 
 absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp) {
   if (!grp.graph || grp.anchor < 0 || !grp.anchor_output.defined())

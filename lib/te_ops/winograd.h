@@ -1,7 +1,8 @@
 // Winograd convolution F(m x m, 3 x 3) in tensor expressions, for 3 x 3 stride-1 dilation-1
 // convolutions of one group: the weight transformed once (a pre-packed constant), the input
 // transformed per tile of m x m outputs, one batched GEMM per transform point over the input
-// channels (vectors of 16 output channels), and the output transform inlined into the conv
+// channels (vectors of a block of output channels: 16, or 8 where the group passes AVX2's
+// 8-channel blocks), and the output transform inlined into the conv
 // group's epilogue. A Conv definition that computes eligible convolutions this way and every
 // other one as conv::compute does, for the native backend to build beside the direct one.
 #pragma once

@@ -12,8 +12,6 @@
 namespace collage::te_ops::winograd {
 namespace {
 
-using conv::kBlock;
-
 // Y = AT [(G g G^T) .* (BT d BT^T)] AT^T for a tile d of alpha x alpha inputs and a 3 x 3 filter g.
 struct Matrices {
   int m = 0, alpha = 0;
@@ -84,7 +82,8 @@ Tiling tiling(const conv::Geometry& g, int tile) {
   t.tw = (g.ow + tile - 1) / tile;
   t.ib = g.in_block();
   t.cb = (g.c + t.ib - 1) / t.ib;
-  t.mb = (g.m + kBlock - 1) / kBlock;
+  t.block = g.block;
+  t.mb = (g.m + g.block - 1) / g.block;
   return t;
 }
 
@@ -97,13 +96,15 @@ absl::StatusOr<std::vector<te::Tensor>> compute(const Graph& graph, const Node& 
   te::Tensor b = inputs.size() > 2 ? inputs[2] : te::Tensor();
   bool f32 = true;
   for (const te::Tensor& t : {x, w, b}) f32 = f32 && (!t.defined() || t.dtype() == DType::f32);
-  absl::StatusOr<conv::Geometry> geo = f32 ? conv::resolve(node, x.shape(), w.shape(), b.defined())
-                                           : absl::InvalidArgumentError("");
+  absl::StatusOr<conv::Geometry> geo =
+      f32 ? conv::resolve(node, x.shape(), w.shape(), b.defined(), conv::compute_block(graph))
+          : absl::InvalidArgumentError("");
   if (!geo.ok() || !applies(*geo)) return conv::compute(graph, node, inputs);
   const conv::Geometry& g = *geo;
   const Matrices& mx = matrices(tile);
   const Tiling t = tiling(g, tile);
   const int alpha = t.alpha;
+  const int64_t block = t.block;
   const std::string& name = node.name;
 
   // The input padded to whole tiles, in channel blocks.
@@ -123,7 +124,7 @@ absl::StatusOr<std::vector<te::Tensor>> compute(const Graph& graph, const Node& 
       },
       name + ".wino_rows", kInputRowsTag);
   // The transformed input of a channel block holds its tiles side by side, so that a GEMM step
-  // broadcasts from consecutive addresses (the tiles of one block at a 16-channel stride).
+  // broadcasts from consecutive addresses (the tiles of one block a block's channels apart).
   te::Tensor in = te::compute(
       {alpha, alpha, g.n, t.th, t.cb, t.tw, t.ib},
       [&](const std::vector<te::Var>& v) {
@@ -136,9 +137,9 @@ absl::StatusOr<std::vector<te::Tensor>> compute(const Graph& graph, const Node& 
       name + ".wino_input", kInputTag);
   // G g G^T, zero for the padding channels of the last blocks.
   te::Tensor u = te::compute(
-      {alpha, alpha, t.mb, t.cb, t.ib, kBlock},
+      {alpha, alpha, t.mb, t.cb, t.ib, block},
       [&](const std::vector<te::Var>& v) {
-        te::Expr m = v[2] * kBlock + v[5], c = v[3] * t.ib + v[4];
+        te::Expr m = v[2] * block + v[5], c = v[3] * t.ib + v[4];
         te::Expr mc = te::minimum(m, g.m - 1), cc = te::minimum(c, g.c - 1);
         te::Expr value = by_case(v[0], alpha, [&](int e1) {
           return by_case(v[1], alpha, [&](int e2) {
@@ -148,7 +149,7 @@ absl::StatusOr<std::vector<te::Tensor>> compute(const Graph& graph, const Node& 
           });
         });
         te::Expr cond;
-        if (g.m % kBlock != 0) cond = m < g.m;
+        if (g.m % block != 0) cond = m < g.m;
         if (g.c % t.ib != 0) cond = cond.defined() ? (cond && c < g.c) : (c < g.c);
         return cond.defined() ? te::select(cond, value, 0.0f) : value;
       },
@@ -156,7 +157,7 @@ absl::StatusOr<std::vector<te::Tensor>> compute(const Graph& graph, const Node& 
   te::IterVar rc = te::reduce_axis({0, t.cb}, "rc");
   te::IterVar ri = te::reduce_axis({0, t.ib}, "ri");
   te::Tensor gemm = te::compute(
-      {alpha, alpha, g.n, t.th, t.tw, t.mb, kBlock},
+      {alpha, alpha, g.n, t.th, t.tw, t.mb, block},
       [&](const std::vector<te::Var>& v) {
         return te::sum(in(v[0], v[1], v[2], v[3], rc, v[4], ri) * u(v[0], v[1], v[5], rc, ri, v[6]),
                        {rc, ri});
@@ -167,7 +168,7 @@ absl::StatusOr<std::vector<te::Tensor>> compute(const Graph& graph, const Node& 
       {g.n, g.m, g.oh, g.ow},
       [&](te::Var n, te::Var m, te::Var oh, te::Var ow) {
         te::Expr th = te::floordiv(oh, t.m), tw = te::floordiv(ow, t.m);
-        te::Expr mb = te::floordiv(m, kBlock), mi = te::floormod(m, kBlock);
+        te::Expr mb = te::floordiv(m, block), mi = te::floormod(m, block);
         te::Expr y = by_case(te::floormod(oh, t.m), t.m, [&](int r) {
           return by_case(te::floormod(ow, t.m), t.m, [&](int s) {
             return combine(mx.at[r], [&](int e1) {

@@ -14,11 +14,14 @@ inline constexpr char kGemmTag[] = "wino_gemm";
 inline constexpr char kOutputTag[] = "wino_output";
 
 // Output tiles of m x m read alpha = m + 2 input rows and columns; th x tw tiles cover the output.
+// Channels are blocked by the geometry's block (conv::compute_block: 8 where the group passes
+// AVX2's 8-channel blocks, so that the pack and the output read and write them a vector at a time).
 struct Tiling {
   int m = 4, alpha = 6;
   int64_t th = 1, tw = 1;
   int64_t ib = 16, cb = 1;  // input channels per block, input blocks
-  int64_t mb = 1;           // 16-channel output blocks
+  int64_t block = 16;       // output channels per block (the group's channel block: 16 or 8)
+  int64_t mb = 1;           // output blocks
 };
 
 Tiling tiling(const conv::Geometry& g, int tile);

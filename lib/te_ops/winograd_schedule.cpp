@@ -1,20 +1,19 @@
 // The Winograd conv schedule: parallel over chunks of tile rows; per chunk the input packed
-// (or read in place), transformed for every input block, the batched GEMM in register tiles of
-// tw_t tiles x oc_t vectors of 16 output channels (the transformed input broadcast, the
-// transformed weight loaded as vectors), then the output transform and the group's elementwise
-// chain written 16 channels at a time, blocked or plain.
+// (a vector of channels at a time from a blocked value, or read in place), transformed for every
+// input block, the batched GEMM in register tiles of tw_t tiles x oc_t blocks of output channels
+// (the transformed input broadcast, the transformed weight loaded as vectors), then the output
+// transform and the group's elementwise chain written a block of channels (16, or AVX2's 8) at a
+// time, blocked or plain.
 #include <algorithm>
 
 #include "core/str_cat.h"
 #include "te_ops/conv_dense_common.h"
-#include "te_ops/layout_views.h"
 #include "te_ops/winograd.h"
 #include "te_ops/winograd_parts.h"
 
 namespace collage::te_ops::winograd {
 namespace {
 
-using conv::kBlock;
 using tune::Knobs;
 using tune::knob_or;
 
@@ -51,15 +50,6 @@ std::vector<int64_t> divisors(int64_t n, int64_t limit) {
   return out;
 }
 
-// The pack copies its input as it is: a 16-channel-blocked argument that the tiles never
-// overrun (no padding, whole tiles), read in place.
-bool pack_is_copy(const te::Tensor& data, const conv::Geometry& g, const Tiling& t) {
-  const std::vector<te::Tensor> in = te::input_tensors(data);
-  if (in.size() != 1 || in[0]->tag != kLayoutViewTag) return false;
-  return t.ib == kBlock && g.c % kBlock == 0 && g.pt == 0 && g.pl == 0 &&
-         t.th * t.m + 2 <= g.h && t.tw * t.m + 2 <= g.w;
-}
-
 void space(const Tiling& t, int threads,
            const codegen::TargetSpec& target, tune::ScheduleTemplate& tmpl) {
   std::vector<int64_t> tw_t = divisors(t.tw, 16);
@@ -70,7 +60,7 @@ void space(const Tiling& t, int threads,
   tmpl.space.add("th_par", th_par);
   // Defaults: the largest register tile within the accumulator budget (more tiles first, then
   // more channel blocks).
-  const int64_t block_vectors = std::max<int64_t>(kBlock / detail::f32_lanes(target), 1);
+  const int64_t block_vectors = std::max<int64_t>(t.block / detail::f32_lanes(target), 1);
   const int64_t budget = std::max<int64_t>(detail::accumulator_budget(target) / block_vectors, 1);
   int64_t twd = 1, ocd = 1;
   for (int64_t a : tw_t)
@@ -82,7 +72,7 @@ void space(const Tiling& t, int threads,
   // Tile rows per chunk: the transformed weight is read once per chunk, so as many as keep the
   // chunk's transformed input and GEMM result within about 1 MiB (L2), while every thread has a
   // chunk.
-  const int64_t row_bytes = t.alpha * t.alpha * t.tw * kBlock * (t.cb + t.mb) * 4;
+  const int64_t row_bytes = t.alpha * t.alpha * t.tw * (t.ib * t.cb + t.block * t.mb) * 4;
   int64_t thd = 1;
   for (int64_t v : th_par)
     if (t.th / v >= std::max(threads, 1) && v * row_bytes <= (int64_t{1} << 20)) thd = v;
@@ -106,11 +96,11 @@ absl::StatusOr<ScheduledGroup> apply(const AnchorGroup& grp, const Parts& p,
     te::Stage so = s[e.out];
     const int rank = e.out.ndim();
     te::IterVar mo, mi;
-    if (rank == 5) {  // stored in 16-channel blocks
+    if (rank == 5) {  // stored in channel blocks
       mo = so.axis(1);
       mi = so.axis(4);
     } else {
-      std::tie(mo, mi) = so.split(so.axis(1), kBlock);
+      std::tie(mo, mi) = so.split(so.axis(1), t.block);
     }
     auto [th, ohi] = so.split(so.axis(2), t.m);
     auto [tw, owi] = so.split(so.axis(3), t.m);
@@ -141,10 +131,11 @@ absl::StatusOr<ScheduledGroup> apply(const AnchorGroup& grp, const Parts& p,
     sr.reorder({sr.axis(2), sr.axis(3), sr.axis(4), sr.axis(5), sr.axis(0), sr.axis(1), sr.axis(6)});
     sr.unroll(sr.axis(0)).unroll(sr.axis(1)).vectorize(sr.axis(6));
 
-    if (pack_is_copy(p.data, g, t))
-      s[p.data].compute_inline();
-    else
-      s[p.data].compute_at(so, so.axis(0));
+    // The pack of a chunk: the windows of its whole tiles (read in place when that is a copy).
+    conv::Geometry tiles = g;
+    tiles.oh = t.th * t.m;
+    tiles.ow = t.tw * t.m;
+    conv::schedule_pack(s, p.data, tiles, so, so.axis(0));
   }
   if (!s.status().ok()) return s.status();
   return ScheduledGroup{std::move(s), std::move(prepacked)};
@@ -161,7 +152,9 @@ absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp)
   const Node& node = grp.graph->node(grp.anchor);
   const Shape& x = grp.graph->value(node.inputs[0]).type.shape;
   const bool bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
-  absl::StatusOr<conv::Geometry> g = conv::resolve(node, x, parts->w.shape(), bias);
+  // The compute's channel block is the last axis of its GEMM.
+  absl::StatusOr<conv::Geometry> g =
+      conv::resolve(node, x, parts->w.shape(), bias, parts->gemm.shape().back());
   if (!g.ok()) return g.status();
   // The alpha x alpha transform points give the tile size.
   const int tile = static_cast<int>(parts->gemm.shape()[0]) - 2;
@@ -169,7 +162,8 @@ absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp)
   tune::ScheduleTemplate tmpl;
   tmpl.signature = str_cat("winograd", tile, "|Conv|x=f32[", g->n, ",", g->c, ",", g->h, ",", g->w,
                            "]|w=", detail::type_signature(parts->w), "|bias=", bias ? 1 : 0,
-                           "|pads=", g->pt, ",", g->pl, "|out=", g->oh, ",", g->ow) +
+                           "|pads=", g->pt, ",", g->pl, "|out=", g->oh, ",", g->ow,
+                           g->block != conv::kBlock ? str_cat("|block=", g->block) : std::string()) +
                    detail::target_signature(grp.target);
   tmpl.flops = g->flops();
   space(t, grp.num_threads, grp.target, tmpl);

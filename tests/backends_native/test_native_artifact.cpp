@@ -90,3 +90,27 @@ TEST_CASE("native artifact: kernel records carry their object code and constants
   CHECK(std::memcmp(r.params.data(), "\x7f" "ELF", 4) == 0);
   CHECK(r.constants.size() == 4);  // both biases and scales, in argument order
 }
+
+TEST_CASE("native artifact: kernels built on two threads make the same artifact", "[native]") {
+  // Every node its own group, so that the two threads compile different kernels at once; a fresh
+  // backend per compile, so that neither takes the other's code from memory.
+  Context ctx;
+  Graph g = two_block_graph(ctx);
+  Placement p;
+  for (NodeId n = 0; n < static_cast<NodeId>(g.nodes().size()); ++n)
+    p.groups.push_back({NodeSet::of(g.nodes().size(), {n}), std::string(kNativeBackend), "", -1, {}});
+  const auto compile_with = [&](int threads) {
+    BackendRegistry backends;
+    REQUIRE(register_native_backend(backends).ok());
+    ArtifactOptions options;
+    options.build.measure_choices = false;  // builds that time nothing may run side by side
+    options.build_threads = threads;
+    auto bytes = compile_artifact(ctx, backends, g, p, options);
+    INFO(bytes.status().ToString());
+    REQUIRE(bytes.ok());
+    return *bytes;
+  };
+  const std::string one = compile_with(1);
+  CHECK(compile_with(2) == one);
+  CHECK(compile_with(3) == one);
+}

@@ -115,12 +115,7 @@ TEST_CASE("cnn kernels: a conv's data pack reads a blocked value a vector of cha
     for (std::vector<NodeId> nodes : {std::vector<NodeId>{4, 5}, {7}}) {
       const std::string code = lower(nodes);
       INFO("block " << block << ", group of node " << nodes[0] << "\n" << code);
-      const size_t pack = code.find(".data_nchwc[");
-      REQUIRE(pack != std::string::npos);
-      const size_t loop = code.rfind("for (", pack);
-      REQUIRE(loop != std::string::npos);
-      const size_t line = code.rfind('\n', loop) + 1;
-      CHECK(code.substr(line, loop - line).find("vectorized") != std::string::npos);
+      CHECK(enclosing_loop_vectorized(code, ".data_nchwc["));
     }
     // The strided depthwise group reads its input in place: no copy.
     const std::string code = lower({2, 3});

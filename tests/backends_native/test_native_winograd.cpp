@@ -1,7 +1,8 @@
 // Winograd convolutions of the native backend: which groups have the form, that they lower with
 // the Winograd schedule, that they compute what the reference does (odd sizes, padding 0/1/2,
 // channels that are no multiple of 16, batch 2, bias and every epilogue, both tile sizes, the
-// AVX2 target), and placed models whose values stay blocked between Winograd convolutions.
+// AVX2 target), placed models whose values stay blocked (16 or 8 channels) between Winograd
+// convolutions, and the shape of the code of a group that reads and writes blocked values.
 #include <catch2/catch.hpp>
 
 #include "backends/native/native_lower.h"
@@ -228,7 +229,7 @@ TEST_CASE("winograd: placed models keep blocked values between Winograd convolut
     REQUIRE(expected.ok());
     for (const char* target : {"", "avx2"}) {
       if (!resolve_native_target(target).ok()) continue;
-      for (int32_t block : {16, 0}) {
+      for (int32_t block : {16, 8, 0}) {
         INFO("mode " << static_cast<int>(mode) << " target '" << target << "' block " << block);
         auto model = compile_placement(ctx, backends, *g, p, build_options(2, target, block));
         INFO(model.status().ToString());
@@ -239,5 +240,35 @@ TEST_CASE("winograd: placed models keep blocked values between Winograd convolut
         CHECK(max_scaled_error((*out)[0], (*expected)[0]) <= 1e-5);
       }
     }
+  }
+}
+
+TEST_CASE("winograd: a group between blocked values computes in their block, its pack a vector "
+          "of channels at a time",
+          "[native][winograd][layout]") {
+  TestGraph t;
+  // Padding 1: the pack copies each chunk's windows (no copy to skip).
+  Graph g = conv_group(t, {1, 32, 14, 14, 48, 1, true}, Epilogue::relu);
+  for (int32_t block : {16, 8}) {
+    std::vector<Layout> layouts(g.values().size(), Layout::channel_blocked(block));
+    auto group = extract_subgraph(t.context(), g, NodeSet::of(g.nodes().size(), {0, 1}), layouts);
+    REQUIRE(group.ok());
+    auto ops = native::winograd_ops(te_ops::default_te_ops(), 4);
+    auto lowered = native::lower_group(group->graph, *ops, {codegen::TargetSpec::host(), 2}, "k");
+    INFO("block " << block << ": " << lowered.status().ToString());
+    REQUIRE(lowered.ok());
+    const std::string code = te::to_string(lowered->kernel);
+    INFO(code);
+    REQUIRE(code.find("wino_gemm") != std::string::npos);
+    // The transformed weight, packed at build time: [6][6][M/b][C/b][b][b].
+    bool weight = false;
+    for (const native::ConstantArg& c : lowered->constants)
+      if (c.pack >= 0 && c.type.shape.size() == 6) {
+        weight = true;
+        CHECK(c.type.shape == Shape{6, 6, 48 / block, 32 / block, block, block});
+      }
+    CHECK(weight);
+    // The loop that stores the pack's first element is vectorized.
+    CHECK(enclosing_loop_vectorized(code, ".data_nchwc["));
   }
 }

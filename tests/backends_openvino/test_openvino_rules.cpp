@@ -133,6 +133,52 @@ TEST_CASE("openvino rules: a region without its first or last layers, cut where 
             .empty());
 }
 
+namespace {
+
+// x -> `layers` x (Conv -> Relu): node 2i is a Conv, 2i + 1 its Relu.
+Graph conv_relu_chain(Context& ctx, int layers) {
+  GraphBuilder b(ctx, "conv_relu_chain");
+  ValueId v = b.add_input("x", {DType::f32, {1, 4, 8, 8}});
+  for (int i = 0; i < layers; ++i) {
+    ValueId w = b.add_constant(str_cat("w", i), testing::random_f32({4, 4, 3, 3}, 10 + i));
+    v = (*b.add_node("Conv", {v, w}, make_attrs<ConvAttrs>([](auto& a) {
+      a.pads = {1, 1, 1, 1};
+    })))[0];
+    v = (*b.add_node("Relu", {v}))[0];
+  }
+  b.add_output(v);
+  auto done = b.finish();
+  REQUIRE(done.ok());
+  return *std::move(done);
+}
+
+std::vector<NodeId> node_range(NodeId first, NodeId last) {
+  std::vector<NodeId> out;
+  for (NodeId n = first; n <= last; ++n) out.push_back(n);
+  return out;
+}
+
+}  // namespace
+
+// Beside the three nearest cuts of each end, the first cut past 8, 12, 16, 24, 32, 48 and 64
+// nodes from the start that keeps at least half of the region: a mix may run a model's first
+// blocks elsewhere.
+TEST_CASE("openvino rules: region ends also reach past a model's first blocks",
+          "[openvino][rules]") {
+  Context ctx;
+  const Graph g = conv_relu_chain(ctx, 20);
+  GraphReachability reach(g);
+  const std::vector<NodeSet> whole = regions(g, reach, supported_nodes(g));
+  REQUIRE(whole.size() == 1);
+  REQUIRE(whole[0].count() == 40);
+  // The cut after node 16 keeps 24 of 40 nodes; after 24, 16 would be less than half.
+  CHECK(as_lists(region_ends(g, whole, RuleOptions{})) ==
+        std::vector<std::vector<NodeId>>{node_range(2, 39), node_range(4, 39), node_range(6, 39),
+                                         node_range(8, 39), node_range(12, 39),
+                                         node_range(16, 39), node_range(0, 37), node_range(0, 35),
+                                         node_range(0, 33)});
+}
+
 TEST_CASE("openvino rules: single:openvino runs the diamond as one group matching the reference",
           "[openvino][rules]") {
   Diamond d;

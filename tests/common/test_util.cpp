@@ -81,6 +81,15 @@ Tensor random_f32(const Shape& shape, uint64_t seed, float lo, float hi) {
   return t;
 }
 
+bool enclosing_loop_vectorized(const std::string& code, const std::string& marker) {
+  const size_t at = code.find(marker);
+  if (at == std::string::npos) return false;
+  const size_t loop = code.rfind("for (", at);
+  if (loop == std::string::npos) return false;
+  const size_t line = code.rfind('\n', loop) + 1;  // npos + 1 == 0: the first line
+  return code.substr(line, loop - line).find("vectorized") != std::string::npos;
+}
+
 std::filesystem::path test_data_dir() {
   if (const char* e = std::getenv("COLLAGE_TEST_DATA")) return e;
   return std::filesystem::path(COLLAGE_BINARY_DIR) / "test-data";

@@ -19,6 +19,9 @@ double max_scaled_error(const Tensor& actual, const Tensor& expected);
 std::string describe_mismatch(const Tensor& actual, const Tensor& expected, double floor = 1e-3);
 // Uniform random f32 tensor in [lo, hi) from a fixed seed.
 Tensor random_f32(const Shape& shape, uint64_t seed, float lo = -1.f, float hi = 1.f);
+// Whether the loop that encloses the first occurrence of `marker` in `code` (a kernel printed by
+// te::to_string) is vectorized; false when `marker` or an enclosing loop is missing.
+bool enclosing_loop_vectorized(const std::string& code, const std::string& marker);
 // Directory of generated test data (operator cases, models); from $COLLAGE_TEST_DATA, else
 // build/test-data. Tests that need generated data skip with a message when it is missing.
 std::filesystem::path test_data_dir();

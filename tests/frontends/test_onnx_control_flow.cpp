@@ -160,6 +160,47 @@ TEST_CASE("Loop with a run-time trip count runs as a node", "[onnx][control-flow
   }
 }
 
+// Loop M times: tokens = Concat(tokens, [i]), a carried value one longer each iteration (the
+// body, typed with the initial i64[1], would give i64[2]).
+OnnxModel growing_loop_model() {
+  OnnxModel m(17);
+  m.input("m", TP::INT64, {});
+  m.input("start", TP::INT64, {1});
+  auto& n = m.node("Loop", {"m", "", "start"}, {"tokens"}, "grow");
+  onnx::GraphProto& body = graph_attr(n, "body");
+  value_info(body.mutable_input(), "i", TP::INT64, {});
+  value_info(body.mutable_input(), "cond_in", TP::BOOL, {});
+  value_info(body.mutable_input(), "tokens_in", TP::INT64, {1});
+  body_node(body, "Identity", {"cond_in"}, {"cond_out"});
+  attr_ints(body_node(body, "Constant", {}, {"zero"}), "value_ints", {0});
+  body_node(body, "Unsqueeze", {"i", "zero"}, {"i_1"});
+  auto& cat = body_node(body, "Concat", {"tokens_in", "i_1"}, {"tokens_out"});
+  attr_int(cat, "axis", 0);
+  value_info(body.mutable_output(), "cond_out", TP::BOOL, {});
+  value_info(body.mutable_output(), "tokens_out", TP::INT64, {2});
+  m.output("tokens");
+  return m;
+}
+
+TEST_CASE("a Loop's carried value that grows each iteration is typed dynamic",
+          "[onnx][control-flow]") {
+  Context ctx;
+  auto g = growing_loop_model().import(ctx);
+  INFO(g.status().ToString());
+  REQUIRE(g.ok());
+  CHECK(g->value(g->outputs()[0]).type.shape == Shape{kDynamicDim});
+  for (int64_t trips : {0, 1, 4}) {
+    auto outs = run_reference(*g, {Tensor::scalar_i64(trips),
+                                   Tensor::from_i64({1}, std::vector<int64_t>{7})});
+    INFO(outs.status().ToString());
+    REQUIRE(outs.ok());
+    std::vector<int64_t> want{7};
+    for (int64_t i = 0; i < trips; ++i) want.push_back(i);
+    const Tensor& t = (*outs)[0];
+    CHECK(std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel()) == want);
+  }
+}
+
 // Scan over the rows of xs: state s = s + x_t, scan output s each step (a running sum), with
 // the sequence read backwards when `reverse`.
 OnnxModel scan_model(int64_t length, bool reverse) {

@@ -343,6 +343,52 @@ def detector(size: int, seed: int):
     return make
 
 
+def greedy_decoder(vocab: int, hidden: int, max_len: int, seed: int):
+    """A recurrent decoder generating tokens greedily until it emits its end token or max_len
+    of them: a Loop whose trip count the data decides (torch.jit.script keeps the while loop),
+    a loop-carried token list that grows by one each step, an If in the body (the exporter's
+    `and` of the two conditions), Gemm, Tanh and ArgMax inside it."""
+    def make():
+        import torch
+        from typing import Tuple
+
+        class GreedyDecoder(torch.nn.Module):
+            def __init__(self, eos: int):
+                super().__init__()
+                self.embed = torch.nn.Embedding(vocab, hidden)
+                self.w_ih = torch.nn.Linear(hidden, hidden)
+                self.w_hh = torch.nn.Linear(hidden, hidden)
+                self.out = torch.nn.Linear(hidden, vocab)
+                self.max_len = max_len
+                self.eos = eos
+
+            def forward(self, h0: torch.Tensor,
+                        start: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+                h = h0
+                tok = start
+                tokens = start
+                i = 0
+                going = True
+                while i < self.max_len and going:
+                    h = torch.tanh(self.w_ih(self.embed(tok)) + self.w_hh(h))
+                    tok = self.out(h).argmax(dim=1)
+                    tokens = torch.cat([tokens, tok])
+                    going = bool(tok[0] != self.eos)
+                    i += 1
+                return tokens, h
+
+        h0 = torch.from_numpy(image((1, hidden), seed))
+        start = torch.tensor([1])
+        net = GreedyDecoder(eos=-1).eval()
+        with torch.no_grad():
+            free = net(h0, start)[0]
+        # The end token: the one generated at step 12 without an end, so that the loop stops
+        # there (or earlier), well before max_len.
+        net.eos = int(free[12])
+        return torch.jit.script(net), {"h0": h0.numpy(), "start": start.numpy()}, ["tokens", "h"]
+    return make
+
+
 GOOGLENET = dict(aux_logits=False, init_weights=True, transform_input=False)
 
 SPECS: List[Spec] = [
@@ -369,6 +415,8 @@ SPECS: List[Spec] = [
                        "logits": {0: "batch", 1: "sequence"}}),
     # NonZero and NonMaxSuppression: outputs whose size is known only at run time.
     Spec("detector_small", "small", 17, detector(128, 20), 1e-4),
+    # A Loop the import cannot unroll: its trip count is decided by the generated tokens.
+    Spec("decoder_small", "small", 17, greedy_decoder(256, 64, 48, 39), 1e-4),
     # Full size: ctest label "models-full".
     Spec("resnet50", "full", 13,
          cnn(torchvision_model("resnet50"), (1, 3, 224, 224), 21, 4), 5e-4),

@@ -109,3 +109,24 @@ TEST_CASE("the caps keep a candidate of the whole graph, or of all but max_depth
     CHECK(capped.size() == 6);  // the four single nodes, the whole graph and all but node 3
   }
 }
+
+// A whole-model backend's region without a model's first blocks (openvino.region_end's far cuts)
+// leaves out more than max_depth nodes: kept while it covers more than half of the graph.
+TEST_CASE("the caps keep a candidate covering more than half of the graph", "[candidates]") {
+  Context ctx;
+  GraphBuilder b(ctx, "relus");
+  ValueId v = b.add_input("x", {DType::f32, {8}});
+  for (int i = 0; i < 8; ++i)
+    v = *b.add("Relu", {v}, nullptr, std::string("r").append(std::to_string(i)));
+  b.add_output(v);
+  Graph g = *b.finish();
+  BackendRegistry r;
+  REQUIRE(r.add(fake_backend("whole", {}, {{1, 2, 3, 4, 5, 6, 7}, {3, 4, 5, 6, 7}, {4, 5, 6, 7}}))
+              .ok());
+  REQUIRE(r.add(make_reference_backend()).ok());
+  GraphReachability reach(g);
+  CandidateSet capped = collect_candidates(g, reach, r.all(), {/*max_depth=*/2, 0});
+  CHECK(capped.find(NodeSet::of(8, {1, 2, 3, 4, 5, 6, 7}), r.find("whole")) >= 0);
+  CHECK(capped.find(NodeSet::of(8, {3, 4, 5, 6, 7}), r.find("whole")) >= 0);
+  CHECK(capped.find(NodeSet::of(8, {4, 5, 6, 7}), r.find("whole")) == -1);
+}

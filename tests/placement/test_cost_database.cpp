@@ -73,6 +73,16 @@ TEST_CASE("cost records round-trip through one line", "[cost-db]") {
   older.erase(older.find(",\"measurements\":1"), std::string(",\"measurements\":1").size());
   REQUIRE(cost_record_from_line(older).ok());
   CHECK(cost_record_from_line(older)->measurements == 1);
+  CHECK(back->build_ms == -1);  // not known: not written
+  CHECK(line.find("build_ms") == std::string::npos);
+  r.build_ms = 812.5;
+  auto built = cost_record_from_line(cost_record_to_line(r));
+  REQUIRE(built.ok());
+  CHECK(built->build_ms == 812.5);
+  std::string negative = cost_record_to_line(r);
+  negative.replace(negative.find("812.5"), 5, "-3");
+  CHECK_THAT(std::string(cost_record_from_line(negative).status().message()),
+             Catch::Contains("\"build_ms\" is not a number >= 0"));
 
   CHECK_THAT(std::string(cost_record_from_line("{\"device\":1}").status().message()),
              Catch::Contains("\"device\" has the wrong type"));

@@ -1,11 +1,13 @@
 // The measurer: real kernels timed with the settle rule, identical groups measured once, build
-// failures kept, costs persisted so a second measurer times nothing; the end-to-end measurer.
+// failures kept, costs persisted so a second measurer times nothing, builds predicted from the
+// kernel's own history; the end-to-end measurer (with the artifact's layouts); the build tally.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 
 #include "collage/executor.h"
+#include "placement/build_tally.h"
 #include "placement/end_to_end.h"
 #include "placement/measurer.h"
 #include "placement/work_estimate.h"
@@ -218,4 +220,172 @@ TEST_CASE("the end-to-end measurer runs compiled placements", "[measurer]") {
   p.groups[0].backend = "missing";
   CHECK_THAT(std::string(e2e.latency_ms(p).status().message()),
              Catch::Contains("no backend named 'missing'"));
+}
+
+namespace {
+
+// Takes every 4-D value in 16-channel blocks and notes the layouts of the groups it builds; its
+// kernels apply Relu element by element, which any layout allows.
+class BlockedReluBackend : public Backend {
+ public:
+  BlockedReluBackend() : Backend("blocked", DeviceKind::cpu, "1") {}
+  bool accepts_layout(const Graph&, ValueId, const Layout& layout) const override {
+    return layout.plain() || layout.c_block == 16;
+  }
+  absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
+                                                const BuildOptions&) const override {
+    std::string seen;
+    for (ValueId v : group.inputs()) seen += group.value(v).layout.plain() ? "p" : "b";
+    seen += ">";
+    for (ValueId v : group.outputs()) seen += group.value(v).layout.plain() ? "p" : "b";
+    built.push_back(seen);
+    return std::unique_ptr<Kernel>(new ReluKernel(group.value(group.inputs()[0]).type.numel()));
+  }
+  mutable std::vector<std::string> built;
+
+ private:
+  class ReluKernel : public Kernel {
+   public:
+    explicit ReluKernel(int64_t n) : n_(n) {}
+    int32_t task_count() const override { return 1; }
+    absl::Status run_task(void* const* args, int32_t) override {
+      const auto* in = static_cast<const float*>(args[0]);
+      auto* out = static_cast<float*>(args[1]);
+      for (int64_t i = 0; i < n_; ++i) out[i] = in[i] > 0 ? in[i] : 0;
+      return absl::OkStatus();
+    }
+    const KernelRecord& record() const override { return record_; }
+
+   private:
+    int64_t n_;
+    KernelRecord record_{"blocked", "relu", {}, {}};
+  };
+};
+
+}  // namespace
+
+TEST_CASE("the end-to-end measurer evaluates a placement with the layouts its artifact gets",
+          "[measurer]") {
+  // x -> Relu (group 0) -> Relu (group 1) -> y: the value between the groups is blocked when both
+  // backends take it so, as the artifact build's assign_layouts decides; the kernels evaluated
+  // are then the artifact's (before, every value was plain in evaluations: other kernels).
+  Context ctx;
+  GraphBuilder b(ctx, "two_relus");
+  ValueId x = b.add_input("x", {DType::f32, {1, 32, 4, 4}});
+  b.add_output(*b.add("Relu", {*b.add("Relu", {x}, nullptr, "a")}, nullptr, "b"));
+  Graph g = *b.finish();
+  BackendRegistry r;
+  auto owned = std::make_unique<BlockedReluBackend>();
+  const BlockedReluBackend& backend = *owned;
+  REQUIRE(r.add(std::move(owned)).ok());
+  ThreadPool pool(1);
+  EndToEndOptions options;
+  options.sampling = {3, 5, 0.05, 50};
+  options.channel_block = 16;
+  EndToEndMeasurer e2e(ctx, r, g, &pool, options);
+  Placement p;
+  p.groups.push_back({NodeSet::of(2, {0}), "blocked", "", -1, {}});
+  p.groups.push_back({NodeSet::of(2, {1}), "blocked", "", -1, {}});
+  REQUIRE(e2e.latency_ms(p).ok());
+  CHECK(backend.built == std::vector<std::string>{"p>b", "b>p"});
+  CHECK(assign_layouts(ctx, r, g, p, 16)[g.nodes()[0].outputs[0]].c_block == 16);
+}
+
+namespace {
+
+// Builds with the reference backend; a group of two nodes or more takes `slow_ms` longer.
+class SlowBuildBackend : public Backend {
+ public:
+  explicit SlowBuildBackend(int slow_ms) : Backend("slowbuild", DeviceKind::cpu, "1"), slow_ms_(slow_ms) {}
+  absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
+                                                const BuildOptions& options) const override {
+    if (group.nodes().size() >= 2) ::usleep(static_cast<useconds_t>(slow_ms_) * 1000);
+    return make_reference_backend()->build(group, options);
+  }
+
+ private:
+  int slow_ms_;
+};
+
+}  // namespace
+
+TEST_CASE("a kernel's build is predicted from its own history: an identical kernel built in "
+          "this compile, or its cost-database record",
+          "[measurer]") {
+  Context ctx;
+  Graph g = twins(ctx);
+  SlowBuildBackend backend(80);
+  const fs::path dir =
+      fs::temp_directory_path() / ("collage-build-history-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const std::string path = (dir / "cost-db.jsonl").string();
+  ThreadPool pool(1);
+  const size_t n = g.nodes().size();
+  // Three quick one-node builds (the first pays the backend's start and is left out of the
+  // rate), then the slow chain r1 -> t1; its twin r2 -> t2 is the same code.
+  std::vector<Candidate> cands;
+  for (std::vector<NodeId> nodes : {std::vector<NodeId>{0}, {1}, {4}, {0, 1}, {2, 3}})
+    cands.push_back({NodeSet::of(n, nodes), &backend, "test"});
+  std::vector<ExtractedSubgraph> subs;
+  for (const Candidate& c : cands) subs.push_back(*extract_subgraph(ctx, g, c.nodes));
+  {
+    auto db = CostDatabase::open(path);
+    REQUIRE(db.ok());
+    Measurer m(quick(), &*db, "test-device", &pool);
+    for (size_t i = 0; i < cands.size(); ++i) REQUIRE(m.cost(cands[i], subs[i]).ok());
+    CHECK(m.measured() == 4);
+    CHECK(m.built(cands[3]));
+    CHECK_FALSE(m.built(cands[4]));  // the twin's cost is shared, its kernel not built
+    CHECK(m.predicted_build_ms(cands[3]) >= 80);
+    // Before: the backend's rate per node (under a millisecond) times two nodes.
+    CHECK(m.predicted_build_ms(cands[4]) >= 80);
+  }
+  {
+    auto db = CostDatabase::open(path);
+    REQUIRE(db.ok());
+    const std::string sig = canonical_signature(subs[3].graph);
+    auto record = db->lookup({"test-device", "slowbuild", "1", stable_hash(sig)});
+    REQUIRE(record);
+    CHECK(record->build_ms >= 80);
+    // A later compile takes the cost from the database and builds nothing, yet knows what the
+    // kernel costs to build (before: 0, no build seen).
+    Measurer m(quick(), &*db, "test-device", &pool);
+    auto c = m.cost(cands[4], subs[4]);
+    REQUIRE(c.ok());
+    CHECK(c->from_cache);
+    CHECK(m.measured() == 0);
+    CHECK(m.predicted_build_ms(cands[4]) >= 80);
+    CHECK(m.predicted_build_ms(cands[4]) == Approx(record->build_ms));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("build tally: builds counted by step and backend; tallied backends build and take "
+          "layouts as theirs do",
+          "[measurer]") {
+  Context ctx;
+  GraphBuilder b(ctx, "one_relu");
+  ValueId x = b.add_input("x", {DType::f32, {1, 16, 2, 2}});
+  b.add_output(*b.add("Relu", {x}, nullptr, "a"));
+  Graph g = *b.finish();
+  BackendRegistry r;
+  REQUIRE(r.add(std::make_unique<BlockedReluBackend>()).ok());
+  BuildTally tally;
+  const BackendRegistry tallied = tallied_backends(r, tally);
+  const Backend* blocked = tallied.find("blocked");
+  REQUIRE(blocked);
+  CHECK(blocked->accepts_layout(g, x, Layout::channel_blocked(16)));
+  CHECK_FALSE(blocked->accepts_layout(g, x, Layout::channel_blocked(8)));
+  tally.set_step("graph-level");
+  REQUIRE(blocked->build(g, {}).ok());
+  REQUIRE(blocked->build(g, {}).ok());
+  tally.add("native", 250, "measure");
+  tally.add("openvino", 1500, "measure");
+  tally.add("native", 750, "measure");
+  const std::vector<KernelBuilds> e = tally.entries();
+  REQUIRE(e.size() == 3);
+  CHECK((e[0].step == "graph-level" && e[0].backend == "blocked" && e[0].builds == 2));
+  CHECK((e[1].step == "measure" && e[1].backend == "native" && e[1].builds == 2));
+  CHECK(e[1].s == Approx(1.0));
+  CHECK((e[2].step == "measure" && e[2].backend == "openvino" && e[2].s == Approx(1.5)));
 }

@@ -225,9 +225,18 @@ TEST_CASE("optimize with the measurer: a second compile measures nothing", "[opt
   auto first = optimize_detailed(w.ctx, w.r, w.g, options);
   REQUIRE(first.ok());
   CHECK(first->measured > 0);
+  // Every kernel measured was built in step "measure", and said so by backend.
+  size_t built = 0;
+  for (const KernelBuilds& k : first->builds) {
+    CHECK(k.step == "measure");
+    CHECK(k.s >= 0);
+    built += k.builds;
+  }
+  CHECK(built == first->measured);
   auto second = optimize_detailed(w.ctx, w.r, w.g, options);
   REQUIRE(second.ok());
   CHECK(second->measured == 0);
+  CHECK(second->builds.empty());
   CHECK(second->cached == second->candidates);
   CHECK(describe(second->placement) == describe(first->placement));
   // The placement runs.

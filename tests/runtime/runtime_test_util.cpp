@@ -2,6 +2,7 @@
 #include "runtime/runtime_test_util.h"
 
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -87,6 +88,29 @@ ModulePtr load_bytes(const std::string& bytes, const collage_load_options_t* opt
   if (message) *message = collage_status_message(s);
   collage_status_free(s);
   return ModulePtr(m);
+}
+
+std::vector<Tensor> run_outputs(const collage_module_t* m, const std::vector<Tensor>& inputs,
+                                std::string* message) {
+  std::vector<DLTensor> in;
+  for (const Tensor& t : inputs) in.push_back(dl_view(t));
+  collage_outputs_t* outs = nullptr;
+  *message = take_message(
+      collage_module_run_outputs(m, in.data(), static_cast<int32_t>(in.size()), &outs));
+  std::vector<Tensor> result;
+  for (int32_t i = 0; i < collage_outputs_count(outs); ++i) {
+    DLTensor t{};
+    REQUIRE(take_message(collage_outputs_get(outs, i, &t)).empty());
+    const bool wide = t.dtype.bits == 64;
+    const DType dtype = t.dtype.code == kDLFloat ? (wide ? DType::f64 : DType::f32)
+                        : t.dtype.bits == 8      ? DType::boolean
+                                                 : (wide ? DType::i64 : DType::i32);
+    Tensor copy(dtype, Shape(t.shape, t.shape + t.ndim));
+    if (copy.bytes()) std::memcpy(copy.raw(), t.data, copy.bytes());
+    result.push_back(std::move(copy));
+  }
+  collage_outputs_release(outs);
+  return result;
 }
 
 std::vector<artifact::FileSection> split_sections(const std::string& file) {

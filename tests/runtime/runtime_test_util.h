@@ -33,6 +33,11 @@ std::string backend_artifact(const Graph& graph, std::string_view backend,
 ModulePtr load_bytes(const std::string& bytes, const collage_load_options_t* options, int32_t* code,
                      std::string* message);
 
+// Runs `m` through collage_module_run_outputs (outputs allocated by the library, of the shapes
+// they come out with) and copies the outputs (f32, f64, i32, i64, bool); `message` gets the run's
+// error ("" on success), with no outputs then.
+std::vector<Tensor> run_outputs(const collage_module_t* m, const std::vector<Tensor>& inputs,
+                                std::string* message);
 
 // The sections of a well-formed artifact, as assemble_artifact takes them.
 std::vector<artifact::FileSection> split_sections(const std::string& file);

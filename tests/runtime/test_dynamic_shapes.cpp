@@ -69,27 +69,6 @@ Placement split_placement(const Graph& g) {
   return p;
 }
 
-std::vector<Tensor> run_outputs(const collage_module_t* m, const std::vector<Tensor>& inputs,
-                                std::string* message) {
-  std::vector<DLTensor> in;
-  for (const Tensor& t : inputs) in.push_back(dl_view(t));
-  collage_outputs_t* outs = nullptr;
-  *message = take_message(
-      collage_module_run_outputs(m, in.data(), static_cast<int32_t>(in.size()), &outs));
-  std::vector<Tensor> result;
-  for (int32_t i = 0; i < collage_outputs_count(outs); ++i) {
-    DLTensor t{};
-    REQUIRE(take_message(collage_outputs_get(outs, i, &t)).empty());
-    Shape shape(t.shape, t.shape + t.ndim);
-    const DType dtype = t.dtype.code == kDLFloat ? DType::f32 : DType::i64;
-    Tensor copy(dtype, shape);
-    if (copy.bytes()) std::memcpy(copy.raw(), t.data, copy.bytes());
-    result.push_back(std::move(copy));
-  }
-  collage_outputs_release(outs);
-  return result;
-}
-
 TEST_CASE("an artifact runs NonZero and the nodes after it with run-time shapes",
           "[runtime][dynamic-shapes]") {
   Context ctx;

@@ -8,6 +8,7 @@
 #include "collage/ops/nn.h"
 #include "collage/ops/tensor.h"
 #include "core/str_cat.h"
+#include "dnnl_module.h"
 #include "ops/op_util.h"
 
 namespace collage::dnnl_backend {
@@ -167,8 +168,15 @@ absl::Status check_anchor(const Graph& g, const Node& n, Anchor a) {
       return unsupported(n, "no operand has the output's shape (oneDNN broadcasts only src1)");
     }
     case Anchor::qconv:
-    case Anchor::qmatmul:
+    case Anchor::qmatmul: {
+      // Saturated sums would be wrong answers, not errors: native's integer kernels or the
+      // reference take these nodes on such a CPU.
+      if (std::string isa; !rt_dnnl::int8_sums_exact(&isa))
+        return unsupported(n, str_cat("oneDNN's ISA here (", isa,
+                                      ") has no VNNI: its 8-bit kernels sum pairs of u8 x s8 "
+                                      "products in 16 bits, which saturate"));
       return plan_quant(g, n).status();
+    }
     case Anchor::recurrent:
       return check_recurrent(g, n);
     case Anchor::deform_conv:

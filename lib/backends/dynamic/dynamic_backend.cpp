@@ -7,6 +7,7 @@
 #include "collage/backends/dynamic.h"
 #include "collage/ops.h"
 #include "collage/ops/ml.h"
+#include "collage/ops/trees.h"
 #include "collage/ops/geometry.h"
 #include "collage/ops/indexing.h"
 #include "collage/ops/pooling.h"
@@ -18,6 +19,7 @@
 #include "dyn_params.h"
 #include "dyn_recurrent.h"
 #include "dyn_tfidf.h"
+#include "dynamic_encode.h"
 #include "ir/attr_inputs.h"
 
 namespace collage {
@@ -77,6 +79,8 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> lists_of(const Graph& g, const
     }
     case DynOp::gather:
       return std::vector<std::vector<int64_t>>{{n.get<GatherAttrs>().axis}};
+    case DynOp::gather_elements:
+      return std::vector<std::vector<int64_t>>{{n.get<GatherElementsAttrs>().axis}};
     case DynOp::slice: {
       const auto& a = n.get<SliceAttrs>();
       return std::vector<std::vector<int64_t>>{a.starts, a.ends, a.axes, a.steps};
@@ -255,6 +259,15 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> lists_of(const Graph& g, const
                                                alphas,
                                                betas};
     }
+    case DynOp::gemm: {
+      const auto& a = n.get<GemmAttrs>();
+      return std::vector<std::vector<int64_t>>{
+          {a.transA}, {a.transB}, float_bits({a.alpha}), float_bits({a.beta})};
+    }
+    case DynOp::arg_max: {
+      const auto& a = n.get<ArgMaxAttrs>();
+      return std::vector<std::vector<int64_t>>{{a.axis}, {a.keepdims}, {a.select_last_index}};
+    }
     default:
       return std::vector<std::vector<int64_t>>{};
   }
@@ -295,10 +308,10 @@ absl::Status check_dtypes(const Graph& g, const Node& n, DynOp op) {
     return absl::InvalidArgumentError(str_cat("dynamic: ", n.op_name(), " '", n.name, "' on ",
                                               dtype_name(g.value(n.inputs[0]).type.dtype),
                                               ": the module runs f32 or f64"));
-  if (op == DynOp::matmul)
+  if (op == DynOp::matmul || op == DynOp::gemm)
     for (ValueId v : {n.inputs[0], n.inputs[1]})
       if (const DType t = g.value(v).type.dtype; t != DType::f32 && t != DType::f64)
-        return absl::InvalidArgumentError(str_cat("dynamic: MatMul '", n.name, "' on ",
+        return absl::InvalidArgumentError(str_cat("dynamic: ", n.op_name(), " '", n.name, "' on ",
                                                   dtype_name(t), ": the module runs f32 or f64"));
   if (op == DynOp::pow && !offered_always(g, n, op))
     return absl::InvalidArgumentError(
@@ -331,6 +344,79 @@ absl::Status check_dtypes(const Graph& g, const Node& n, DynOp op) {
   return absl::OkStatus();
 }
 
+}  // namespace
+
+absl::Status check_encodable(const Graph& g, const Node& node) {
+  const DynOp op = rt_dynamic::dyn_op_of(node.op_name());
+  if (op == DynOp::count_)
+    return absl::InvalidArgumentError(
+        str_cat("dynamic: no kernel for ", node.op_name(), " '", node.name, "'"));
+  for (const std::vector<ValueId>* vs : {&node.inputs, &node.outputs})
+    for (ValueId v : *vs)
+      if (v != kNoValue && g.value(v).type.dtype == DType::str)
+        return absl::InvalidArgumentError(str_cat("dynamic: ", node.op_name(), " '", node.name,
+                                                  "' on strings"));
+  if (absl::Status s = check_dtypes(g, node, op); !s.ok()) return s;
+  if (rt_dynamic::is_control_flow(op)) return check_bodies_encodable(node);
+  return lists_of(g, node, op).status();
+}
+
+absl::StatusOr<DynParams> encode_node(const Graph& g, const Node& node,
+                                      const std::vector<ValueId>& kernel_inputs,
+                                      const std::vector<ValueId>& kernel_outputs,
+                                      std::vector<Tensor>* constants, bool constants_as_inputs) {
+  DynParams p;
+  p.op = rt_dynamic::dyn_op_of(node.op_name());
+  if (absl::Status s = check_encodable(g, node); !s.ok()) return s;
+  if (rt_dynamic::is_control_flow(p.op)) {
+    if (absl::Status s = encode_control_flow(node, kernel_outputs, constants, &p); !s.ok())
+      return s;
+  } else {
+    auto lists = lists_of(g, node, p.op);
+    if (!lists.ok()) return lists.status();
+    p.lists = std::move(*lists);
+  }
+  if (p.op == DynOp::rnn || p.op == DynOp::gru || p.op == DynOp::lstm) {
+    // Which of the node's outputs (Y, Y_h, Y_c) each kernel output is: a model may leave any out.
+    std::vector<int64_t> slots;
+    for (ValueId v : kernel_outputs)
+      slots.push_back(std::find(node.outputs.begin(), node.outputs.end(), v) -
+                      node.outputs.begin());
+    p.lists.push_back(std::move(slots));
+  }
+  // The operator's own inputs, then each attribute input present, which gives the list of the
+  // same index at run time (lists_of puts the attributes that can be inputs first).
+  std::vector<ValueId> operands = node.inputs;
+  if (node.op->first_attr_input >= 0 &&
+      operands.size() > static_cast<size_t>(node.op->first_attr_input)) {
+    operands.resize(node.op->first_attr_input);
+    for (size_t j = 0; j < node.op->attr_inputs.size(); ++j) {
+      const size_t i = node.op->first_attr_input + j;
+      const bool present = i < node.inputs.size() && node.inputs[i] != kNoValue;
+      p.list_sources.push_back(present ? static_cast<int64_t>(operands.size()) : -1);
+      if (present) operands.push_back(node.inputs[i]);
+    }
+  }
+  for (ValueId v : operands) {
+    const Tensor* c = constants_as_inputs ? nullptr : g.constant_of(v);
+    if (v == kNoValue) {
+      p.sources.push_back(-1);
+    } else if (c) {
+      p.sources.push_back(-2 - static_cast<int64_t>(constants->size()));
+      constants->push_back(*c);
+    } else {
+      const auto at = std::find(kernel_inputs.begin(), kernel_inputs.end(), v);
+      if (at == kernel_inputs.end())
+        return absl::InternalError(str_cat("dynamic: ", node.op_name(), " '", node.name,
+                                           "' reads a value its kernel is not given"));
+      p.sources.push_back(at - kernel_inputs.begin());
+    }
+  }
+  return p;
+}
+
+namespace {
+
 class DynamicBackend : public Backend {
  public:
   DynamicBackend()
@@ -342,6 +428,11 @@ class DynamicBackend : public Backend {
         const Node& node = g.node(n);
         const DynOp op = rt_dynamic::dyn_op_of(node.op_name());
         if (op == DynOp::count_ || (op == DynOp::pow && !offered_always(g, node, op))) continue;
+        // Control flow only when every node of its bodies has a kernel here.
+        if (rt_dynamic::is_control_flow(op)) {
+          if (check_encodable(g, node).ok()) out.push_back(NodeSet::of(g.nodes().size(), {n}));
+          continue;
+        }
         // A node whose element types the module does not run (a 16-bit MatMul) is not offered:
         // claimed, its build would fail where another backend or the reference may run it.
         if (!check_dtypes(g, node, op).ok()) continue;
@@ -361,51 +452,13 @@ class DynamicBackend : public Backend {
       return absl::InvalidArgumentError(
           str_cat("dynamic: group '", group.name(), "' must be one node"));
     const Node& node = group.nodes()[0];
-    DynParams p;
-    p.op = rt_dynamic::dyn_op_of(node.op_name());
-    if (p.op == DynOp::count_)
-      return absl::InvalidArgumentError(
-          str_cat("dynamic: no kernel for ", node.op_name(), " '", node.name, "'"));
-    if (absl::Status s = check_dtypes(group, node, p.op); !s.ok()) return s;
-    auto lists = lists_of(group, node, p.op);
-    if (!lists.ok()) return lists.status();
-    p.lists = std::move(*lists);
-    if (p.op == DynOp::rnn || p.op == DynOp::gru || p.op == DynOp::lstm) {
-      // Which of the node's outputs (Y, Y_h, Y_c) each kernel output is: a model may leave any out.
-      std::vector<int64_t> slots;
-      for (ValueId v : group.outputs())
-        slots.push_back(std::find(node.outputs.begin(), node.outputs.end(), v) -
-                        node.outputs.begin());
-      p.lists.push_back(std::move(slots));
-    }
     KernelRecord record;
-    // The operator's own inputs, then each attribute input present, which gives the list of the
-    // same index at run time (lists_of puts the attributes that can be inputs first).
-    std::vector<ValueId> operands = node.inputs;
-    if (node.op->first_attr_input >= 0 &&
-        operands.size() > static_cast<size_t>(node.op->first_attr_input)) {
-      operands.resize(node.op->first_attr_input);
-      for (size_t j = 0; j < node.op->attr_inputs.size(); ++j) {
-        const size_t i = node.op->first_attr_input + j;
-        const bool present = i < node.inputs.size() && node.inputs[i] != kNoValue;
-        p.list_sources.push_back(present ? static_cast<int64_t>(operands.size()) : -1);
-        if (present) operands.push_back(node.inputs[i]);
-      }
-    }
-    for (ValueId v : operands) {
-      if (v == kNoValue) {
-        p.sources.push_back(-1);
-      } else if (const Tensor* c = group.constant_of(v)) {
-        p.sources.push_back(-2 - static_cast<int64_t>(record.constants.size()));
-        record.constants.push_back(*c);
-      } else {
-        const auto& ins = group.inputs();
-        p.sources.push_back(std::find(ins.begin(), ins.end(), v) - ins.begin());
-      }
-    }
+    auto p = encode_node(group, node, group.inputs(), group.outputs(), &record.constants,
+                         /*constants_as_inputs=*/false);
+    if (!p.ok()) return p.status();
     record.module = std::string(rt_dynamic::kModuleName);
-    record.entry = std::string(rt_dynamic::dyn_op_name(p.op));
-    record.params = rt_dynamic::encode_params(p);
+    record.entry = std::string(rt_dynamic::dyn_op_name(p->op));
+    record.params = rt_dynamic::encode_params(*p);
     return make_module_kernel(rt_dynamic::module_table(), std::move(record), group);
   }
 };

@@ -3,7 +3,8 @@
 // count and no run-time condition, and a Scan over a sequence of known length, are unrolled when
 // small (kMaxUnrolledIterations, kMaxUnrolledNodes), so that every backend and the runtime see
 // plain nodes. Anything else becomes an If, Loop or Scan node whose bodies are graphs (the outer
-// values they read appended to its inputs), run by the reference executor.
+// values they read appended to its inputs), run by the reference executor and, placed, by the
+// dynamic runtime module (runtime/modules/dynamic/dyn_control_flow.h).
 #include <algorithm>
 #include <map>
 #include <set>
@@ -111,6 +112,30 @@ Tensor bool_scalar(bool v) {
   t.data<uint8_t>()[0] = v;
   return t;
 }
+
+// Widens `formal[first + i]` to what body output `out_first + i` also holds (a dimension the two
+// disagree on becomes dynamic); true when one changed. A loop-carried value or scan state may
+// change size between iterations (a growing token list): the body is then imported again with
+// the wider types, so that each iteration's value fits its inputs.
+bool widen_carried(const Graph& body, size_t out_first, size_t count, size_t first,
+                   std::vector<TensorType>& formal) {
+  bool changed = false;
+  for (size_t i = 0; i < count; ++i) {
+    TensorType& t = formal[first + i];
+    const TensorType& out = body.value(body.outputs()[out_first + i]).type;
+    if (out.dtype != t.dtype || out.shape.size() != t.shape.size()) continue;
+    for (size_t d = 0; d < t.shape.size(); ++d)
+      if (t.shape[d] != kDynamicDim && out.shape[d] != t.shape[d]) {
+        t.shape[d] = kDynamicDim;
+        changed = true;
+      }
+  }
+  return changed;
+}
+
+// Rounds of widening before the body's types are taken as they are (each round makes at least
+// one more dimension dynamic; a few suffice for real loops).
+constexpr int kWideningRounds = 4;
 
 }  // namespace
 
@@ -308,6 +333,10 @@ absl::Status GraphImporter::import_loop(const onnx::NodeProto& node, const std::
   for (int64_t i = 0; i < carried; ++i) formal.push_back(inputs[2 + i]->type);
   const std::vector<std::string> captured = outer_names(*body);
   auto g = import_body(*body, formal, captured, str_cat(who, ": body"));
+  for (int round = 0; g.ok() && round < kWideningRounds &&
+                      widen_carried(*g, 1, static_cast<size_t>(carried), 2, formal);
+       ++round)
+    g = import_body(*body, formal, captured, str_cat(who, ": body"));
   if (!g.ok()) return g.status();
   auto a = std::make_shared<LoopAttrs>();
   a->body = std::make_shared<const Graph>(std::move(*g));
@@ -397,6 +426,10 @@ absl::Status GraphImporter::import_scan(const onnx::NodeProto& node, const std::
   }
   const std::vector<std::string> captured = outer_names(*body);
   auto g = import_body(*body, formal, captured, str_cat(who, ": body"));
+  for (int round = 0; g.ok() && round < kWideningRounds &&
+                      widen_carried(*g, 0, static_cast<size_t>(states), 0, formal);
+       ++round)
+    g = import_body(*body, formal, captured, str_cat(who, ": body"));
   if (!g.ok()) return g.status();
   auto a = std::make_shared<ScanAttrs>();
   a->body = std::make_shared<const Graph>(std::move(*g));

@@ -32,4 +32,10 @@ struct ProbeResult {
 // destroys it. Never throws.
 ProbeResult probe_kernel(const collage_kernel_desc_t& desc);
 
+// Whether oneDNN's 8-bit contractions sum u8 x s8 products exactly on this CPU: with VNNI
+// (AVX-512 VNNI, AVX-VNNI) or AMX. Without it (AVX2, AVX-512 without VNNI, or oneDNN capped there
+// by ONEDNN_MAX_CPU_ISA) its kernels add pairs of products in 16 bits (vpmaddubsw), which
+// saturate: wrong sums, not an error. `isa` receives oneDNN's effective ISA's name.
+bool int8_sums_exact(std::string* isa = nullptr);
+
 }  // namespace collage::rt_dnnl

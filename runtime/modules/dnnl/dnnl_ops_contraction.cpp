@@ -3,6 +3,7 @@
 // Weights are constants; the primitive picks their layout (format any). Plain activations are
 // reordered in and out when it picks a blocked one; channel-blocked ones are passed as they are.
 #include "dnnl_kernel.h"
+#include "dnnl_module.h"
 
 namespace collage::rt_dnnl {
 namespace {
@@ -19,6 +20,15 @@ dnnl::memory::dims window_list(const std::vector<int64_t>& v, size_t n, const ch
   return v;
 }
 
+// An artifact compiled on a machine with VNNI and loaded on one without it: refused, since
+// oneDNN's 8-bit kernels would saturate there (int8_sums_exact).
+void require_exact_int8_sums() {
+  std::string isa;
+  require(int8_sums_exact(&isa),
+          "8-bit integer contractions need VNNI on this CPU (oneDNN's ISA here: " + isa +
+              "): without it oneDNN sums pairs of u8 x s8 products in 16 bits, which saturate");
+}
+
 }  // namespace
 
 void build_conv(DnnlKernel& k, ParamReader& r, bool deconv) {
@@ -32,6 +42,7 @@ void build_qconv(DnnlKernel& k, ParamReader& r) {
   QConvParams p;
   p.io(r);
   check_reader(r);
+  require_exact_int8_sums();
   require(p.conv.post_ops.empty() && p.quant.weights_zero_point == 0,
           "an integer convolution takes no post-ops and no weights zero point");
   add_conv(k, p.conv, false, &p.quant);
@@ -120,6 +131,7 @@ void build_qmatmul(DnnlKernel& k, ParamReader& r) {
   QMatMulParams p;
   p.io(r);
   check_reader(r);
+  require_exact_int8_sums();
   require(p.matmul.post_ops.empty() && p.matmul.bias.kind == SourceKind::none,
           "an integer matmul takes no bias or post-ops");
   require(p.matmul.b.kind == SourceKind::constant, "an integer matmul's b must be a constant");

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "dnnl_kernel.h"
+#include "dnnl_module.h"
 
 namespace collage::rt_dnnl {
 namespace {
@@ -116,6 +117,33 @@ void add_requantized_matmul(DnnlKernel& k, const MatMulParams& p, const QuantPar
             static_cast<int8_t*>(dst)[i] = static_cast<int8_t>(v);
         }
       });
+}
+
+bool int8_sums_exact(std::string* isa) {
+  const dnnl::cpu_isa effective = dnnl::get_effective_cpu_isa();
+  switch (effective) {
+    case dnnl::cpu_isa::avx2_vnni:
+      if (isa) *isa = "avx2_vnni";
+      return true;
+    case dnnl::cpu_isa::avx512_core_vnni:
+      if (isa) *isa = "avx512_core_vnni";
+      return true;
+    case dnnl::cpu_isa::avx512_core_bf16:
+      if (isa) *isa = "avx512_core_bf16";
+      return true;
+    case dnnl::cpu_isa::avx512_core_amx:
+      if (isa) *isa = "avx512_core_amx";
+      return true;
+    case dnnl::cpu_isa::avx512_core:
+      if (isa) *isa = "avx512_core";
+      return false;
+    case dnnl::cpu_isa::avx2:
+      if (isa) *isa = "avx2";
+      return false;
+    default:
+      if (isa) *isa = "below avx2";
+      return false;
+  }
 }
 
 }  // namespace collage::rt_dnnl

@@ -1,6 +1,8 @@
 // DynKernel: descriptor checks and one run (dyn_kernel.h).
 #include "dyn_kernel.h"
 
+#include "dyn_control_flow.h"
+
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -17,6 +19,7 @@ Arity arity_of(DynOp op) {
     case DynOp::nms: return {2, 5, 1, 1};
     case DynOp::unique: return {1, 1, 1, 4};
     case DynOp::gather:
+    case DynOp::gather_elements:
     case DynOp::add:
     case DynOp::sub:
     case DynOp::mul:
@@ -26,6 +29,7 @@ Arity arity_of(DynOp op) {
     case DynOp::equal:
     case DynOp::pow:
     case DynOp::matmul: return {2, 2, 1, 1};
+    case DynOp::gemm: return {2, 3, 1, 1};
     case DynOp::max_unpool: return {2, 3, 1, 1};
     case DynOp::rnn:
     case DynOp::gru: return {3, 6, 1, 2};
@@ -44,13 +48,19 @@ Arity arity_of(DynOp op) {
     case DynOp::cum_sum:
     case DynOp::cum_prod: return {2, 2, 1, 1};
     case DynOp::dropout: return {1, 1, 1, 2};
+    case DynOp::logical_and:
+    case DynOp::logical_or: return {2, 2, 1, 1};
+    case DynOp::if_:
+    case DynOp::scan: return {1, -1, 1, 1 << 20};
+    case DynOp::loop: return {0, -1, 1, 1 << 20};
     default: return {1, 1, 1, 1};
   }
 }
 
 }  // namespace
 
-std::string DynKernel::create(const collage_kernel_desc_t& desc, DynKernel*& kernel) {
+std::string DynKernel::create(const collage_kernel_desc_t& desc, DynKernel*& kernel,
+                              int depth) {
   auto k = std::make_unique<DynKernel>();
   if (std::string e = decode_params(desc.params, desc.params_size, &k->params_); !e.empty())
     return e;
@@ -94,6 +104,9 @@ std::string DynKernel::create(const collage_kernel_desc_t& desc, DynKernel*& ker
   } catch (const KernelError& e) {
     return e.what();
   }
+  if (is_control_flow(p.op))
+    if (std::string e = ControlFlow::create(p, desc, depth, &k->control_); !e.empty())
+      return std::string(dyn_op_name(p.op)) + ": " + e;
   if (is_scan_op(p.op) && k->static_shapes_error().empty() && desc.num_inputs > 0)
     k->tasks_ = scan_task_count(p.op, k->arg_shapes_[0]);
   kernel = k.release();
@@ -146,6 +159,10 @@ std::string DynKernel::run(const collage_rt_tensor_t* inputs, int32_t num_inputs
     std::optional<DynParams> run_time;
     if (!params_.list_sources.empty()) run_time = with_run_time_lists(in);
     const DynParams& params = run_time ? *run_time : params_;
+    if (control_) {
+      control_->run(in, out);
+      return "";
+    }
     if (!run_data_dependent_op(params, in, out) && !run_layout_op(params, in, out) &&
         !run_math_op(params, in, out) && !run_reduce_op(params, in, out) &&
         !run_generate_op(params, in, out) && !run_pad_split_op(params, in, out) &&

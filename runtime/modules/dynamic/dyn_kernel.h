@@ -3,6 +3,7 @@
 // dimensions, its constants) and run on its inputs' actual shapes.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,10 +13,14 @@
 
 namespace collage::rt_dynamic {
 
+class ControlFlow;
+
 class DynKernel {
  public:
   // Empty string on success (kernel set), else why the descriptor is refused.
-  static std::string create(const collage_kernel_desc_t& desc, DynKernel*& kernel);
+  // `depth`: how deep in control-flow bodies the kernel sits (dyn_control_flow.h).
+  static std::string create(const collage_kernel_desc_t& desc, DynKernel*& kernel,
+                            int depth = 0);
   // Runs once: `inputs` are the kernel's input arguments with their shapes; outputs come from
   // `alloc`. Empty string on success, else the error.
   std::string run(const collage_rt_tensor_t* inputs, int32_t num_inputs,
@@ -47,6 +52,8 @@ class DynKernel {
   std::vector<int32_t> output_dtypes_;
   std::vector<Value> constants_;
   int32_t tasks_ = 1;
+  // If, Loop and Scan: their bodies' kernels.
+  std::shared_ptr<const ControlFlow> control_;
 };
 
 }  // namespace collage::rt_dynamic

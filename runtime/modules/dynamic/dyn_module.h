@@ -9,7 +9,8 @@
 namespace collage::rt_dynamic {
 
 inline constexpr const char* kModuleName = "dynamic";
-inline constexpr const char* kModuleVersion = "dynamic/1";
+// dynamic/2: parameters of version 3 (control-flow bodies) and the operators appended with them.
+inline constexpr const char* kModuleVersion = "dynamic/2";
 
 // Static storage, never freed.
 const collage_rt_module_v1_t* module_table();

@@ -1,4 +1,4 @@
-// Data movement in the dynamic module: Gather, Slice, Squeeze, Unsqueeze, Reshape, Transpose,
+// Data movement in the dynamic module: Gather, GatherElements, Slice, Squeeze, Unsqueeze, Reshape, Transpose,
 // Concat, Cast and Identity on tensors whose shapes are known only now. ONNX semantics, as the
 // reference kernels define them.
 #include <algorithm>
@@ -57,6 +57,39 @@ void gather(const DynParams& p, const Value& data, const Value& idx, Outputs& ou
     if (k < 0) k += dim;
     for (int64_t b = 0; b < outer; ++b)
       std::memcpy(o + (b * count + j) * row, data.data + (b * dim + k) * row, row);
+  }
+}
+
+// out[i...] = data[i... with indices[i...] on `axis`]; indices have data's rank and, on the other
+// axes, no larger a size.
+void gather_elements(const DynParams& p, const Value& data, const Value& idx, Outputs& out) {
+  const auto rank = static_cast<int64_t>(data.shape.size());
+  const int64_t axis = axis_in(p.value(0, 0), rank, "axis");
+  if (static_cast<int64_t>(idx.shape.size()) != rank)
+    throw KernelError("indices " + type_text(idx.dtype, idx.shape) + " must have the rank of data " +
+                      type_text(data.dtype, data.shape));
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && idx.shape[d] > data.shape[d])
+      throw KernelError("indices " + type_text(idx.dtype, idx.shape) + " is larger than data " +
+                        type_text(data.dtype, data.shape) + " on axis " + std::to_string(d));
+  const size_t size = element_size(data.dtype);
+  const std::vector<int64_t> ds = strides_of(data.shape);
+  const int64_t dim = data.shape[axis], n = idx.numel();
+  uint8_t* o = out.make(0, idx.shape);
+  std::vector<int64_t> at(rank, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t k = int_at(idx, i);
+    if (k < -dim || k >= dim)
+      throw KernelError("index " + std::to_string(k) + " is out of range for axis " +
+                        std::to_string(axis) + " of size " + std::to_string(dim));
+    if (k < 0) k += dim;
+    int64_t offset = 0;
+    for (int64_t d = 0; d < rank; ++d) offset += (d == axis ? k : at[d]) * ds[d];
+    std::memcpy(o + i * size, data.data + offset * size, size);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++at[d] < idx.shape[d]) break;
+      at[d] = 0;
+    }
   }
 }
 
@@ -249,6 +282,7 @@ void cast(const Value& x, Outputs& out) {
 bool run_layout_op(const DynParams& p, const std::vector<Value>& in, Outputs& out) {
   switch (p.op) {
     case DynOp::gather: gather(p, in[0], in[1], out); return true;
+    case DynOp::gather_elements: gather_elements(p, in[0], in[1], out); return true;
     case DynOp::slice: slice(p, in[0], out); return true;
     case DynOp::squeeze: squeeze(p, in[0], out); return true;
     case DynOp::unsqueeze: unsqueeze(p, in[0], out); return true;

@@ -1,5 +1,6 @@
 // Elementwise arithmetic in the dynamic module: Add, Sub, Mul, Div, Greater, Less and Equal with
-// numpy broadcasting, and Relu, Sigmoid, Exp, Log, Cos, Sin, Neg, Abs and Sqrt, on f32, f64, i32
+// numpy broadcasting, And, Or and Not of bools, and Relu, Sigmoid, Tanh, Exp, Log, Cos, Sin, Neg,
+// Abs and Sqrt, on f32, f64, i32
 // and i64 (Equal on bool too; the float functions on f32 and f64 only, f32 computed in float as
 // the reference does). Integer division truncates toward zero, and by zero is an error. Pow of
 // an i32 or i64 base to an i32 or i64 exponent, wrapping (dyn_int_pow.h), with broadcasting.
@@ -158,11 +159,30 @@ void unary(DynOp op, const Value& x, Outputs& out) {
           case DynOp::log: o[i] = T(std::log(f)); break;
           case DynOp::cos: o[i] = T(std::cos(f)); break;
           case DynOp::sin: o[i] = T(std::sin(f)); break;
+          case DynOp::tanh: o[i] = T(std::tanh(f)); break;
           default: o[i] = T(std::sqrt(f)); break;
         }
       }
     }
   });
+}
+
+void logical(DynOp op, const std::vector<Value>& in, Outputs& out) {
+  for (const Value& v : in)
+    if (v.dtype != COLLAGE_DTYPE_BOOL)
+      throw KernelError(std::string(dyn_op_name(op)) + " takes bool, not " +
+                        type_text(v.dtype, v.shape));
+  if (op == DynOp::logical_not) {
+    uint8_t* o = out.make(0, in[0].shape);
+    for (int64_t i = 0; i < in[0].numel(); ++i) o[i] = !in[0].data[i];
+    return;
+  }
+  const std::vector<int64_t> shape = broadcast(in[0], in[1]);
+  uint8_t* o = out.make(0, shape);
+  if (op == DynOp::logical_and)
+    binary_loop<uint8_t>(in[0], in[1], shape, o, [](uint8_t x, uint8_t y) { return x && y; });
+  else
+    binary_loop<uint8_t>(in[0], in[1], shape, o, [](uint8_t x, uint8_t y) { return x || y; });
 }
 
 }  // namespace
@@ -181,6 +201,11 @@ bool run_math_op(const DynParams& p, const std::vector<Value>& in, Outputs& out)
     case DynOp::pow:
       integer_pow(in[0], in[1], out);
       return true;
+    case DynOp::logical_not:
+    case DynOp::logical_and:
+    case DynOp::logical_or:
+      logical(p.op, in, out);
+      return true;
     case DynOp::relu:
     case DynOp::sigmoid:
     case DynOp::exp:
@@ -190,6 +215,7 @@ bool run_math_op(const DynParams& p, const std::vector<Value>& in, Outputs& out)
     case DynOp::log:
     case DynOp::cos:
     case DynOp::sin:
+    case DynOp::tanh:
       unary(p.op, in[0], out);
       return true;
     default:

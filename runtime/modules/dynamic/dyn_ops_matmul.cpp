@@ -1,8 +1,11 @@
 // MatMul in the dynamic module, for operands whose shapes are known only at run time (a grid
 // built from sizes read at run time, as AffineGrid's expansion makes): numpy's matmul (a 1-D
 // operand gains an axis that the result drops again, batch axes broadcast), on f32 (summed in
-// float, as native's MatMul) and f64.
+// float, as native's MatMul) and f64. Gemm (alpha * A' * B' + beta * C, C broadcast to the
+// result, A' and B' transposed by transA and transB) on f32 and f64, as the reference computes
+// it (lib/ops/gemm_ref.cpp: products summed in the element type, then scaled).
 #include <algorithm>
+#include <cstring>
 
 #include "dyn_value.h"
 
@@ -65,9 +68,67 @@ void matmul(const Value& a, const Value& b, Outputs& out) {
   }
 }
 
+float f32_of_bits(int64_t bits) {
+  const auto u = static_cast<uint32_t>(bits);
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+template <typename T>
+void gemm(const DynParams& p, const std::vector<Value>& in, Outputs& out) {
+  const Value &a = in[0], &b = in[1];
+  if (a.shape.size() != 2 || b.shape.size() != 2)
+    throw KernelError("operands " + type_text(a.dtype, a.shape) + " and " +
+                      type_text(b.dtype, b.shape) + " must be matrices");
+  const bool ta = p.value(0, 0) != 0, tb = p.value(1, 0) != 0;
+  const T alpha = static_cast<T>(f32_of_bits(p.value(2, 0x3f800000)));
+  const T beta = static_cast<T>(f32_of_bits(p.value(3, 0x3f800000)));
+  const int64_t m = ta ? a.shape[1] : a.shape[0], k = ta ? a.shape[0] : a.shape[1];
+  const int64_t n = tb ? b.shape[0] : b.shape[1];
+  if ((tb ? b.shape[1] : b.shape[0]) != k)
+    throw KernelError("inner dimensions of " + type_text(a.dtype, a.shape) + " and " +
+                      type_text(b.dtype, b.shape) + " differ");
+  T* y = out.make_as<T>(0, {m, n});
+  const T* pa = a.as<T>();
+  const T* pb = b.as<T>();
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      T acc = 0;
+      for (int64_t r = 0; r < k; ++r)
+        acc += pa[ta ? r * m + i : i * k + r] * pb[tb ? j * k + r : r * n + j];
+      y[i * n + j] = alpha * acc;
+    }
+  if (in.size() < 3 || !in[2].data) return;
+  const Value& c = in[2];
+  if (c.dtype != a.dtype || c.shape.size() > 2)
+    throw KernelError("C " + type_text(c.dtype, c.shape) + " does not fit");
+  const int64_t cr = c.shape.size() == 2 ? c.shape[0] : 1;
+  const int64_t cc = c.shape.empty() ? 1 : c.shape.back();
+  if ((cr != 1 && cr != m) || (cc != 1 && cc != n))
+    throw KernelError("C " + type_text(c.dtype, c.shape) + " does not broadcast to " +
+                      type_text(a.dtype, {m, n}));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      y[i * n + j] += beta * c.as<T>()[(cr == 1 ? 0 : i) * cc + (cc == 1 ? 0 : j)];
+}
+
 }  // namespace
 
 bool run_matmul_op(const DynParams& p, const std::vector<Value>& in, Outputs& out) {
+  if (p.op == DynOp::gemm) {
+    if (in[0].dtype != in[1].dtype)
+      throw KernelError("operands " + type_text(in[0].dtype, in[0].shape) + " and " +
+                        type_text(in[1].dtype, in[1].shape) + " differ in type");
+    if (in[0].dtype == COLLAGE_DTYPE_F32)
+      gemm<float>(p, in, out);
+    else if (in[0].dtype == COLLAGE_DTYPE_F64)
+      gemm<double>(p, in, out);
+    else
+      throw KernelError("operands " + type_text(in[0].dtype, in[0].shape) +
+                        " are not f32 or f64");
+    return true;
+  }
   if (p.op != DynOp::matmul) return false;
   const Value &a = in[0], &b = in[1];
   if (a.dtype != b.dtype || a.shape.empty() || b.shape.empty())

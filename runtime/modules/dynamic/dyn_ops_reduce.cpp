@@ -3,7 +3,10 @@
 // and Min on bool too), over
 // axes known only at run time. ONNX semantics as the reference kernels (lib/ops/reduction.cpp)
 // define them: float sums accumulate in double, NaN propagates through Max and Min, an empty
-// reduction gives the operation's identity, integer arithmetic wraps.
+// reduction gives the operation's identity, integer arithmetic wraps. ArgMax (lists: [axis],
+// [keepdims], [select_last_index]) gives the first (or last) index of the largest value; NaN
+// never compares larger (lib/ops/tree_argmax.cpp).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -132,9 +135,51 @@ void reduce(DynOp op, const Value& x, const ReducePlan& plan, Outputs& out) {
   }
 }
 
+template <typename T>
+void arg_max(const DynParams& p, const Value& x, Outputs& out) {
+  const auto rank = static_cast<int64_t>(x.shape.size());
+  const int64_t axis = axis_in(p.value(0, 0), std::max<int64_t>(rank, 1), "axis");
+  if (rank == 0) throw KernelError("ArgMax of a scalar");
+  const int64_t n = x.shape[axis];
+  if (n == 0) throw KernelError("ArgMax over an empty axis");
+  int64_t outer = 1, inner = 1;
+  std::vector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d < axis) outer *= x.shape[d];
+    if (d > axis) inner *= x.shape[d];
+    if (d != axis) shape.push_back(x.shape[d]);
+    else if (p.value(1, 1) != 0) shape.push_back(1);
+  }
+  const bool last = p.value(2, 0) != 0;
+  int64_t* o = out.make_as<int64_t>(0, shape);
+  const T* in = x.as<T>();
+  for (int64_t a = 0; a < outer; ++a)
+    for (int64_t b = 0; b < inner; ++b) {
+      const T* row = in + a * n * inner + b;
+      int64_t best = 0;
+      for (int64_t k = 1; k < n; ++k) {
+        const T v = row[k * inner], m = row[best * inner];
+        if (v > m || (last && v == m)) best = k;
+      }
+      o[a * inner + b] = best;
+    }
+}
+
 }  // namespace
 
 bool run_reduce_op(const DynParams& p, const std::vector<Value>& in, Outputs& out) {
+  if (p.op == DynOp::arg_max) {
+    switch (in[0].dtype) {
+      case COLLAGE_DTYPE_F32: arg_max<float>(p, in[0], out); break;
+      case COLLAGE_DTYPE_F64: arg_max<double>(p, in[0], out); break;
+      case COLLAGE_DTYPE_I32: arg_max<int32_t>(p, in[0], out); break;
+      case COLLAGE_DTYPE_I64: arg_max<int64_t>(p, in[0], out); break;
+      default:
+        throw KernelError("ArgMax takes f32, f64, i32 or i64 here, not " +
+                          type_text(in[0].dtype, in[0].shape));
+    }
+    return true;
+  }
   if (p.op < DynOp::reduce_sum || p.op > DynOp::reduce_log_sum_exp) return false;
   const Value& x = in[0];
   const ReducePlan plan = plan_of(p, x.shape);

@@ -4,6 +4,8 @@
 #include <array>
 #include <cstring>
 
+#include "dyn_bytes.h"
+
 namespace collage::rt_dynamic {
 namespace {
 
@@ -16,48 +18,8 @@ constexpr std::array<std::string_view, static_cast<size_t>(DynOp::count_)> kName
     "Split", "Resize", "TopK", "Log", "Cos", "Sin", "SVMPairwiseCoupling", "HannWindow",
     "HammingWindow", "BlackmanWindow", "MelWeightMatrix", "CenterCropPad", "Col2Im", "AffineGrid",
     "Shape", "Dropout", "CumSum", "CumProd", "ScatterND", "ScatterElements",
-    "Pow", "MaxUnpool", "TfIdfVectorizer", "RNN", "GRU", "LSTM", "MatMul"};
-
-void put_u32(std::vector<uint8_t>& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-void put_i64(std::vector<uint8_t>& out, int64_t v) {
-  const auto u = static_cast<uint64_t>(v);
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(u >> (8 * i)));
-}
-
-class Reader {
- public:
-  Reader(const uint8_t* p, size_t n) : p_(p), n_(n) {}
-  bool u8(uint8_t* v) {
-    if (n_ < 1) return false;
-    *v = *p_++;
-    --n_;
-    return true;
-  }
-  bool u32(uint32_t* v) {
-    if (n_ < 4) return false;
-    *v = 0;
-    for (int i = 0; i < 4; ++i) *v |= static_cast<uint32_t>(p_[i]) << (8 * i);
-    p_ += 4;
-    n_ -= 4;
-    return true;
-  }
-  bool i64(int64_t* v) {
-    if (n_ < 8) return false;
-    uint64_t u = 0;
-    for (int i = 0; i < 8; ++i) u |= static_cast<uint64_t>(p_[i]) << (8 * i);
-    *v = static_cast<int64_t>(u);
-    p_ += 8;
-    n_ -= 8;
-    return true;
-  }
-  size_t left() const { return n_; }
-
- private:
-  const uint8_t* p_;
-  size_t n_;
-};
+    "Pow", "MaxUnpool", "TfIdfVectorizer", "RNN", "GRU", "LSTM", "MatMul", "If", "Loop", "Scan",
+    "Tanh", "Not", "And", "Or", "ArgMax", "Gemm", "GatherElements"};
 
 }  // namespace
 
@@ -93,6 +55,11 @@ std::vector<uint8_t> encode_params(const DynParams& p) {
   put_list(p.list_sources);
   put_u32(out, static_cast<uint32_t>(p.lists.size()));
   for (const auto& l : p.lists) put_list(l);
+  put_u32(out, static_cast<uint32_t>(p.bodies.size()));
+  for (const auto& b : p.bodies) {
+    put_u32(out, static_cast<uint32_t>(b.size()));
+    out.insert(out.end(), b.begin(), b.end());
+  }
   return out;
 }
 
@@ -124,6 +91,18 @@ std::string decode_params(const uint8_t* data, size_t size, DynParams* out) {
   out->lists.assign(lists, {});
   for (auto& l : out->lists)
     if (!get_list(l)) return "truncated parameters";
+  uint32_t bodies = 0;
+  if (version >= 3 && (!r.u32(&bodies) || bodies > r.left() / 4))
+    return "truncated parameters";
+  out->bodies.assign(bodies, {});
+  for (auto& b : out->bodies) {
+    uint32_t n = 0;
+    if (!r.u32(&n) || n > r.left()) return "truncated parameters: a body";
+    if (!r.bytes(n, &b)) return "truncated parameters: a body";
+  }
+  if (is_control_flow(out->op) != !out->bodies.empty())
+    return std::string(dyn_op_name(out->op)) +
+           (out->bodies.empty() ? " without bodies" : " with bodies");
   if (r.left() != 0) return "trailing bytes after the parameters";
   return "";
 }

@@ -3,8 +3,10 @@
 // module (reads them). Depends only on the C++ library.
 //
 // Layout: u32 magic "DYNP", u32 version, u8 operator, the sources (a list), the list sources (a
-// list), u32 list count, then each list. A list is a u32 count and that many little-endian i64. What each list means depends
-// on the operator (DynOp).
+// list), u32 list count, then each list. A list is a u32 count and that many little-endian i64.
+// What each list means depends on the operator (DynOp). Version 3 appends u32 body count, then
+// each body as u32 byte count and its bytes (If, Loop, Scan: dyn_body.h); versions 1 and 2 end
+// after the lists.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +18,7 @@
 namespace collage::rt_dynamic {
 
 inline constexpr uint32_t kParamsMagic = 0x504E5944;  // "DYNP" read as a little-endian u32
-inline constexpr uint32_t kParamsVersion = 2;
+inline constexpr uint32_t kParamsVersion = 3;
 
 // The operators the module runs, with the lists their parameters hold.
 enum class DynOp : uint8_t {
@@ -66,6 +68,19 @@ enum class DynOp : uint8_t {
                       // [clip's f64 bits], activation kinds, alphas' and betas' f64 bits,
                       // output slots (0 Y, 1 Y_h, 2 Y_c per kernel output)
   matmul,             // - (numpy's matmul, f32 and f64)
+  // Control flow (parameters version 3), each with its bodies (dyn_body.h) and, last, the node
+  // output each kernel output is (a model may leave some unused):
+  if_,    // bodies then, else; [output slots]. Inputs: cond, then the values the bodies read.
+  loop,   // body; [num_captured], [output slots]. Inputs: M, cond (either may be absent),
+          // the carried values, the values the body reads.
+  scan,   // body; [num_scan_inputs], [num_captured], input axes, input directions, output
+          // axes, output directions, [output slots]. Inputs: states, scan inputs, captured.
+  tanh,                // - (f32, f64)
+  logical_not,         // - (bool)
+  logical_and, logical_or,  // numpy broadcasting, bool
+  arg_max,             // [axis], [keepdims], [select_last_index]
+  gemm,                // [transA], [transB], [alpha's f32 bits], [beta's f32 bits] (f32, f64)
+  gather_elements,     // [axis] (indices i32 or i64, negative counting from the end)
   count_,
 };
 
@@ -84,6 +99,10 @@ inline std::optional<ScatterReduction> scatter_reduction(std::string_view name) 
 }
 
 // The scans and scatters (dyn_ops_scan.cpp), which also run in static plans.
+inline bool is_control_flow(DynOp op) {
+  return op == DynOp::if_ || op == DynOp::loop || op == DynOp::scan;
+}
+
 inline bool is_scan_op(DynOp op) {
   return op == DynOp::cum_sum || op == DynOp::cum_prod || op == DynOp::scatter_nd ||
          op == DynOp::scatter_elements;
@@ -103,6 +122,8 @@ struct DynParams {
   // >= 0. Such operands come after the operator's own.
   std::vector<int64_t> list_sources;
   std::vector<std::vector<int64_t>> lists;
+  // The encoded bodies of If, Loop and Scan (dyn_body.h); empty for the other operators.
+  std::vector<std::vector<uint8_t>> bodies;
   // List `i`, empty when absent.
   const std::vector<int64_t>& list(size_t i) const;
   // The single value of list `i`, or `fallback` when it is absent or empty.
