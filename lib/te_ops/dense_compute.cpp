@@ -1,12 +1,16 @@
 // Dense computes: out[batch..., i, j] = sum_k A'[..., i, k] * Bp[..., j / nr, k, j % nr] where Bp
 // holds B' (transposed for Gemm's transB, scaled by Gemm's alpha) in panels of nr columns, zero
-// past the last column; Gemm's beta * C is the reduction's initial value.
+// past the last column; Gemm's beta * C is the reduction's initial value. f16 and bf16 operands
+// are widened to f32 (B's panels hold f32), summed in f32 in k order and rounded to the type once,
+// as the reference executor computes them (and numpy, which made ONNX's expected values: the
+// product of two 16-bit floats is exact in f32, so a fused multiply-add rounds as mul + add).
 #include <algorithm>
 
 #include "collage/ops/nn.h"
 #include "core/str_cat.h"
 #include "te_ops/conv_dense_common.h"
 #include "te_ops/dense.h"
+#include "te_ops/te_op_util.h"
 
 namespace collage::te_ops::dense {
 namespace {
@@ -21,6 +25,7 @@ struct Operands {
   int64_t m = 1, n = 1, k = 1;
   Shape a_batch, b_batch, batch;  // batch dims of A, B and of the output (broadcast)
   int64_t nr = 16;                // panel columns
+  DType type = DType::f32;        // of the operands and the output (the sums are f32)
 };
 
 absl::Status fail(const Operands& o, const std::string& op, const std::string& what) {
@@ -48,6 +53,7 @@ std::vector<te::Tensor> build(const Operands& o, const std::string& tag) {
   // then never needs shifting back inside the tensor, which would make its panel reads
   // non-affine (gathers). The anchor output is the [.., n] view of it.
   const bool padded = !o.b_vector && o.n % nr != 0;
+  const bool narrow = o.type != DType::f32;
   Shape acc_shape = out_shape;
   if (padded) acc_shape.back() = panels * nr;
   const size_t nb = o.batch.size();
@@ -73,7 +79,8 @@ std::vector<te::Tensor> build(const Operands& o, const std::string& tag) {
           std::vector<te::Expr> idx(v.begin(), v.begin() + bb.size());
           const te::Var &jo = v[bb.size()], &k = v[bb.size() + 1], &jl = v[bb.size() + 2];
           te::Expr j = jo * nr + jl;
-          te::Expr value = b_at(idx, k, o.n % nr == 0 ? j : te::minimum(j, o.n - 1));
+          te::Expr value =
+              cast_to(DType::f32, b_at(idx, k, o.n % nr == 0 ? j : te::minimum(j, o.n - 1)));
           if (o.alpha != 1.f) value = value * o.alpha;
           return o.n % nr == 0 ? value : te::select(j < o.n, value, 0.0f);
         },
@@ -97,13 +104,13 @@ std::vector<te::Tensor> build(const Operands& o, const std::string& tag) {
         }
         te::Expr bv;
         if (o.b_vector) {
-          bv = o.b(k);
+          bv = cast_to(DType::f32, o.b(k));
         } else {
           std::vector<te::Expr> bi = batch_index(bb, o.batch, v);
           bi.insert(bi.end(), {te::floordiv(j, nr), k, te::floormod(j, nr)});
           bv = bp(bi);
         }
-        te::Expr src = o.a(ai) * bv;
+        te::Expr src = cast_to(DType::f32, o.a(ai)) * bv;
         if (!o.c.defined() || o.beta == 0.f) return te::sum(src, {k});
         // C broadcast to [M, N] (unidirectional: trailing dims align).
         std::vector<te::Expr> ci;
@@ -111,25 +118,30 @@ std::vector<te::Tensor> build(const Operands& o, const std::string& tag) {
         const std::vector<te::Expr> mn = {i, padded ? te::minimum(j, o.n - 1) : j};
         for (size_t d = 0; d < cs.size(); ++d)
           ci.push_back(cs[d] == 1 ? te::Expr(0) : mn[2 - cs.size() + d]);
-        te::Expr init = cs.empty() ? o.c(std::vector<te::Expr>{}) : o.c(ci);
+        te::Expr init = cast_to(DType::f32, cs.empty() ? o.c(std::vector<te::Expr>{}) : o.c(ci));
         if (o.beta != 1.f) init = init * o.beta;
         return te::sum(src, {k}, init);
       },
-      padded ? o.name + ".panels" : o.name, tag);
-  if (!padded) return {acc};
+      padded || narrow ? o.name + ".panels" : o.name, tag);
+  if (!padded && !narrow) return {acc};
+  // The output: the [.., n] view of padded panels, rounded to a 16-bit type.
   te::Tensor out = te::compute(
       out_shape,
-      [&](const std::vector<te::Var>& v) { return acc(std::vector<te::Expr>(v.begin(), v.end())); },
+      [&](const std::vector<te::Var>& v) {
+        return cast_to(o.type, acc(std::vector<te::Expr>(v.begin(), v.end())));
+      },
       o.name, "dense_view");
   return {out};
 }
 
-absl::Status check_f32(const Operands& o, const std::string& op) {
+// The operands' type: f32, f16 or bf16, the same for all (ONNX's type constraint T).
+absl::Status check_types(Operands& o, const std::string& op) {
+  o.type = o.a.dtype();
   for (const te::Tensor& t : {o.a, o.b, o.c})
-    if (t.defined() && t.dtype() != DType::f32)
+    if (t.defined() && (t.dtype() != o.type || !is_float_like(t.dtype())))
       return fail(o, op,
                   str_cat("input '", t.name(), "' is ", dtype_name(t.dtype()),
-                          ", the TE library supports f32 only"));
+                          ", the dense compute takes f32, f16 or bf16, the same for every input"));
   return absl::OkStatus();
 }
 
@@ -141,7 +153,7 @@ absl::StatusOr<std::vector<te::Tensor>> matmul(const codegen::TargetSpec& target
     return fail(o, "MatMul", "needs inputs A and B");
   o.a = inputs[0];
   o.b = inputs[1];
-  if (absl::Status s = check_f32(o, "MatMul"); !s.ok()) return s;
+  if (absl::Status s = check_types(o, "MatMul"); !s.ok()) return s;
   const Shape &a = o.a.shape(), &b = o.b.shape();
   if (a.empty() || b.empty()) return fail(o, "MatMul", "scalar operands are not allowed");
   o.a_vector = a.size() == 1;
@@ -179,7 +191,7 @@ absl::StatusOr<std::vector<te::Tensor>> gemm(const codegen::TargetSpec& target, 
   o.a = inputs[0];
   o.b = inputs[1];
   if (inputs.size() > 2) o.c = inputs[2];
-  if (absl::Status s = check_f32(o, "Gemm"); !s.ok()) return s;
+  if (absl::Status s = check_types(o, "Gemm"); !s.ok()) return s;
   o.trans_a = attrs.transA != 0;
   o.trans_b = attrs.transB != 0;
   o.alpha = attrs.alpha;
@@ -219,7 +231,7 @@ ComputeFn matmul_compute(const codegen::TargetSpec& target) {
   return [target](const Graph& g, const Node& node, std::span<const te::Tensor> inputs)
              -> absl::StatusOr<std::vector<te::Tensor>> {
     if (inputs.size() == 2 && inputs[0].defined() && inputs[1].defined() &&
-        (inputs[0].dtype() != DType::f32 || inputs[1].dtype() != DType::f32))
+        (inputs[0].dtype() == DType::f64 || inputs[1].dtype() == DType::f64))
       return generic_matmul(g, node, inputs);
     return matmul(target, node, inputs);
   };

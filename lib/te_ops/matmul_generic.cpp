@@ -1,8 +1,6 @@
-// MatMul on f64 (the dense compute's panels and schedule template are f32's): out[batch..., i, j]
-// = sum_k A[..., i, k] * B[..., k, j] with numpy's 1-D operands and batch broadcasting, summed in
-// f64; the default schedule runs it. 16-bit floats are refused: ONNX's expected values carry a
-// summation order and rounding that a sum in f32 rounded once does not reproduce (bf16 results
-// one step apart are 0.4% apart).
+// MatMul on f64 (the dense compute's panels and schedule template are f32's; f16 and bf16 go
+// there, widened): out[batch..., i, j] = sum_k A[..., i, k] * B[..., k, j] with numpy's 1-D
+// operands and batch broadcasting, summed in f64; the default schedule runs it.
 #include "core/str_cat.h"
 #include "te_ops/dense.h"
 #include "te_ops/te_op_util.h"
@@ -14,7 +12,7 @@ absl::StatusOr<std::vector<te::Tensor>> generic_matmul(const Graph& g, const Nod
   const te::Tensor a = in[0], b = in[1];
   if (a.dtype() != DType::f64 || b.dtype() != DType::f64)
     return node_error(node, str_cat("inputs ", dtype_name(a.dtype()), " and ",
-                                    dtype_name(b.dtype()), " are not supported (f32 and f64 only)"));
+                                    dtype_name(b.dtype()), ": expected f64 for both"));
   if (a.ndim() == 0 || b.ndim() == 0) return node_error(node, "scalar operands are not allowed");
   const TensorType& out = output_type(g, node);
   const bool a_vector = a.ndim() == 1, b_vector = b.ndim() == 1;

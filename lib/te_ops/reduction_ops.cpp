@@ -87,12 +87,24 @@ Outputs arg_extreme(const Graph& g, const Node& node, std::span<const te::Tensor
       name)};
 }
 
+// Softmax and LogSoftmax over one axis, in f32 (f64 too). f16 follows ONNX's definition as the
+// reference computes it (lib/ops/nn_softmax.cpp): x - max and its exp each rounded to f16, their
+// sum (accumulated wider) rounded, and the quotient rounded; computing in f32 and rounding once
+// differs by a step in some elements. A bf16 Softmax, whose sum ONNX rounds at every add, is
+// refused.
 TeOpDef softmax_op(bool log) {
   return {[log](const Graph& g, const Node& node, std::span<const te::Tensor> in) -> Outputs {
     te::Tensor x = in[0];
     // f64 inputs too (load_f32 widens only 16-bit floats).
     if (!is_float_like(x.dtype()) && x.dtype() != DType::f64)
       return node_error(node, "only float inputs are supported");
+    if (x.dtype() == DType::bf16)
+      return node_error(node, "a bf16 softmax (ONNX rounds its sum at every add) is not supported");
+    const bool narrow = x.dtype() == DType::f16;
+    // v rounded to f16, as f32; f32 and f64 round nothing.
+    auto rnd = [&](const Expr& v) {
+      return narrow ? cast_to(DType::f32, cast_to(DType::f16, v)) : v;
+    };
     auto axis = normalize_axis(node, node.get<SoftmaxAttrs>().axis, x.ndim());
     if (!axis.ok()) return axis.status();
     std::vector<bool> reduced(x.ndim(), false);
@@ -110,7 +122,7 @@ TeOpDef softmax_op(bool log) {
     te::Tensor s = reduce_over(
         x.shape(), reduced, true, te::ReduceOp::sum,
         [&](const std::vector<Expr>& idx) {
-          return te::exp(load_f32(x, idx) - m_sum(stat_index(idx, reduced)));
+          return rnd(te::exp(rnd(load_f32(x, idx) - m_sum(stat_index(idx, reduced)))));
         },
         name + ".sum");
     const TensorType& out = output_type(g, node);
@@ -119,8 +131,8 @@ TeOpDef softmax_op(bool log) {
         [&](const std::vector<te::Var>& i) {
           std::vector<Expr> idx = as_exprs(i);
           std::vector<Expr> si = stat_index(idx, reduced);
-          Expr d = load_f32(x, idx) - m(si);
-          return cast_to(out.dtype, log ? d - te::log(s(si)) : te::exp(d) / s(si));
+          Expr d = rnd(load_f32(x, idx) - m(si));
+          return cast_to(out.dtype, log ? d - te::log(s(si)) : rnd(te::exp(d)) / rnd(s(si)));
         },
         name)};
   }, nullptr};

@@ -1,5 +1,6 @@
 // The dynamic module's MatMul, on operands whose shapes are known only at run time: numpy's
-// matmul (1-D operands, broadcast batch axes) against the reference, and a mismatch named.
+// matmul (1-D operands, broadcast batch axes) against the reference, and a mismatch named; a
+// 16-bit one, which the module does not run, is not offered.
 #include <catch2/catch.hpp>
 
 #include "collage/backends/dynamic.h"
@@ -100,6 +101,25 @@ TEST_CASE("the dynamic module multiplies matrices whose shapes are known at run 
                          random_f32({4, 5, 2}, 2), Tensor::from_i64({1}, std::vector<int64_t>{2})});
   REQUIRE_FALSE(got.ok());
   CHECK_THAT(std::string(got.status().message()), Catch::Contains("inner dimensions"));
+}
+
+// Offered, a 16-bit MatMul would be claimed and then fail to build ("the module runs f32 or f64"):
+// the rule leaves it to a backend that runs it (the reference, in process).
+TEST_CASE("the dynamic module offers no MatMul whose element type it does not run",
+          "[runtime][dynamic-shapes]") {
+  Context ctx;
+  BackendRegistry backends;
+  REQUIRE(register_dynamic_backend(backends).ok());
+  const Backend& dynamic = *backends.find("dynamic");
+  for (DType t : {DType::f32, DType::f64, DType::f16, DType::bf16}) {
+    INFO(dtype_name(t));
+    const Graph g = matmul_graph(ctx, t, {2, 4, 6, 9});
+    GraphReachability reach(g);
+    bool matmul = false;
+    for (const Candidate& c : dynamic.candidates(g, reach, RuleOptions{}))
+      matmul = matmul || g.node(c.nodes.first()).op_name() == "MatMul";
+    CHECK(matmul == (t == DType::f32 || t == DType::f64));
+  }
 }
 
 }  // namespace

@@ -128,3 +128,39 @@ TEST_CASE("te_ops: empty tensors and f16 data", "[te_ops]") {
   check_group(native_backend(), single_op_graph(ctx, "Exp", {{DType::bf16, {3, 37}}}),
               {.tolerance = 1e-2});
 }
+
+// ONNX rounds every node's 16-bit output to its type (numpy, which made ONNX's expected values,
+// does too); a fused chain computes each step in f32 and must round where the graph rounds, not
+// keep f32 between the nodes. The arithmetic steps (each one correctly rounded in f32, then to the
+// type) must then equal the reference bit for bit; with f32 kept between the nodes, 37% of these
+// f16 elements would differ (numpy, inputs drawn as here).
+TEST_CASE("te_ops fused: a 16-bit elementwise chain rounds at every node", "[te_ops]") {
+  for (DType t : {DType::f16, DType::bf16}) {
+    INFO(dtype_name(t));
+    Context ctx;
+    GraphBuilder b(ctx);
+    ValueId x = b.add_input("x", {t, {3, 41, 37}});
+    ValueId y = b.add_input("y", {t, {37}});
+    ValueId v = add(b, "Mul", {x, b.add_constant("s", random_f32({41, 1}, 6, 0.5f, 3.f).cast(t))});
+    v = add(b, "Add", {v, y});
+    v = add(b, "Div", {v, b.add_constant("d", random_f32({37}, 7, 0.7f, 1.3f).cast(t))});
+    v = add(b, "Sub", {v, x});
+    v = add(b, "Abs", {v});
+    v = add(b, "Sqrt", {v});
+    b.add_output(v);
+    check_group(native_backend(), finish(b), {.tolerance = 0, .claim = true});
+  }
+}
+
+// Softmax on f16 rounds each step as ONNX defines it (x - max, its exp, the sum, the quotient), as
+// the reference computes it; bf16, whose sum ONNX rounds at every add, is refused.
+TEST_CASE("te_ops: f16 Softmax rounds each step; bf16 is refused", "[te_ops]") {
+  Context ctx;
+  auto attrs = make_attrs<SoftmaxAttrs>([](auto& a) { a.axis = -1; });
+  check_group(native_backend(), single_op_graph(ctx, "Softmax", {{DType::f16, {4, 9, 37}}}, attrs),
+              {.tolerance = 0, .lo = -4.f, .hi = 4.f});
+  auto k = native_backend().build(
+      single_op_graph(ctx, "Softmax", {{DType::bf16, {4, 9}}}, attrs), {});
+  REQUIRE_FALSE(k.ok());
+  CHECK_THAT(std::string(k.status().message()), Catch::Contains("bf16 softmax"));
+}

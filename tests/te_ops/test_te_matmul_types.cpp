@@ -1,6 +1,6 @@
-// Conformance of the MatMul TE compute on f64 (lib/te_ops/matmul_generic.cpp),
-// and of MatMulInteger and QLinearMatMul (lib/te_ops/qlinear_matmul_op.cpp), against the
-// reference kernels: 8-bit inputs over their whole range, 1-D operands, 2-D, batched and
+// Conformance of the MatMul TE computes on f64 (lib/te_ops/matmul_generic.cpp) and on f16 and bf16
+// (lib/te_ops/dense_compute.cpp, exact), and of MatMulInteger and QLinearMatMul
+// (lib/te_ops/qlinear_matmul_op.cpp), against the reference kernels: 8-bit inputs over their whole range, 1-D operands, 2-D, batched and
 // broadcast batches, zero points absent, per tensor and per row / column, f32 and f16 scales.
 // Integer outputs must be identical.
 #include <catch2/catch.hpp>
@@ -8,6 +8,8 @@
 #include <random>
 
 #include "common/backend_check.h"
+#include "collage/ops/nn.h"
+#include "common/graph_test_util.h"
 #include "common/test_util.h"
 #include "native_backend.h"
 
@@ -87,7 +89,7 @@ TEST_CASE("te_ops: QLinearMatMul requantises as the reference", "[te_ops]") {
       }
 }
 
-TEST_CASE("te_ops: MatMul on f64; 16-bit floats refused", "[te_ops]") {
+TEST_CASE("te_ops: MatMul on f64", "[te_ops]") {
   Context ctx;
   const std::vector<std::pair<Shape, Shape>> shapes = {
       {{3, 5}, {5, 4}}, {{2, 3, 7}, {2, 7, 4}}, {{2, 1, 3, 6}, {4, 6, 5}}, {{6}, {2, 6, 3}},
@@ -98,8 +100,64 @@ TEST_CASE("te_ops: MatMul on f64; 16-bit floats refused", "[te_ops]") {
     check_group(native_backend(), single_op_graph(ctx, "MatMul", {{DType::f64, a}, {DType::f64, b}}),
                 GroupCheck{.tolerance = 1e-5, .elementwise = false});
   }
-  auto refused = native_backend().build(
-      single_op_graph(ctx, "MatMul", {{DType::f16, {3, 5}}, {DType::f16, {5, 4}}}), BuildOptions{});
-  REQUIRE_FALSE(refused.ok());
-  CHECK_THAT(std::string(refused.status().message()), Catch::Contains("f32 and f64 only"));
+}
+
+// f16 and bf16 MatMul on the dense compute: widened to f32, summed in k order, rounded once. The
+// products of 16-bit floats are exact in f32, so the sums are the reference's bit for bit (its
+// GEMM sums k in order within blocks of 256): the check is exact. Constant B (packed once, as
+// f32) and B as an input; 1-D operands, batches broadcast, columns that fill no whole panel.
+TEST_CASE("te_ops: MatMul on f16 and bf16 equals the reference exactly", "[te_ops]") {
+  Context ctx;
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{3, 5}, {5, 4}},       {{2, 3, 7}, {2, 7, 4}}, {{2, 1, 3, 6}, {4, 6, 5}},
+      {{6}, {2, 6, 3}},       {{2, 3, 6}, {6}},       {{9}, {9}},
+      {{37, 96}, {96, 70}},   {{2, 4, 6, 8}, {2, 4, 8, 6}}, {{1, 200}, {200, 33}}};
+  for (DType t : {DType::f16, DType::bf16})
+    for (const auto& [a, b] : shapes)
+      for (bool b_const : {false, true}) {
+        INFO(dtype_name(t) << " " << shape_to_string(a) << " @ " << shape_to_string(b)
+                           << (b_const ? " (B constant)" : ""));
+        const std::vector<Tensor> consts = {Tensor(), random_f32(b, 9).cast(t)};
+        check_group(native_backend(),
+                    single_op_graph(ctx, "MatMul", {{t, a}, {t, b}}, nullptr,
+                                    b_const ? consts : std::vector<Tensor>{}),
+                    {.tolerance = 0});
+      }
+}
+
+// Gemm on 16-bit floats: the same dense compute, alpha folded into B's panels and beta * C the
+// sums' initial value, so the f32 sums round differently from the reference's (which adds C after
+// the products): within one step of the type.
+TEST_CASE("te_ops: Gemm on f16 and bf16", "[te_ops]") {
+  Context ctx;
+  for (DType t : {DType::f16, DType::bf16}) {
+    INFO(dtype_name(t));
+    auto attrs = make_attrs<GemmAttrs>([](auto& a) {
+      a.alpha = 0.5f;
+      a.transB = 1;
+    });
+    check_group(native_backend(),
+                single_op_graph(ctx, "Gemm", {{t, {7, 40}}, {t, {21, 40}}, {t, {21}}}, attrs),
+                {.tolerance = t == DType::f16 ? 1e-3 : 8e-3});
+  }
+}
+
+// A 16-bit MatMul's epilogue reads the product rounded to the type, as the graph does: MatMul,
+// Mul, Add and Relu fused in one kernel give the reference's values exactly.
+TEST_CASE("te_ops: a 16-bit MatMul's fused epilogue rounds where the graph rounds", "[te_ops]") {
+  for (DType t : {DType::f16, DType::bf16}) {
+    INFO(dtype_name(t));
+    Context ctx;
+    GraphBuilder gb(ctx);
+    ValueId a = gb.add_input("a", {t, {2, 5, 24}});
+    ValueId w = gb.add_constant("w", random_f32({24, 19}, 4).cast(t));
+    ValueId v = add(gb, "MatMul", {a, w});
+    v = add(gb, "Mul", {v, gb.add_constant("s", random_f32({19}, 5).cast(t))});
+    v = add(gb, "Add", {v, gb.add_constant("c", random_f32({5, 1}, 6).cast(t))});
+    v = add(gb, "Relu", {v});
+    gb.add_output(v);
+    const GroupResult r =
+        check_group(native_backend(), finish(gb), {.tolerance = 0, .claim = true});
+    CHECK(r.origin == "native.fuse");
+  }
 }

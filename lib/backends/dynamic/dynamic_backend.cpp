@@ -433,6 +433,9 @@ class DynamicBackend : public Backend {
           if (check_encodable(g, node).ok()) out.push_back(NodeSet::of(g.nodes().size(), {n}));
           continue;
         }
+        // A node whose element types the module does not run (a 16-bit MatMul) is not offered:
+        // claimed, its build would fail where another backend or the reference may run it.
+        if (!check_dtypes(g, node, op).ok()) continue;
         if (touches_dynamic(g, node) || offered_always(g, node, op))
           out.push_back(NodeSet::of(g.nodes().size(), {n}));
       }
