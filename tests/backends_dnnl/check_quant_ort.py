@@ -3,8 +3,9 @@ per-channel i8 weights, bias, groups and a stride, ConvInteger on u8 weights wit
 128, MatMulInteger on u8 weights that do not fit i8 less their zero point, QLinearMatMul with
 per-column scales) compiled by `collage compile --backends dnnl` and run by `collage run`: every
 node must be placed on dnnl (on a CPU without VNNI none may be: oneDNN's 8-bit sums saturate
-there, so the backend refuses them), and the outputs must equal the reference executor's and be
-within one quantization step of ONNX Runtime's. (QuantizeLinear and DequantizeLinear have no fast kernel
+there, so the backend refuses them), and the outputs must equal the reference executor's and,
+on a CPU with VNNI, be within one quantization step of ONNX Runtime's (without VNNI ONNX Runtime's
+own kernels saturate the same way, so its outputs are printed, not compared). (QuantizeLinear and DequantizeLinear have no fast kernel
 yet, so the model takes and gives quantized tensors.)
 
     check_quant_ort.py BUILD_DIR
@@ -142,8 +143,13 @@ def main():
             a, r, e = got[name], ref[name], expected[name]
             same = np.array_equal(a, r)
             ort_diff = int(np.max(np.abs(a.astype(np.int64) - e.astype(np.int64))))
-            print(f"{name}: dnnl == reference: {same}; max |dnnl - ORT| {ort_diff} (allowed 1)")
-            failed |= not same or ort_diff > 1
+            # Without VNNI ONNX Runtime's MLAS kernels saturate too (pairs of u8 x s8 products
+            # summed in 16 bits; on this session's AMD EPYC: off by up to 1,046 steps), so
+            # only the reference, whose sums are exact, is the oracle there.
+            allowed = 1 if cpu_has_vnni() else None
+            print(f"{name}: collage == reference: {same}; max |collage - ORT| {ort_diff} "
+                  f"(allowed {allowed or 'any: no VNNI'})")
+            failed |= not same or (allowed is not None and ort_diff > allowed)
         sys.exit(1 if failed else 0)
 
 

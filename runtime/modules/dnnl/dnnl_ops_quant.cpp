@@ -120,30 +120,27 @@ void add_requantized_matmul(DnnlKernel& k, const MatMulParams& p, const QuantPar
 }
 
 bool int8_sums_exact(std::string* isa) {
+  struct Known {
+    dnnl::cpu_isa isa;
+    const char* name;
+    bool vnni;
+  };
+  static constexpr Known kKnown[] = {
+      {dnnl::cpu_isa::avx2_vnni, "avx2_vnni", true},
+      {dnnl::cpu_isa::avx512_core_vnni, "avx512_core_vnni", true},
+      {dnnl::cpu_isa::avx512_core_bf16, "avx512_core_bf16", true},
+      {dnnl::cpu_isa::avx512_core_amx, "avx512_core_amx", true},
+      {dnnl::cpu_isa::avx512_core, "avx512_core", false},
+      {dnnl::cpu_isa::avx2, "avx2", false},
+  };
   const dnnl::cpu_isa effective = dnnl::get_effective_cpu_isa();
-  switch (effective) {
-    case dnnl::cpu_isa::avx2_vnni:
-      if (isa) *isa = "avx2_vnni";
-      return true;
-    case dnnl::cpu_isa::avx512_core_vnni:
-      if (isa) *isa = "avx512_core_vnni";
-      return true;
-    case dnnl::cpu_isa::avx512_core_bf16:
-      if (isa) *isa = "avx512_core_bf16";
-      return true;
-    case dnnl::cpu_isa::avx512_core_amx:
-      if (isa) *isa = "avx512_core_amx";
-      return true;
-    case dnnl::cpu_isa::avx512_core:
-      if (isa) *isa = "avx512_core";
-      return false;
-    case dnnl::cpu_isa::avx2:
-      if (isa) *isa = "avx2";
-      return false;
-    default:
-      if (isa) *isa = "below avx2";
-      return false;
-  }
+  for (const Known& k : kKnown)
+    if (k.isa == effective) {
+      if (isa) *isa = k.name;
+      return k.vnni;
+    }
+  if (isa) *isa = "below avx2";
+  return false;
 }
 
 }  // namespace collage::rt_dnnl
