@@ -168,8 +168,7 @@ absl::Status unplaced(const Graph& g, NodeId n,
           : str_cat("the groups proposed with it, on ", conflicting,
                     ", overlap groups claimed before or would make groups depend on each other");
   return absl::NotFoundError(str_cat(strategy, ": ", node.op_name(), " '", node.name, "' (", types,
-                                     ") runs on no selected backend: ", why,
-                                     "; the reference backend, as the fallback, runs every node"));
+                                     ") runs on no selected backend: ", why));
 }
 
 absl::StatusOr<const Backend*> find_backend(const BackendRegistry& backends, std::string_view name,
