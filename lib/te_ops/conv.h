@@ -49,6 +49,14 @@ struct Geometry {
     return (group == 1 && m >= 8) || whole_block_groups() || block_diagonal();
   }
   int64_t in_block() const { return group == 1 && c < block ? c : block; }
+  // A 1x1 window with a stride (ResNet's downsample convolutions): the data pack gathers the
+  // positions the windows read, [.., OH, OW, ..], so that the reduction reads it at stride 1
+  // (read in place, every output channel block re-read the whole strided input, which does not
+  // stay in L2 at 1024 x 14 x 14: cnn_layer_bench, bench/RESULTS.md).
+  bool gathers() const { return kh == 1 && kw == 1 && (sh > 1 || sw > 1); }
+  // The strides at which the reduction reads the data pack.
+  int64_t pack_sh() const { return gathers() ? 1 : sh; }
+  int64_t pack_sw() const { return gathers() ? 1 : sw; }
   double flops() const { return 2.0 * n * m * oh * ow * (c / group) * kh * kw; }
 };
 
@@ -62,7 +70,8 @@ absl::StatusOr<Geometry> resolve(const Node& node, const Shape& x, const Shape& 
 int64_t compute_block(const Graph& group);
 
 // The input in channel blocks of `ib`, padding included: [N, ceil(C/ib), HP, WP, ib], HP and WP
-// the rows and columns the windows of g.oh x g.ow outputs read (tag "conv_data_pack").
+// the rows and columns the windows of g.oh x g.ow outputs read, at the strides g.pack_sh() and
+// g.pack_sw() (tag "conv_data_pack").
 te::Tensor pack_data(const std::string& name, const Geometry& g, const te::Tensor& x, int64_t ib);
 
 // Whether the data pack `data` reads a kernel argument stored in blocks of the pack's own channel

@@ -56,13 +56,14 @@ te::Tensor unpack(const std::string& name, const Geometry& g, const te::Tensor& 
 
 te::Tensor pack_data(const std::string& name, const Geometry& g, const te::Tensor& x, int64_t ib) {
   const int64_t cb = (g.c + ib - 1) / ib;
-  const int64_t hp = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
-  const int64_t wp = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  const int64_t hp = (g.oh - 1) * g.pack_sh() + (g.kh - 1) * g.dh + 1;
+  const int64_t wp = (g.ow - 1) * g.pack_sw() + (g.kw - 1) * g.dw + 1;
+  const int64_t gh = g.sh / g.pack_sh(), gw = g.sw / g.pack_sw();  // the gather's steps
   const bool c_tail = g.c % ib != 0;
   return te::compute(
       {g.n, cb, hp, wp, ib},
       [&](te::Var n, te::Var c, te::Var h, te::Var wv, te::Var ci) {
-        return padded_read(x, g, n, c * ib + ci, h - g.pt, wv - g.pl, c_tail);
+        return padded_read(x, g, n, c * ib + ci, h * gh - g.pt, wv * gw - g.pl, c_tail);
       },
       name + ".data_nchwc", "conv_data_pack");
 }
@@ -103,7 +104,7 @@ std::vector<te::Tensor> blocked(const std::string& name, const Geometry& g, cons
   te::Tensor acc = te::compute(
       {g.n, mb, g.oh, g.ow, g.block},
       [&](const std::vector<te::Var>& v) {
-        te::Expr ih = v[2] * g.sh + rh * g.dh, iw = v[3] * g.sw + rw * g.dw;
+        te::Expr ih = v[2] * g.pack_sh() + rh * g.dh, iw = v[3] * g.pack_sw() + rw * g.dw;
         te::Expr blk = base(v[1]) + rc;
         te::Expr src = xp(v[0], blk, ih, iw, ri) * wpk(v[1], rc, rh, rw, ri, v[4]);
         if (!b.defined()) return te::sum(src, {rc, rh, rw, ri});
@@ -132,7 +133,8 @@ std::vector<te::Tensor> depthwise(const std::string& name, const Geometry& g, co
   te::Tensor acc = te::compute(
       {g.n, cb, g.oh, g.ow, g.block},
       [&](const std::vector<te::Var>& v) {
-        te::Expr src = xp(v[0], v[1], v[2] * g.sh + rh * g.dh, v[3] * g.sw + rw * g.dw, v[4]) *
+        te::Expr src = xp(v[0], v[1], v[2] * g.pack_sh() + rh * g.dh,
+                          v[3] * g.pack_sw() + rw * g.dw, v[4]) *
                        wpk(v[1], rh, rw, v[4]);
         if (!b.defined()) return te::sum(src, {rh, rw});
         return te::sum(src, {rh, rw}, b(te::minimum(v[1] * g.block + v[4], g.c - 1)));

@@ -350,7 +350,8 @@ namespace {
 // The pack would copy its input as it is: it reads a blocked argument, the window never leaves
 // it (no padding) and the channels fill whole blocks.
 bool pack_is_copy(const te::Tensor& data, const Geometry& g) {
-  return pack_reads_blocked(data, g) && g.c % g.block == 0 && g.pt == 0 && g.pl == 0 &&
+  return pack_reads_blocked(data, g) && !g.gathers() && g.c % g.block == 0 && g.pt == 0 &&
+         g.pl == 0 &&
          (g.oh - 1) * g.sh + (g.kh - 1) * g.dh < g.h && (g.ow - 1) * g.sw + (g.kw - 1) * g.dw < g.w;
 }
 

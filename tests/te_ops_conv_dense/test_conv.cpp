@@ -177,4 +177,16 @@ TEST_CASE("depthwise default tile: its accumulators fit the target's registers",
   }
 }
 
+TEST_CASE("blocked conv 1x1 with strides: the data pack gathers the positions the windows read",
+          "[te_ops][conv]") {
+  // ResNet's downsample (stride 2 on an odd size, 13 -> 7) with a residual epilogue; strides
+  // (3, 2) with pads and partial blocks; 1-D.
+  check_case({{1, 24, 13, 13}, {40, 24, 1, 1}, {2, 2}, {}, {}, 1, true, true, Chain::add_relu}, 4,
+             21);
+  check_case({{2, 20, 11, 9}, {18, 20, 1, 1}, {3, 2}, {}, {1, 0, 1, 1}, 1, false, true,
+              Chain::relu},
+             3, 22);
+  check_case({{1, 16, 17}, {24, 16, 1}, {2}, {}, {}, 1, true, true, Chain::none}, 2, 23);
+}
+
 }  // namespace collage::testing
