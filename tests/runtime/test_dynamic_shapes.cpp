@@ -297,6 +297,33 @@ TEST_CASE("an artifact pads and splits by pads, axes, a value and split sizes gi
              Catch::Contains("Split") && Catch::Contains("sums to 5, but axis 1 has size 4"));
 }
 
+TEST_CASE("a Squeeze without axes removing a run-time dimension of 1 is an error of the run",
+          "[runtime][dynamic-shapes]") {
+  Context ctx;
+  GraphBuilder b(ctx, "squeeze_all");
+  const ValueId x = b.add_input("x", {DType::f32, {12}});
+  const ValueId shape = b.add_input("shape", {DType::i64, {3}});
+  const ValueId q = *b.add("Squeeze", {*b.add("Reshape", {x, shape})});
+  b.add_output(*b.add("Relu", {q}));
+  auto g = b.finish();
+  REQUIRE(g.ok());
+  // Typed with its input's rank: only the run knows whether a dimension is 1.
+  CHECK(g->value(q).type.shape.size() == 3);
+  auto m = split_artifact(ctx, *g);
+  const Tensor xv = random_f32({12}, 41);
+  std::string message;
+  const std::vector<Tensor> got = run_outputs(m.get(), {xv, i64s({2, 3, 2})}, &message);
+  INFO(message);
+  REQUIRE(got.size() == 1);
+  auto want = run_reference(*g, {xv, i64s({2, 3, 2})});
+  REQUIRE(want.ok());
+  CHECK(got[0].identical((*want)[0]));
+  // The kernel's output of rank 2 is refused before the runtime reads a third dimension.
+  run_outputs(m.get(), {xv, i64s({1, 3, 4})}, &message);
+  CHECK_THAT(message, Catch::Contains("Squeeze") && Catch::Contains("f32[3x4], of rank 2") &&
+                          Catch::Contains("the plan has rank 3"));
+}
+
 TEST_CASE("an artifact resizes by scales and sizes given at run time for listed axes",
           "[runtime][dynamic-shapes]") {
   Context ctx;

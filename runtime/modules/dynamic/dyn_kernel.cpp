@@ -91,7 +91,8 @@ std::string DynKernel::create(const collage_kernel_desc_t& desc, DynKernel*& ker
     const collage_tensor_desc_t& t = desc.args[i];
     (i < desc.num_inputs ? k->input_dtypes_ : k->output_dtypes_).push_back(t.dtype);
     k->arg_shapes_.emplace_back(t.shape, t.shape + std::max<int32_t>(t.rank, 0));
-    if (i < desc.num_inputs) k->input_ranks_.push_back(static_cast<size_t>(t.rank));
+    (i < desc.num_inputs ? k->input_ranks_ : k->output_ranks_)
+        .push_back(static_cast<size_t>(std::max<int32_t>(t.rank, 0)));
   }
   for (int32_t c = 0; c < desc.num_constants; ++c) {
     const collage_tensor_desc_t& t = desc.constant_descs[c];
@@ -154,7 +155,7 @@ std::string DynKernel::run(const collage_rt_tensor_t* inputs, int32_t num_inputs
     return "run with " + std::to_string(num_inputs) + " inputs for " +
            std::to_string(input_dtypes_.size());
   const std::vector<Value> in = operands(inputs);
-  Outputs out(alloc, alloc_ctx, output_dtypes_);
+  Outputs out(alloc, alloc_ctx, output_dtypes_, output_ranks_);
   try {
     std::optional<DynParams> run_time;
     if (!params_.list_sources.empty()) run_time = with_run_time_lists(in);

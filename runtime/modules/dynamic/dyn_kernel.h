@@ -50,6 +50,7 @@ class DynKernel {
   // Every argument's shape as the descriptor gives it (-1: known only at run time).
   std::vector<std::vector<int64_t>> arg_shapes_;
   std::vector<int32_t> output_dtypes_;
+  std::vector<size_t> output_ranks_;
   std::vector<Value> constants_;
   int32_t tasks_ = 1;
   // If, Loop and Scan: their bodies' kernels.

@@ -44,6 +44,10 @@ int64_t int_at(const Value& v, int64_t i) {
 }
 
 uint8_t* Outputs::make(size_t i, const std::vector<int64_t>& shape) {
+  if (shape.size() != ranks_[i])
+    throw KernelError("output " + std::to_string(i) + " came out as " +
+                      type_text(dtypes_[i], shape) + ", of rank " + std::to_string(shape.size()) +
+                      ", where the plan has rank " + std::to_string(ranks_[i]));
   void* p = alloc_(ctx_, static_cast<int32_t>(i), shape.data());
   if (!p)
     throw KernelError("the runtime gave no buffer for output " + std::to_string(i) + " (" +

@@ -43,11 +43,14 @@ int64_t int_at(const Value& v, int64_t i);
 // The outputs of one run: each buffer asked of the runtime once its shape is known.
 class Outputs {
  public:
-  Outputs(collage_rt_alloc_fn alloc, void* ctx, std::vector<int32_t> dtypes)
-      : alloc_(alloc), ctx_(ctx), dtypes_(std::move(dtypes)) {}
+  // `ranks`: each output's rank in the plan (the runtime's allocator reads that many dimensions).
+  Outputs(collage_rt_alloc_fn alloc, void* ctx, std::vector<int32_t> dtypes,
+          std::vector<size_t> ranks)
+      : alloc_(alloc), ctx_(ctx), dtypes_(std::move(dtypes)), ranks_(std::move(ranks)) {}
   size_t count() const { return dtypes_.size(); }
   int32_t dtype(size_t i) const { return dtypes_[i]; }
-  // The buffer of output i of `shape`; throws when the runtime refuses it.
+  // The buffer of output i of `shape`; throws when `shape` has another rank than the plan's
+  // (Squeeze without axes, say, removing a run-time dimension of size 1) or the runtime refuses it.
   uint8_t* make(size_t i, const std::vector<int64_t>& shape);
   template <typename T>
   T* make_as(size_t i, const std::vector<int64_t>& shape) {
@@ -58,6 +61,7 @@ class Outputs {
   collage_rt_alloc_fn alloc_;
   void* ctx_;
   std::vector<int32_t> dtypes_;
+  std::vector<size_t> ranks_;
 };
 
 // The operator families (dyn_ops_*.cpp): each runs `p.op` when it is one of its own, and
