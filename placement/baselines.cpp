@@ -114,10 +114,11 @@ class Claims {
     }
   }
 
-  // Every node still unclaimed becomes a group of its own on `backend`.
-  void claim_rest(const std::string& backend) {
+  // The first node no group claimed, or -1 when every node is claimed.
+  NodeId first_unclaimed() const {
     for (NodeId n = 0; n < static_cast<NodeId>(g_.nodes().size()); ++n)
-      if (owner_[n] < 0) try_claim(NodeSet::of(g_.nodes().size(), {n}), backend, "single-node");
+      if (owner_[n] < 0) return n;
+    return -1;
   }
 
   size_t claimed_by(const std::string& backend) const {
@@ -141,6 +142,35 @@ class Claims {
   std::vector<PlacedGroup> groups_;
 };
 
+// Why node `n`, which no claimed group holds, runs on none of the backends that took part, each
+// with the candidates it offered: a backend proposes a node only where it can build it, so
+// handing the node to one that did not propose it would fail later, at its build.
+absl::Status unplaced(const Graph& g, NodeId n,
+                      const std::vector<std::pair<const Backend*, std::vector<Candidate>>>& offers,
+                      std::string_view strategy) {
+  const Node& node = g.node(n);
+  std::string types;
+  for (ValueId v : node.inputs)
+    if (v != kNoValue) types += str_cat(types.empty() ? "" : ", ", type_to_string(g.value(v).type));
+  std::string considered, conflicting;
+  for (const auto& [backend, cands] : offers) {
+    considered += str_cat(considered.empty() ? "" : ", ", backend->name());
+    for (const Candidate& c : cands)
+      if (c.nodes.contains(n)) {
+        conflicting += str_cat(conflicting.empty() ? "" : ", ", backend->name(), " (", c.origin,
+                               ": ", c.nodes.count(), " nodes)");
+        break;
+      }
+  }
+  const std::string why =
+      conflicting.empty()
+          ? str_cat("no backend proposes it (", considered, ")")
+          : str_cat("the groups proposed with it, on ", conflicting,
+                    ", overlap groups claimed before or would make groups depend on each other");
+  return absl::NotFoundError(str_cat(strategy, ": ", node.op_name(), " '", node.name, "' (", types,
+                                     ") runs on no selected backend: ", why));
+}
+
 absl::StatusOr<const Backend*> find_backend(const BackendRegistry& backends, std::string_view name,
                                             std::string_view role) {
   const Backend* b = backends.find(name);
@@ -159,15 +189,20 @@ absl::StatusOr<Placement> place(const Graph& g, const BackendRegistry& backends,
   Claims claims(g);
   Placement p;
   p.strategy = std::move(strategy);
+  std::vector<std::pair<const Backend*, std::vector<Candidate>>> offers;
   for (const Backend* b : order) {
-    claims.claim_candidates(b->candidates(g, reach, options.rules), b->name());
+    offers.emplace_back(b, b->candidates(g, reach, options.rules));
+    claims.claim_candidates(offers.back().second, b->name());
     if (options.merge_regions) claims.merge_regions(b->name());
     p.notes.push_back(str_cat(b->name(), " claimed ", claims.claimed_by(b->name()), " of ",
                               g.nodes().size(), " nodes"));
   }
   const std::string& fb = (*fallback)->name();
-  claims.claim_candidates((*fallback)->candidates(g, reach, options.rules), fb);
-  claims.claim_rest(fb);
+  offers.emplace_back(*fallback, (*fallback)->candidates(g, reach, options.rules));
+  claims.claim_candidates(offers.back().second, fb);
+  // The fallback takes what the others leave only where it proposes it: a node no backend
+  // proposes is an error here, naming it, rather than a failed build of the fallback later.
+  if (NodeId n = claims.first_unclaimed(); n >= 0) return unplaced(g, n, offers, p.strategy);
   p.notes.push_back(str_cat("fallback ", fb, " runs ", claims.claimed_by(fb), " nodes"));
   p.groups = claims.take_groups();
   absl::Status s = validate_placement(g, backends, p);

@@ -15,9 +15,10 @@
 namespace collage {
 
 struct BaselineOptions {
-  // The backend that takes every node the others leave: fused by its own candidates (its
-  // patterns and rules) where it has any, else one group per node. The command line and the
-  // benches pass "native" (generated code runs any node); "reference" needs no code generator.
+  // The backend that takes the nodes the others leave, in groups of its own candidates (its
+  // patterns and rules). A node it does not propose either is an error naming the node (NotFound):
+  // a backend proposes only what it can build. The command line and the benches pass "native"
+  // (generated code, most operators); "reference" runs every node and needs no code generator.
   std::string fallback = "reference";
   // The backends `greedy` lets claim (PlacementOptions::backends), by name; empty: every
   // registered one.
@@ -31,14 +32,15 @@ struct BaselineOptions {
 
 // `single:NAME`: every maximal candidate of backend `backend`, chosen greedily in topological
 // order (first node, then larger first) without overlaps, then its smaller candidates where they
-// still fit; the rest goes to the fallback. The placement is validated and ordered.
+// still fit; the rest goes to the fallback's candidates. The placement is validated and ordered.
+// NotFound, naming the node, its operator and why, when a node fits no candidate of either.
 absl::StatusOr<Placement> place_single(const Graph& g, const BackendRegistry& backends,
                                        std::string_view backend,
                                        const BaselineOptions& options = {});
 
 // `greedy`: each backend except the fallback, in registry order, claims its candidates as
 // place_single does, among the nodes earlier backends left (BYOC: annotate, merge, partition);
-// the rest goes to the fallback.
+// the rest goes to the fallback's candidates (NotFound for a node none of them holds).
 absl::StatusOr<Placement> place_greedy(const Graph& g, const BackendRegistry& backends,
                                        const BaselineOptions& options = {});
 

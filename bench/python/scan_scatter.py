@@ -8,30 +8,20 @@ and the ratios. Not a test.
 
     .venv/bin/python bench/python/scan_scatter.py BUILD_DIR [--rounds 5] [--repeat 20] [--match S]
 """
-import argparse
 import os
-import re
 import statistics
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
+from single_op_bench import (bench_parser, collage_and_env, collage_times, ort_session,
+                             ort_times)
 
 rng = np.random.default_rng(3)
-
-
-def collage_times(cmd, env):
-    """`collage run`'s median and min in ms."""
-    out = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env,
-                         check=True).stdout
-    m = re.search(r"median ([0-9.]+) ms over [0-9]+ runs \(min ([0-9.]+)", out)
-    return float(m.group(1)), float(m.group(2))
 
 
 def model(op, x, inits, inputs, attrs=None):
@@ -71,14 +61,10 @@ def cases():
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("build")
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--repeat", type=int, default=20)
+    p = bench_parser(__doc__)
     p.add_argument("--match", default="", help="run only the cases whose name contains this")
     args = p.parse_args()
-    collage = Path(args.build) / "bin" / "collage"
-    env = dict(os.environ, OMP_WAIT_POLICY="passive")
+    collage, env = collage_and_env(args.build)
     print(f"load average {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -92,9 +78,7 @@ def main():
                 subprocess.run([str(collage), "compile", path, "-o", tmp / f"{backend}.collage",
                                 "--backends", backend, "--no-cost-db"], check=True,
                                capture_output=True, env=env)
-            so = ort.SessionOptions()
-            so.intra_op_num_threads = 2
-            sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+            sess = ort_session(path)
             times = {"dynamic": [], "native": [], "ort": []}
             mins = {"dynamic": [], "native": [], "ort": []}
             for _ in range(args.rounds):
@@ -105,13 +89,7 @@ def main():
                          "--repeat", repeat, "--warmup", 1 if repeat < 5 else 3], env)
                     times[backend].append(med)
                     mins[backend].append(low)
-                for _ in range(3):
-                    sess.run(None, {"x": x})
-                ts = []
-                for _ in range(args.repeat):
-                    t0 = time.perf_counter()
-                    sess.run(None, {"x": x})
-                    ts.append((time.perf_counter() - t0) * 1e3)
+                ts = ort_times(sess, x, args.repeat)
                 times["ort"].append(statistics.median(ts))
                 mins["ort"].append(min(ts))
             med = {k: statistics.median(v) for k, v in times.items()}

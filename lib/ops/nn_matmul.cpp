@@ -25,10 +25,14 @@ absl::StatusOr<MatMulDims> matmul_dims(const Shape& a, const Shape& b) {
   d.m = a2[a2.size() - 2];
   d.k = a2.back();
   d.n = b2.back();
-  if (b2[b2.size() - 2] != d.k)
+  // At inference a dimension known only at run time (kDynamicDim) matches any size; the kernel
+  // that runs the node (the dynamic module's, the reference's) checks the actual ones.
+  const int64_t b_rows = b2[b2.size() - 2];
+  if (b_rows != d.k && d.k != kDynamicDim && b_rows != kDynamicDim)
     return absl::InvalidArgumentError(
         str_cat("inner dimensions do not match: A ", list_to_string(a), " has ", d.k,
-                " columns, B ", list_to_string(b), " has ", b2[b2.size() - 2], " rows"));
+                " columns, B ", list_to_string(b), " has ", b_rows, " rows"));
+  if (d.k == kDynamicDim) d.k = b_rows;
   d.a_batch.assign(a2.begin(), a2.end() - 2);
   d.b_batch.assign(b2.begin(), b2.end() - 2);
   auto batch = broadcast_shapes(d.a_batch, d.b_batch);
@@ -121,8 +125,12 @@ absl::Status gemm_reference(const KernelArgs& args) {
 }  // namespace
 
 void register_matmul_ops(OpRegistry& r) {
-  add_builtin(r, make_op<NoAttrs>("MatMul", FusionKind::out_elementwise_fusable, 2, 2, infer_matmul,
-                                  matmul_reference));
+  OpDef matmul = make_op<NoAttrs>("MatMul", FusionKind::out_elementwise_fusable, 2, 2,
+                                  infer_matmul, matmul_reference);
+  // Inferred with run-time dimensions as they are: probing them with one stand-in size would make
+  // A's unknown columns disagree with B's known rows (theta [N, 3, 4] x grid [4, D*H*W]).
+  matmul.dynamic_shapes = true;
+  add_builtin(r, std::move(matmul));
   add_builtin(r, make_op<GemmAttrs>("Gemm", FusionKind::out_elementwise_fusable, 2, 3, infer_gemm,
                                     gemm_reference));
 }

@@ -13,6 +13,9 @@ std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
       out[i] = da;
     } else if (da == 1) {
       out[i] = db;
+    } else if (da == kDynamicDim || db == kDynamicDim) {
+      // A size known only at run time is 1 or the other's there (the run checks which).
+      out[i] = da == kDynamicDim ? db : da;
     } else {
       return std::nullopt;
     }

@@ -11,19 +11,12 @@
 #include "collage/reference.h"
 #include "common/graph_test_util.h"
 #include "common/test_util.h"
+#include "native_test_util.h"
 
 using namespace collage;
 using namespace collage::testing;
 
 namespace {
-
-std::shared_ptr<ConvAttrs> conv_attrs(int64_t pad, int64_t stride, int64_t group = 1) {
-  auto a = std::make_shared<ConvAttrs>();
-  a->pads = {pad, pad, pad, pad};
-  a->strides = {stride, stride};
-  a->group = group;
-  return a;
-}
 
 // One group per line (node ids in parentheses), every value between them blocked:
 //   A: r1 = Relu(Conv3x3 pads 1 (x))                    (0, 1)   16 -> 32 channels, 13 x 13
@@ -50,19 +43,11 @@ Graph model(const Context& ctx) {
   ValueId c4 = add(b, "Conv", {r3, w("w4", {32, 32, 1, 1}, 7)}, conv_attrs(0, 1));
   ValueId c5 = add(b, "Conv", {r3, w("w5", {32, 1, 5, 5}, 8)}, conv_attrs(2, 1, 32));
   b.add_output(add(b, "Add", {c4, c5}));
-  auto g = b.finish();
-  INFO(g.status().ToString());
-  REQUIRE(g.ok());
-  return std::move(*g);
+  return finish(b);
 }
 
 Placement placement(const Graph& g) {
-  const size_t n = g.nodes().size();
-  Placement p;
-  for (std::vector<NodeId> nodes : {std::vector<NodeId>{0, 1}, {2, 3}, {4, 5}, {7}, {6, 8}})
-    p.groups.push_back(
-        PlacedGroup{.nodes = NodeSet::of(n, nodes), .backend = std::string(kNativeBackend)});
-  return p;
+  return native_groups(g, {{0, 1}, {2, 3}, {4, 5}, {7}, {6, 8}});
 }
 
 }  // namespace
@@ -72,27 +57,7 @@ TEST_CASE("cnn kernels: strided and padded convolutions of blocked values comput
           "[native][layout]") {
   Context ctx;
   Graph g = model(ctx);
-  BackendRegistry backends;
-  REQUIRE(backends.add(make_reference_backend()).ok());
-  REQUIRE(register_native_backend(backends).ok());
-  Tensor x = random_f32({1, 16, 13, 13}, 42);
-  auto expected = run_reference(g, {x});
-  REQUIRE(expected.ok());
-  for (const char* target : {"", "avx2"})
-    for (int32_t block : {16, 8, 0}) {
-      INFO("target '" << target << "', channel block " << block);
-      auto model = compile_placement(
-          ctx, backends, g, placement(g),
-          BuildOptions{.num_threads = 2, .target = target, .channel_block = block});
-      INFO(model.status().ToString());
-      REQUIRE(model.ok());
-      auto out = model->run({x});
-      INFO(out.status().ToString());
-      REQUIRE(out.ok());
-      REQUIRE(out->size() == 1);
-      INFO(describe_mismatch((*out)[0], (*expected)[0]));
-      CHECK(max_scaled_error((*out)[0], (*expected)[0]) <= 1e-5);
-    }
+  check_like_reference(ctx, g, placement(g), random_f32({1, 16, 13, 13}, 42), 1e-5, {2});
 }
 
 TEST_CASE("cnn kernels: a conv's data pack reads a blocked value a vector of channels at a time",

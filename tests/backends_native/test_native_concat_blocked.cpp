@@ -12,6 +12,7 @@
 #include "collage/reference.h"
 #include "common/graph_test_util.h"
 #include "common/test_util.h"
+#include "native_test_util.h"
 
 using namespace collage;
 using namespace collage::testing;
@@ -24,11 +25,8 @@ Graph model(const Context& ctx) {
   GraphBuilder b(ctx, "concat");
   ValueId x = b.add_input("x", {DType::f32, {1, 16, 13, 13}});
   auto conv = [&](ValueId in, const char* name, int64_t m, int64_t c, int64_t k, uint64_t seed) {
-    auto a = std::make_shared<ConvAttrs>();
-    a->pads = {k / 2, k / 2, k / 2, k / 2};
-    a->strides = {1, 1};
     return add(b, "Conv", {in, b.add_constant(name, random_f32({m, c, k, k}, seed, -0.3f, 0.3f))},
-               a);
+               conv_attrs(k / 2));
   };
   ValueId a = add(b, "Relu", {conv(x, "wa", 16, 16, 1, 1)});
   ValueId c = conv(x, "wb", 32, 16, 1, 2);
@@ -42,10 +40,7 @@ Graph model(const Context& ctx) {
                     at.pads = {1, 1, 1, 1};
                   }));
   b.add_output(conv(m, "wd", 16, 56, 1, 4));
-  auto g = b.finish();
-  INFO(g.status().ToString());
-  REQUIRE(g.ok());
-  return std::move(*g);
+  return finish(b);
 }
 
 }  // namespace
@@ -53,33 +48,8 @@ Graph model(const Context& ctx) {
 TEST_CASE("blocked concat: computes what the reference does", "[native][layout]") {
   Context ctx;
   Graph g = model(ctx);
-  BackendRegistry backends;
-  REQUIRE(backends.add(make_reference_backend()).ok());
-  REQUIRE(register_native_backend(backends).ok());
-  Tensor x = random_f32({1, 16, 13, 13}, 42);
-  auto expected = run_reference(g, {x});
-  REQUIRE(expected.ok());
-  const size_t n = g.nodes().size();
-  Placement p;
-  for (std::vector<NodeId> nodes :
-       {std::vector<NodeId>{0, 1}, {2}, {3}, {4}, {5}, {6}})
-    p.groups.push_back(
-        PlacedGroup{.nodes = NodeSet::of(n, nodes), .backend = std::string(kNativeBackend)});
-  for (const char* target : {"", "avx2"})
-    for (int32_t block : {16, 8, 0})
-      for (int threads : {1, 2}) {
-        INFO("target '" << target << "', block " << block << ", threads " << threads);
-        auto model = compile_placement(
-            ctx, backends, g, p,
-            BuildOptions{.num_threads = threads, .target = target, .channel_block = block});
-        INFO(model.status().ToString());
-        REQUIRE(model.ok());
-        auto out = model->run({x});
-        INFO(out.status().ToString());
-        REQUIRE(out.ok());
-        INFO(describe_mismatch((*out)[0], (*expected)[0]));
-        CHECK(max_scaled_error((*out)[0], (*expected)[0]) <= 1e-5);
-      }
+  check_like_reference(ctx, g, native_groups(g, {{0, 1}, {2}, {3}, {4}, {5}, {6}}),
+                       random_f32({1, 16, 13, 13}, 42), 1e-5);
 }
 
 TEST_CASE("blocked concat: chooses the part per block, copies a block as one vector",

@@ -9,6 +9,7 @@
 #include "collage/reference.h"
 #include "common/graph_test_util.h"
 #include "common/test_util.h"
+#include "native_test_util.h"
 #include "te_ops/conv_tile.h"
 
 using namespace collage;
@@ -39,13 +40,6 @@ TEST_CASE("conv tiles: a width with few divisors takes a tile with a tail where 
 
 namespace {
 
-std::shared_ptr<ConvAttrs> conv_attrs(int64_t pad) {
-  auto a = std::make_shared<ConvAttrs>();
-  a->pads = {pad, pad, pad, pad};
-  a->strides = {1, 1};
-  return a;
-}
-
 // x [1, 24, 13, 13] -> Relu(Conv1x1 -> 200) -> Relu(Conv3x3 pads 1 -> 40) -> Conv1x1 -> 1000, one
 // group each: 25, 5 and 125 blocks of 8 channels, 13, 7 and 63 of 16, on 13 columns.
 Graph model(const Context& ctx) {
@@ -60,10 +54,7 @@ Graph model(const Context& ctx) {
   ValueId r2 = add(b, "Relu", {c2});
   b.add_output(add(b, "Conv", {r2, w("w3", {1000, 40, 1, 1}, 5), w("b3", {1000}, 6)},
                    conv_attrs(0)));
-  auto g = b.finish();
-  INFO(g.status().ToString());
-  REQUIRE(g.ok());
-  return std::move(*g);
+  return finish(b);
 }
 
 }  // namespace
@@ -73,31 +64,6 @@ TEST_CASE("conv tiles: convolutions whose register tiles leave tails compute wha
           "[native][conv]") {
   Context ctx;
   Graph g = model(ctx);
-  BackendRegistry backends;
-  REQUIRE(backends.add(make_reference_backend()).ok());
-  REQUIRE(register_native_backend(backends).ok());
-  Tensor x = random_f32({1, 24, 13, 13}, 42);
-  auto expected = run_reference(g, {x});
-  REQUIRE(expected.ok());
-  const size_t n = g.nodes().size();
-  Placement p;
-  for (std::vector<NodeId> nodes : {std::vector<NodeId>{0, 1}, {2, 3}, {4}})
-    p.groups.push_back(
-        PlacedGroup{.nodes = NodeSet::of(n, nodes), .backend = std::string(kNativeBackend)});
-  for (const char* target : {"", "avx2"})
-    for (int32_t block : {16, 8, 0})
-      for (int threads : {1, 2}) {
-        INFO("target '" << target << "', channel block " << block << ", threads " << threads);
-        auto model = compile_placement(
-            ctx, backends, g, p,
-            BuildOptions{.num_threads = threads, .target = target, .channel_block = block});
-        INFO(model.status().ToString());
-        REQUIRE(model.ok());
-        auto out = model->run({x});
-        INFO(out.status().ToString());
-        REQUIRE(out.ok());
-        REQUIRE(out->size() == 1);
-        INFO(describe_mismatch((*out)[0], (*expected)[0]));
-        CHECK(max_scaled_error((*out)[0], (*expected)[0]) <= 1e-5);
-      }
+  check_like_reference(ctx, g, native_groups(g, {{0, 1}, {2, 3}, {4}}),
+                       random_f32({1, 24, 13, 13}, 42), 1e-5);
 }

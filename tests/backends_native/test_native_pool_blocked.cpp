@@ -11,6 +11,7 @@
 #include "collage/reference.h"
 #include "common/graph_test_util.h"
 #include "common/test_util.h"
+#include "native_test_util.h"
 
 using namespace collage;
 using namespace collage::testing;
@@ -26,9 +27,7 @@ struct Pool {
 Graph model(const Context& ctx, const Pool& p) {
   GraphBuilder b(ctx, "pool");
   ValueId x = b.add_input("x", {DType::f32, {1, 32, 13, 13}});
-  auto conv = std::make_shared<ConvAttrs>();
-  conv->pads = {0, 0, 0, 0};
-  conv->strides = {1, 1};
+  const auto conv = conv_attrs(0);
   ValueId c1 = add(b, "Conv", {x, b.add_constant("w1", random_f32({32, 32, 1, 1}, 1, -0.3f, 0.3f))},
                    conv);
   ValueId r1 = add(b, "Relu", {c1});
@@ -40,10 +39,7 @@ Graph model(const Context& ctx, const Pool& p) {
                   }));
   b.add_output(add(b, "Conv", {m, b.add_constant("w2", random_f32({16, 32, 1, 1}, 2, -0.3f, 0.3f))},
                    conv));
-  auto g = b.finish();
-  INFO(g.status().ToString());
-  REQUIRE(g.ok());
-  return std::move(*g);
+  return finish(b);
 }
 
 // SqueezeNet's and GoogLeNet's pools: 3x3 stride 2 with ceil_mode, 3x3 stride 1 padded, 2x2
@@ -54,36 +50,11 @@ constexpr Pool kPools[] = {{3, 2, 0, 1}, {3, 1, 1, 0}, {2, 2, 0, 1}};
 
 TEST_CASE("blocked max pool: computes what the reference does", "[native][layout]") {
   Context ctx;
-  BackendRegistry backends;
-  REQUIRE(backends.add(make_reference_backend()).ok());
-  REQUIRE(register_native_backend(backends).ok());
-  Tensor x = random_f32({1, 32, 13, 13}, 42);
   for (const Pool& pool : kPools) {
+    INFO("pool " << pool.k << "/" << pool.s << "/" << pool.pad << "/" << pool.ceil);
     Graph g = model(ctx, pool);
-    auto expected = run_reference(g, {x});
-    REQUIRE(expected.ok());
-    const size_t n = g.nodes().size();
-    Placement p;
-    for (std::vector<NodeId> nodes : {std::vector<NodeId>{0, 1}, {2}, {3}})
-      p.groups.push_back(
-          PlacedGroup{.nodes = NodeSet::of(n, nodes), .backend = std::string(kNativeBackend)});
-    for (const char* target : {"", "avx2"})
-      for (int32_t block : {16, 8, 0})
-        for (int threads : {1, 2}) {
-          INFO("pool " << pool.k << "/" << pool.s << "/" << pool.pad << "/" << pool.ceil
-                       << ", target '" << target << "', block " << block << ", threads "
-                       << threads);
-          auto model = compile_placement(
-              ctx, backends, g, p,
-              BuildOptions{.num_threads = threads, .target = target, .channel_block = block});
-          INFO(model.status().ToString());
-          REQUIRE(model.ok());
-          auto out = model->run({x});
-          INFO(out.status().ToString());
-          REQUIRE(out.ok());
-          INFO(describe_mismatch((*out)[0], (*expected)[0]));
-          CHECK(max_scaled_error((*out)[0], (*expected)[0]) <= 1e-6);
-        }
+    check_like_reference(ctx, g, native_groups(g, {{0, 1}, {2}, {3}}),
+                         random_f32({1, 32, 13, 13}, 42), 1e-6);
   }
 }
 

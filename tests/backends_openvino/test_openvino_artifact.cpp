@@ -11,6 +11,7 @@
 #include "collage/reference.h"
 #include "common/runtime_c_util.h"
 #include "common/test_util.h"
+#include "openvino_test_graphs.h"
 #include "ov_module.h"
 #include "ov_record.h"
 #include "placement/baselines.h"
@@ -44,19 +45,16 @@ struct Fixture {
     auto done = b.finish();
     REQUIRE(done.ok());
     g = *std::move(done);
-    REQUIRE(backends.add(make_reference_backend()).ok());
-    REQUIRE(register_openvino_backend(backends).ok());
-    auto placement = place_single(g, backends, kOpenvinoBackend);
-    REQUIRE(placement.ok());
-    REQUIRE(placement->groups.size() == 1);
+    add_reference_and_openvino(backends);
+    const Placement placement = one_openvino_region(g, backends);
     BuildOptions build;
     build.num_threads = 2;
-    auto k = build_artifact_kernels(ctx, backends, g, *placement, build);
+    auto k = build_artifact_kernels(ctx, backends, g, placement, build);
     INFO(k.status().ToString());
     REQUIRE(k.ok());
     kernels = *std::move(k);
     REQUIRE(kernels.size() == 1);
-    auto compiled = compile_placement(ctx, backends, g, *placement, build);
+    auto compiled = compile_placement(ctx, backends, g, placement, build);
     REQUIRE(compiled.ok());
     auto outs = compiled->run(feed);
     REQUIRE(outs.ok());

@@ -9,6 +9,7 @@
 #include "collage/npz.h"
 #include "common/cached_model.h"
 #include "common/test_util.h"
+#include "openvino_test_graphs.h"
 #include "placement/baselines.h"
 
 using namespace collage;
@@ -25,16 +26,11 @@ void check_model(const std::string& name, double tolerance = 1e-4) {
   REQUIRE(expected.ok());
 
   BackendRegistry backends;
-  REQUIRE(backends.add(make_reference_backend()).ok());
-  REQUIRE(register_openvino_backend(backends).ok());
-  auto placement = place_single(g, backends, kOpenvinoBackend);
-  INFO(placement.status().ToString());
-  REQUIRE(placement.ok());
-  REQUIRE(placement->groups.size() == 1);
-  CHECK(placement->groups[0].backend == kOpenvinoBackend);
+  testing::add_reference_and_openvino(backends);
+  const Placement placement = testing::one_openvino_region(g, backends);
   BuildOptions build;
   build.num_threads = 2;
-  auto compiled = compile_placement(ctx, backends, g, *placement, build);
+  auto compiled = compile_placement(ctx, backends, g, placement, build);
   INFO(compiled.status().ToString());
   REQUIRE(compiled.ok());
   auto outs = compiled->run(m->inputs);

@@ -43,11 +43,8 @@ TEST_CASE("openvino region cache: a record built once is read back, not compiled
   Context ctx;
   const Graph g = conv_relu(ctx, 3);
   BackendRegistry backends;
-  REQUIRE(backends.add(make_reference_backend()).ok());
-  REQUIRE(register_openvino_backend(backends).ok());
-  auto placement = place_single(g, backends, kOpenvinoBackend);
-  REQUIRE(placement.ok());
-  REQUIRE(placement->groups.size() == 1);
+  add_reference_and_openvino(backends);
+  const Placement placement = one_openvino_region(g, backends);
   const fs::path dir = fs::temp_directory_path() / ("collage_ov_cache_" + std::to_string(getpid()));
   fs::remove_all(dir);
   BuildOptions build;
@@ -55,7 +52,7 @@ TEST_CASE("openvino region cache: a record built once is read back, not compiled
   build.code_cache = dir.string();
 
   // Building for an artifact makes the record, which goes to the cache: one file.
-  auto first = build_artifact_kernels(ctx, backends, g, *placement, build);
+  auto first = build_artifact_kernels(ctx, backends, g, placement, build);
   INFO(first.status().ToString());
   REQUIRE(first.ok());
   const KernelRecord& made = (*first)[0].record;
@@ -65,7 +62,7 @@ TEST_CASE("openvino region cache: a record built once is read back, not compiled
   CHECK(files[0].starts_with("ov-"));
 
   // The file holds that record, under the key of the group.
-  auto group = extract_subgraph(ctx, g, placement->groups[0].nodes);
+  auto group = extract_subgraph(ctx, g, placement.groups[0].nodes);
   REQUIRE(group.ok());
   const uint64_t key = openvino_backend::region_key(group->graph, 2, rt_openvino::library_build(),
                                                     backends.find(kOpenvinoBackend)->version());
@@ -81,7 +78,7 @@ TEST_CASE("openvino region cache: a record built once is read back, not compiled
 
   // A second build takes the cached record (OpenVINO's export is not byte-stable from one
   // compile to the next, the cached record is): the same bytes, still one file.
-  auto second = build_artifact_kernels(ctx, backends, g, *placement, build);
+  auto second = build_artifact_kernels(ctx, backends, g, placement, build);
   REQUIRE(second.ok());
   const KernelRecord& reused = (*second)[0].record;
   REQUIRE(reused.constants.size() == 3);

@@ -12,6 +12,7 @@
 #include "collage/reference.h"
 #include "common/test_util.h"
 #include "core/str_cat.h"
+#include "openvino_test_graphs.h"
 #include "placement/baselines.h"
 
 using namespace collage;
@@ -183,14 +184,10 @@ TEST_CASE("openvino rules: single:openvino runs the diamond as one group matchin
           "[openvino][rules]") {
   Diamond d;
   BackendRegistry backends;
-  REQUIRE(backends.add(make_reference_backend()).ok());
-  REQUIRE(register_openvino_backend(backends).ok());
-  auto placement = place_single(d.g, backends, kOpenvinoBackend);
-  REQUIRE(placement.ok());
-  REQUIRE(placement->groups.size() == 1);
-  CHECK(placement->groups[0].backend == kOpenvinoBackend);
-  CHECK(placement->groups[0].origin == "openvino.region");
-  auto compiled = compile_placement(d.ctx, backends, d.g, *placement);
+  testing::add_reference_and_openvino(backends);
+  const Placement placement = testing::one_openvino_region(d.g, backends);
+  CHECK(placement.groups[0].origin == "openvino.region");
+  auto compiled = compile_placement(d.ctx, backends, d.g, placement);
   INFO(compiled.status().ToString());
   REQUIRE(compiled.ok());
   const std::vector<Tensor> feed = {testing::random_f32({1, 4, 8, 8}, 3)};

@@ -24,12 +24,9 @@ TEST_CASE("openvino shelf: a region measured once is not compiled again by the b
   Context ctx;
   const Graph g = conv_relu(ctx, 3);
   BackendRegistry backends;
-  REQUIRE(backends.add(make_reference_backend()).ok());
-  REQUIRE(register_openvino_backend(backends).ok());
-  auto placement = place_single(g, backends, kOpenvinoBackend);
-  REQUIRE(placement.ok());
-  REQUIRE(placement->groups.size() == 1);
-  auto group = extract_subgraph(ctx, g, placement->groups[0].nodes);
+  add_reference_and_openvino(backends);
+  const Placement placement = one_openvino_region(g, backends);
+  auto group = extract_subgraph(ctx, g, placement.groups[0].nodes);
   REQUIRE(group.ok());
 
   KernelShelf shelf;
@@ -37,7 +34,7 @@ TEST_CASE("openvino shelf: a region measured once is not compiled again by the b
   MeasureOptions measure;
   measure.shelf = &shelf;
   Measurer measurer(measure, nullptr, "test-device", &pool);
-  const Candidate candidate{placement->groups[0].nodes, backends.find(kOpenvinoBackend), "test"};
+  const Candidate candidate{placement.groups[0].nodes, backends.find(kOpenvinoBackend), "test"};
   auto cost = measurer.cost(candidate, *group);
   INFO(cost.status().ToString());
   REQUIRE(cost.ok());
@@ -51,7 +48,7 @@ TEST_CASE("openvino shelf: a region measured once is not compiled again by the b
   BuildOptions build;
   build.num_threads = 2;
   build.shelf = &shelf;
-  auto kernels = build_artifact_kernels(ctx, backends, g, *placement, build);
+  auto kernels = build_artifact_kernels(ctx, backends, g, placement, build);
   INFO(kernels.status().ToString());
   REQUIRE(kernels.ok());
   CHECK(shelf.built() == 1);
@@ -68,7 +65,7 @@ TEST_CASE("openvino shelf: a region measured once is not compiled again by the b
 
   // The same structure with other weights is another region: compiled, not taken.
   const Graph other = conv_relu(ctx, 4);
-  auto other_kernels = build_artifact_kernels(ctx, backends, other, *placement, build);
+  auto other_kernels = build_artifact_kernels(ctx, backends, other, placement, build);
   REQUIRE(other_kernels.ok());
   CHECK(shelf.built() == 2);
   CHECK(shelf.reused() == 1);

@@ -12,6 +12,7 @@
 
 #include "collage/collage.h"
 #include "collage/npz.h"
+#include "common/ort_outputs.h"
 #include "common/runtime_c_util.h"
 #include "common/test_util.h"
 #include "tools/cli_test_util.h"
@@ -52,12 +53,9 @@ std::vector<BatchCase> batch_cases() {
     if (!(words >> name >> model >> min >> max >> run.batch >> npz)) continue;
     auto arrays = read_npz(dir / npz);
     REQUIRE(arrays.ok());
-    for (auto& [key, t] : *arrays) {
-      if (key.rfind("out_", 0) == 0)
-        run.expected.emplace_back(key.substr(4), t);
-      else
-        run.inputs.emplace_back(key, t);
-    }
+    testing::OrtArrays split = testing::split_ort_arrays(*std::move(arrays));
+    run.inputs = std::move(split.inputs);
+    run.expected = std::move(split.expected);
     if (!cases.count(name)) order.push_back(name);
     BatchCase& c = cases[name];
     c.name = name;
@@ -81,16 +79,7 @@ std::vector<int64_t> symbolic(const Tensor& t) {
 
 // `got` equals ONNX Runtime's `want`: strings and integers exactly, floats to 1e-4.
 void check_matches(const Tensor& got, const Tensor& want, const std::string& name) {
-  INFO("output " << name << ": " << type_to_string(got.type()) << " against "
-                 << type_to_string(want.type()));
-  REQUIRE(got.shape() == want.shape());
-  if (want.dtype() == DType::f32) {
-    REQUIRE(got.dtype() == DType::f32);
-    for (int64_t i = 0; i < got.numel(); ++i)
-      CHECK(std::abs(got.data<float>()[i] - want.data<float>()[i]) <= 1e-4f);
-    return;
-  }
-  CHECK(got.identical(want));
+  testing::check_matches_ort(got, want, name, 1e-4f);
 }
 
 std::vector<Tensor> input_tensors(const BatchRun& run) {

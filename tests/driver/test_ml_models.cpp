@@ -9,6 +9,7 @@
 
 #include "collage/compiler.h"
 #include "collage/npz.h"
+#include "common/ort_outputs.h"
 #include "common/runtime_c_util.h"
 #include "common/test_util.h"
 
@@ -62,24 +63,10 @@ CompileOptions greedy_options(ZipMapMode zipmap) {
 // cancellation: PROBIT scores (`probit` cases) are compared to 3e-4 absolute.
 void check_matches(const Tensor& got, const Tensor& want, const std::string& name,
                    bool probit) {
-  INFO("output " << name << ": " << type_to_string(got.type()) << " against "
-                 << type_to_string(want.type()));
-  REQUIRE(got.shape() == want.shape());
-  if (want.dtype() == DType::f32) {
-    REQUIRE(got.dtype() == DType::f32);
-    for (int64_t i = 0; i < got.numel(); ++i) {
-      const float g = got.data<float>()[i], w = want.data<float>()[i];
-      INFO("element " << i << ": " << g << " against " << w);
-      if (std::isnan(w))
-        CHECK(std::isnan(g));
-      else if (std::isinf(w))
-        CHECK(g == w);
-      else
-        CHECK(std::abs(g - w) <= (probit ? 3e-4f : 1e-4f * std::max(1.f, std::abs(w))));
-    }
-    return;
-  }
-  CHECK(got.identical(want));
+  if (probit)
+    testing::check_matches_ort(got, want, name, 3e-4f);
+  else
+    testing::check_matches_ort(got, want, name, 1e-4f, 1e-4f);
 }
 
 TEST_CASE("skl2onnx linear and SVM models compile and match ONNX Runtime", "[driver][ml]") {
@@ -89,14 +76,9 @@ TEST_CASE("skl2onnx linear and SVM models compile and match ONNX Runtime", "[dri
     INFO(c.name);
     auto arrays = read_npz(c.arrays);
     REQUIRE(arrays.ok());
+    auto [named_inputs, expected] = testing::split_ort_arrays(*std::move(arrays));
     std::vector<Tensor> inputs;
-    std::vector<std::pair<std::string, Tensor>> expected;
-    for (auto& [name, t] : *arrays) {
-      if (name.rfind("out_", 0) == 0)
-        expected.emplace_back(name.substr(4), t);
-      else
-        inputs.push_back(t);
-    }
+    for (auto& [name, t] : named_inputs) inputs.push_back(std::move(t));
     auto r = compiler->compile(ModelSource::file(c.model), greedy_options(c.zipmap));
     INFO(r.status().ToString());
     REQUIRE(r.ok());

@@ -11,6 +11,7 @@
 #include "collage/compiler.h"
 #include "collage/npz.h"
 #include "common/runtime_c_util.h"
+#include "common/ort_outputs.h"
 #include "common/test_util.h"
 
 namespace collage {
@@ -44,20 +45,6 @@ std::vector<StringCase> string_cases() {
   return cases;
 }
 
-// `got` equals ONNX Runtime's `want`: strings and integers exactly, floats to 1e-5.
-void check_matches(const Tensor& got, const Tensor& want, const std::string& name) {
-  INFO("output " << name << ": " << type_to_string(got.type()) << " against "
-                 << type_to_string(want.type()));
-  REQUIRE(got.shape() == want.shape());
-  if (want.dtype() == DType::f32) {
-    REQUIRE(got.dtype() == DType::f32);
-    for (int64_t i = 0; i < got.numel(); ++i)
-      CHECK(std::abs(got.data<float>()[i] - want.data<float>()[i]) <= 1e-5f);
-    return;
-  }
-  CHECK(got.identical(want));
-}
-
 TEST_CASE("skl2onnx pipelines with strings compile and match ONNX Runtime", "[driver][strings]") {
   auto compiler = Compiler::create();
   REQUIRE(compiler.ok());
@@ -65,14 +52,9 @@ TEST_CASE("skl2onnx pipelines with strings compile and match ONNX Runtime", "[dr
     INFO(c.name);
     auto arrays = read_npz(c.arrays);
     REQUIRE(arrays.ok());
+    auto [named_inputs, expected] = testing::split_ort_arrays(*std::move(arrays));
     std::vector<Tensor> inputs;
-    std::vector<std::pair<std::string, Tensor>> expected;
-    for (auto& [name, t] : *arrays) {
-      if (name.rfind("out_", 0) == 0)
-        expected.emplace_back(name.substr(4), t);
-      else
-        inputs.push_back(t);
-    }
+    for (auto& [name, t] : named_inputs) inputs.push_back(std::move(t));
     // Greedy and the fixed tree strategy: what each backend claims, without measuring it on a
     // busy machine (the measured placement is `collage compile`'s, tests/tools).
     CompileOptions o;
@@ -97,7 +79,7 @@ TEST_CASE("skl2onnx pipelines with strings compile and match ONNX Runtime", "[dr
     INFO(message);
     REQUIRE(got.size() == expected.size());
     for (size_t i = 0; i < got.size(); ++i)
-      check_matches(got[i], expected[i].second, expected[i].first);
+      testing::check_matches_ort(got[i], expected[i].second, expected[i].first, 1e-5f);
   }
 }
 

@@ -137,7 +137,8 @@ TEST_CASE("the fallback fuses with its own candidates; regions merge on request"
   Graph g = mlp(ctx);
   BackendRegistry r;
   REQUIRE(r.add(fake("gemm", kGemm)).ok());
-  REQUIRE(r.add(fake("fuser", {{"add_tanh", "(Tanh (Add * *))"}})).ok());
+  REQUIRE(r.add(fake("fuser", {{"add_tanh", "(Tanh (Add * *))"}, {"sigmoid", "(Sigmoid *)"}}))
+              .ok());
   REQUIRE(r.add(fake("ew", {{"unary", "(Relu|Tanh|Sigmoid *)"}, {"add", "(Add * *)"}})).ok());
   REQUIRE(r.add(make_reference_backend()).ok());
   BaselineOptions fuse;
@@ -146,7 +147,7 @@ TEST_CASE("the fallback fuses with its own candidates; regions merge on request"
   REQUIRE(p.ok());
   CHECK(describe(*p) == Strings{"gemm{0,1}", "gemm{2}", "fuser{3,4}", "gemm{5}", "fuser{6}"});
   CHECK(p->groups[2].origin == "add_tanh");
-  CHECK(p->groups[4].origin == "single-node");
+  CHECK(p->groups[4].origin == "sigmoid");
 
   BaselineOptions merge;
   merge.merge_regions = true;
@@ -155,6 +156,40 @@ TEST_CASE("the fallback fuses with its own candidates; regions merge on request"
   CHECK(describe(*m) ==
         Strings{"reference{0}", "ew{1}", "reference{2}", "ew{3,4}", "reference{5}", "ew{6}"});
   CHECK(m->groups[3].origin == "add+unary");
+}
+
+TEST_CASE("a node no backend proposes goes to none: an error names it and why", "[baselines]") {
+  // The fallback proposes Add+Tanh only: Relu and Sigmoid (n1, n6) are nobody's. Handed to the
+  // fallback anyway, they would fail at its build ("build failed") instead of here.
+  Context ctx;
+  Graph g = mlp(ctx);
+  BackendRegistry r;
+  REQUIRE(r.add(fake("gemm", {{"mm", "(MatMul * const)"}})).ok());
+  REQUIRE(r.add(fake("fuser", {{"add_tanh", "(Tanh (Add * *))"}})).ok());
+  REQUIRE(r.add(make_reference_backend()).ok());
+  BaselineOptions fuse;
+  fuse.fallback = "fuser";
+  for (const char* strategy : {"single:gemm", "greedy"}) {
+    INFO(strategy);
+    auto p = place_baseline(strategy, g, r, fuse);
+    CHECK(p.status().code() == absl::StatusCode::kNotFound);
+    CHECK(std::string(p.status().message()) ==
+          std::string(strategy) +
+              ": Relu 'r1' (f32[4x4]) runs on no selected backend: no backend proposes it (gemm, "
+              "fuser)");
+  }
+  // A node whose only candidate lost to a group claimed before: the fallback offers r1 with m2,
+  // which gemm claimed.
+  REQUIRE(r.add(fixed("late", {{1, 2}})).ok());
+  BaselineOptions late;
+  late.fallback = "late";
+  auto q = place_single(g, r, "gemm", late);
+  REQUIRE_FALSE(q.ok());
+  CHECK_THAT(std::string(q.status().message()),
+             Catch::Contains("the groups proposed with it, on late (fixed: 2 nodes), overlap "
+                             "groups claimed before"));
+  // With the reference as the fallback every node runs.
+  CHECK(place_single(g, r, "gemm").ok());
 }
 
 TEST_CASE("baseline errors", "[baselines]") {

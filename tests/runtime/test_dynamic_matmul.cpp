@@ -122,5 +122,50 @@ TEST_CASE("the dynamic module offers no MatMul whose element type it does not ru
   }
 }
 
+// A's columns known only at run time, B's rows static (theta [N, 3, 4] x grid [4, D*H*W] in
+// AffineGrid's expansion, turned around): inference keeps A's unknown sizes rather than probing
+// them with a stand-in size, which B's 4 rows would contradict; the run checks them.
+TEST_CASE("a MatMul whose run-time columns meet static rows is typed and runs on the module",
+          "[runtime][dynamic-shapes]") {
+  Context ctx;
+  GraphBuilder b(ctx, "matmul_static_b");
+  const ValueId a = b.add_input("a", {DType::f32, {2, 3, 4}});
+  const ValueId axes = b.add_input("axes", {DType::i64, {1}});
+  const ValueId w = b.add_input("w", {DType::f32, {4, 5}});
+  auto reduced = b.add("ReduceSum", {a, axes});
+  REQUIRE(reduced.ok());
+  auto y = b.add("MatMul", {*reduced, w});
+  INFO(y.status().ToString());
+  REQUIRE(y.ok());
+  CHECK(type_to_string(b.value(*y).type) == "f32[?x?x5]");
+  b.add_output(*y);
+  auto g = b.finish();
+  REQUIRE(g.ok());
+  BackendRegistry backends;
+  REQUIRE(backends.add(make_reference_backend()).ok());
+  REQUIRE(register_dynamic_backend(backends).ok());
+  auto model = compile_placement(ctx, backends, *g, all_dynamic(*g));
+  INFO(model.status().ToString());
+  REQUIRE(model.ok());
+  for (int64_t axis : {0, 1, 2}) {
+    INFO("axis " << axis);
+    const std::vector<Tensor> in = {random_f32({2, 3, 4}, 1),
+                                    Tensor::from_i64({1}, std::vector<int64_t>{axis}),
+                                    random_f32({4, 5}, 2)};
+    auto got = model->run(in);
+    if (axis == 2) {  // [2x3x1] @ [4x5]
+      REQUIRE_FALSE(got.ok());
+      CHECK_THAT(std::string(got.status().message()), Catch::Contains("inner dimensions"));
+      continue;
+    }
+    INFO(got.status().ToString());
+    REQUIRE(got.ok());
+    auto want = run_reference(*g, in);
+    REQUIRE(want.ok());
+    CHECK((*got)[0].shape() == (*want)[0].shape());
+    CHECK(max_relative_error((*got)[0], (*want)[0]) < 1e-5);
+  }
+}
+
 }  // namespace
 }  // namespace collage::testing
