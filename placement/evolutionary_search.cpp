@@ -17,6 +17,9 @@ namespace collage {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Runs a re-measurement samples, at most about (EndToEndOptions::sampling: a warm-up and up to
+// 15 samples).
+constexpr double kRunsPerRemeasure = 16;
 using Genes = std::vector<size_t>;
 
 struct Member {
@@ -60,28 +63,38 @@ class Evolution {
   }
 
  private:
-  // Seeds first: the result is compared with them. They are measured in order while the budget
-  // lasts; the first forced_seeds of them, and every one until one could be measured, whatever
-  // the budget says.
+  // Seeds first: the result is compared with them. The early ones (EvolutionSeed::early) are
+  // measured first, whatever the budget, then the others in order while the budget lasts; the
+  // first seed, the first forced_seeds of them, and every one until one could be measured,
+  // whatever the search's budget says.
   absl::Status measure_seeds(const std::vector<EvolutionSeed>& seeds, EvolutionResult& result) {
     num_seeds_ = static_cast<int>(seeds.size());
-    for (const EvolutionSeed& s : seeds) {
-      Genes genes = canonical(s.genes);
-      const bool force = best_seed_ < 0 ||
-                         static_cast<int>(seed_genes_.size()) < options_.forced_seeds;
-      const double f = evaluate(genes, force);
-      const bool skipped = !fitness_.count(genes);
-      result.seeds.push_back({s.name, std::isfinite(f) ? f : -1,
-                              std::isfinite(f) ? ""
-                              : skipped        ? "the time budget was spent"
-                                               : failure_of(genes)});
-      seed_genes_.push_back(genes);
-      if (std::isfinite(f) && (best_seed_ < 0 || f < fitness_.at(seed_genes_[best_seed_])))
-        best_seed_ = static_cast<int>(seed_genes_.size() - 1);
-      if (std::none_of(population_.begin(), population_.end(),
-                       [&](const Member& m) { return m.genes == genes; }))
-        population_.push_back({genes, f});
+    std::vector<size_t> order;
+    for (size_t i = 0; i < seeds.size(); ++i) {
+      seed_genes_.push_back(canonical(seeds[i].genes));
+      order.push_back(i);
     }
+    std::stable_partition(order.begin(), order.end(), [&](size_t i) { return seeds[i].early; });
+    result.seeds.resize(seeds.size());
+    for (size_t i : order) {
+      const Genes& genes = seed_genes_[i];
+      const bool force =
+          best_seed_ < 0 || seeds[i].early || static_cast<int>(i) < options_.forced_seeds;
+      const double f = evaluate(genes, force, /*always=*/i == 0 || seeds[i].early);
+      const bool skipped = !fitness_.count(genes);
+      result.seeds[i] = {seeds[i].name, std::isfinite(f) ? f : -1,
+                         std::isfinite(f) ? ""
+                         : skipped        ? "the time budget was spent"
+                                          : failure_of(genes)};
+      if (std::isfinite(f) && (best_seed_ < 0 || f < fitness_.at(seed_genes_[best_seed_])))
+        best_seed_ = static_cast<int>(i);
+    }
+    for (size_t i = 0; i < seeds.size(); ++i)
+      if (std::none_of(population_.begin(), population_.end(),
+                       [&](const Member& m) { return m.genes == seed_genes_[i]; }))
+        population_.push_back({seed_genes_[i], fitness_.count(seed_genes_[i])
+                                                   ? fitness_.at(seed_genes_[i])
+                                                   : kInf});
     if (best_seed_ >= 0) return absl::OkStatus();
     std::string why;
     for (const MeasuredPlacement& m : result.seeds) why += str_cat("; ", m.strategy, ": ", m.note);
@@ -176,8 +189,17 @@ class Evolution {
       for (const Genes& f : finalists)
         placements.push_back(*placement_of(g_, backends_, cands_, costs_, f));
       report("finalists");
+      // Two alternated rounds at least, past the deadline if need be (up to kFinalGraceMs): after
+      // the deadline one round, one sample each, decided (GoogLeNet, AVX2 host: single:openvino
+      // kept once over a single:native that ran 1.3x faster in the bench). A round is about
+      // kRunsPerRemeasure runs of each finalist.
+      constexpr double kFinalGraceMs = 5000;
+      double round_ms = 0;
+      for (const Genes& f : finalists) round_ms += fitness_.at(f) * kRunsPerRemeasure;
+      const double end_ms =
+          std::max(deadline_ms_, now_ms() + std::min(2 * round_ms, kFinalGraceMs));
       std::vector<double> again = remeasure_alternately(
-          placements, evaluator_, options_.final_rounds, deadline_ms_, &evaluations_);
+          placements, evaluator_, options_.final_rounds, end_ms, &evaluations_);
       std::string line = "finalists re-measured:";
       int best = -1;
       for (size_t i = 0; i < finalists.size(); ++i) {
@@ -245,7 +267,6 @@ class Evolution {
   // of the first evaluations (seconds for a seed of generated code) and would use the whole
   // budget up before the first generation.
   bool within_budget() const {
-    constexpr double kRunsPerRemeasure = 16;
     const double per_remeasure = best_ms_ > 0 ? best_ms_ * kRunsPerRemeasure : 0;
     const double reserve = per_remeasure * static_cast<double>(options_.finalists + num_seeds_) *
                            std::max(options_.final_rounds, 1);
@@ -255,11 +276,13 @@ class Evolution {
     return now_ms() + reserve + next < deadline_ms_;
   }
 
-  double evaluate(const Genes& genes, bool force = false) {
+  // `force`: whatever within_budget says; `always`: whatever the deadline says too.
+  double evaluate(const Genes& genes, bool force = false, bool always = false) {
     if (auto it = fitness_.find(genes); it != fitness_.end()) return it->second;
     if (!force && !within_budget()) return kInf;
     const double predicted = options_.predict_ms ? options_.predict_ms(genes) : 0;
-    if (predicted > 0 && best_seed_ >= 0 && now_ms() + predicted * slowdown_ > deadline_ms_)
+    if (!always && predicted > 0 && best_seed_ >= 0 &&
+        now_ms() + predicted * slowdown_ > deadline_ms_)
       return kInf;
     auto p = placement_of(g_, backends_, cands_, costs_, genes);
     double f = kInf;

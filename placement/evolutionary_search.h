@@ -24,15 +24,15 @@ struct EvolutionOptions {
   double crossover_rate = 0.5;
   int finalists = 3;      // best evolved individuals re-measured against the seeds
   int final_rounds = 3;   // alternating re-measurements per finalist
-  // The first seeds measured whatever the budget (at least one, and more only as long as none
-  // failed to measure): the result is compared with them, so the ones a tight budget must not
-  // skip come first (optimize: the op-level placement, then the single-backend placement
-  // estimated fastest).
+  // The first seeds measured whatever the search's budget (at least one, and more only as long as
+  // none failed to measure): the result is compared with them, so the ones a tight budget must
+  // not skip come first (optimize: the op-level placement, then the single-backend placement
+  // estimated fastest). The first seed is measured whatever the deadline, too.
   int forced_seeds = 1;
   // What evaluating a placement (candidate indices) should take, in milliseconds; null: not
   // predicted. With it, an evaluation is started only when it is predicted to end before the
-  // search's deadline (forced seeds too, but for the first one and any before a seed could be
-  // measured), the prediction scaled by the largest ratio of an evaluation's time to its
+  // search's deadline (forced seeds too, but for the first one, the early ones and any before a
+  // seed could be measured), the prediction scaled by the largest ratio of an evaluation's time to its
   // prediction so far (on a loaded machine the kernels' builds and runs take longer than the
   // measurer saw).
   std::function<double(const std::vector<size_t>&)> predict_ms;
@@ -44,6 +44,11 @@ struct EvolutionOptions {
 struct EvolutionSeed {
   std::string name;
   std::vector<size_t> genes;
+  // Measured before the other seeds, whatever the budget and the deadline: a seed whose
+  // evaluation costs little, or that the result must be compared with (GoogLeNet, AVX2 host:
+  // the op-level seed's evaluation built 100 kernels and spent the budget, and single:native,
+  // 1.4x faster, was never measured nor chosen).
+  bool early = false;
 };
 
 struct EvolutionResult {

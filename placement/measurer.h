@@ -49,11 +49,19 @@ struct MeasureOptions {
   std::string always_backend;
   // When the kernels of the placement must be built by (now_ms()): from the time when building
   // the fallback's kernels for the nodes that none of its built kernels covers yet would not end
-  // before it (at the fallback's build time per node so far), as after skip_after_ms: the
-  // artifact needs those kernels, and they are the ones nothing replaces. `graph_nodes`: the
-  // nodes of the graph the candidates are cut from. Infinite: never.
+  // before it, as after skip_after_ms: the artifact needs those kernels, and they are the ones
+  // nothing replaces. What they take is predicted from the fallback's builds so far that timed
+  // no measured choice (WorkEstimator::build_ms), over fallback_build_threads: a build that
+  // timed a Winograd choice builds and times three kernels, which neither the artifact build
+  // after a cut (it times no choice) nor a later build of the same convolution (the choice is
+  // remembered) does again. `graph_nodes`: the nodes of the graph the candidates are cut from.
+  // Infinite: never.
   double end_ms = HUGE_VAL;
   size_t graph_nodes = 0;
+  // How many of the fallback's kernels the artifact build compiles side by side once the budget
+  // cut the measurement (ArtifactOptions::build_threads: native kernels on every core; other
+  // backends' one at a time): the reserve above is their build time divided by it.
+  int fallback_build_threads = 1;
 };
 
 // What is measured, exactly:

@@ -1,6 +1,7 @@
 // The graph-level search: finds the end-to-end optimum the additive model misses, never returns
-// something slower than its best seed, deterministic for a seed.
+// something slower than its best seed, deterministic for a seed, measures the early seeds first.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -71,6 +72,16 @@ struct World {
     }
     return out;
   }
+  // `groups`, then every node after them in a group of its own on the reference backend.
+  std::vector<size_t> then_reference(
+      std::vector<std::pair<std::vector<NodeId>, std::string>> groups = {}) {
+    NodeId next = 0;
+    for (const auto& group : groups)
+      for (NodeId n : group.first) next = std::max<NodeId>(next, n + 1);
+    for (NodeId n = next; n < static_cast<NodeId>(g.nodes().size()); ++n)
+      groups.push_back({{n}, "reference"});
+    return genes(groups);
+  }
   // The best end-to-end latency over every runnable partition into candidates.
   double brute_force(const FakeEvaluator& e) {
     double best = INFINITY;
@@ -104,13 +115,7 @@ TEST_CASE("the graph-level search finds what the additive cost model misses", "[
   auto op = op_level_search(w.g, w.cands, w.costs, {});
   REQUIRE(op.ok());
   std::vector<EvolutionSeed> seeds = {{"op-level", op->chosen},
-                                      {"all-reference", w.genes({{{0}, "reference"},
-                                                                 {{1}, "reference"},
-                                                                 {{2}, "reference"},
-                                                                 {{3}, "reference"},
-                                                                 {{4}, "reference"},
-                                                                 {{5}, "reference"},
-                                                                 {{6}, "reference"}})}};
+                                      {"all-reference", w.then_reference()}};
   EvolutionOptions options;
   options.population = 8;
   options.max_generations = 25;
@@ -139,23 +144,12 @@ TEST_CASE("with no budget left, the forced seeds are measured and no other", "[e
   FakeEvaluator e2e(w.g, kernel_cost, 1.0, 0.5);
   auto op = op_level_search(w.g, w.cands, w.costs, {});
   REQUIRE(op.ok());
-  std::vector<EvolutionSeed> all_reference = {{"all-reference", w.genes({{{0}, "reference"},
-                                                                          {{1}, "reference"},
-                                                                          {{2}, "reference"},
-                                                                          {{3}, "reference"},
-                                                                          {{4}, "reference"},
-                                                                          {{5}, "reference"},
-                                                                          {{6}, "reference"}})}};
+  std::vector<EvolutionSeed> all_reference = {{"all-reference", w.then_reference()}};
   // Three different placements: a seed the search has measured already costs no budget.
   std::vector<EvolutionSeed> seeds = {
       {"op-level", op->chosen},
       all_reference[0],
-      {"gemm then reference", w.genes({{{0, 1}, "gemm"},
-                                       {{2}, "reference"},
-                                       {{3}, "reference"},
-                                       {{4}, "reference"},
-                                       {{5}, "reference"},
-                                       {{6}, "reference"}})}};
+      {"gemm then reference", w.then_reference({{{0, 1}, "gemm"}})}};
   for (int forced : {1, 2}) {
     EvolutionOptions options;
     options.time_budget_s = 0;
@@ -169,6 +163,41 @@ TEST_CASE("with no budget left, the forced seeds are measured and no other", "[e
     CHECK(result->seeds[2].note == "the time budget was spent");
     CHECK(result->generations == 0);
   }
+}
+
+TEST_CASE("with no budget left, the early seeds are measured first, and the faster one kept",
+          "[evolution]") {
+  // GoogLeNet on an AVX2 host: the op-level seed's evaluation (kernels to build) spent the
+  // budget, and single:native, 1.4x faster, was never measured nor chosen.
+  World w;
+  auto op = op_level_search(w.g, w.cands, w.costs, {});
+  REQUIRE(op.ok());
+  std::vector<EvolutionSeed> seeds = {{"op-level", op->chosen},
+                                      {"all-reference", w.then_reference()},
+                                      {"built", w.then_reference({{{0, 1}, "gemm"}}),
+                                       /*early=*/true}};
+  const std::vector<size_t> built = seeds[2].genes;
+  // End to end, the seed whose kernels are built runs fastest.
+  class Evaluator : public PlacementEvaluator {
+   public:
+    explicit Evaluator(std::vector<std::string> fast) : fast_(std::move(fast)) {}
+    absl::StatusOr<double> latency_ms(const Placement& p) override {
+      return describe(p) == fast_ ? 2.0 : 9.0;
+    }
+
+   private:
+    std::vector<std::string> fast_;
+  } e2e(describe(*placement_of(w.g, w.r, w.cands, w.costs, built)));
+  EvolutionOptions options;
+  options.time_budget_s = 0;
+  options.predict_ms = [](const std::vector<size_t>&) { return 1000.0; };  // past the deadline
+  auto result = evolutionary_search(w.g, w.r, w.cands, w.costs, seeds, e2e, options);
+  REQUIRE(result.ok());
+  REQUIRE(result->seeds.size() == 3);
+  CHECK(result->seeds[0].ms == Approx(9.0));  // the first seed, whatever the deadline
+  CHECK(result->seeds[1].ms < 0);             // neither early nor forced
+  CHECK(result->seeds[2].ms == Approx(2.0));  // before: not measured
+  CHECK(result->origin == "built");
 }
 
 TEST_CASE("the graph-level search is deterministic for a seed", "[evolution]") {

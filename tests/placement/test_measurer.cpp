@@ -1,13 +1,16 @@
 // The measurer: real kernels timed with the settle rule, identical groups measured once, build
 // failures kept, costs persisted so a second measurer times nothing, builds predicted from the
-// kernel's own history; the end-to-end measurer (with the artifact's layouts); the build tally.
+// kernel's own history, the fallback's reserve without the builds that timed a choice; the
+// end-to-end measurer (with the artifact's layouts); the build tally.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 
 #include "collage/executor.h"
+#include "core/str_cat.h"
 #include "placement/build_tally.h"
+#include "placement/choice_store.h"
 #include "placement/end_to_end.h"
 #include "placement/measurer.h"
 #include "placement/work_estimate.h"
@@ -388,4 +391,69 @@ TEST_CASE("build tally: builds counted by step and backend; tallied backends bui
   CHECK((e[1].step == "measure" && e[1].backend == "native" && e[1].builds == 2));
   CHECK(e[1].s == Approx(1.0));
   CHECK((e[2].step == "measure" && e[2].backend == "openvino" && e[2].s == Approx(1.5)));
+}
+
+namespace {
+
+// Builds with the reference backend after `build_ms`; the group of the node named "choice"
+// first times a measured choice (as the native backend times a Winograd one: three kernels
+// built and run), which takes `choice_ms` more and is remembered.
+class ChoosingBackend : public Backend {
+ public:
+  ChoosingBackend(int build_ms, int choice_ms)
+      : Backend("choosing", DeviceKind::cpu, "1"), build_ms_(build_ms), choice_ms_(choice_ms) {}
+  absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
+                                                const BuildOptions& options) const override {
+    ::usleep(static_cast<useconds_t>(build_ms_) * 1000);
+    if (group.nodes()[0].name == "choice" && options.choices &&
+        !options.choices->lookup("test-choice", "the key")) {
+      ::usleep(static_cast<useconds_t>(choice_ms_) * 1000);
+      options.choices->remember("test-choice", "the key", {1});
+    }
+    return make_reference_backend()->build(group, options);
+  }
+
+ private:
+  int build_ms_, choice_ms_;
+};
+
+}  // namespace
+
+TEST_CASE("the fallback's reserve: a build that timed a measured choice does not set the rate "
+          "of the builds left",
+          "[measurer]") {
+  // Twenty one-node groups of the fallback, each of its own shape; the second times a choice.
+  // Before, that build (610 ms for one node) set the rate per node, the 18 nodes left were
+  // reserved 11 s of a 5 s budget, and every one of them was estimated instead of measured
+  // (Inception-v3: measuring stopped after 2 s of a 60 s budget).
+  Context ctx;
+  GraphBuilder b(ctx, "twenty");
+  constexpr int kNodes = 20;
+  for (int i = 0; i < kNodes; ++i) {
+    ValueId x = b.add_input(str_cat("x", i), {DType::f32, {i + 1}});
+    b.add_output(*b.add("Relu", {x}, nullptr, i == 1 ? "choice" : str_cat("r", i)));
+  }
+  Graph g = *b.finish();
+  ChoosingBackend backend(/*build_ms=*/10, /*choice_ms=*/600);
+  CostDbChoices choices(nullptr, "test-device");
+  ThreadPool pool(1);
+  MeasureOptions options = quick();
+  options.sampling.max_ms = 5;
+  options.always_backend = "choosing";
+  options.graph_nodes = kNodes;
+  options.choices = &choices;
+  options.end_ms = now_ms() + 5000;
+  Measurer m(options, nullptr, "test-device", &pool);
+  for (NodeId n = 0; n < kNodes; ++n) {
+    const Candidate c{NodeSet::of(kNodes, {n}), &backend, "test"};
+    auto sub = extract_subgraph(ctx, g, c.nodes);
+    REQUIRE(sub.ok());
+    auto cost = m.cost(c, *sub);
+    REQUIRE(cost.ok());
+    CHECK(cost->samples > 0);  // measured, not estimated from its work
+  }
+  CHECK(choices.measured() == 1);
+  CHECK(m.measured() == kNodes);
+  CHECK(m.estimated() == 0);
+  CHECK_FALSE(m.cut_short());
 }
