@@ -1,7 +1,7 @@
 """Tree-ensemble benchmark: collage against XGBoost, LightGBM, ONNX Runtime and treelite/tl2cgen.
 
     .venv/bin/python bench/trees/trees_bench.py [--build build] [--rounds 7] [--batches 1,10000,100000]
-                                                [--target avx2]
+                                                [--target avx2] [--nan-fraction 0.1]
 
 Trains (or loads from --workdir) 500 trees of depth 8 on 28 features for three tasks: regression,
 binary and 10-class (50 rounds x 10 classes), with XGBoost and LightGBM. Each model is compiled
@@ -224,6 +224,9 @@ def main():
     ap.add_argument("--target", default=None,
                     help="compile collage's artifacts for this CPU (avx2: they run the AVX2 "
                          "loops, even on an AVX-512 machine); the other libraries are unchanged")
+    ap.add_argument("--nan-fraction", type=float, default=0.0,
+                    help="this fraction of the timed inputs' features is NaN (missing values "
+                         "take each tree's default branch)")
     args = ap.parse_args()
     global TARGET
     TARGET = args.target
@@ -232,9 +235,11 @@ def main():
     os.makedirs(args.workdir, exist_ok=True)
     batches = [int(b) for b in args.batches.split(",")]
     x_all, _ = make_data(max(batches), 99)
+    if args.nan_fraction > 0:
+        x_all[np.random.default_rng(98).random(x_all.shape) < args.nan_fraction] = np.nan
     print(f"{TREES} trees of depth {DEPTH}, {FEATURES} features, {THREADS} threads; medians of "
           f"{args.rounds} alternating rounds; xgboost {xgb.__version__}, lightgbm {lgb.__version__}"
-          f"; collage target {TARGET or 'host'}")
+          f"; collage target {TARGET or 'host'}; NaN fraction {args.nan_fraction}")
     for task in filter(None, args.tasks.split(",")):
         xgb_path, booster, lgb_path, lbooster = train(args.workdir, task)
         print(f"\n[{task}] xgboost {xgb_path}, lightgbm {lgb_path}")

@@ -140,6 +140,9 @@ absl::Status run_pad(const KernelArgs& k) {
     copy_strided(kept, esize, out.raw(), dst, in.raw(), src);
     return absl::OkStatus();
   }
+  // An empty output may still have an axis of any length (another axis is 0): nothing to
+  // gather, and no index table for that axis.
+  if (out.numel() == 0) return absl::OkStatus();
   std::vector<std::vector<int64_t>> tables(in.shape().size());
   for (size_t d = 0; d < tables.size(); ++d) {
     const PadAxis& p = (*plan)[d];

@@ -3,54 +3,16 @@
 #include <catch2/catch.hpp>
 
 #include "collage/backends/eigen.h"
-#include "collage/executor.h"
-#include "collage/reference.h"
-#include "common/cached_model.h"
-#include "common/test_util.h"
-#include "placement/baselines.h"
+#include "common/single_backend_model.h"
 
 using namespace collage;
-using namespace collage::testing;
 
 namespace {
 
 void check_model(const std::string& name) {
-  Context ctx;
-  std::optional<CachedModel> m = load_cached_model(ctx, name);
-  if (!m) return;
-  const Graph* g = &m->graph;
-  const std::vector<Tensor>& feed = m->inputs;
-
-  BackendRegistry backends;
-  REQUIRE(backends.add(make_reference_backend()).ok());
-  REQUIRE(register_eigen_backend(backends).ok());
-  auto placement = place_baseline("single:eigen", *g, backends);
-  INFO(placement.status().ToString());
-  REQUIRE(placement.ok());
-  size_t eigen_nodes = 0, eigen_groups = 0;
-  for (const PlacedGroup& group : placement->groups)
-    if (group.backend == kEigenBackend) {
-      eigen_nodes += group.nodes.count();
-      ++eigen_groups;
-    }
-  WARN(name << ": eigen runs " << eigen_nodes << " of " << g->nodes().size() << " nodes in "
-            << eigen_groups << " kernels");
-  CHECK(eigen_nodes > 0);
-
-  auto compiled = compile_placement(ctx, backends, *g, *placement);
-  INFO(compiled.status().ToString());
-  REQUIRE(compiled.ok());
-  auto outputs = compiled->run(feed);
-  INFO(outputs.status().ToString());
-  REQUIRE(outputs.ok());
-  auto expected = run_reference(*g, feed);
-  REQUIRE(expected.ok());
-  REQUIRE(outputs->size() == expected->size());
-  for (size_t i = 0; i < outputs->size(); ++i) {
-    INFO("output " << g->value(g->outputs()[i]).name << ": "
-                   << describe_mismatch((*outputs)[i], (*expected)[i]));
-    CHECK(max_scaled_error((*outputs)[i], (*expected)[i]) <= 1e-4);
-  }
+  auto share = testing::check_single_backend_model(name, kEigenBackend, register_eigen_backend,
+                                                   1e-4);
+  if (share) CHECK(share->on_backend > 0);
 }
 
 }  // namespace

@@ -69,6 +69,24 @@ Placement split_placement(const Graph& g) {
   return p;
 }
 
+// `g` compiled into an artifact with split_placement over backends_with_dynamic(), loaded through
+// the C API.
+ModulePtr split_artifact(const Context& ctx, const Graph& g) {
+  BackendRegistry backends = backends_with_dynamic();
+  auto bytes = compile_artifact(ctx, backends, g, split_placement(g));
+  INFO(bytes.status().ToString());
+  REQUIRE(bytes.ok());
+  ModulePtr m = load_bytes(*bytes, nullptr, nullptr, nullptr);
+  REQUIRE(m);
+  return m;
+}
+
+// A 1-D i64 tensor holding `v`.
+Tensor i64s(std::vector<int64_t> v) {
+  const auto n = static_cast<int64_t>(v.size());
+  return Tensor::from_i64({n}, std::move(v));
+}
+
 TEST_CASE("an artifact runs NonZero and the nodes after it with run-time shapes",
           "[runtime][dynamic-shapes]") {
   Context ctx;
@@ -128,12 +146,7 @@ TEST_CASE("NonMaxSuppression's kept boxes come out of an artifact as the referen
   b.add_output(sel);
   auto g = b.finish();
   REQUIRE(g.ok());
-  BackendRegistry backends = backends_with_dynamic();
-  auto bytes = compile_artifact(ctx, backends, *g, split_placement(*g));
-  INFO(bytes.status().ToString());
-  REQUIRE(bytes.ok());
-  auto m = load_bytes(*bytes, nullptr, nullptr, nullptr);
-  REQUIRE(m);
+  auto m = split_artifact(ctx, *g);
   Tensor box(DType::f32, {1, 10, 4});
   for (int64_t i = 0; i < 10; ++i) {
     const float y = static_cast<float>(i % 4), x = static_cast<float>(i / 4);
@@ -183,17 +196,8 @@ TEST_CASE("an artifact reads Reduce axes, Reshape's shape and Slice's starts at 
   Context ctx;
   const Graph g = attr_input_graph(ctx);
   for (const Node& n : g.nodes()) CHECK(g.value(n.outputs[0]).type.is_dynamic());
-  BackendRegistry backends = backends_with_dynamic();
-  auto bytes = compile_artifact(ctx, backends, g, split_placement(g));
-  INFO(bytes.status().ToString());
-  REQUIRE(bytes.ok());
-  auto m = load_bytes(*bytes, nullptr, nullptr, nullptr);
-  REQUIRE(m);
+  auto m = split_artifact(ctx, g);
   const Tensor x = random_f32({3, 4}, 11);
-  auto i64s = [](std::vector<int64_t> v) {
-    const auto n = static_cast<int64_t>(v.size());
-    return Tensor::from_i64({n}, std::move(v));
-  };
   struct Case {
     std::vector<int64_t> axes, shape, starts;
     Shape max, reshaped, sliced;
@@ -257,17 +261,8 @@ TEST_CASE("an artifact pads and splits by pads, axes, a value and split sizes gi
   Context ctx;
   const Graph g = pad_split_graph(ctx);
   for (const Node& n : g.nodes()) CHECK(g.value(n.outputs[0]).type.is_dynamic());
-  BackendRegistry backends = backends_with_dynamic();
-  auto bytes = compile_artifact(ctx, backends, g, split_placement(g));
-  INFO(bytes.status().ToString());
-  REQUIRE(bytes.ok());
-  auto m = load_bytes(*bytes, nullptr, nullptr, nullptr);
-  REQUIRE(m);
+  auto m = split_artifact(ctx, g);
   const Tensor x = random_f32({3, 4, 5}, 13);
-  auto i64s = [](std::vector<int64_t> v) {
-    const auto n = static_cast<int64_t>(v.size());
-    return Tensor::from_i64({n}, std::move(v));
-  };
   struct Case {
     std::vector<int64_t> pads, split;
     Shape constant, reflect, split0;
@@ -328,12 +323,7 @@ TEST_CASE("an artifact resizes by scales and sizes given at run time for listed 
   for (ValueId v : {linear, nearest, cubic}) b.add_output(v);
   auto g = b.finish();
   REQUIRE(g.ok());
-  BackendRegistry backends = backends_with_dynamic();
-  auto bytes = compile_artifact(ctx, backends, *g, split_placement(*g));
-  INFO(bytes.status().ToString());
-  REQUIRE(bytes.ok());
-  auto m = load_bytes(*bytes, nullptr, nullptr, nullptr);
-  REQUIRE(m);
+  auto m = split_artifact(ctx, *g);
   const Tensor in = random_f32({1, 2, 5, 7}, 17);
   struct Case {
     std::vector<float> scales;
@@ -452,11 +442,7 @@ TEST_CASE("an artifact generates windows and mel weights of sizes given at run t
   const Graph g = generators_graph(ctx);
   for (const Node& n : g.nodes()) CHECK(g.value(n.outputs[0]).type.is_dynamic());
   BackendRegistry backends = backends_with_dynamic();
-  auto bytes = compile_artifact(ctx, backends, g, split_placement(g));
-  INFO(bytes.status().ToString());
-  REQUIRE(bytes.ok());
-  auto m = load_bytes(*bytes, nullptr, nullptr, nullptr);
-  REQUIRE(m);
+  auto m = split_artifact(ctx, g);
   auto model = compile_placement(ctx, backends, g, split_placement(g));
   REQUIRE(model.ok());
   auto i64 = [](int64_t v) { return Tensor::scalar_i64(v); };
@@ -522,17 +508,9 @@ TEST_CASE("an artifact crops, pads, makes grids and folds columns by shapes give
   Context ctx;
   const Graph g = geometry_graph(ctx);
   BackendRegistry backends = backends_with_dynamic();
-  auto bytes = compile_artifact(ctx, backends, g, split_placement(g));
-  INFO(bytes.status().ToString());
-  REQUIRE(bytes.ok());
-  auto m = load_bytes(*bytes, nullptr, nullptr, nullptr);
-  REQUIRE(m);
+  auto m = split_artifact(ctx, g);
   auto model = compile_placement(ctx, backends, g, split_placement(g));
   REQUIRE(model.ok());
-  auto i64s = [](std::vector<int64_t> v) {
-    const auto n = static_cast<int64_t>(v.size());
-    return Tensor::from_i64({n}, std::move(v));
-  };
   const Tensor x = random_f32({2, 5, 6}, 21), theta = random_f32({2, 2, 3}, 22);
   const Tensor cols = random_f32({1, 8, 12}, 23);
   struct Case {
