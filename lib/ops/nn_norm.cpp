@@ -1,4 +1,5 @@
 // BatchNormalization (inference), InstanceNormalization and LayerNormalization.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -63,10 +64,13 @@ absl::Status batch_norm_reference(const KernelArgs& args) {
 }
 
 // y = (x - mean(x)) / sqrt(var(x) + epsilon) * scale[i] + bias[i] over n contiguous elements;
-// statistics are accumulated in double.
+// statistics are accumulated in double. `t` is the node's type: for f16 and bf16 the normalised
+// value, its product with the scale and the sum with the bias are each rounded to it, as
+// LayerNormalization's definition (stash_type 1: statistics in float, the normalised value cast
+// back to the input's type before Scale and B) rounds them; f32 rounds nothing.
 // Normalises one row; `mean_out` and `inv_out` (may be null) receive its mean and 1 / stddev.
 void normalize_row(const float* x, int64_t n, float epsilon, const float* scale, const float* bias,
-                   float* y, float* mean_out = nullptr, float* inv_out = nullptr) {
+                   DType t, float* y, float* mean_out = nullptr, float* inv_out = nullptr) {
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) sum += x[i];
   const double mean = sum / static_cast<double>(n);
@@ -76,7 +80,10 @@ void normalize_row(const float* x, int64_t n, float epsilon, const float* scale,
   const float inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(n) + epsilon));
   if (mean_out) *mean_out = m;
   if (inv_out) *inv_out = inv;
-  for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * inv * scale[i] + (bias ? bias[i] : 0.f);
+  for (int64_t i = 0; i < n; ++i) {
+    const auto scaled = static_cast<float>(round16(t, round16(t, (x[i] - m) * inv) * scale[i]));
+    y[i] = bias ? static_cast<float>(round16(t, scaled + bias[i])) : scaled;
+  }
 }
 
 absl::Status infer_instance_norm(InferContext& ctx) {
@@ -104,7 +111,7 @@ absl::Status instance_norm_reference(const KernelArgs& args) {
     for (int64_t n = 0; n < batch; ++n) {
       const int64_t base = (n * channels + c) * size;
       normalize_row(x.data<float>() + base, size, a.epsilon, scale.data(), bias.data(),
-                    args.outputs[0].data<float>() + base);
+                    DType::f32, args.outputs[0].data<float>() + base);
     }
   }
   return absl::OkStatus();
@@ -112,7 +119,16 @@ absl::Status instance_norm_reference(const KernelArgs& args) {
 
 absl::Status infer_layer_norm(InferContext& ctx) {
   const auto& a = ctx.attrs<LayerNormalizationAttrs>();
-  if (absl::Status s = require_f32(ctx, {"X", "Scale", "B"}); !s.ok()) return s;
+  const DType t = ctx.input(0).dtype;
+  if (t != DType::f32 && t != DType::f16 && t != DType::bf16)
+    return ctx.error(str_cat("input X is ", dtype_name(t), "; expected f32, f16 or bf16"));
+  for (int i = 1; i < 3; ++i)
+    if (ctx.has_input(i) && ctx.input(i).dtype != t)
+      return ctx.error(str_cat("input ", i == 1 ? "Scale" : "B", " is ",
+                               dtype_name(ctx.input(i).dtype), ", X is ", dtype_name(t)));
+  if (a.stash_type != 1)
+    return ctx.error(str_cat("stash_type ", a.stash_type,
+                             " is not supported (1: statistics computed in float)"));
   if (ctx.requested_outputs() > 3)
     return ctx.error(str_cat(ctx.requested_outputs(), " outputs requested; there are 3 (Y, Mean, "
                              "InvStdDev)"));
@@ -140,17 +156,21 @@ absl::Status infer_layer_norm(InferContext& ctx) {
   return absl::OkStatus();
 }
 
-// The values of `t` broadcast to `shape`, materialised.
+// The values of `t` (f32, f16 or bf16) broadcast to `shape`, materialised as floats.
 std::vector<float> expand_to(const Tensor& t, const Shape& shape) {
+  const Tensor f = t.dtype() == DType::f32 ? t : t.cast(DType::f32);
   std::vector<float> out(shape_numel(shape));
-  for_each_broadcast(t.shape(), t.shape(), shape,
-                     [&](int64_t ia, int64_t, int64_t o) { out[o] = t.data<float>()[ia]; });
+  for_each_broadcast(f.shape(), f.shape(), shape,
+                     [&](int64_t ia, int64_t, int64_t o) { out[o] = f.data<float>()[ia]; });
   return out;
 }
 
+// On f16 and bf16 the rows are widened to float and the results (already rounded to the type by
+// normalize_row) stored narrow; Mean and InvStdDev stay float (ONNX's stash type).
 absl::Status layer_norm_reference(const KernelArgs& args) {
   const auto& a = args.get<LayerNormalizationAttrs>();
   const Tensor& x = args.inputs[0];
+  const DType t = x.dtype();
   const int64_t axis = *normalize_axis(a.axis, x.rank());
   const Shape norm(x.shape().begin() + axis, x.shape().end());
   const int64_t size = shape_numel(norm);
@@ -158,13 +178,19 @@ absl::Status layer_norm_reference(const KernelArgs& args) {
   const std::vector<float> scale = expand_to(args.inputs[1], norm);
   const bool has_bias = args.inputs.size() > 2 && !args.inputs[2].empty();
   const std::vector<float> bias = has_bias ? expand_to(args.inputs[2], norm) : std::vector<float>();
+  const Tensor xf = t == DType::f32 ? x : x.cast(DType::f32);
+  Tensor yf = t == DType::f32 ? args.outputs[0] : Tensor(DType::f32, x.shape());
   const int64_t rows = x.numel() / size;
   float* mean = args.outputs.size() > 1 ? args.outputs[1].data<float>() : nullptr;
   float* inv = args.outputs.size() > 2 ? args.outputs[2].data<float>() : nullptr;
   for (int64_t r = 0; r < rows; ++r)
-    normalize_row(x.data<float>() + r * size, size, a.epsilon, scale.data(),
-                  has_bias ? bias.data() : nullptr, args.outputs[0].data<float>() + r * size,
+    normalize_row(xf.data<float>() + r * size, size, a.epsilon, scale.data(),
+                  has_bias ? bias.data() : nullptr, t, yf.data<float>() + r * size,
                   mean ? mean + r : nullptr, inv ? inv + r : nullptr);
+  if (t != DType::f32) {
+    const Tensor narrow = yf.cast(t);
+    std::copy_n(narrow.data<uint16_t>(), x.numel(), args.outputs[0].data<uint16_t>());
+  }
   return absl::OkStatus();
 }
 

@@ -7,6 +7,7 @@
 #include "collage/ops/nn.h"
 #include "collage/ops/normalization.h"
 #include "ops/elementwise_common.h"
+#include "ops/nn_ops.h"
 #include "ops/op_sets.h"
 
 namespace collage::ops {
@@ -120,7 +121,8 @@ absl::Status rms_norm_kernel(const KernelArgs& args) {
       double sq = 0;
       for (int64_t i = 0; i < size; ++i) sq += load(r * size + i) * load(r * size + i);
       const double inv = 1.0 / std::sqrt(sq / static_cast<double>(size) + a.epsilon);
-      for (int64_t i = 0; i < size; ++i) store(r * size + i, load(r * size + i) * inv * s[i]);
+      for (int64_t i = 0; i < size; ++i)
+        store(r * size + i, round16(x.dtype(), load(r * size + i) * inv) * s[i]);
     }
   });
 }
@@ -177,6 +179,7 @@ absl::Status group_norm_kernel(const KernelArgs& args) {
   const auto& a = args.get<GroupNormalizationAttrs>();
   const int64_t n = x.shape()[0], c = x.shape()[1], g = a.num_groups;
   const int64_t spatial = n * c != 0 ? x.numel() / (n * c) : 0, size = c / g * spatial;
+  const DType t = x.dtype();
   return with_doubles(x, args.outputs[0], [&](auto load, auto store) {
     for (int64_t grp = 0; grp < n * g; ++grp) {
       const int64_t base = grp * size;
@@ -187,8 +190,9 @@ absl::Status group_norm_kernel(const KernelArgs& args) {
       const double inv = 1.0 / std::sqrt(var / static_cast<double>(size) + a.epsilon);
       for (int64_t i = 0; i < size; ++i) {
         const int64_t ch = (grp % g) * (c / g) + i / spatial;
-        store(base + i, (load(base + i) - mean) * inv * args.inputs[1].get_as_double(ch) +
-                            args.inputs[2].get_as_double(ch));
+        const double scaled =
+            round16(t, round16(t, (load(base + i) - mean) * inv) * args.inputs[1].get_as_double(ch));
+        store(base + i, scaled + args.inputs[2].get_as_double(ch));
       }
     }
   });

@@ -119,6 +119,12 @@ Shape spatial_dims(const Shape& s) {
   return Shape(s.begin() + 2, s.end());
 }
 
+double round16(DType t, double v) {
+  if (t == DType::f16) return half_to_float(float_to_half(static_cast<float>(v)));
+  if (t == DType::bf16) return bfloat16_to_float(float_to_bfloat16(static_cast<float>(v)));
+  return v;
+}
+
 void register_nn_ops(OpRegistry& r) {
   register_conv_op(r);
   register_conv_transpose_op(r);

@@ -33,4 +33,9 @@ absl::Status node_error(const InferContext& ctx, const absl::Status& s);
 // The spatial axes of an N x C x D1..Dn shape.
 Shape spatial_dims(const Shape& s);
 
+// v rounded to t when t is f16 or bf16 (through float, to nearest even); v itself for any other
+// type. Where ONNX's definition makes a 16-bit value inside an operator (an f16 softmax's steps,
+// a 16-bit normalisation's normalised and scaled values), a wider computation rounds it here.
+double round16(DType t, double v);
+
 }  // namespace collage::ops

@@ -28,12 +28,6 @@ absl::Status infer_softmax(InferContext& ctx) {
 
 // Softmax (or its log) along the middle axis of an outer x n x inner tensor. The loops run over
 // `inner` innermost so that every pass reads contiguous memory.
-// x rounded to the 16-bit float type t.
-double round16(DType t, double x) {
-  const auto f = static_cast<float>(x);
-  return t == DType::f16 ? half_to_float(float_to_half(f)) : bfloat16_to_float(float_to_bfloat16(f));
-}
-
 // Softmax of f16 or bf16 as ONNX computes it: x - max, exp and the quotient each rounded to the
 // type; the sum accumulated in float for f16 and rounded after every add for bf16.
 absl::Status softmax_16bit(const KernelArgs& args) {

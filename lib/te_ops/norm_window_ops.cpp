@@ -78,7 +78,10 @@ Outputs group_norm(const Graph& g, const Node& node, std::span<const te::Tensor>
         const std::vector<Expr> si = {idx[0], te::div(idx[1], Expr(per)), Expr(int64_t{0}),
                                       Expr(int64_t{0})};
         Expr y = (load_f32(x, idx) - sum(si) * inv_n) * te::rsqrt(sq(si) * inv_n + f32(a.epsilon));
-        return cast_to(out.dtype, y * load_f32(scale, {idx[1]}) + load_f32(bias, {idx[1]}));
+        // 16-bit: the normalised value and its product with the scale rounded to the type, as
+        // ONNX's definition (stash_type 1) and the reference round them.
+        y = round16(out.dtype, round16(out.dtype, y) * load_f32(scale, {idx[1]}));
+        return cast_to(out.dtype, y + load_f32(bias, {idx[1]}));
       },
       name)};
 }

@@ -150,4 +150,8 @@ Expr load_f32(const te::Tensor& t, const std::vector<Expr>& idx) {
   return is_float_like(t.dtype()) ? cast_to(DType::f32, v) : v;
 }
 
+Expr round16(DType t, const Expr& v) {
+  return t == DType::f16 || t == DType::bf16 ? cast_to(v.dtype(), te::cast(t, v)) : v;
+}
+
 }  // namespace collage::te_ops

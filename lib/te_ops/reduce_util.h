@@ -33,4 +33,8 @@ std::vector<te::Expr> as_exprs(const std::vector<te::Var>& v);
 // t(idx), widened to f32 when t holds f16 or bf16.
 te::Expr load_f32(const te::Tensor& t, const std::vector<te::Expr>& idx);
 
+// `v` (f32) rounded to `t` and widened back when t is f16 or bf16: where ONNX's definition makes a
+// 16-bit value inside an operator (the reference's round16, lib/ops/nn_ops.h); `v` otherwise.
+te::Expr round16(DType t, const te::Expr& v);
+
 }  // namespace collage::te_ops

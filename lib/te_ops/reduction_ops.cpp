@@ -100,11 +100,8 @@ TeOpDef softmax_op(bool log) {
       return node_error(node, "only float inputs are supported");
     if (x.dtype() == DType::bf16)
       return node_error(node, "a bf16 softmax (ONNX rounds its sum at every add) is not supported");
-    const bool narrow = x.dtype() == DType::f16;
     // v rounded to f16, as f32; f32 and f64 round nothing.
-    auto rnd = [&](const Expr& v) {
-      return narrow ? cast_to(DType::f32, cast_to(DType::f16, v)) : v;
-    };
+    auto rnd = [&](const Expr& v) { return round16(x.dtype(), v); };
     auto axis = normalize_axis(node, node.get<SoftmaxAttrs>().axis, x.ndim());
     if (!axis.ok()) return axis.status();
     std::vector<bool> reduced(x.ndim(), false);
@@ -139,11 +136,14 @@ TeOpDef softmax_op(bool log) {
 }
 
 // (x - mean) / sqrt(var + eps) * scale + bias over the axes with reduced[k] set, with two-pass
-// statistics; scale(idx) and bias(idx) give the affine terms of element idx.
+// statistics; scale(idx) and bias(idx) give the affine terms of element idx. A 16-bit out_dtype
+// rounds the normalised value, its product with the scale and the sum with the bias to it, as
+// LayerNormalization's definition does (stash_type 1: the statistics and the normalised value in
+// f32, cast back to the input's type before Scale and B; lib/ops/nn_norm.cpp).
 te::Tensor normalize(const te::Tensor& x, const std::vector<bool>& reduced, double epsilon,
                      const std::function<Expr(const std::vector<Expr>&)>& scale,
-                     const std::function<Expr(const std::vector<Expr>&)>& bias, DType out_dtype,
-                     const std::string& name) {
+                     const std::function<Expr(const std::vector<Expr>&)>& bias, bool has_bias,
+                     DType out_dtype, const std::string& name) {
   int64_t count = 1;
   for (size_t k = 0; k < reduced.size(); ++k)
     if (reduced[k]) count *= x.shape()[k];
@@ -158,7 +158,8 @@ te::Tensor normalize(const te::Tensor& x, const std::vector<bool>& reduced, doub
         std::vector<Expr> si = stat_index(idx, reduced);
         Expr y = (load_f32(x, idx) - sum(si) * inv_n) *
                  te::rsqrt(sq(si) * inv_n + te::make_const(DType::f32, epsilon));
-        return cast_to(out_dtype, y * scale(idx) + bias(idx));
+        y = round16(out_dtype, round16(out_dtype, y) * scale(idx));
+        return cast_to(out_dtype, has_bias ? y + bias(idx) : y);
       },
       name);
 }
@@ -183,8 +184,8 @@ Outputs layer_norm(const Graph& g, const Node& node, std::span<const te::Tensor>
   };
   std::vector<te::Tensor> outs = {normalize(
       x, reduced, a.epsilon, [&](const std::vector<Expr>& i) { return affine(scale, i); },
-      [&](const std::vector<Expr>& i) { return affine(bias, i); }, output_type(g, node).dtype,
-      tensor_name(node))};
+      [&](const std::vector<Expr>& i) { return affine(bias, i); }, bias.defined(),
+      output_type(g, node).dtype, tensor_name(node))};
   if (node.outputs.size() > 1) {
     // Mean and InvStdDev (f32, size 1 on the normalised axes), from statistics of their own.
     for (size_t o = 1; o < node.outputs.size(); ++o)
@@ -257,7 +258,8 @@ Outputs rms_norm(const Graph& g, const Node& node, std::span<const te::Tensor> i
         Expr y = load_f32(x, idx) *
                  te::rsqrt(sq(stat_index(idx, reduced)) * inv_n +
                            te::make_const(DType::f32, a.epsilon));
-        return cast_to(out.dtype, y * load_f32(scale, si));
+        // 16-bit: the normalised value rounded before the scale, as ONNX's definition rounds it.
+        return cast_to(out.dtype, round16(out.dtype, y) * load_f32(scale, si));
       },
       name)};
 }
@@ -270,7 +272,7 @@ Outputs instance_norm(const Graph& g, const Node& node, std::span<const te::Tens
   return std::vector<te::Tensor>{normalize(
       x, reduced, node.get<InstanceNormalizationAttrs>().epsilon,
       [&](const std::vector<Expr>& i) { return load_f32(scale, {i[1]}); },
-      [&](const std::vector<Expr>& i) { return load_f32(bias, {i[1]}); },
+      [&](const std::vector<Expr>& i) { return load_f32(bias, {i[1]}); }, true,
       output_type(g, node).dtype, tensor_name(node))};
 }
 

@@ -300,10 +300,52 @@ bool offered_always(const Graph& g, const Node& n, DynOp op) {
          op == DynOp::svm_pairwise_coupling;
 }
 
+bool is_16bit_float(const Graph& g, ValueId v) {
+  return v != kNoValue &&
+         (g.value(v).type.dtype == DType::f16 || g.value(v).type.dtype == DType::bf16);
+}
+
+// Whether the module runs `n` when it reads or makes f16 or bf16 values: data movement (by the
+// bytes; MaxUnpool, CenterCropPad, Dropout and nearest Resize too, whose other inputs it reads
+// as f32 or integers, Dropout's ratio checked below),
+// Cast, the elementwise arithmetic and functions and the reductions (computed in float or double
+// and rounded to the type, runtime/modules/dynamic/dyn_half.h), Shape, and control flow (whose
+// body nodes are checked one by one). Any other is not offered on 16-bit floats.
+bool runs_16bit_floats(const Graph& g, const Node& n, DynOp op) {
+  if (op == DynOp::resize) {
+    if (n.get<ResizeAttrs>().mode != "nearest") return false;
+    return std::none_of(n.inputs.begin() + 1, n.inputs.end(),
+                        [&](ValueId v) { return is_16bit_float(g, v); });
+  }
+  switch (op) {
+    case DynOp::gather: case DynOp::gather_elements: case DynOp::slice: case DynOp::squeeze:
+    case DynOp::unsqueeze: case DynOp::reshape: case DynOp::transpose: case DynOp::concat:
+    case DynOp::cast: case DynOp::identity: case DynOp::expand: case DynOp::tile:
+    case DynOp::constant_of_shape: case DynOp::pad: case DynOp::split: case DynOp::shape:
+    case DynOp::add: case DynOp::sub: case DynOp::mul: case DynOp::div: case DynOp::greater:
+    case DynOp::less: case DynOp::equal: case DynOp::relu: case DynOp::sigmoid: case DynOp::exp:
+    case DynOp::neg: case DynOp::abs: case DynOp::sqrt: case DynOp::log: case DynOp::cos:
+    case DynOp::sin: case DynOp::tanh: case DynOp::if_: case DynOp::loop: case DynOp::scan:
+    case DynOp::max_unpool: case DynOp::center_crop_pad: case DynOp::dropout:
+      return true;
+    default:
+      return op >= DynOp::reduce_sum && op <= DynOp::reduce_log_sum_exp;
+  }
+}
+
 // The element types the module reads and makes for the operators that compute in double (the
-// generators, Col2Im, AffineGrid), Dropout's ratio and the scans' and scatters' data; an error
-// naming the node otherwise.
+// generators, Col2Im, AffineGrid), Dropout's ratio and the scans' and scatters' data, and the
+// operators that take 16-bit floats; an error naming the node otherwise.
 absl::Status check_dtypes(const Graph& g, const Node& n, DynOp op) {
+  if (!runs_16bit_floats(g, n, op))
+    for (const std::vector<ValueId>* values : {&n.inputs, &n.outputs})
+      for (ValueId v : *values)
+        if (is_16bit_float(g, v))
+          return absl::InvalidArgumentError(
+              str_cat("dynamic: ", n.op_name(), " '", n.name, "' on ",
+                      dtype_name(g.value(v).type.dtype),
+                      ": the module runs 16-bit floats through data movement, Cast, elementwise "
+                      "arithmetic, reductions and nearest Resize only"));
   if ((op == DynOp::rnn || op == DynOp::gru || op == DynOp::lstm) && !offered_always(g, n, op))
     return absl::InvalidArgumentError(str_cat("dynamic: ", n.op_name(), " '", n.name, "' on ",
                                               dtype_name(g.value(n.inputs[0]).type.dtype),

@@ -1,9 +1,13 @@
 // Data movement in the dynamic module: Gather, GatherElements, Slice, Squeeze, Unsqueeze, Reshape, Transpose,
-// Concat, Cast and Identity on tensors whose shapes are known only now. ONNX semantics, as the
-// reference kernels define them.
+// Concat, Cast and Identity on tensors whose shapes are known only now (Cast between f32, f64,
+// f16, bf16, i8, i32, i64 and bool). ONNX semantics, as the reference kernels define them.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
+#include "dyn_half.h"
 #include "dyn_value.h"
 
 namespace collage::rt_dynamic {
@@ -241,11 +245,26 @@ void concat(const DynParams& p, const std::vector<Value>& in, Outputs& out) {
   }
 }
 
+// Cast's conversions as the reference's (lib/ops/elementwise_common.h, convert_value): a float
+// to an integer saturates at the type's limits and NaN gives 0; 16-bit floats go through float.
 template <typename To, typename From>
 void convert(const From* in, To* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    if constexpr (std::is_same_v<To, uint8_t>) out[i] = in[i] != From(0);
-    else out[i] = static_cast<To>(in[i]);
+    if constexpr (std::is_same_v<To, uint8_t>) {
+      out[i] = static_cast<double>(in[i]) != 0.0;
+    } else if constexpr (std::is_integral_v<To> && kFloatElement<From>) {
+      const auto d = static_cast<double>(in[i]);
+      if (std::isnan(d)) out[i] = 0;
+      else if (d <= static_cast<double>(std::numeric_limits<To>::min()))
+        out[i] = std::numeric_limits<To>::min();
+      else if (d >= static_cast<double>(std::numeric_limits<To>::max()))
+        out[i] = std::numeric_limits<To>::max();
+      else out[i] = static_cast<To>(d);
+    } else if constexpr (std::is_same_v<To, F16> || std::is_same_v<To, BF16>) {
+      out[i] = To(static_cast<float>(in[i]));
+    } else {
+      out[i] = static_cast<To>(in[i]);
+    }
   }
 }
 
@@ -259,6 +278,8 @@ void cast(const Value& x, Outputs& out) {
     switch (to) {
       case COLLAGE_DTYPE_F32: convert(in, reinterpret_cast<float*>(o), n); return;
       case COLLAGE_DTYPE_F64: convert(in, reinterpret_cast<double*>(o), n); return;
+      case COLLAGE_DTYPE_F16: convert(in, reinterpret_cast<F16*>(o), n); return;
+      case COLLAGE_DTYPE_BF16: convert(in, reinterpret_cast<BF16*>(o), n); return;
       case COLLAGE_DTYPE_I64: convert(in, reinterpret_cast<int64_t*>(o), n); return;
       case COLLAGE_DTYPE_I32: convert(in, reinterpret_cast<int32_t*>(o), n); return;
       case COLLAGE_DTYPE_I8: convert(in, reinterpret_cast<int8_t*>(o), n); return;
@@ -269,6 +290,8 @@ void cast(const Value& x, Outputs& out) {
   switch (x.dtype) {
     case COLLAGE_DTYPE_F32: from_type(static_cast<float*>(nullptr)); return;
     case COLLAGE_DTYPE_F64: from_type(static_cast<double*>(nullptr)); return;
+    case COLLAGE_DTYPE_F16: from_type(static_cast<F16*>(nullptr)); return;
+    case COLLAGE_DTYPE_BF16: from_type(static_cast<BF16*>(nullptr)); return;
     case COLLAGE_DTYPE_I64: from_type(static_cast<int64_t*>(nullptr)); return;
     case COLLAGE_DTYPE_I32: from_type(static_cast<int32_t*>(nullptr)); return;
     case COLLAGE_DTYPE_I8: from_type(static_cast<int8_t*>(nullptr)); return;

@@ -1,12 +1,13 @@
 // Elementwise arithmetic in the dynamic module: Add, Sub, Mul, Div, Greater, Less and Equal with
 // numpy broadcasting, And, Or and Not of bools, and Relu, Sigmoid, Tanh, Exp, Log, Cos, Sin, Neg,
-// Abs and Sqrt, on f32, f64, i32
-// and i64 (Equal on bool too; the float functions on f32 and f64 only, f32 computed in float as
-// the reference does). Integer division truncates toward zero, and by zero is an error. Pow of
+// Abs and Sqrt, on f32, f64, f16, bf16, i32 and i64 (Equal on bool too; the float functions on
+// the float types only; f32, f16 and bf16 computed in float as the reference does, 16-bit results
+// rounded to their type, dyn_half.h). Integer division truncates toward zero, and by zero is an error. Pow of
 // an i32 or i64 base to an i32 or i64 exponent, wrapping (dyn_int_pow.h), with broadcasting.
 #include <cmath>
 #include <type_traits>
 
+#include "dyn_half.h"
 #include "dyn_int_pow.h"
 #include "dyn_value.h"
 
@@ -18,6 +19,8 @@ void dispatch_number(int32_t dtype, F&& f) {
   switch (dtype) {
     case COLLAGE_DTYPE_F32: f(static_cast<float*>(nullptr)); return;
     case COLLAGE_DTYPE_F64: f(static_cast<double*>(nullptr)); return;
+    case COLLAGE_DTYPE_F16: f(static_cast<F16*>(nullptr)); return;
+    case COLLAGE_DTYPE_BF16: f(static_cast<BF16*>(nullptr)); return;
     case COLLAGE_DTYPE_I64: f(static_cast<int64_t*>(nullptr)); return;
     case COLLAGE_DTYPE_I32: f(static_cast<int32_t*>(nullptr)); return;
     case COLLAGE_DTYPE_BOOL: f(static_cast<uint8_t*>(nullptr)); return;
@@ -134,9 +137,10 @@ void integer_pow(const Value& a, const Value& b, Outputs& out) {
 }
 
 void unary(DynOp op, const Value& x, Outputs& out) {
-  if (x.dtype != COLLAGE_DTYPE_F32 && x.dtype != COLLAGE_DTYPE_F64 &&
-      !(op == DynOp::relu || op == DynOp::neg || op == DynOp::abs))
-    throw KernelError(std::string(dyn_op_name(op)) + " takes f32 or f64 here, not " +
+  const bool is_float = x.dtype == COLLAGE_DTYPE_F32 || x.dtype == COLLAGE_DTYPE_F64 ||
+                        x.dtype == COLLAGE_DTYPE_F16 || x.dtype == COLLAGE_DTYPE_BF16;
+  if (!is_float && !(op == DynOp::relu || op == DynOp::neg || op == DynOp::abs))
+    throw KernelError(std::string(dyn_op_name(op)) + " takes f32, f64, f16 or bf16 here, not " +
                       type_text(x.dtype, x.shape));
   dispatch_number(x.dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;

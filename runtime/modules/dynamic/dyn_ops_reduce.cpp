@@ -1,6 +1,7 @@
 // Reductions in the dynamic module: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd,
-// ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum and ReduceLogSumExp on f32, f64, i32 and i64 (Max
-// and Min on bool too), over
+// ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum and ReduceLogSumExp on f32, f64, f16, bf16,
+// i32 and i64 (Max and Min on bool too; 16-bit results rounded once from the double sum through
+// float, as the reference rounds them), over
 // axes known only at run time. ONNX semantics as the reference kernels (lib/ops/reduction.cpp)
 // define them: float sums accumulate in double, NaN propagates through Max and Min, an empty
 // reduction gives the operation's identity, integer arithmetic wraps. ArgMax (lists: [axis],
@@ -11,6 +12,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "dyn_half.h"
 #include "dyn_value.h"
 
 namespace collage::rt_dynamic {
@@ -42,7 +44,7 @@ ReducePlan plan_of(const DynParams& p, const std::vector<int64_t>& in) {
 
 template <typename T>
 void reduce(DynOp op, const Value& x, const ReducePlan& plan, Outputs& out) {
-  using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+  using Acc = std::conditional_t<kFloatElement<T>, double, int64_t>;
   const auto rank = static_cast<int64_t>(x.shape.size());
   // Output strides over the input's dimensions: 0 for a reduced one.
   std::vector<int64_t> ostride(rank, 0);
@@ -58,14 +60,14 @@ void reduce(DynOp op, const Value& x, const ReducePlan& plan, Outputs& out) {
   Acc init = 0;
   if (op == DynOp::reduce_prod) init = 1;
   if (op == DynOp::reduce_max)
-    init = std::is_floating_point_v<T> ? -std::numeric_limits<Acc>::infinity()
-                                       : static_cast<Acc>(std::numeric_limits<T>::lowest());
+    init = kFloatElement<T> ? -std::numeric_limits<Acc>::infinity()
+                            : static_cast<Acc>(std::numeric_limits<T>::lowest());
   if (op == DynOp::reduce_min)
-    init = std::is_floating_point_v<T> ? std::numeric_limits<Acc>::infinity()
-                                       : static_cast<Acc>(std::numeric_limits<T>::max());
+    init = kFloatElement<T> ? std::numeric_limits<Acc>::infinity()
+                            : static_cast<Acc>(std::numeric_limits<T>::max());
   std::vector<Acc> acc(static_cast<size_t>(step), init);
   auto wrap = [](auto a, auto b, auto f) -> Acc {
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (kFloatElement<T>) {
       return f(a, b);
     } else {
       return static_cast<Acc>(f(static_cast<uint64_t>(a), static_cast<uint64_t>(b)));
@@ -81,13 +83,13 @@ void reduce(DynOp op, const Value& x, const ReducePlan& plan, Outputs& out) {
     const Acc v = static_cast<Acc>(in[i]);
     switch (op) {
       case DynOp::reduce_max:
-        if constexpr (std::is_floating_point_v<T>) {
+        if constexpr (kFloatElement<T>) {
           if (std::isnan(v) || std::isnan(a)) { a = std::isnan(a) ? a : v; break; }
         }
         a = v > a ? v : a;
         break;
       case DynOp::reduce_min:
-        if constexpr (std::is_floating_point_v<T>) {
+        if constexpr (kFloatElement<T>) {
           if (std::isnan(v) || std::isnan(a)) { a = std::isnan(a) ? a : v; break; }
         }
         a = v < a ? v : a;
@@ -103,7 +105,7 @@ void reduce(DynOp op, const Value& x, const ReducePlan& plan, Outputs& out) {
                  [](auto p, auto q) { return p + q; });
         break;
       case DynOp::reduce_log_sum_exp:
-        if constexpr (std::is_floating_point_v<T>) {
+        if constexpr (kFloatElement<T>) {
           a += std::exp(v);
         } else {
           throw KernelError("ReduceLogSumExp takes f32 here");
@@ -121,7 +123,7 @@ void reduce(DynOp op, const Value& x, const ReducePlan& plan, Outputs& out) {
     const Acc a = acc[k];
     switch (op) {
       case DynOp::reduce_mean:
-        if constexpr (std::is_floating_point_v<T>) {
+        if constexpr (kFloatElement<T>) {
           o[k] = static_cast<T>(a / static_cast<double>(count));
         } else {
           o[k] = count ? static_cast<T>(a / count) : T(0);
@@ -186,6 +188,8 @@ bool run_reduce_op(const DynParams& p, const std::vector<Value>& in, Outputs& ou
   switch (x.dtype) {
     case COLLAGE_DTYPE_F32: reduce<float>(p.op, x, plan, out); break;
     case COLLAGE_DTYPE_F64: reduce<double>(p.op, x, plan, out); break;
+    case COLLAGE_DTYPE_F16: reduce<F16>(p.op, x, plan, out); break;
+    case COLLAGE_DTYPE_BF16: reduce<BF16>(p.op, x, plan, out); break;
     case COLLAGE_DTYPE_I32: reduce<int32_t>(p.op, x, plan, out); break;
     case COLLAGE_DTYPE_I64: reduce<int64_t>(p.op, x, plan, out); break;
     case COLLAGE_DTYPE_BOOL:
@@ -194,7 +198,8 @@ bool run_reduce_op(const DynParams& p, const std::vector<Value>& in, Outputs& ou
       reduce<bool>(p.op, x, plan, out);
       break;
     default:
-      throw KernelError(std::string(dyn_op_name(p.op)) + " takes f32, f64, i32, i64 or bool here, not " +
+      throw KernelError(std::string(dyn_op_name(p.op)) +
+                        " takes f32, f64, f16, bf16, i32, i64 or bool here, not " +
                         type_text(x.dtype, x.shape));
   }
   return true;
