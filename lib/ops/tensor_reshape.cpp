@@ -84,7 +84,13 @@ absl::Status infer_flatten(InferContext& ctx) {
                              " (allowed: ", -rank, "..", rank, ")"));
   const int64_t axis = given < 0 ? given + rank : given;
   int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < rank; ++d) (d < axis ? outer : inner) *= in.shape[d];
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t& part = d < axis ? outer : inner;
+    // An empty input may still have dimensions whose product overflows (a mutated model).
+    if (__builtin_mul_overflow(part, in.shape[d], &part))
+      return ctx.error(str_cat("the ", d < axis ? "outer" : "inner", " dimensions of ",
+                               list_to_string(in.shape), " multiply past 2^63 - 1"));
+  }
   ctx.set_output(0, {in.dtype, {outer, inner}});
   return absl::OkStatus();
 }
