@@ -4,24 +4,13 @@
 #include <catch2/catch.hpp>
 
 #include "backends/native/native_lower.h"
-#include "collage/backends/native.h"
-#include "collage/executor.h"
-#include "collage/ops/nn.h"
-#include "collage/reference.h"
+#include "native_test_util.h"
 #include "common/graph_test_util.h"
-#include "common/test_util.h"
 
 using namespace collage;
 using namespace collage::testing;
 
 namespace {
-
-std::shared_ptr<ConvAttrs> conv_attrs(int64_t pad, int64_t stride) {
-  auto a = std::make_shared<ConvAttrs>();
-  a->pads = {pad, pad, pad, pad};
-  a->strides = {stride, stride};
-  return a;
-}
 
 // One group per line (node ids in parentheses), every value between them blocked:
 //   A: r1 = Relu(Conv3x3 pads 1 (x))                 (0, 1)     24 -> 40 channels, 13 x 13
@@ -36,28 +25,19 @@ Graph model(const Context& ctx) {
   auto w = [&](const char* name, Shape shape, uint64_t seed) {
     return b.add_constant(name, random_f32(shape, seed, -0.3f, 0.3f));
   };
-  ValueId c1 = add(b, "Conv", {x, w("w1", {40, 24, 3, 3}, 1), w("b1", {40}, 2)}, conv_attrs(1, 1));
+  ValueId c1 = add(b, "Conv", {x, w("w1", {40, 24, 3, 3}, 1), w("b1", {40}, 2)}, conv_attrs(1));
   ValueId r1 = add(b, "Relu", {c1});
   ValueId d = add(b, "Conv", {r1, w("w2", {72, 40, 1, 1}, 3)}, conv_attrs(0, 2));
   ValueId c3 = add(b, "Conv", {r1, w("w3", {72, 40, 1, 1}, 4), w("b3", {72}, 5)}, conv_attrs(1, 2));
-  ValueId c3b = add(b, "Conv", {c3, w("w3b", {72, 72, 2, 2}, 6)}, conv_attrs(0, 1));
+  ValueId c3b = add(b, "Conv", {c3, w("w3b", {72, 72, 2, 2}, 6)}, conv_attrs(0));
   ValueId r3 = add(b, "Relu", {add(b, "Add", {c3b, d})});
   ValueId c4 = add(b, "Conv", {r3, w("w4", {136, 72, 1, 1}, 7), w("b4", {136}, 8)},
-                   conv_attrs(0, 1));
+                   conv_attrs(0));
   b.add_output(add(b, "Relu", {c4}));
   auto g = b.finish();
   INFO(g.status().ToString());
   REQUIRE(g.ok());
   return std::move(*g);
-}
-
-Placement placement(const Graph& g) {
-  const size_t n = g.nodes().size();
-  Placement p;
-  for (std::vector<NodeId> nodes : {std::vector<NodeId>{0, 1}, {2}, {3}, {4, 5, 6}, {7, 8}})
-    p.groups.push_back(
-        PlacedGroup{.nodes = NodeSet::of(n, nodes), .backend = std::string(kNativeBackend)});
-  return p;
 }
 
 }  // namespace
@@ -66,27 +46,8 @@ TEST_CASE("conv gather: strided 1x1 convolutions and 7x7 tiles compute what the 
           "[native][conv]") {
   Context ctx;
   Graph g = model(ctx);
-  BackendRegistry backends;
-  REQUIRE(backends.add(make_reference_backend()).ok());
-  REQUIRE(register_native_backend(backends).ok());
-  Tensor x = random_f32({1, 24, 13, 13}, 42);
-  auto expected = run_reference(g, {x});
-  REQUIRE(expected.ok());
-  for (const char* target : {"", "avx2"})
-    for (int32_t block : {16, 8, 0}) {
-      INFO("target '" << target << "', channel block " << block);
-      auto model = compile_placement(
-          ctx, backends, g, placement(g),
-          BuildOptions{.num_threads = 2, .target = target, .channel_block = block});
-      INFO(model.status().ToString());
-      REQUIRE(model.ok());
-      auto out = model->run({x});
-      INFO(out.status().ToString());
-      REQUIRE(out.ok());
-      REQUIRE(out->size() == 1);
-      INFO(describe_mismatch((*out)[0], (*expected)[0]));
-      CHECK(max_scaled_error((*out)[0], (*expected)[0]) <= 1e-5);
-    }
+  check_like_reference(ctx, g, native_groups(g, {{0, 1}, {2}, {3}, {4, 5, 6}, {7, 8}}),
+                       random_f32({1, 24, 13, 13}, 42), 1e-5, {2});
 }
 
 TEST_CASE("conv gather: a strided 1x1 conv packs only the positions its windows read",

@@ -61,6 +61,13 @@ Graph multi_output_graph(const Context& ctx) {
   return std::move(*g);
 }
 
+Placement one_group_per_node(const Graph& graph, std::string_view backend) {
+  Placement p;
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.nodes().size()); ++n)
+    p.groups.push_back({NodeSet::of(graph.nodes().size(), {n}), std::string(backend)});
+  return p;
+}
+
 std::string backend_artifact(const Graph& graph, std::string_view backend,
                              std::string_view fallback, ArtifactSummary* summary) {
   Context ctx;

@@ -10,6 +10,7 @@
 #include "artifact/artifact.h"
 #include "artifact/artifact_file.h"
 #include "collage/graph.h"
+#include "collage/placement.h"
 #include "collage/runtime.h"
 #include "collage/tensor.h"
 #include "common/runtime_c_util.h"
@@ -27,6 +28,9 @@ Graph multi_output_graph(const Context& ctx);
 std::string backend_artifact(const Graph& graph, std::string_view backend,
                              std::string_view fallback = "reference",
                              ArtifactSummary* summary = nullptr);
+
+// Every node of `graph` on `backend`, one group each.
+Placement one_group_per_node(const Graph& graph, std::string_view backend);
 
 // Loads `bytes` through collage_module_load_memory with `options` (may be null); on failure
 // returns null and puts the code and message in `code` / `message`.

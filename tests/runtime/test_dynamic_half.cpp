@@ -11,6 +11,7 @@
 #include "collage/ops/elementwise.h"
 #include "collage/reference.h"
 #include "common/test_util.h"
+#include "runtime/runtime_test_util.h"
 
 namespace collage::testing {
 namespace {
@@ -47,13 +48,6 @@ Graph half_graph(const Context& ctx, DType t) {
   return std::move(*g);
 }
 
-Placement all_on_dynamic(const Graph& g) {
-  Placement p;
-  for (NodeId n = 0; n < static_cast<NodeId>(g.nodes().size()); ++n)
-    p.groups.push_back({NodeSet::of(g.nodes().size(), {n}), "dynamic"});
-  return p;
-}
-
 TEST_CASE("the dynamic module runs f16 and bf16 with run-time shapes as the reference does",
           "[runtime][dynamic-shapes]") {
   Context ctx;
@@ -64,7 +58,7 @@ TEST_CASE("the dynamic module runs f16 and bf16 with run-time shapes as the refe
     for (int64_t axis : {0, 2, -2}) {
       INFO(dtype_name(t) << " axis " << axis);
       const Graph g = half_graph(ctx, t);
-      auto model = compile_placement(ctx, backends, g, all_on_dynamic(g));
+      auto model = compile_placement(ctx, backends, g, one_group_per_node(g, "dynamic"));
       INFO(model.status().ToString());
       REQUIRE(model.ok());
       const std::vector<Tensor> in = {random_f32({3, 5, 64}, 7, -3.f, 3.f).cast(t),

@@ -9,6 +9,7 @@
 #include "collage/ops/elementwise.h"
 #include "collage/reference.h"
 #include "common/test_util.h"
+#include "runtime/runtime_test_util.h"
 
 namespace collage::testing {
 namespace {
@@ -35,17 +36,6 @@ Graph matmul_graph(const Context& ctx, DType t, const Shape& b_shape) {
   auto g = b.finish();
   REQUIRE(g.ok());
   return std::move(*g);
-}
-
-// Every node on `dynamic`, one group each.
-Placement all_dynamic(const Graph& g) {
-  Placement p;
-  for (NodeId n = 0; n < static_cast<NodeId>(g.nodes().size()); ++n) {
-    PlacedGroup& group = p.groups.emplace_back();
-    group.nodes = NodeSet::of(g.nodes().size(), {n});
-    group.backend = "dynamic";
-  }
-  return p;
 }
 
 Tensor values(DType t, const Shape& shape, uint64_t seed) {
@@ -77,7 +67,7 @@ TEST_CASE("the dynamic module multiplies matrices whose shapes are known at run 
     for (const Case& c : cases) {
       INFO(dtype_name(t) << " b " << shape_to_string(c.b));
       const Graph g = matmul_graph(ctx, t, c.b);
-      auto model = compile_placement(ctx, backends, g, all_dynamic(g));
+      auto model = compile_placement(ctx, backends, g, one_group_per_node(g, "dynamic"));
       INFO(model.status().ToString());
       REQUIRE(model.ok());
       const std::vector<Tensor> in = {values(t, {2, 3, 4}, 1),
@@ -95,7 +85,7 @@ TEST_CASE("the dynamic module multiplies matrices whose shapes are known at run 
     }
   // [2x3x1] @ [4x5]: the inner dimensions 1 and 4 differ.
   const Graph g = matmul_graph(ctx, DType::f32, {4, 5, 2});
-  auto model = compile_placement(ctx, backends, g, all_dynamic(g));
+  auto model = compile_placement(ctx, backends, g, one_group_per_node(g, "dynamic"));
   REQUIRE(model.ok());
   auto got = model->run({random_f32({2, 3, 4}, 1), Tensor::from_i64({1}, std::vector<int64_t>{2}),
                          random_f32({4, 5, 2}, 2), Tensor::from_i64({1}, std::vector<int64_t>{2})});
@@ -144,7 +134,7 @@ TEST_CASE("a MatMul whose run-time columns meet static rows is typed and runs on
   BackendRegistry backends;
   REQUIRE(backends.add(make_reference_backend()).ok());
   REQUIRE(register_dynamic_backend(backends).ok());
-  auto model = compile_placement(ctx, backends, *g, all_dynamic(*g));
+  auto model = compile_placement(ctx, backends, *g, one_group_per_node(*g, "dynamic"));
   INFO(model.status().ToString());
   REQUIRE(model.ok());
   for (int64_t axis : {0, 1, 2}) {
