@@ -97,7 +97,8 @@ collage_executor_stats_t ArtifactRunner::executor_stats() const {
   return stats;
 }
 
-absl::StatusOr<std::vector<Tensor>> ArtifactRunner::run(const std::vector<Tensor>& inputs) const {
+absl::StatusOr<std::vector<Tensor>> ArtifactRunner::run(const std::vector<Tensor>& inputs,
+                                                        std::vector<Tensor>& reuse) const {
   std::vector<Tensor> outputs;
   std::vector<DLTensor> in, out;
   std::vector<std::vector<collage_string_t>> strings(inputs.size());
@@ -114,7 +115,11 @@ absl::StatusOr<std::vector<Tensor>> ArtifactRunner::run(const std::vector<Tensor
     Shape shape = output_types_[i].shape;
     if (batch >= 0 && output_batch_axes_[i] >= 0) shape[output_batch_axes_[i]] = batch;
     std::vector<collage_string_t> none;  // outputs are never strings here
-    out.push_back(view(outputs.emplace_back(output_types_[i].dtype, shape), none));
+    const bool same = i < reuse.size() && reuse[i].dtype() == output_types_[i].dtype &&
+                      reuse[i].shape() == shape;
+    out.push_back(view(same ? outputs.emplace_back(std::move(reuse[i]))
+                            : outputs.emplace_back(output_types_[i].dtype, shape),
+                       none));
   }
   absl::Status s =
       take(collage_module_run(module_.get(), in.data(), static_cast<int32_t>(in.size()), out.data(),

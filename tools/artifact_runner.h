@@ -36,9 +36,16 @@ class ArtifactRunner {
   // The executor's name and its costs over the runs so far.
   collage_executor_stats_t executor_stats() const;
   // Runs once on `inputs` (one per graph input, of the input types but for the batch of a
-  // dynamic-batch artifact); new output tensors, of the inputs' batch, or of the size the run
-  // gives an output whose shape depends on data.
-  absl::StatusOr<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const;
+  // dynamic-batch artifact); the output tensors, of the inputs' batch, or of the size the run
+  // gives an output whose shape depends on data. An output of `reuse` (an earlier run's) of the
+  // type and shape wanted is moved out of it and written again, as an application that keeps
+  // its output buffers does; the others are new, and what `reuse` keeps is the caller's to free.
+  absl::StatusOr<std::vector<Tensor>> run(const std::vector<Tensor>& inputs,
+                                          std::vector<Tensor>& reuse) const;
+  absl::StatusOr<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const {
+    std::vector<Tensor> none;
+    return run(inputs, none);
+  }
   // Per-kernel timing of the runs from now on (on: a new trace), written as a Chrome trace.
   absl::Status set_profiling(bool on) const;
   absl::Status write_profile(const std::string& path) const;
