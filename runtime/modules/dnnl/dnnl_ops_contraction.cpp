@@ -2,6 +2,8 @@
 // with bias and post-ops, and their 8-bit integer forms (dnnl_ops_quant.cpp has the attributes).
 // Weights are constants; the primitive picks their layout (format any). Plain activations are
 // reordered in and out when it picks a blocked one; channel-blocked ones are passed as they are.
+#include <algorithm>
+
 #include "dnnl_kernel.h"
 #include "dnnl_module.h"
 
@@ -120,11 +122,66 @@ void add_conv(DnnlKernel& k, const ConvParams& p, bool deconv, const QuantParams
   k.finish_output(out);
 }
 
+// The primitive oneDNN picks for an f32 matmul `p` (before any binding).
+dnnl::matmul::primitive_desc matmul_pd(const DnnlKernel& k, const MatMulParams& p) {
+  const dnnl::memory::desc a_md = k.input_md(p.a), b_md = k.input_md(p.b),
+                           dst_md = k.output_md(p.dst);
+  const dnnl::memory::desc bias_md =
+      p.bias.kind == SourceKind::none ? dnnl::memory::desc() : k.input_md(p.bias);
+  const PostOpPlan plan = k.plan_post_ops(p.post_ops, p.dst.dims, /*allow_sum=*/true);
+  return {dnnl::matmul::desc(a_md, p.b.kind == SourceKind::constant ? DnnlKernel::any_md(b_md)
+                                                                    : b_md,
+                             bias_md, dst_md),
+          k.attr(&plan), k.engine()};
+}
+
+// Forms of `p` that compute the same sums, in the order to try. Without AVX-512, oneDNN 2.6's
+// only fast f32 matmul (gemm:jit) fuses a sum post-op only as the first one, and any other list
+// with a sum runs on its reference matmul, a scalar loop per output element: a transformer's
+// projection with its bias and residual adds (binary add, then sum) took seconds per run on
+// BERT-base. So a leading add that broadcasts along all but the columns becomes the matmul's bias
+// (bit for bit the same), and a sum after nothing but adds moves to the front (the same terms,
+// summed in another order).
+std::vector<MatMulParams> matmul_forms(const MatMulParams& p) {
+  std::vector<MatMulParams> forms{p};
+  MatMulParams form = p;
+  const size_t rank = p.dst.dims.size();
+  if (form.bias.kind == SourceKind::none && !form.post_ops.empty() &&
+      form.post_ops[0].kind == PostOpKind::binary && form.post_ops[0].binary == BinaryAlg::add) {
+    const Operand& add = form.post_ops[0].operand;
+    bool per_column = add.dims.size() == rank && add.dims[rank - 1] == p.dst.dims[rank - 1];
+    for (size_t d = 0; per_column && d + 1 < rank; ++d) per_column = add.dims[d] == 1;
+    if (per_column) {
+      form.bias = add;
+      form.post_ops.erase(form.post_ops.begin());
+      forms.push_back(form);
+    }
+  }
+  for (size_t i = 1; i < form.post_ops.size(); ++i) {
+    const PostOp& op = form.post_ops[i - 1];
+    if (op.kind != PostOpKind::binary || op.binary != BinaryAlg::add) break;
+    if (form.post_ops[i].kind == PostOpKind::sum) {
+      std::rotate(form.post_ops.begin(), form.post_ops.begin() + static_cast<ptrdiff_t>(i),
+                  form.post_ops.begin() + static_cast<ptrdiff_t>(i) + 1);
+      forms.push_back(form);
+      break;
+    }
+  }
+  return forms;
+}
+
 void build_matmul(DnnlKernel& k, ParamReader& r) {
   MatMulParams p;
   p.io(r);
   check_reader(r);
-  add_matmul(k, p, nullptr);
+  const std::vector<MatMulParams> forms = matmul_forms(p);
+  for (const MatMulParams& form : forms) {
+    if (&form == &forms.back() ||
+        std::string(matmul_pd(k, form).impl_info_str()).rfind("ref", 0) != 0) {
+      add_matmul(k, form, nullptr);
+      return;
+    }
+  }
 }
 
 void build_qmatmul(DnnlKernel& k, ParamReader& r) {
