@@ -28,15 +28,36 @@ bool probe_fits(const std::vector<const TensorType*>& inputs, int64_t size) {
   return true;
 }
 
+// Every shape an operator's inference reads or makes has fewer than 2^62 elements counting only
+// its nonzero known dimensions, so that element counts, byte sizes and the strides of every axis
+// fit in 64 bits (a fuzzed model's input of f32[12 x (2^63 - 1)] overflowed Flatten's products,
+// one of f32[0 x 2 x (2^63 - 1)] Slice's strides). An error naming the node and the port if not.
+absl::Status check_shape_size(const OpDef& op, std::string_view node, const char* port, size_t i,
+                              const TensorType& t) {
+  int64_t n = 1;
+  for (int64_t d : t.shape)
+    if (d > 0 && (__builtin_mul_overflow(n, d, &n) || n >= (int64_t{1} << 62)))
+      return absl::InvalidArgumentError(
+          str_cat(op.name, " '", node, "': ", port, " ", i, " (", type_to_string(t),
+                  ") has 2^62 elements or more (counting its nonzero dimensions)"));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<TensorType>> infer_static(const OpDef& op, std::string_view node,
                                                      const OpAttrs& attrs,
                                                      std::vector<const TensorType*> inputs,
                                                      std::vector<const Tensor*> constants,
                                                      int num_outputs) {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i])
+      if (absl::Status s = check_shape_size(op, node, "input", i, *inputs[i]); !s.ok()) return s;
   InferContext ictx(op.name, node, attrs, std::move(inputs), std::move(constants), num_outputs);
   if (absl::Status s = op.infer(ictx); !s.ok()) return s;
   if (ictx.outputs().empty())
     return absl::InternalError(str_cat(op.name, " '", node, "': inference set no output"));
+  for (size_t o = 0; o < ictx.outputs().size(); ++o)
+    if (absl::Status s = check_shape_size(op, node, "output", o, ictx.outputs()[o]); !s.ok())
+      return s;
   if (!op.strings)
     for (size_t o = 0; o < ictx.outputs().size(); ++o)
       if (ictx.outputs()[o].dtype == DType::str)
