@@ -1,5 +1,6 @@
 // Graph IR: builder, verifier, printer, names and error reporting.
 #include <catch2/catch.hpp>
+#include <limits>
 
 #include "collage/graph.h"
 #include "collage/ops.h"
@@ -53,6 +54,26 @@ TEST_CASE("builder errors name the operator and node", "[ir]") {
   auto g = b.finish();
   REQUIRE(g.ok());
   CHECK(g->nodes().empty());
+}
+
+TEST_CASE("shapes of 2^62 elements or more are refused with the node and port named", "[ir]") {
+  Context ctx;
+  GraphBuilder b(ctx);
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  // An empty axis does not hide the others: their strides would still overflow.
+  ValueId huge = b.add_input("huge", {DType::f32, {0, 2, kMax}});
+  auto relu = b.add("Relu", {huge}, nullptr, "r");
+  CHECK(relu.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(relu.status().message()),
+             Catch::Contains("Relu 'r': input 0 (f32[0x2x9223372036854775807]) has 2^62"));
+  // An output whose count overflows although each input's fits.
+  ValueId a = b.add_input("a", {DType::f32, {int64_t{1} << 31, 1}});
+  ValueId c = b.add_input("c", {DType::f32, {1, int64_t{1} << 31}});
+  auto sum = b.add("Add", {a, c}, nullptr, "outer");
+  CHECK_THAT(std::string(sum.status().message()),
+             Catch::Contains("Add 'outer': output 0 (f32[2147483648x2147483648]) has 2^62"));
+  ValueId big = b.add_input("big", {DType::f32, {int64_t{1} << 30, 1 << 30}});
+  CHECK(b.add("Relu", {big}).ok());
 }
 
 TEST_CASE("names are made unique", "[ir]") {
