@@ -131,7 +131,9 @@ struct ProdReducer {
   static T finish(Acc a, int64_t) { return static_cast<T>(a); }
 };
 
-// Sum of g(x) for a per-element g, then h of the sum.
+// Sum of g(x) for a per-element g, then h of the sum. h's double result reaches an integer T
+// through convert_value: a wrapped (negative) integer sum has a NaN root or logarithm, and an
+// exp sum can be infinite, which a plain cast would make undefined (found by the onnx fuzzer).
 template <typename T>
 struct L1Reducer : SumReducer<T> {
   using Acc = typename SumReducer<T>::Acc;
@@ -148,12 +150,16 @@ struct SumSquareReducer : SumReducer<T> {
 template <typename T>
 struct L2Reducer : SumSquareReducer<T> {
   using Acc = typename SumReducer<T>::Acc;
-  static T finish(Acc a, int64_t) { return static_cast<T>(std::sqrt(static_cast<double>(a))); }
+  static T finish(Acc a, int64_t) {
+    return convert_value<T>(std::sqrt(static_cast<double>(a)));
+  }
 };
 template <typename T>
 struct LogSumReducer : SumReducer<T> {
   using Acc = typename SumReducer<T>::Acc;
-  static T finish(Acc a, int64_t) { return static_cast<T>(std::log(static_cast<double>(a))); }
+  static T finish(Acc a, int64_t) {
+    return convert_value<T>(std::log(static_cast<double>(a)));
+  }
 };
 template <typename T>
 struct LogSumExpReducer {
@@ -161,7 +167,7 @@ struct LogSumExpReducer {
   static Acc init() { return 0; }
   static Acc lift(T x) { return std::exp(static_cast<double>(x)); }
   static Acc combine(Acc a, Acc b) { return a + b; }
-  static T finish(Acc a, int64_t) { return static_cast<T>(std::log(a)); }
+  static T finish(Acc a, int64_t) { return convert_value<T>(std::log(a)); }
 };
 
 // Reduces a contiguous row with four independent accumulators, so float sums do not wait on

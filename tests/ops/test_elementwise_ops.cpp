@@ -422,6 +422,14 @@ TEST_CASE("reduction edge cases", "[reduction]") {
   check_close(run1("ReduceSum", {i64({2, 2}, {1, 2, 3, 4})}, axis1), i64({2, 1}, {3, 7}), 0);
   check_close(run1("ReduceMean", {i32({2, 2}, {1, 2, 3, 6})}, axis1), i32({2, 1}, {1, 4}), 0);
   check_close(run1("ReduceMax", {i8({2, 2}, {-1, -7, 3, 9})}, axis1), i8({2, 1}, {-1, 9}), 0);
+  // An integer result from a NaN or infinite double is defined (NaN 0, else saturated): a
+  // square that wraps negative has a NaN root, as a negative sum has a NaN logarithm.
+  check_close(run1("ReduceL2", {i64({1}, {3037000500})}), i64({1}, {0}), 0);
+  check_close(run1("ReduceLogSum", {i32({2}, {-2, -3})}), i32({1}, {0}), 0);
+  check_close(run1("ReduceLogSum", {i32({1}, {0})}),
+              i32({1}, {std::numeric_limits<int32_t>::min()}), 0);
+  check_close(run1("ReduceLogSumExp", {i32({1}, {1000})}),
+              i32({1}, {std::numeric_limits<int32_t>::max()}), 0);
   // A sum of 2^20 values stays accurate (float accumulation would drift by ~1e-4).
   Tensor big(DType::f32, {1 << 20});
   for (int64_t i = 0; i < big.numel(); ++i) big.data<float>()[i] = (i % 3 == 0) ? 0.1f : 0.3f;
