@@ -89,6 +89,23 @@ absl::StatusOr<std::vector<TensorType>> probe(const OpDef& op, std::string_view 
   return infer_static(op, node, attrs, std::move(types), constants, num_outputs);
 }
 
+// Inference with the dynamic dimensions taken as each size of `probes` in turn.
+absl::StatusOr<std::array<std::vector<TensorType>, 2>> probe_pair(
+    const OpDef& op, std::string_view node, const OpAttrs& attrs,
+    const std::vector<const TensorType*>& inputs, const std::vector<const Tensor*>& constants,
+    int num_outputs, const std::array<int64_t, 2>& probes) {
+  std::array<std::vector<TensorType>, 2> runs;
+  for (size_t i = 0; i < probes.size(); ++i) {
+    auto r = probe(op, node, attrs, inputs, constants, num_outputs, probes[i]);
+    if (!r.ok())
+      return absl::Status(r.status().code(),
+                          str_cat(r.status().message(), " (an input has a data-dependent shape; ",
+                                  "its unknown dimensions were taken as ", probes[i], ")"));
+    runs[i] = std::move(*r);
+  }
+  return runs;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<TensorType>> infer_output_types(const OpDef& op, std::string_view node,
@@ -107,29 +124,28 @@ absl::StatusOr<std::vector<TensorType>> infer_output_types(const OpDef& op, std:
   for (const TensorType* t : inputs) dynamic = dynamic || (t && t->is_dynamic());
   if (!dynamic || op.dynamic_shapes)
     return infer_static(op, node, attrs, std::move(inputs), std::move(constants), num_outputs);
-  const std::array<int64_t, 2>* fitting = nullptr;
-  for (const auto& set : kProbeSets)
-    if (!fitting && probe_fits(inputs, set[1])) fitting = &set;
-  if (!fitting)
-    return absl::InvalidArgumentError(
-        str_cat(op.name, " '", node, "': an input with a data-dependent shape has more ",
-                "elements than 64 bits count when its unknown dimensions are taken as ",
-                kProbeSets.back()[1]));
-  const std::array<int64_t, 2>& probes = *fitting;
-  std::array<std::vector<TensorType>, 2> runs;
-  for (size_t i = 0; i < probes.size(); ++i) {
-    auto r = probe(op, node, attrs, inputs, constants, num_outputs, probes[i]);
-    if (!r.ok())
-      return absl::Status(r.status().code(),
-                          str_cat(r.status().message(), " (an input has a data-dependent shape; ",
-                                  "its unknown dimensions were taken as ", probes[i], ")"));
-    runs[i] = std::move(*r);
+  // The first probe set whose inferences both succeed: the large set can fail where the small
+  // one does not, when an output would reach 2^62 elements (a Concat of inputs with three
+  // dynamic dimensions). The error reported is that of the last set tried.
+  std::optional<std::array<std::vector<TensorType>, 2>> runs;
+  absl::Status failure = absl::InvalidArgumentError(
+      str_cat(op.name, " '", node, "': an input with a data-dependent shape has more ",
+              "elements than 64 bits count when its unknown dimensions are taken as ",
+              kProbeSets.back()[1]));
+  for (const auto& probes : kProbeSets) {
+    if (runs || !probe_fits(inputs, probes[1])) continue;
+    auto r = probe_pair(op, node, attrs, inputs, constants, num_outputs, probes);
+    if (r.ok())
+      runs = std::move(*r);
+    else
+      failure = r.status();
   }
+  if (!runs) return failure;
   auto ones = probe(op, node, attrs, inputs, constants, num_outputs, 1);
-  std::vector<TensorType> out = runs[0];
+  std::vector<TensorType> out = (*runs)[0];
   for (size_t o = 0; o < out.size(); ++o) {
-    const TensorType& other = runs[1][o];
-    if (runs[1].size() != out.size() || other.dtype != out[o].dtype ||
+    const TensorType& other = (*runs)[1][o];
+    if ((*runs)[1].size() != out.size() || other.dtype != out[o].dtype ||
         other.shape.size() != out[o].shape.size())
       return absl::InvalidArgumentError(
           str_cat(op.name, " '", node, "': the rank or element type of output ", o,

@@ -99,6 +99,19 @@ TEST_CASE("an operator whose inference fails on a dynamic size says so", "[ir][d
              Catch::Contains("Squeeze") && Catch::Contains("data-dependent shape"));
 }
 
+TEST_CASE("inference falls back to smaller probes where the large ones reach 2^62 elements",
+          "[ir][dynamic]") {
+  // ONNX's expanded AffineGrid concatenates values of three data-dependent dimensions: taken as
+  // 1441440 each, the result has more than 2^62 elements, which inference refuses for a real
+  // shape; the smaller probes infer it.
+  GraphBuilder b(ctx());
+  const ValueId dyn3 = b.add_input("d", {DType::i64, {kDyn, kDyn, kDyn}});
+  auto cat = b.add("Concat", {dyn3, dyn3, dyn3, dyn3},
+                   attrs<ConcatAttrs>([](auto& a) { a.axis = 1; }));
+  REQUIRE(cat.ok());
+  CHECK(b.value(*cat).type == TensorType{DType::i64, {kDyn, kDyn, kDyn}});
+}
+
 TEST_CASE("the reference executor checks run-time shapes against static ones", "[ir][dynamic]") {
   GraphBuilder b(ctx());
   const ValueId x = b.add_input("x", {DType::f32, {4}});
