@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "collage/op.h"
+#include "core/shape_limit.h"
 #include "core/str_cat.h"
 
 namespace collage {
@@ -34,12 +35,10 @@ bool probe_fits(const std::vector<const TensorType*>& inputs, int64_t size) {
 // one of f32[0 x 2 x (2^63 - 1)] Slice's strides). An error naming the node and the port if not.
 absl::Status check_shape_size(const OpDef& op, std::string_view node, const char* port, size_t i,
                               const TensorType& t) {
-  int64_t n = 1;
-  for (int64_t d : t.shape)
-    if (d > 0 && (__builtin_mul_overflow(n, d, &n) || n >= (int64_t{1} << 62)))
-      return absl::InvalidArgumentError(
-          str_cat(op.name, " '", node, "': ", port, " ", i, " (", type_to_string(t),
-                  ") has 2^62 elements or more (counting its nonzero dimensions)"));
+  if (!shape_within_element_limit(t.shape))
+    return absl::InvalidArgumentError(
+        str_cat(op.name, " '", node, "': ", port, " ", i, " (", type_to_string(t),
+                ") has 2^62 elements or more (counting its nonzero dimensions)"));
   return absl::OkStatus();
 }
 

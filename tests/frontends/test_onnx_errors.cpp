@@ -1,5 +1,6 @@
 // ONNX import errors: each bad model gives its specific status code and message, never a crash.
 #include <fstream>
+#include <limits>
 
 #include <catch2/catch.hpp>
 
@@ -212,6 +213,16 @@ TEST_CASE("graph inputs", "[onnx][errors]") {
     opts.input_shapes["z"] = {1};
     check_error(relu_model().import(ctx, opts).status(), StatusCode::kInvalidArgument,
                 "a shape is given for 'z', which is not an input of the model (inputs: x)");
+  }
+  SECTION("a shape of 2^62 elements or more") {
+    // Size folds its input's element count at import, before any inference checks the shape:
+    // 2 x (2^63 - 1) overflowed (found by the onnx fuzzer).
+    OnnxModel m;
+    m.input("x", TP::FLOAT, {0, 2, std::numeric_limits<int64_t>::max()});
+    m.node("Size", {"x"}, {"n"}, "size");
+    m.output("n");
+    check_error(m.import(ctx).status(), StatusCode::kInvalidArgument,
+                "input 'x' (f32[0x2x9223372036854775807]) has 2^62 elements or more");
   }
   SECTION("string input") {  // imported as str (docs/onnx.md, Strings)
     OnnxModel m;

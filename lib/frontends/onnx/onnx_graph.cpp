@@ -6,6 +6,7 @@
 
 #include "collage/reference.h"
 #include "collage/trees.h"
+#include "core/shape_limit.h"
 #include "core/str_cat.h"
 #include "frontends/onnx/onnx_attrs.h"
 #include "frontends/onnx/onnx_node.h"
@@ -197,6 +198,11 @@ absl::Status GraphImporter::add_inputs() {
       return absl::InvalidArgumentError(str_cat("input '", name, "' is listed twice"));
     auto type = input_type(vi, options_);
     if (!type.ok()) return type.status();
+    // Converters read input types before any inference does (Size folds the element count).
+    if (!shape_within_element_limit(type->shape))
+      return absl::InvalidArgumentError(
+          str_cat("input '", name, "' (", type_to_string(*type),
+                  ") has 2^62 elements or more (counting its nonzero dimensions)"));
     ValueId id = builder_.add_input(name, *type);
     named_values_.insert(id);
     refs_[name] = Ref{id, Tensor(), *type, name};
