@@ -122,17 +122,52 @@ void add_conv(DnnlKernel& k, const ConvParams& p, bool deconv, const QuantParams
   k.finish_output(out);
 }
 
-// The primitive oneDNN picks for an f32 matmul `p` (before any binding).
-dnnl::matmul::primitive_desc matmul_pd(const DnnlKernel& k, const MatMulParams& p) {
-  const dnnl::memory::desc a_md = k.input_md(p.a), b_md = k.input_md(p.b),
-                           dst_md = k.output_md(p.dst);
-  const dnnl::memory::desc bias_md =
-      p.bias.kind == SourceKind::none ? dnnl::memory::desc() : k.input_md(p.bias);
-  const PostOpPlan plan = k.plan_post_ops(p.post_ops, p.dst.dims, /*allow_sum=*/true);
-  return {dnnl::matmul::desc(a_md, p.b.kind == SourceKind::constant ? DnnlKernel::any_md(b_md)
-                                                                    : b_md,
-                             bias_md, dst_md),
-          k.attr(&plan), k.engine()};
+namespace {
+
+// A matmul primitive and the post-op plan its attributes were made from.
+struct MatMulPrimitive {
+  dnnl::matmul::primitive_desc pd;
+  PostOpPlan plan;
+};
+
+// The primitive oneDNN picks for matmul `p` (integer when `quant` is given), before any binding.
+MatMulPrimitive matmul_primitive(const DnnlKernel& k, const MatMulParams& p,
+                                 const QuantParams* quant) {
+  const QuantTypes types = quant ? quant_types(k, p.a, p.b, p.bias, p.dst) : QuantTypes{};
+  const dnnl::memory::desc a_md = k.input_md(p.a, types.src), b_md = k.input_md(p.b, types.weights),
+                           dst_md = k.output_md(p.dst, types.dst);
+  const size_t rank = p.dst.dims.size();
+  require(rank >= 2 && p.a.dims.size() == rank && p.b.dims.size() == rank,
+          "matmul operands and dst must have the same rank, at least 2");
+  dnnl::memory::desc bias_md;
+  if (p.bias.kind != SourceKind::none) {
+    bias_md = k.input_md(p.bias, types.bias);
+    require(p.bias.dims.size() == rank, "matmul bias must have dst's rank");
+  }
+  // Constant weights are packed in the layout the primitive prefers.
+  const dnnl::memory::desc b_create =
+      p.b.kind == SourceKind::constant ? DnnlKernel::any_md(b_md) : b_md;
+  PostOpPlan plan = quant ? quant_post_ops(*quant, types.dst)
+                          : k.plan_post_ops(p.post_ops, p.dst.dims, /*allow_sum=*/true);
+  dnnl::primitive_attr attr = k.attr(&plan);
+  if (quant) set_quant_attr(attr, *quant, p.dst.dims, static_cast<int>(rank) - 1);
+  dnnl::matmul::desc d(a_md, b_create, bias_md, dst_md);
+  return {dnnl::matmul::primitive_desc(d, attr, k.engine()), std::move(plan)};
+}
+
+// Binds `p`'s operands to the primitive `m` and adds it as the kernel's next step.
+void bind_matmul(DnnlKernel& k, const MatMulParams& p, const MatMulPrimitive& m) {
+  const dnnl::matmul::primitive_desc& pd = m.pd;
+  std::vector<StepArg> args;
+  args.push_back({DNNL_ARG_SRC, pd.src_desc(), k.bind_input(p.a, pd.src_desc())});
+  args.push_back({DNNL_ARG_WEIGHTS, pd.weights_desc(), k.bind_input(p.b, pd.weights_desc())});
+  if (p.bias.kind != SourceKind::none)
+    args.push_back({DNNL_ARG_BIAS, pd.bias_desc(), k.bind_input(p.bias, pd.bias_desc())});
+  const OutputBinding out = k.bind_output(p.dst, pd.dst_desc());
+  args.push_back({DNNL_ARG_DST, pd.dst_desc(), out.buf});
+  k.bind_post_ops(m.plan, out, args);
+  k.add_step(pd, dnnl::matmul(pd), std::move(args));
+  k.finish_output(out);
 }
 
 // Forms of `p` that compute the same sums, in the order to try. Without AVX-512, oneDNN 2.6's
@@ -170,15 +205,17 @@ std::vector<MatMulParams> matmul_forms(const MatMulParams& p) {
   return forms;
 }
 
+}  // namespace
+
 void build_matmul(DnnlKernel& k, ParamReader& r) {
   MatMulParams p;
   p.io(r);
   check_reader(r);
   const std::vector<MatMulParams> forms = matmul_forms(p);
   for (const MatMulParams& form : forms) {
-    if (&form == &forms.back() ||
-        std::string(matmul_pd(k, form).impl_info_str()).rfind("ref", 0) != 0) {
-      add_matmul(k, form, nullptr);
+    MatMulPrimitive m = matmul_primitive(k, form, nullptr);
+    if (&form == &forms.back() || std::string(m.pd.impl_info_str()).rfind("ref", 0) != 0) {
+      bind_matmul(k, form, m);
       return;
     }
   }
@@ -199,36 +236,7 @@ void build_qmatmul(DnnlKernel& k, ParamReader& r) {
 }
 
 void add_matmul(DnnlKernel& k, const MatMulParams& p, const QuantParams* quant) {
-  const QuantTypes types = quant ? quant_types(k, p.a, p.b, p.bias, p.dst) : QuantTypes{};
-  const dnnl::memory::desc a_md = k.input_md(p.a, types.src), b_md = k.input_md(p.b, types.weights),
-                           dst_md = k.output_md(p.dst, types.dst);
-  const size_t rank = p.dst.dims.size();
-  require(rank >= 2 && p.a.dims.size() == rank && p.b.dims.size() == rank,
-          "matmul operands and dst must have the same rank, at least 2");
-  dnnl::memory::desc bias_md;
-  if (p.bias.kind != SourceKind::none) {
-    bias_md = k.input_md(p.bias, types.bias);
-    require(p.bias.dims.size() == rank, "matmul bias must have dst's rank");
-  }
-  // Constant weights are packed in the layout the primitive prefers.
-  const dnnl::memory::desc b_create =
-      p.b.kind == SourceKind::constant ? DnnlKernel::any_md(b_md) : b_md;
-  const PostOpPlan plan = quant ? quant_post_ops(*quant, types.dst)
-                                : k.plan_post_ops(p.post_ops, p.dst.dims, /*allow_sum=*/true);
-  dnnl::primitive_attr attr = k.attr(&plan);
-  if (quant) set_quant_attr(attr, *quant, p.dst.dims, static_cast<int>(rank) - 1);
-  dnnl::matmul::desc d(a_md, b_create, bias_md, dst_md);
-  dnnl::matmul::primitive_desc pd(d, attr, k.engine());
-  std::vector<StepArg> args;
-  args.push_back({DNNL_ARG_SRC, pd.src_desc(), k.bind_input(p.a, pd.src_desc())});
-  args.push_back({DNNL_ARG_WEIGHTS, pd.weights_desc(), k.bind_input(p.b, pd.weights_desc())});
-  if (p.bias.kind != SourceKind::none)
-    args.push_back({DNNL_ARG_BIAS, pd.bias_desc(), k.bind_input(p.bias, pd.bias_desc())});
-  const OutputBinding out = k.bind_output(p.dst, pd.dst_desc());
-  args.push_back({DNNL_ARG_DST, pd.dst_desc(), out.buf});
-  k.bind_post_ops(plan, out, args);
-  k.add_step(pd, dnnl::matmul(pd), std::move(args));
-  k.finish_output(out);
+  bind_matmul(k, p, matmul_primitive(k, p, quant));
 }
 
 }  // namespace collage::rt_dnnl
