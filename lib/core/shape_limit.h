@@ -10,6 +10,10 @@
 
 namespace collage {
 
+// What an error says of a shape beyond the limit, after naming it.
+inline constexpr const char* kBeyondElementLimit =
+    "has 2^62 elements or more (counting its nonzero dimensions)";
+
 inline bool shape_within_element_limit(const Shape& shape) {
   int64_t n = 1;
   for (int64_t d : shape)

@@ -11,23 +11,10 @@ namespace {
 
 // Sizes standing in for dynamic dimensions: divisible by every number up to 16, so that splits
 // and reshapes into equal parts still infer, and far from any real size. Where they would make
-// an input's element count overflow (several dynamic dimensions, or large static ones beside
-// them), the second pair stands in: divisible by every number up to 10.
+// a shape the operator reads or makes reach the element limit (several dynamic dimensions, or
+// large static ones beside them; infer_static refuses it), the second pair stands in: divisible
+// by every number up to 10.
 constexpr std::array<std::array<int64_t, 2>, 2> kProbeSets = {{{720720, 1441440}, {2520, 5040}}};
-
-// Whether every input's element count, its dynamic dimensions taken as `size`, stays below 2^62
-// (operators multiply it by an element size or a small factor).
-bool probe_fits(const std::vector<const TensorType*>& inputs, int64_t size) {
-  for (const TensorType* t : inputs) {
-    if (!t) continue;
-    Shape p = t->shape;
-    for (int64_t& d : p)
-      if (d == kDynamicDim) d = size;
-    const std::optional<int64_t> n = checked_shape_numel(p);
-    if (!n || *n >= (int64_t{1} << 62)) return false;
-  }
-  return true;
-}
 
 // Every shape an operator's inference reads or makes has fewer than 2^62 elements counting only
 // its nonzero known dimensions, so that element counts, byte sizes and the strides of every axis
@@ -37,8 +24,8 @@ absl::Status check_shape_size(const OpDef& op, std::string_view node, const char
                               const TensorType& t) {
   if (!shape_within_element_limit(t.shape))
     return absl::InvalidArgumentError(
-        str_cat(op.name, " '", node, "': ", port, " ", i, " (", type_to_string(t),
-                ") has 2^62 elements or more (counting its nonzero dimensions)"));
+        str_cat(op.name, " '", node, "': ", port, " ", i, " (", type_to_string(t), ") ",
+                kBeyondElementLimit));
   return absl::OkStatus();
 }
 
@@ -123,21 +110,17 @@ absl::StatusOr<std::vector<TensorType>> infer_output_types(const OpDef& op, std:
   for (const TensorType* t : inputs) dynamic = dynamic || (t && t->is_dynamic());
   if (!dynamic || op.dynamic_shapes)
     return infer_static(op, node, attrs, std::move(inputs), std::move(constants), num_outputs);
-  // The first probe set whose inferences both succeed: the large set can fail where the small
-  // one does not, when an output would reach 2^62 elements (a Concat of inputs with three
-  // dynamic dimensions). The error reported is that of the last set tried.
+  // The first probe set whose inferences both succeed; the error reported is that of the last
+  // set tried.
   std::optional<std::array<std::vector<TensorType>, 2>> runs;
-  absl::Status failure = absl::InvalidArgumentError(
-      str_cat(op.name, " '", node, "': an input with a data-dependent shape has more ",
-              "elements than 64 bits count when its unknown dimensions are taken as ",
-              kProbeSets.back()[1]));
+  absl::Status failure;
   for (const auto& probes : kProbeSets) {
-    if (runs || !probe_fits(inputs, probes[1])) continue;
     auto r = probe_pair(op, node, attrs, inputs, constants, num_outputs, probes);
-    if (r.ok())
+    if (r.ok()) {
       runs = std::move(*r);
-    else
-      failure = r.status();
+      break;
+    }
+    failure = r.status();
   }
   if (!runs) return failure;
   auto ones = probe(op, node, attrs, inputs, constants, num_outputs, 1);

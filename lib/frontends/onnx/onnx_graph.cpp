@@ -201,8 +201,7 @@ absl::Status GraphImporter::add_inputs() {
     // Converters read input types before any inference does (Size folds the element count).
     if (!shape_within_element_limit(type->shape))
       return absl::InvalidArgumentError(
-          str_cat("input '", name, "' (", type_to_string(*type),
-                  ") has 2^62 elements or more (counting its nonzero dimensions)"));
+          str_cat("input '", name, "' (", type_to_string(*type), ") ", kBeyondElementLimit));
     ValueId id = builder_.add_input(name, *type);
     named_values_.insert(id);
     refs_[name] = Ref{id, Tensor(), *type, name};
