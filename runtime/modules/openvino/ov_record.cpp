@@ -3,6 +3,8 @@
 // shared with the blob.
 #include "ov_record.h"
 
+#include "blob_index.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -57,14 +59,6 @@ class Reader {
   size_t n_;
   size_t at_ = 0;
 };
-
-// Where `needle` first occurs in `hay` at or after `from`, or npos (memmem: linear time).
-size_t find_bytes(std::string_view hay, size_t from, std::string_view needle) {
-  if (from > hay.size()) return std::string_view::npos;
-  const void* at = memmem(hay.data() + from, hay.size() - from, needle.data(), needle.size());
-  return at ? static_cast<size_t>(static_cast<const char*>(at) - hay.data())
-            : std::string_view::npos;
-}
 
 }  // namespace
 
@@ -178,15 +172,14 @@ std::vector<WeightSegment> share_weights(std::string_view bin,
       out.push_back({kWeights, residue->size(), to - from});
     residue->append(bin.substr(from, to - from));
   };
+  const BlobIndex index(blob, min_shared);
   uint64_t done = 0;    // bin bytes described so far
   size_t search = 0;    // where the next search of the blob starts: constants come in order
   for (const auto& [offset, size] : sorted) {
     if (offset < done || size < min_shared || offset > bin.size() || size > bin.size() - offset)
       continue;
     const std::string_view piece = bin.substr(offset, size);
-    size_t at = find_bytes(blob, search, piece);
-    if (at == std::string_view::npos)
-      at = find_bytes(blob.substr(0, std::min(blob.size(), search + size - 1)), 0, piece);
+    const size_t at = index.find(piece, search);
     if (at == std::string_view::npos) continue;
     keep(done, offset);
     out.push_back({kBlob, at, size});
