@@ -34,13 +34,17 @@ class CachingBackend : public Backend {
     std::string key = canonical_signature(group);
     for (const Tensor& c : group.constants())
       key += str_cat("|", reinterpret_cast<uintptr_t>(c.raw()));
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(key);
-    if (it == cache_.end()) {
-      auto built = inner_.build(group, options);
-      if (!built.ok()) return built.status();
-      it = cache_.emplace(std::move(key), std::shared_ptr<Kernel>(std::move(*built))).first;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = cache_.find(key); it != cache_.end())
+        return std::make_unique<ShelvedKernel>(it->second);
     }
+    // Built outside the lock: the scorer builds a placement's native kernels on several threads.
+    auto built = inner_.build(group, options);
+    if (!built.ok()) return built.status();
+    std::lock_guard<std::mutex> lock(mu_);
+    // A kernel another thread built for the same group meanwhile is kept; this one is dropped.
+    auto it = cache_.emplace(std::move(key), std::shared_ptr<Kernel>(std::move(*built))).first;
     return std::make_unique<ShelvedKernel>(it->second);
   }
 

@@ -211,7 +211,7 @@ struct CompileResult {
 // The graph-level search's score of a placement under the wave executor (waves, or automatic: the
 // faster of waves and sequential), as its artifact would run: kernels built and profiled, wave
 // scheduled, both executors measured over `runs` whole runs (median; at most, as the runs stop
-// after five of each once they took `max_ms` of wall time). `ctx` is borrowed and must
+// after three of each once they took `max_ms` of wall time). `ctx` is borrowed and must
 // outlive the function. compile() uses it unless CompileOptions::placement.executor_latency is
 // set.
 ExecutorLatency artifact_executor_latency(const Context& ctx, int runs = 7, double max_ms = 1000);

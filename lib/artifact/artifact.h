@@ -104,10 +104,15 @@ struct ArtifactImage {
 // reference backend (the runtime has no reference kernels), an unknown backend, a group that
 // reads a value no earlier group produces, or the backend's build error (the first group's, in
 // placement order). With `threads` > 1 the native kernels (LLVM's compiles, one thread each) are
-// built on that many threads side by side, the other backends' on the calling thread.
+// built on that many threads side by side, the other backends' on the calling thread. Without
+// `records`, for an image that is only scored (its wave schedule), no kernel is asked for its
+// record (an OpenVINO region's serializes its model and exports its compiled blob: 6-8 s for a
+// transformer's): each record is its backend's name as the module and nothing else, so a
+// plugin kernel without a runtime form is not refused.
 absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(
     const Context& ctx, const BackendRegistry& backends, const Graph& graph,
-    const Placement& placement, const BuildOptions& options = {}, int threads = 1);
+    const Placement& placement, const BuildOptions& options = {}, int threads = 1,
+    bool records = true);
 
 // The bytes of an artifact running `kernels` over `graph`: tensors, arena offsets (greedy best
 // fit, see artifact/memory_plan.h), constants, the module list and the native code. Errors name

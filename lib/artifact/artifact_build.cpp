@@ -97,7 +97,7 @@ absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(const Context
                                                                    const Graph& graph,
                                                                    const Placement& placement,
                                                                    const BuildOptions& options,
-                                                                   int threads) {
+                                                                   int threads, bool records) {
   const size_t num_nodes = graph.nodes().size();
   std::vector<ArtifactKernel> kernels;
   std::vector<bool> available(graph.values().size(), false);
@@ -190,7 +190,7 @@ absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(const Context
     if (!p.built.ok())
       return absl::Status(p.built.status().code(),
                           str_cat(p.label, ": build failed: ", p.built.status().message()));
-    k.record = (*p.built)->record();
+    k.record = records ? (*p.built)->record() : KernelRecord{k.backend, "", {}, {}};
     k.task_count = (*p.built)->task_count();
     k.kernel = std::shared_ptr<Kernel>(*std::move(p.built));
     if (k.record.module == kReferenceBackend)

@@ -131,7 +131,8 @@ absl::StatusOr<ScheduleResult> make_artifact_schedule(const std::vector<Schedule
   }
   ExecutorMeasureOptions mo;
   mo.runs = options.measure_runs;
-  mo.min_runs = std::min(mo.min_runs, std::max(options.measure_runs, 1));
+  mo.min_runs = std::min(options.measure_min_runs, std::max(options.measure_runs, 1));
+  mo.warmup = options.measure_warmup;
   mo.max_ms = options.measure_max_ms;
   // A kernel with a thread team of its own that the simulation runs exclusive although its wave
   // has other kernels to run beside it pinned: the simulation weighs the team's profiled times,

@@ -24,7 +24,9 @@ struct WaveOptions {
   SchedulerOptions scheduler;    // its `workers` is replaced by the above
   int profile_repeats = 5;       // timings per task (median)
   int measure_runs = 15;         // whole runs per executor (median), at most
-  double measure_max_ms = 3000;  // wall-clock bound of those runs (after 5 of each)
+  int measure_min_runs = 5;      // ... at least, whatever measure_max_ms says
+  int measure_warmup = 2;        // untimed runs of each first
+  double measure_max_ms = 3000;  // wall-clock bound of those runs (after measure_min_runs)
   // automatic: the wave executor is preferred only when it measured at least this much faster
   // (waves_clearly_faster), so that the choice holds when the artifact is measured again.
   double waves_margin = 0.03;
