@@ -24,6 +24,10 @@ struct EvolutionOptions {
   double crossover_rate = 0.5;
   int finalists = 3;      // best evolved individuals re-measured against the seeds
   int final_rounds = 3;   // alternating re-measurements per finalist
+  // How far past the deadline the finalists' re-measurement may go, at most (it takes two rounds
+  // when they fit); a finalist's re-measurement is started only when it is predicted to end
+  // within it, and one left out competes with its first measurement.
+  double final_grace_s = 5;
   // The first seeds measured whatever the search's budget (at least one, and more only as long as
   // none failed to measure): the result is compared with them, so the ones a tight budget must
   // not skip come first (optimize: the op-level placement, then the single-backend placement
