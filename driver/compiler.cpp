@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "absl/strings/str_format.h"
 #include "artifact/artifact.h"
 #include "collage/backend_loader.h"
 #include "collage/executor.h"
@@ -73,6 +74,10 @@ absl::Status check_artifact_groups(const Graph& g, const Placement& p,
 // make_artifact_schedule may make; at most WaveOptions' default).
 constexpr double kBuildShare = 0.1;
 constexpr double kScheduleShare = 0.04;
+// Runs of the model that measuring its executors takes, about: the kernels' profiles (5 each), 2
+// untimed and 5 timed runs of each executor, and as many again where a thread team's place is
+// compared (waves::WaveOptions' defaults).
+constexpr double kScheduleRuns = 5 + 2 * 2 * (2 + 5);
 
 // Whether `cut` (OptimizeResult::cut: "STEP: why") says the time budget cut step `step`.
 bool step_cut(const std::vector<std::string>& cut, std::string_view step) {
@@ -131,14 +136,16 @@ absl::Status use_choices(PlacementOptions& placement, std::unique_ptr<MeasuredCh
 // cache, channel block and measured choices, under the executor it was scored with, its
 // executors measured within their share of the compile's `budget_s` and the `left_s` seconds
 // of it that are left: none left, nothing is measured (the choices already remembered, else the
-// defaults: the direct convolution, the sequential executor).
+// defaults: the direct convolution, the sequential executor). The executors are not measured
+// either when kScheduleRuns runs of `run_ms` (a run of the placed model; <= 0: not known) would
+// not end in `left_s` (ViT-B/16 at 0.43 s a run: 8.5 s of runs with 5 s left).
 ArtifactOptions artifact_options(const PlacementOptions& placement, double budget_s,
-                                 double left_s) {
+                                 double left_s, double run_ms = 0) {
   ArtifactOptions artifact;
   artifact.waves.measure_max_ms = std::min(
       {artifact.waves.measure_max_ms, 1000 * kScheduleShare * budget_s, 1000 * left_s / 2});
   artifact.build.measure_choices = left_s > 0;
-  artifact.waves.measure = left_s > 0;
+  artifact.waves.measure = left_s > 0 && run_ms * kScheduleRuns <= 1000 * left_s;
   artifact.build.num_threads = placement.num_threads;
   // A build that times nothing builds its native kernels on every core (compile_artifact_image).
   artifact.build_threads = placement.num_threads > 0
@@ -334,12 +341,21 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   // A placement an earlier compile chose is built as that compile built it: with the choices it
   // remembered and the defaults where it measured none (the same artifact), nothing measured.
   const bool reused = r.optimized.chosen_by == "remembered";
-  ArtifactOptions artifact = artifact_options(placement, budget_s, reused ? 0 : left_s);
+  const double run_ms = r.optimized.placement.estimated_ms;
+  ArtifactOptions artifact =
+      artifact_options(placement, budget_s, reused ? 0 : left_s, run_ms);
   if (left_s <= 0 && !reused) {
     r.cut.push_back(
         "build: no choice measured (Winograd or direct: direct where none is remembered; the "
         "executor: sequential, its wave schedule not profiled)");
-  } else if (!reused && step_cut(r.cut, "measure")) {
+  } else if (!reused && !artifact.waves.measure &&
+             artifact.waves.executor == waves::ExecutorChoice::automatic) {
+    r.cut.push_back(absl::StrFormat(
+        "build: the executors not measured (about %.0f runs of %.1f ms, %.1f s were left): "
+        "sequential, its wave schedule not profiled",
+        kScheduleRuns, run_ms, left_s));
+  }
+  if (left_s > 0 && !reused && step_cut(r.cut, "measure")) {
     // As the evaluations after the cut: a Winograd choice builds two more kernels per
     // convolution and times all three (ResNet-50 at load 12: a 36 s build, 30 s over budget).
     artifact.build.measure_choices = false;
