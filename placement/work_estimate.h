@@ -42,7 +42,9 @@ class WorkEstimator {
   // The time building kernels of `backend` covering `nodes` nodes should take: the median of
   // the backend's build times per node so far (every backend's when it has none), its first
   // build left out once there are others (it pays for the backend's start: LLVM's, a
-  // library's); the first build's time while it is the only one; 0 before any was observed.
+  // library's); the first build's time while it is the only one; while fewer than eight others
+  // are, the smallest of their and the first build's times per node; 0 before any was
+  // observed.
   double build_ms(const std::string& backend, size_t nodes) const;
 
   // Work units a kernel gets through per millisecond before anything is measured: 2 GFLOP/s,
@@ -63,6 +65,7 @@ class WorkEstimator {
   struct Builds {
     size_t builds = 0;
     double first_ms = 0;         // the first build's time
+    double first_rate = 0;       // ... per node
     std::vector<double> rates;   // the others' time per node, sorted
   };
   std::map<std::string, Builds> builds_;

@@ -197,10 +197,19 @@ TEST_CASE("the work estimator: kernel times at the measured rate, builds per nod
   CHECK(e.build_ms("a", 3) == Approx(8));  // one build: its time (start included), no rate
   e.observe_build("a", 2, 4);  // the first build is left out from now on
   CHECK(e.build_ms("a", 3) == Approx(6));
-  e.observe_build("a", 1, 800);  // an outlier moves the median, not the rate, little
+  e.observe_build("a", 1, 800);  // a few builds: the smallest rate
   e.observe_build("a", 1, 3);
-  CHECK(e.build_ms("a", 3) == Approx(9));
-  CHECK(e.build_ms("c", 3) == Approx(9));  // no build of c: every backend's
+  CHECK(e.build_ms("a", 3) == Approx(6));
+  CHECK(e.build_ms("c", 3) == Approx(6));  // no build of c: every backend's
+  for (int i = 0; i < 5; ++i) e.observe_build("a", 1, 5);  // eight: the median, 800 moves it little
+  CHECK(e.build_ms("a", 3) == Approx(15));
+  // Slow first convolutions set no rate: the first build's, where it is smaller.
+  e.observe_build("d", 1, 248);
+  e.observe_build("d", 1, 1842);
+  CHECK(e.build_ms("d", 124) == Approx(248 * 124));
+  e.observe_build("d", 1, 325);
+  e.observe_build("d", 1, 977);
+  CHECK(e.build_ms("d", 124) == Approx(248 * 124));
   e.observe("b", small, /*run_ms=*/2, /*job_ms=*/1);
   CHECK(e.run_ms("b", twice) == Approx(4.0));
   CHECK(e.run_ms("a", twice) == Approx(1.0));
