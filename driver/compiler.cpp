@@ -139,8 +139,8 @@ absl::Status use_choices(PlacementOptions& placement, std::unique_ptr<MeasuredCh
 // defaults: the direct convolution, the sequential executor). The executors are not measured
 // either when kScheduleRuns runs of `run_ms` (a run of the placed model; <= 0: not known) would
 // not end in `left_s` (ViT-B/16 at 0.43 s a run: 8.5 s of runs with 5 s left).
-ArtifactOptions artifact_options(const PlacementOptions& placement, double budget_s,
-                                 double left_s, double run_ms = 0) {
+ArtifactOptions artifact_options(const PlacementOptions& placement, double budget_s, double left_s,
+                                 double run_ms = 0) {
   ArtifactOptions artifact;
   artifact.waves.measure_max_ms = std::min(
       {artifact.waves.measure_max_ms, 1000 * kScheduleShare * budget_s, 1000 * left_s / 2});
@@ -342,8 +342,7 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   // remembered and the defaults where it measured none (the same artifact), nothing measured.
   const bool reused = r.optimized.chosen_by == "remembered";
   const double run_ms = r.optimized.placement.estimated_ms;
-  ArtifactOptions artifact =
-      artifact_options(placement, budget_s, reused ? 0 : left_s, run_ms);
+  ArtifactOptions artifact = artifact_options(placement, budget_s, reused ? 0 : left_s, run_ms);
   if (left_s <= 0 && !reused) {
     r.cut.push_back(
         "build: no choice measured (Winograd or direct: direct where none is remembered; the "

@@ -207,11 +207,11 @@ class Evolution {
       // re-measurement is started only when it is predicted to end within that time (BERT-base:
       // two finalists of 4.3 s each, started 2 s before the deadline, took the compile 6.5 s
       // past its budget).
-      const double end_ms = std::max(
-          deadline_ms_, now_ms() + std::min(2 * round_ms, 1000 * options_.final_grace_s));
-      std::vector<double> again = remeasure_alternately(
-          placements, evaluator_, options_.final_rounds, end_ms, &evaluations_, SIZE_MAX,
-          &predicted);
+      const double end_ms =
+          std::max(deadline_ms_, now_ms() + std::min(2 * round_ms, 1000 * options_.final_grace_s));
+      std::vector<double> again =
+          remeasure_alternately(placements, evaluator_, options_.final_rounds, end_ms,
+                                &evaluations_, SIZE_MAX, &predicted);
       std::string line = "finalists re-measured:";
       int best = -1;
       std::vector<double> figure(again.size());

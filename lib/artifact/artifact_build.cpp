@@ -92,12 +92,9 @@ absl::StatusOr<std::string> link_native_code(const std::vector<ArtifactKernel>& 
 
 }  // namespace
 
-absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(const Context& ctx,
-                                                                   const BackendRegistry& backends,
-                                                                   const Graph& graph,
-                                                                   const Placement& placement,
-                                                                   const BuildOptions& options,
-                                                                   int threads, bool records) {
+absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(
+    const Context& ctx, const BackendRegistry& backends, const Graph& graph,
+    const Placement& placement, const BuildOptions& options, int threads, bool records) {
   const size_t num_nodes = graph.nodes().size();
   std::vector<ArtifactKernel> kernels;
   std::vector<bool> available(graph.values().size(), false);

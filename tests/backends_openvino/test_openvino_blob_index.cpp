@@ -2,7 +2,6 @@
 // the blob OpenVINO exported: every piece found where it lies whatever its alignment, the first
 // occurrence at or after the search's start preferred, missing pieces reported missing.
 #include <catch2/catch.hpp>
-
 #include <random>
 #include <string>
 
@@ -52,8 +51,8 @@ TEST_CASE("openvino blob index: pieces the blob does not hold are missing", "[op
 TEST_CASE("openvino blob index: the first occurrence from the start is preferred",
           "[openvino][record]") {
   const std::string piece = random_bytes(3000, 5);
-  const std::string blob = random_bytes(10001, 6) + piece + random_bytes(20003, 7) + piece +
-                           random_bytes(999, 8);
+  const std::string blob =
+      random_bytes(10001, 6) + piece + random_bytes(20003, 7) + piece + random_bytes(999, 8);
   const size_t first = 10001, second = 10001 + 3000 + 20003;
   const BlobIndex index(blob, 1024);
   CHECK(index.find(piece, 0) == first);
@@ -63,8 +62,8 @@ TEST_CASE("openvino blob index: the first occurrence from the start is preferred
 }
 
 TEST_CASE("openvino blob index: repeated bytes and short pieces", "[openvino][record]") {
-  const std::string blob = random_bytes(5000, 9) + std::string(1 << 16, '\0') +
-                           random_bytes(5000, 10);
+  const std::string blob =
+      random_bytes(5000, 9) + std::string(1 << 16, '\0') + random_bytes(5000, 10);
   const BlobIndex index(blob, 1024);
   // Zeros: found at one of their occurrences (the run's blocks exceed the candidates compared).
   const std::string zeros(4096, '\0');

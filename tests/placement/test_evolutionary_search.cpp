@@ -1,7 +1,7 @@
 // The graph-level search: finds the end-to-end optimum the additive model misses, never returns
 // something slower than its best seed, deterministic for a seed, measures the early seeds first.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -295,9 +295,10 @@ TEST_CASE("remeasure alternately: every placement once (or the first `always`), 
   CHECK(ms == std::vector<double>{2, kNotMeasured, kNotMeasured});
 }
 
-TEST_CASE("the finalists' re-measurement starts only what ends within its grace; a finalist left "
-          "out competes with its first measurement",
-          "[evolution]") {
+TEST_CASE(
+    "the finalists' re-measurement starts only what ends within its grace; a finalist left "
+    "out competes with its first measurement",
+    "[evolution]") {
   // BERT-base on the AVX2 host: two finalists of 4.3 s each, started just before the deadline,
   // took the compile 6.5 s past its budget.
   World w;
@@ -330,8 +331,9 @@ TEST_CASE("the finalists' re-measurement starts only what ends within its grace;
   std::string line;
   for (const std::string& n : result->notes)
     if (n.starts_with("finalists re-measured")) line = n;
-  CHECK(line == "finalists re-measured: op-level 5.000 ms (first 1.000); all-reference not "
-                "re-measured (first 2.000)");
+  CHECK(line ==
+        "finalists re-measured: op-level 5.000 ms (first 1.000); all-reference not "
+        "re-measured (first 2.000)");
   CHECK(result->origin == "all-reference");
   CHECK(result->ms == Approx(2.0));
 }

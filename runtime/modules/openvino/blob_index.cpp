@@ -27,7 +27,8 @@ BlobIndex::BlobIndex(std::string_view blob, size_t min_size)
   for (size_t i = 1; i < block_; ++i) top_power_ *= kBase;
   const size_t n = blob.size() / block_;
   blocks_.reserve(n);
-  for (size_t b = 0; b < n; ++b) blocks_.push_back({hash_bytes(bytes(blob) + b * block_, block_), b});
+  for (size_t b = 0; b < n; ++b)
+    blocks_.push_back({hash_bytes(bytes(blob) + b * block_, block_), b});
   std::sort(blocks_.begin(), blocks_.end());
 }
 
@@ -36,7 +37,8 @@ size_t BlobIndex::find(std::string_view piece, size_t from) const {
   if (piece.size() < 2 * block_) {  // it need not cover a whole block
     for (size_t start : {from, size_t{0}}) {
       if (start > blob_.size()) continue;
-      const void* at = memmem(blob_.data() + start, blob_.size() - start, piece.data(), piece.size());
+      const void* at =
+          memmem(blob_.data() + start, blob_.size() - start, piece.data(), piece.size());
       if (at) return static_cast<size_t>(static_cast<const char*>(at) - blob_.data());
     }
     return std::string_view::npos;
@@ -57,8 +59,8 @@ size_t BlobIndex::find(std::string_view piece, size_t from) const {
   }
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-  std::rotate(candidates.begin(),
-              std::lower_bound(candidates.begin(), candidates.end(), from), candidates.end());
+  std::rotate(candidates.begin(), std::lower_bound(candidates.begin(), candidates.end(), from),
+              candidates.end());
   for (size_t at : candidates)
     if (std::memcmp(blob_.data() + at, piece.data(), piece.size()) == 0) return at;
   return std::string_view::npos;

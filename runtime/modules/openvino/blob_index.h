@@ -32,8 +32,8 @@ class BlobIndex {
 
  private:
   std::string_view blob_;
-  size_t block_;         // bytes per hashed block
-  uint64_t top_power_;   // kBase^(block_ - 1): what a block's first byte weighs in its hash
+  size_t block_;        // bytes per hashed block
+  uint64_t top_power_;  // kBase^(block_ - 1): what a block's first byte weighs in its hash
   std::vector<std::pair<uint64_t, uint64_t>> blocks_;  // (hash, block number), sorted
 };
 

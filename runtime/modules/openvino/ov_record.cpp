@@ -3,10 +3,10 @@
 // shared with the blob.
 #include "ov_record.h"
 
-#include "blob_index.h"
-
 #include <algorithm>
 #include <cstring>
+
+#include "blob_index.h"
 
 namespace collage::rt_openvino {
 namespace {
