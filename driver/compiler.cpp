@@ -74,10 +74,12 @@ absl::Status check_artifact_groups(const Graph& g, const Placement& p,
 // make_artifact_schedule may make; at most WaveOptions' default).
 constexpr double kBuildShare = 0.1;
 constexpr double kScheduleShare = 0.04;
-// Runs of the model that measuring its executors takes, about: the kernels' profiles (5 each), 2
-// untimed and 5 timed runs of each executor, and as many again where a thread team's place is
-// compared (waves::WaveOptions' defaults).
-constexpr double kScheduleRuns = 5 + 2 * 2 * (2 + 5);
+// Runs of the model that measuring its executors under `waves` takes, about: the kernels'
+// profiles, the untimed and the fewest timed runs of each executor, and as many again where a
+// thread team's place is compared (33 with WaveOptions' defaults).
+double schedule_runs(const waves::WaveOptions& waves) {
+  return waves.profile_repeats + 2 * 2 * (waves.measure_warmup + waves.measure_min_runs);
+}
 
 // Whether `cut` (OptimizeResult::cut: "STEP: why") says the time budget cut step `step`.
 bool step_cut(const std::vector<std::string>& cut, std::string_view step) {
@@ -137,7 +139,7 @@ absl::Status use_choices(PlacementOptions& placement, std::unique_ptr<MeasuredCh
 // executors measured within their share of the compile's `budget_s` and the `left_s` seconds
 // of it that are left: none left, nothing is measured (the choices already remembered, else the
 // defaults: the direct convolution, the sequential executor). The executors are not measured
-// either when kScheduleRuns runs of `run_ms` (a run of the placed model; <= 0: not known) would
+// either when schedule_runs runs of `run_ms` (a run of the placed model; <= 0: not known) would
 // not end in `left_s` (ViT-B/16 at 0.43 s a run: 8.5 s of runs with 5 s left).
 ArtifactOptions artifact_options(const PlacementOptions& placement, double budget_s, double left_s,
                                  double run_ms = 0) {
@@ -145,7 +147,7 @@ ArtifactOptions artifact_options(const PlacementOptions& placement, double budge
   artifact.waves.measure_max_ms = std::min(
       {artifact.waves.measure_max_ms, 1000 * kScheduleShare * budget_s, 1000 * left_s / 2});
   artifact.build.measure_choices = left_s > 0;
-  artifact.waves.measure = left_s > 0 && run_ms * kScheduleRuns <= 1000 * left_s;
+  artifact.waves.measure = left_s > 0 && run_ms * schedule_runs(artifact.waves) <= 1000 * left_s;
   artifact.build.num_threads = placement.num_threads;
   // A build that times nothing builds its native kernels on every core (compile_artifact_image).
   artifact.build_threads = placement.num_threads > 0
@@ -352,7 +354,7 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
     r.cut.push_back(absl::StrFormat(
         "build: the executors not measured (about %.0f runs of %.1f ms, %.1f s were left): "
         "sequential, its wave schedule not profiled",
-        kScheduleRuns, run_ms, left_s));
+        schedule_runs(artifact.waves), run_ms, left_s));
   }
   if (left_s > 0 && !reused && step_cut(r.cut, "measure")) {
     // As the evaluations after the cut: a Winograd choice builds two more kernels per
