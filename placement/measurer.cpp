@@ -190,6 +190,8 @@ void Measurer::prefetch(
     // was measured after it).
     if (!options_.choices || options_.choices->measured() == choices_before)
       estimator_.observe_build(backend.name(), job.work.nodes, job.spent_ms);
+    else
+      timed_choice_.insert(job.key);
     if (options_.tally) options_.tally->add(backend.name(), job.spent_ms, "measure");
     build_ms_[{&backend, job.candidate->nodes}] = job.spent_ms;
     job.build_ms = job.spent_ms;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -104,11 +105,19 @@ class Measurer : public CostModel {
   // what the measurer's builds so far tell (WorkEstimator::build_ms). (A per-node rate from
   // small regions overstates a whole-model one: OpenVINO's compile has a fixed cost per region,
   // and MobileNetV2's whole-model region was predicted at several times its build, so the
-  // search skipped single:openvino.)
+  // search skipped single:openvino.) A build of this measurer that timed a choice is no such
+  // history: it built and ran three kernels for a Winograd one, which a later build of the group
+  // (the choice remembered) or of one structurally identical in other boundary layouts does not
+  // (DenseNet-121's native convolutions: 1.5-2.5 s by such builds, 0.1 s when built again).
   double predicted_build_ms(const Candidate& c) const {
-    if (auto it = build_ms_.find({c.backend, c.nodes}); it != build_ms_.end()) return it->second;
-    if (auto key = key_of_.find({c.backend, c.nodes}); key != key_of_.end())
-      if (auto it = build_by_key_.find(key->second); it != build_by_key_.end()) return it->second;
+    const auto key = key_of_.find({c.backend, c.nodes});
+    if (key == key_of_.end() || !timed_choice_.count(key->second)) {
+      if (auto it = build_ms_.find({c.backend, c.nodes}); it != build_ms_.end())
+        return it->second;
+      if (key != key_of_.end())
+        if (auto it = build_by_key_.find(key->second); it != build_by_key_.end())
+          return it->second;
+    }
     return estimator_.build_ms(c.backend->name(), c.nodes.count());
   }
   // Whether this measurer built candidate `c`'s kernel (kept for a later build of the same
@@ -165,6 +174,7 @@ class Measurer : public CostModel {
   // of this measurer, records of the cost database).
   std::map<std::pair<const Backend*, NodeSet>, std::string> key_of_;
   std::map<std::string, double> build_by_key_;
+  std::set<std::string> timed_choice_;  // memo keys of this measurer's builds that timed a choice
   size_t unbuilt_ = 0;
   size_t measured_ = 0, cached_ = 0, remeasured_ = 0, skipped_ = 0, estimated_ = 0;
   bool cached_only_ = false;

@@ -246,7 +246,7 @@ class Optimizer {
   // cost. Infinite when a kernel's cost is unknown and the budget cut the measurement (its runs
   // cannot be predicted: single:eigen's ResNet-50 ran 1 s a run under load). 0 without a
   // measurer (a cost model given by the caller).
-  double predicted_evaluation_ms(const std::vector<size_t>& genes) const {
+  double predicted_evaluation_ms(const std::vector<size_t>& genes) {
     if (!measurer_) return 0;
     const double runs = estimate(genes);
     if (!std::isfinite(runs) && measurer_->cut_short()) return HUGE_VAL;
@@ -255,25 +255,63 @@ class Optimizer {
 
   // What building the kernels of `genes` should still cost, in milliseconds (0 without a
   // measurer): what an evaluation or the artifact build must spend before it runs anything.
-  double predicted_builds_ms(const std::vector<size_t>& genes) const {
-    double ms = 0;
-    for (size_t c : genes) ms += unbuilt_ms(c);
-    return ms;
+  // The native kernels are built side by side on the pool's threads when no build times a
+  // choice under the executor scorer (driver/executor_latency.cpp), the others one by one.
+  double predicted_builds_ms(const std::vector<size_t>& genes) {
+    if (!measurer_) return 0;
+    const std::vector<Layout> layouts = layouts_of(genes);
+    double native_ms = 0, other_ms = 0;
+    for (size_t c : genes)
+      (cands_[c].backend->name() == kNativeBackend ? native_ms : other_ms) +=
+          unbuilt_ms(c, &layouts);
+    const bool side_by_side = options_.executor_latency && measurer_->cut_short();
+    return other_ms + native_ms / (side_by_side ? std::max(1, pool_->num_threads()) : 1);
   }
 
-  // What building candidate `c`'s kernel should still cost: nothing when the measurer or an
-  // evaluation built it (it is kept: the code cache, oneDNN's primitive cache, the kernel
-  // shelf), nor for a kernel of the fallback that was measured (the code cache keeps its code,
-  // which a structurally identical group shares); else its predicted build (an OpenVINO region
-  // structurally identical to one measured but with other weights is compiled anew).
-  double unbuilt_ms(size_t c) const {
+  // The layouts the kernels of placement `genes` are built with (assign_layouts; empty: plain).
+  std::vector<Layout> layouts_of(const std::vector<size_t>& genes) const {
+    absl::StatusOr<Placement> p = placement_of(g_, registry_, cands_, {}, genes);
+    if (!p.ok()) return {};
+    return assign_layouts(ctx_, registry_, g_, *p, channel_block_);
+  }
+
+  // What building candidate `c`'s kernel should still cost, its boundary in the layouts
+  // `layouts` (null: those it was measured with, measured_layouts, or any an evaluation built it
+  // with): nothing when an evaluation built it so, nor when the measurer built it in those
+  // layouts (it is kept: the code cache, oneDNN's primitive cache, the kernel shelf), nor for a
+  // kernel of the fallback measured in those layouts (the code cache keeps its code, which a
+  // structurally identical group shares); else its predicted build (an OpenVINO region
+  // structurally identical to one measured but with other weights is compiled anew; a native
+  // group measured plain where the placement blocks its input is other code).
+  double unbuilt_ms(size_t c, const std::vector<Layout>* layouts = nullptr) {
     if (!measurer_) return 0;
     const Candidate& cand = cands_[c];
-    if (measurer_->built(cand) || (tracker_ && tracker_->built(cand.nodes, cand.backend->name())))
+    if (layouts) {
+      const std::vector<ValueId> placed = blocked_boundary(g_, cand.nodes, *layouts);
+      if (tracker_ && tracker_->built(cand.nodes, cand.backend->name(), placed)) return 0;
+      if (placed != measured_boundary(c)) return measurer_->predicted_build_ms(cand);
+    } else if (tracker_ && tracker_->built(cand.nodes, cand.backend->name())) {
       return 0;
+    }
+    if (measurer_->built(cand)) return 0;
     const bool estimated = costs_[c].samples == 0 && !costs_[c].from_cache;
     if (cand.backend->name() == options_.fallback && !estimated) return 0;
     return measurer_->predicted_build_ms(cand);
+  }
+
+  // The blocked boundary (blocked_boundary) candidate `c` was measured with, once per candidate.
+  const std::vector<ValueId>& measured_boundary(size_t c) {
+    auto it = measured_boundaries_.find(c);
+    if (it != measured_boundaries_.end()) return it->second;
+    std::vector<ValueId> boundary;
+    if (channel_block_ > 0) {
+      absl::StatusOr<ExtractedSubgraph> plain = extract_subgraph(ctx_, g_, cands_[c].nodes);
+      if (plain.ok())
+        boundary = blocked_boundary(
+            g_, cands_[c].nodes,
+            measured_layouts(ctx_, g_, cands_[c], *plain, channel_block_, neighbour_chains_));
+    }
+    return measured_boundaries_.emplace(c, std::move(boundary)).first->second;
   }
 
   // The op-level placement's kernels that nothing built yet are built by the artifact build or
@@ -289,8 +327,9 @@ class Optimizer {
     const auto unbuilt = [&](const std::vector<size_t>& genes,
                              std::map<std::string, double>& by_backend) {
       double total = 0;
+      const std::vector<Layout> layouts = layouts_of(genes);
       for (size_t c : genes) {
-        const double ms = unbuilt_ms(c);
+        const double ms = unbuilt_ms(c, &layouts);
         total += ms;
         if (ms > 0) by_backend[cands_[c].backend->name()] += ms;
       }
@@ -362,7 +401,9 @@ class Optimizer {
 
   // The evaluator, its evaluations' builds noted (BuildTracker).
   PlacementEvaluator& evaluator() {
-    if (!tracker_) tracker_ = std::make_unique<BuildTracker>(inner_evaluator());
+    if (!tracker_)
+      tracker_ = std::make_unique<BuildTracker>(inner_evaluator(), ctx_, registry_, g_,
+                                                channel_block_);
     return *tracker_;
   }
 
@@ -704,29 +745,43 @@ class Optimizer {
       result.placement.notes = notes_;
       return absl::OkStatus();
     }
-    const bool single_fits = seeds.size() > 1 && seeds[1].name.starts_with("single:") &&
-                             op_ms + predicted_evaluation_ms(seeds[1].genes) <= left_ms;
-    // Measured first, whatever the budget: the single-backend seeds whose evaluations cost little,
-    // and the one estimated fastest when its evaluation and the op-level one's both fit in what
-    // is left or its evaluation costs no more than the op-level one's (GoogLeNet: the budget cut
-    // the measurer before single:native's kernels were all built, the op-level evaluation built
-    // 100 kernels, and single:native was never measured; Inception-v3: single:openvino, the
-    // second seed, was not measured in the search's 5 s after the op-level one).
+    const bool single_first = seeds.size() > 1 && seeds[1].name.starts_with("single:");
+    const double single_ms = single_first ? predicted_evaluation_ms(seeds[1].genes) : 0;
+    const bool single_fits = single_first && op_ms + single_ms <= left_ms;
+    if (measurer_)
+      notes_.push_back(absl::StrFormat(
+          "graph-level: evaluations predicted at %.1f s (op-level)%s, %.1f s left", op_ms / 1000,
+          single_first ? absl::StrFormat(" and %.1f s (%s)", single_ms / 1000, seeds[1].name)
+                       : std::string(),
+          left_ms / 1000));
+    // Measured first, whatever the budget: the single-backend seeds whose evaluations cost
+    // little, and the one estimated fastest when its evaluation and the op-level one's both fit
+    // in what is left. When they do not, it is measured right after the op-level one, whatever the
+    // search's budget, if its evaluation costs no more than the op-level one's and its prediction
+    // then, the op-level evaluation's builds done, fits before the deadline (GoogLeNet: the budget
+    // cut the measurer before single:native's kernels were all built, the op-level evaluation
+    // built 100 kernels, and single:native was never measured; Inception-v3: single:openvino, the
+    // second seed, was not measured in the search's 5 s after the op-level one; DenseNet-121:
+    // single:native measured whatever the deadline after an op-level evaluation that shared few
+    // of its 192 native kernels' layouts took the compile 9.5 s past its budget).
     if (measurer_)
       for (size_t s = 1; s < seeds.size() && seeds[s].name.starts_with("single:"); ++s) {
-        const double p = predicted_evaluation_ms(seeds[s].genes);
-        seeds[s].early = p <= cheap_seed_ms() || (s == 1 && (single_fits || p <= op_ms));
+        const double p = s == 1 ? single_ms : predicted_evaluation_ms(seeds[s].genes);
+        seeds[s].early = p <= cheap_seed_ms() || (s == 1 && single_fits);
       }
-    if (seeds.size() > 1 && seeds[1].name.starts_with("single:") && !single_fits &&
-        !seeds[1].early)
-      result.cut.push_back(str_cat("graph-level: seed ", seeds[1].name,
-                                   " measured only if the search's budget allows (its "
-                                   "evaluation would not fit in what was left)"));
+    const bool single_forced = single_first && (single_fits || single_ms <= op_ms);
+    if (single_first && !seeds[1].early)
+      result.cut.push_back(str_cat(
+          "graph-level: seed ", seeds[1].name, " measured only if ",
+          single_forced ? "its evaluation, predicted again after the op-level one's, fits before "
+                          "the search's deadline"
+                        : "the search's budget allows",
+          " (its evaluation and the op-level one's would not both fit in what was left)"));
 
     EvolutionOptions evo;
     evo.population = options_.population;
     evo.max_generations = options_.max_generations;
-    evo.forced_seeds = single_fits ? 2 : 1;
+    evo.forced_seeds = single_forced ? 2 : 1;
     if (measurer_)
       evo.predict_ms = [this](const std::vector<size_t>& genes) {
         return predicted_evaluation_ms(genes);
@@ -872,6 +927,8 @@ class Optimizer {
   std::unique_ptr<Measurer> measurer_;
   std::unique_ptr<EndToEndMeasurer> end_to_end_;
   std::unique_ptr<BuildTracker> tracker_;
+  std::map<size_t, std::vector<ValueId>> measured_boundaries_;  // measured_boundary's
+  std::map<NodeId, absl::StatusOr<ExtractedSubgraph>> neighbour_chains_;  // measured_layouts'
   BuildTally tally_;                          // the builds of the measurer and the evaluations
   std::unique_ptr<BackendRegistry> tallied_;  // registry_'s backends counting into tally_
   std::unique_ptr<MeasuredChoices> own_choices_;

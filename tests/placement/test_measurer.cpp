@@ -1,7 +1,8 @@
 // The measurer: real kernels timed with the settle rule, identical groups measured once, build
 // failures kept, costs persisted so a second measurer times nothing, builds predicted from the
 // kernel's own history, the fallback's reserve without the builds that timed a choice; the
-// end-to-end measurer (with the artifact's layouts); the build tally.
+// end-to-end measurer (with the artifact's layouts); the build tracker (kernels by their
+// boundary's layouts); the build tally.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -10,6 +11,7 @@
 #include "collage/executor.h"
 #include "core/str_cat.h"
 #include "placement/build_tally.h"
+#include "placement/build_tracker.h"
 #include "placement/choice_store.h"
 #include "placement/end_to_end.h"
 #include "placement/measurer.h"
@@ -303,6 +305,58 @@ TEST_CASE("the end-to-end measurer evaluates a placement with the layouts its ar
   CHECK(assign_layouts(ctx, r, g, p, 16)[g.nodes()[0].outputs[0]].c_block == 16);
 }
 
+TEST_CASE("the build tracker notes each kernel with its boundary's layouts: the same group "
+          "between other neighbours is another kernel",
+          "[measurer]") {
+  // x -> Relu a -> Relu b -> Relu c -> y. Evaluated as {a}{b}{c} on the blocking backend, b's
+  // input and output are blocked; as {a, b}{c} group {a, b} is another group. Then {a}{b, c}:
+  // group {a} again, its output blocked as before; and {a} between a reference neighbour (which
+  // takes nothing blocked) is plain, a kernel not built yet.
+  Context ctx;
+  GraphBuilder gb(ctx, "three_relus");
+  ValueId x = gb.add_input("x", {DType::f32, {1, 32, 4, 4}});
+  ValueId a = *gb.add("Relu", {x}, nullptr, "a");
+  ValueId b = *gb.add("Relu", {a}, nullptr, "b");
+  gb.add_output(*gb.add("Relu", {b}, nullptr, "c"));
+  Graph g = *gb.finish();
+  BackendRegistry r;
+  REQUIRE(r.add(std::make_unique<BlockedReluBackend>()).ok());
+  REQUIRE(r.add(make_reference_backend()).ok());
+  ThreadPool pool(1);
+  EndToEndOptions options;
+  options.sampling = {3, 5, 0.05, 50};
+  options.channel_block = 16;
+  EndToEndMeasurer e2e(ctx, r, g, &pool, options);
+  BuildTracker tracker(e2e, ctx, r, g, 16);
+  auto group = [&](std::vector<NodeId> nodes, std::string backend) {
+    return PlacedGroup{NodeSet::of(3, nodes), std::move(backend), "", -1, {}};
+  };
+  Placement three;
+  three.groups = {group({0}, "blocked"), group({1}, "blocked"), group({2}, "blocked")};
+  REQUIRE(tracker.latency_ms(three).ok());
+  const std::vector<Layout> layouts = assign_layouts(ctx, r, g, three, 16);
+  CHECK(blocked_boundary(g, NodeSet::of(3, {1}), layouts) == std::vector<ValueId>{a, b});
+  CHECK(blocked_boundary(g, NodeSet::of(3, {0, 1}), layouts) == std::vector<ValueId>{b});
+  CHECK(blocked_boundary(g, NodeSet::of(3, {1}), {}).empty());
+  CHECK(tracker.built(NodeSet::of(3, {1}), "blocked", {a, b}));
+  CHECK_FALSE(tracker.built(NodeSet::of(3, {1}), "blocked", {}));
+  CHECK_FALSE(tracker.built(NodeSet::of(3, {1}), "reference", {a, b}));
+  CHECK(tracker.built(NodeSet::of(3, {0}), "blocked", {a}));
+  CHECK(tracker.built(NodeSet::of(3, {0}), "blocked"));
+  CHECK_FALSE(tracker.built(NodeSet::of(3, {0, 1}), "blocked"));
+  Placement mixed;
+  mixed.groups = {group({0}, "blocked"), group({1}, "reference"), group({2}, "blocked")};
+  CHECK(blocked_boundary(g, NodeSet::of(3, {0}), assign_layouts(ctx, r, g, mixed, 16)).empty());
+  REQUIRE(tracker.latency_ms(mixed).ok());
+  CHECK(tracker.built(NodeSet::of(3, {0}), "blocked", {}));
+  CHECK(tracker.built(NodeSet::of(3, {0}), "blocked", {a}));
+  // A failed evaluation notes nothing.
+  Placement missing;
+  missing.groups = {group({0, 1}, "missing"), group({2}, "blocked")};
+  CHECK_FALSE(tracker.latency_ms(missing).ok());
+  CHECK_FALSE(tracker.built(NodeSet::of(3, {0, 1}), "missing"));
+}
+
 namespace {
 
 // Builds with the reference backend; a group of two nodes or more takes `slow_ms` longer.
@@ -429,7 +483,7 @@ class ChoosingBackend : public Backend {
 }  // namespace
 
 TEST_CASE("the fallback's reserve: a build that timed a measured choice does not set the rate "
-          "of the builds left",
+          "of the builds left, nor predict the group's next build",
           "[measurer]") {
   // Twenty one-node groups of the fallback, each of its own shape; the second times a choice.
   // Before, that build (610 ms for one node) set the rate per node, the 18 nodes left were
@@ -465,4 +519,12 @@ TEST_CASE("the fallback's reserve: a build that timed a measured choice does not
   CHECK(m.measured() == kNodes);
   CHECK(m.estimated() == 0);
   CHECK_FALSE(m.cut_short());
+  // Nor is it what building that group again should take (the choice remembered, or the group in
+  // other boundary layouts): the rate of the others, not its 610 ms; a group that timed no choice
+  // keeps its own build.
+  const Candidate timed{NodeSet::of(kNodes, {1}), &backend, "test"};
+  const Candidate plain{NodeSet::of(kNodes, {2}), &backend, "test"};
+  CHECK(m.predicted_build_ms(timed) < 300);
+  CHECK(m.predicted_build_ms(plain) >= 10);
+  CHECK(m.predicted_build_ms(plain) < 300);
 }
