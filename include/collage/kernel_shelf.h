@@ -33,6 +33,9 @@ class KernelShelf {
 
   size_t built() const;
   size_t reused() const;
+  // How many kernels of `backend` were let go past the bound: when not 0, a kernel of it that was
+  // kept may be gone, and its next build compiles it again.
+  size_t let_go(std::string_view backend) const;
 
  private:
   using Key = std::pair<std::string, uint64_t>;
@@ -45,6 +48,7 @@ class KernelShelf {
   size_t bytes_ = 0;
   std::map<Key, Entry> kept_;
   std::deque<Key> order_;  // kept_'s keys, oldest first
+  std::map<std::string, size_t, std::less<>> let_go_;  // by backend
   size_t built_ = 0, reused_ = 0;
 };
 

@@ -28,6 +28,7 @@ void KernelShelf::keep(std::string_view backend, uint64_t key, std::shared_ptr<K
   while (bytes_ > max_bytes_ && !order_.empty()) {
     auto oldest = kept_.find(order_.front());
     bytes_ -= oldest->second.bytes;
+    ++let_go_[oldest->first.first];
     kept_.erase(oldest);
     order_.pop_front();
   }
@@ -41,6 +42,12 @@ size_t KernelShelf::built() const {
 size_t KernelShelf::reused() const {
   std::lock_guard<std::mutex> lock(mu_);
   return reused_;
+}
+
+size_t KernelShelf::let_go(std::string_view backend) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = let_go_.find(backend);
+  return it == let_go_.end() ? 0 : it->second;
 }
 
 }  // namespace collage
