@@ -189,7 +189,7 @@ void Measurer::prefetch(
     // under load with its choice, predicted the unbuilt nodes past the budget's end, and nothing
     // was measured after it).
     if (!options_.choices || options_.choices->measured() == choices_before)
-      estimator_.observe_build(backend.name(), job.work.nodes, job.spent_ms);
+      estimator_.observe_build(backend.name(), job.work.nodes, job.spent_ms, job.work.anchored);
     else
       timed_choice_.insert(job.key);
     if (options_.tally) options_.tally->add(backend.name(), job.spent_ms, "measure");

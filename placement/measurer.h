@@ -102,14 +102,15 @@ class Measurer : public CostModel {
   // first: what its build took when this measurer built it, else what building a structurally
   // identical kernel took (in this compile, or when the cost database's record of it was
   // measured: BERT's OpenVINO regions of other layers, the same code with other weights), else
-  // what the measurer's builds so far tell (WorkEstimator::build_ms). (A per-node rate from
+  // what the measurer's builds so far tell (WorkEstimator::kernel_build_ms; `anchored`: the group
+  // holds a contraction, GroupWork::anchored). (A per-node rate from
   // small regions overstates a whole-model one: OpenVINO's compile has a fixed cost per region,
   // and MobileNetV2's whole-model region was predicted at several times its build, so the
   // search skipped single:openvino.) A build of this measurer that timed a choice is no such
   // history: it built and ran three kernels for a Winograd one, which a later build of the group
   // (the choice remembered) or of one structurally identical in other boundary layouts does not
   // (DenseNet-121's native convolutions: 1.5-2.5 s by such builds, 0.1 s when built again).
-  double predicted_build_ms(const Candidate& c) const {
+  double predicted_build_ms(const Candidate& c, bool anchored) const {
     const auto key = key_of_.find({c.backend, c.nodes});
     if (key == key_of_.end() || !timed_choice_.count(key->second)) {
       if (auto it = build_ms_.find({c.backend, c.nodes}); it != build_ms_.end())
@@ -118,7 +119,7 @@ class Measurer : public CostModel {
         if (auto it = build_by_key_.find(key->second); it != build_by_key_.end())
           return it->second;
     }
-    return estimator_.build_ms(c.backend->name(), c.nodes.count());
+    return estimator_.kernel_build_ms(c.backend->name(), c.nodes.count(), anchored);
   }
   // Whether this measurer built candidate `c`'s kernel (kept for a later build of the same
   // group: the native backend's code cache, oneDNN's primitive cache, the kernel shelf); a

@@ -297,14 +297,21 @@ class Optimizer {
       const std::vector<ValueId> placed = blocked_boundary(g_, cand.nodes, *layouts);
       if (kept && tracker_ && tracker_->built(cand.nodes, cand.backend->name(), placed))
         return 0;
-      if (placed != measured_boundary(c)) return measurer_->predicted_build_ms(cand);
+      if (placed != measured_boundary(c)) return measurer_->predicted_build_ms(cand, anchored(c));
     } else if (kept && tracker_ && tracker_->built(cand.nodes, cand.backend->name())) {
       return 0;
     }
     if (kept && measurer_->built(cand)) return 0;
     const bool estimated = costs_[c].samples == 0 && !costs_[c].from_cache;
     if (cand.backend->name() == options_.fallback && !estimated) return 0;
-    return measurer_->predicted_build_ms(cand);
+    return measurer_->predicted_build_ms(cand, anchored(c));
+  }
+
+  // Whether candidate `c`'s group holds a convolution or a matrix product (GroupWork::anchored).
+  bool anchored(size_t c) const {
+    for (NodeId n : cands_[c].nodes.to_vector())
+      if (is_contraction(g_.node(n))) return true;
+    return false;
   }
 
   // The blocked boundary (blocked_boundary) candidate `c` was measured with, once per candidate.

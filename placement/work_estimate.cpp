@@ -7,10 +7,18 @@
 
 namespace collage {
 
+bool is_contraction(const Node& node) {
+  const std::string_view op = node.op_name();
+  return op == "Conv" || op == "ConvTranspose" || op == "MatMul" || op == "Gemm";
+}
+
 GroupWork group_work(const Graph& group) {
   GroupWork w;
   w.nodes = group.nodes().size();
-  for (const Node& n : group.nodes()) w.flops += static_cast<double>(node_flops(group, n));
+  for (const Node& n : group.nodes()) {
+    w.flops += static_cast<double>(node_flops(group, n));
+    w.anchored = w.anchored || is_contraction(n);
+  }
   for (ValueId v : group.inputs()) w.bytes += static_cast<double>(group.value(v).type.bytes());
   for (ValueId v : group.outputs()) w.bytes += static_cast<double>(group.value(v).type.bytes());
   for (const Tensor& c : group.constants()) w.bytes += static_cast<double>(c.bytes());
@@ -47,9 +55,14 @@ double WorkEstimator::job_ms(const std::string& backend, const GroupWork& work) 
   return t.job_ms / t.nodes * static_cast<double>(std::max<size_t>(work.nodes, 1));
 }
 
-void WorkEstimator::observe_build(const std::string& backend, size_t nodes, double ms) {
+void WorkEstimator::observe_build(const std::string& backend, size_t nodes, double ms,
+                                  bool anchored) {
   const double n = static_cast<double>(std::max<size_t>(nodes, 1));
   for (Builds* b : {&builds_[backend], &all_builds_}) {
+    Builds::Kind& k = b->kinds[anchored];
+    k.min_nodes = k.ms.empty() ? nodes : std::min(k.min_nodes, nodes);
+    k.max_nodes = std::max(k.max_nodes, nodes);
+    k.ms.insert(std::upper_bound(k.ms.begin(), k.ms.end(), ms), ms);
     if (b->builds == 0) {
       b->first_ms = ms;
       b->first_rate = ms / n;
@@ -76,6 +89,15 @@ double WorkEstimator::build_ms(const std::string& backend, size_t nodes) const {
   // nodes left at 211 ms each, reserved 77 s of a 60 s budget, and no kernel was measured after
   // the first batch.
   return b.rates[b.rates.size() / 2] * static_cast<double>(nodes);
+}
+
+double WorkEstimator::kernel_build_ms(const std::string& backend, size_t nodes,
+                                      bool anchored) const {
+  auto it = builds_.find(backend);
+  const Builds& b = it != builds_.end() ? it->second : all_builds_;
+  const Builds::Kind& k = b.kinds[anchored];
+  if (k.ms.size() >= 8 && nodes >= k.min_nodes && nodes <= k.max_nodes) return k.ms[k.ms.size() / 2];
+  return build_ms(backend, nodes);
 }
 
 }  // namespace collage

@@ -18,7 +18,10 @@ struct GroupWork {
   double flops = 0;
   double bytes = 0;
   size_t nodes = 0;
+  bool anchored = false;  // a convolution or a matrix product among its nodes (is_contraction)
 };
+// Whether `node` is a convolution or a matrix product, whose code dominates a kernel's build.
+bool is_contraction(const Node& node);
 GroupWork group_work(const Graph& group);
 
 // Rates observed per backend. Not thread-safe (the measurer runs on one thread).
@@ -37,8 +40,9 @@ class WorkEstimator {
   // the backend's mean per node so far times the node count; 0 before any was observed.
   double job_ms(const std::string& backend, const GroupWork& work) const;
 
-  // A kernel of `backend` with `nodes` nodes took `ms` to build.
-  void observe_build(const std::string& backend, size_t nodes, double ms);
+  // A kernel of `backend` with `nodes` nodes took `ms` to build; `anchored`: its group holds a
+  // contraction (GroupWork::anchored).
+  void observe_build(const std::string& backend, size_t nodes, double ms, bool anchored = false);
   // The time building kernels of `backend` covering `nodes` nodes should take: the median of
   // the backend's build times per node so far (every backend's when it has none), its first
   // build left out once there are others (it pays for the backend's start: LLVM's, a
@@ -46,6 +50,13 @@ class WorkEstimator {
   // are, the smallest of their and the first build's times per node; 0 before any was
   // observed.
   double build_ms(const std::string& backend, size_t nodes) const;
+  // The time building one kernel of `backend` with `nodes` nodes, anchored or not, should take:
+  // once eight builds of the backend's kernels of that kind are seen and `nodes` is within the
+  // node counts they had, their median (a native kernel's build is its convolution's code
+  // whatever the epilogue: DenseNet-121's convolution groups of one to three nodes 0.25-0.35 s,
+  // its other groups 0.06-0.11 s; per node, a convolution's epilogue doubled its estimate and a
+  // three-node elementwise group took three times a convolution's rate); else build_ms.
+  double kernel_build_ms(const std::string& backend, size_t nodes, bool anchored) const;
 
   // Work units a kernel gets through per millisecond before anything is measured: 2 GFLOP/s,
   // well below what a kernel of these backends reaches on one core, so that an estimate made
@@ -67,6 +78,11 @@ class WorkEstimator {
     double first_ms = 0;         // the first build's time
     double first_rate = 0;       // ... per node
     std::vector<double> rates;   // the others' time per node, sorted
+    struct Kind {
+      std::vector<double> ms;  // builds' times, sorted
+      size_t min_nodes = 0, max_nodes = 0;
+    };
+    Kind kinds[2];  // by GroupWork::anchored
   };
   std::map<std::string, Builds> builds_;
   Builds all_builds_;

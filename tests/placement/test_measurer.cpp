@@ -184,7 +184,8 @@ TEST_CASE("past skip_after_ms nothing is built: the always-measured backend's ke
   CHECK(m.skipped() == 1);
 }
 
-TEST_CASE("the work estimator: kernel times at the measured rate, builds per node",
+TEST_CASE("the work estimator: kernel times at the measured rate, builds per node and per kernel "
+          "by kind",
           "[measurer]") {
   WorkEstimator e;
   const GroupWork small{1e6, 0, 1}, twice{2e6, 0, 3};
@@ -215,6 +216,24 @@ TEST_CASE("the work estimator: kernel times at the measured rate, builds per nod
   e.observe("b", small, /*run_ms=*/2, /*job_ms=*/1);
   CHECK(e.run_ms("b", twice) == Approx(4.0));
   CHECK(e.run_ms("a", twice) == Approx(1.0));
+  // One kernel's build by its kind (a contraction among its nodes or not), once eight builds of
+  // the kind are seen and within their node counts: a convolution with its epilogue of one or
+  // two nodes builds in about the same time, a three-node elementwise group in far less.
+  WorkEstimator k;
+  for (int i = 0; i < 8; ++i) {
+    k.observe_build("native", 1 + i % 2, 300, /*anchored=*/true);
+    k.observe_build("native", 1 + i % 3, 80, /*anchored=*/false);
+  }
+  CHECK(k.kernel_build_ms("native", 2, true) == Approx(300));
+  CHECK(k.kernel_build_ms("native", 1, true) == Approx(300));
+  CHECK(k.kernel_build_ms("native", 3, false) == Approx(80));
+  CHECK(k.build_ms("native", 3) > 200);  // per node, the kinds mixed: 80 a node
+  CHECK(k.kernel_build_ms("dnnl", 2, true) == Approx(300));  // no build of dnnl: every backend's
+  // Beyond the node counts seen (a whole-model region), or too few builds of the kind: per node.
+  CHECK(k.kernel_build_ms("native", 50, true) == Approx(k.build_ms("native", 50)));
+  k.observe_build("openvino", 2, 500, /*anchored=*/true);
+  k.observe_build("openvino", 2, 700, /*anchored=*/true);
+  CHECK(k.kernel_build_ms("openvino", 2, true) == Approx(k.build_ms("openvino", 2)));
 }
 
 TEST_CASE("the end-to-end measurer runs compiled placements", "[measurer]") {
@@ -402,9 +421,9 @@ TEST_CASE("a kernel's build is predicted from its own history: an identical kern
     CHECK(m.measured() == 4);
     CHECK(m.built(cands[3]));
     CHECK_FALSE(m.built(cands[4]));  // the twin's cost is shared, its kernel not built
-    CHECK(m.predicted_build_ms(cands[3]) >= 80);
+    CHECK(m.predicted_build_ms(cands[3], false) >= 80);
     // Before: the backend's rate per node (under a millisecond) times two nodes.
-    CHECK(m.predicted_build_ms(cands[4]) >= 80);
+    CHECK(m.predicted_build_ms(cands[4], false) >= 80);
   }
   {
     auto db = CostDatabase::open(path);
@@ -420,8 +439,8 @@ TEST_CASE("a kernel's build is predicted from its own history: an identical kern
     REQUIRE(c.ok());
     CHECK(c->from_cache);
     CHECK(m.measured() == 0);
-    CHECK(m.predicted_build_ms(cands[4]) >= 80);
-    CHECK(m.predicted_build_ms(cands[4]) == Approx(record->build_ms));
+    CHECK(m.predicted_build_ms(cands[4], false) >= 80);
+    CHECK(m.predicted_build_ms(cands[4], false) == Approx(record->build_ms));
   }
   fs::remove_all(dir);
 }
@@ -524,7 +543,7 @@ TEST_CASE("the fallback's reserve: a build that timed a measured choice does not
   // keeps its own build.
   const Candidate timed{NodeSet::of(kNodes, {1}), &backend, "test"};
   const Candidate plain{NodeSet::of(kNodes, {2}), &backend, "test"};
-  CHECK(m.predicted_build_ms(timed) < 300);
-  CHECK(m.predicted_build_ms(plain) >= 10);
-  CHECK(m.predicted_build_ms(plain) < 300);
+  CHECK(m.predicted_build_ms(timed, false) < 300);
+  CHECK(m.predicted_build_ms(plain, false) >= 10);
+  CHECK(m.predicted_build_ms(plain, false) < 300);
 }
