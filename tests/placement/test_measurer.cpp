@@ -328,9 +328,9 @@ TEST_CASE("the build tracker notes each kernel with its boundary's layouts: the 
           "between other neighbours is another kernel",
           "[measurer]") {
   // x -> Relu a -> Relu b -> Relu c -> y. Evaluated as {a}{b}{c} on the blocking backend, b's
-  // input and output are blocked; as {a, b}{c} group {a, b} is another group. Then {a}{b, c}:
-  // group {a} again, its output blocked as before; and {a} between a reference neighbour (which
-  // takes nothing blocked) is plain, a kernel not built yet.
+  // input and output are blocked, and kernel {b} is noted with both; group {a, b} was not built.
+  // Then with b on the reference backend (which takes nothing blocked): {a} with a plain output,
+  // another kernel of the same group, noted beside the first.
   Context ctx;
   GraphBuilder gb(ctx, "three_relus");
   ValueId x = gb.add_input("x", {DType::f32, {1, 32, 4, 4}});
