@@ -74,6 +74,9 @@ absl::Status check_artifact_groups(const Graph& g, const Placement& p,
 // make_artifact_schedule may make; at most WaveOptions' default).
 constexpr double kBuildShare = 0.1;
 constexpr double kScheduleShare = 0.04;
+// What writing an artifact's constants to disk takes, about (BERT-base's 416 MiB in 1.4-1.6 s on
+// the AVX2 host, bench/RESULTS.md).
+constexpr double kWriteBytesPerSecond = 256.0 * (1 << 20);
 // Runs of the model that measuring its executors under `waves` takes, about: the kernels'
 // profiles, the untimed and the fewest timed runs of each executor, and as many again where a
 // thread team's place is compared (33 with WaveOptions' defaults).
@@ -345,6 +348,17 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   const bool reused = r.optimized.chosen_by == "remembered";
   const double run_ms = r.optimized.placement.estimated_ms;
   ArtifactOptions artifact = artifact_options(placement, budget_s, reused ? 0 : left_s, run_ms);
+  // Decided again once the kernels are built and recorded, against the budget's end less the
+  // artifact's write (its constants streamed to disk: BERT-base's 416 MiB took 1.4-1.6 s).
+  double constant_bytes = 0;
+  for (const Tensor& c : r.graph.constants()) constant_bytes += static_cast<double>(c.bytes());
+  const double write_s = constant_bytes / kWriteBytesPerSecond;
+  if (artifact.waves.measure) {
+    artifact.waves.measure_until =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                           budget_s - r.import_s - r.placement_s - write_s));
+    artifact.waves.measure_runs_ms = run_ms * schedule_runs(artifact.waves);
+  }
   if (left_s <= 0 && !reused) {
     r.cut.push_back(
         "build: no choice measured (Winograd or direct: direct where none is remembered; the "
@@ -371,6 +385,16 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   auto image = compile_artifact_image(*ctx_, tallied, r.graph, r.optimized.placement, artifact,
                                       &r.summary);
   if (!image.ok()) return image.status();
+  if (artifact.waves.measure && artifact.waves.executor == waves::ExecutorChoice::automatic &&
+      r.summary.waves_ms <= 0 && r.summary.sequential_ms <= 0 &&
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double, std::milli>(artifact.waves.measure_runs_ms)) >
+          artifact.waves.measure_until)
+    r.cut.push_back(absl::StrFormat(
+        "build: the executors not measured (about %.0f runs of %.1f ms would not have ended "
+        "before the budget, %.1f s kept for the write, once the kernels were built and "
+        "recorded): sequential, its wave schedule not profiled",
+        schedule_runs(artifact.waves), run_ms, write_s));
   if (artifact_path) {
     phases.begin("write");
     if (absl::Status s = image->write_file(*artifact_path); !s.ok()) return s;

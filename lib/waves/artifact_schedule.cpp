@@ -71,10 +71,16 @@ absl::StatusOr<ScheduleResult> make_artifact_schedule(const std::vector<Schedule
         return replay(*remembered, deps, so, preferred, options.executor);
   }
 
+  const bool measure =
+      options.measure &&
+      (options.measure_until == std::chrono::steady_clock::time_point::max() ||
+       std::chrono::steady_clock::now() +
+               std::chrono::duration<double, std::milli>(options.measure_runs_ms) <=
+           options.measure_until);
   RememberedSchedule measured;
   std::vector<KernelProfile>& profiles = measured.profiles;
   for (const ScheduleKernel& k : kernels) {
-    if (!k.kernel || !options.measure) {
+    if (!k.kernel || !measure) {
       profiles.push_back({std::vector<double>(std::max(k.task_count, 1), 1.0)});
       continue;
     }
@@ -90,7 +96,7 @@ absl::StatusOr<ScheduleResult> make_artifact_schedule(const std::vector<Schedule
 
   ScheduleResult r = schedule_waves(profiles, deps, so);
   r.schedule.preferred = preferred;
-  if (!all_live || !options.measure) return r;
+  if (!all_live || !measure) return r;
 
   // One run's buffers: the arena and a tensor per graph input and output position.
   std::unique_ptr<uint8_t[], ArenaDeleter> arena(

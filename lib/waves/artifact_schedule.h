@@ -3,6 +3,7 @@
 // measured against each other to choose the default.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -35,6 +36,12 @@ struct WaveOptions {
   // kernel that is not live, and `automatic` takes the sequential executor; nothing is
   // remembered.
   bool measure = true;
+  // When the profiles and the executors' runs must end, checked once the artifact's kernels are
+  // built and recorded (an OpenVINO region's record serializes and exports its model: BERT-base
+  // as one region, the compile ended 3.2 s past its budget): they start only when
+  // `measure_runs_ms` from now ends before it. The largest time point: no such end.
+  std::chrono::steady_clock::time_point measure_until = std::chrono::steady_clock::time_point::max();
+  double measure_runs_ms = 0;
   // Where the profiles, the team choice and the executors' times are remembered (not owned;
   // null: measured every time). With them remembered, the same kernels get the same schedule and
   // preference and nothing runs (schedule_choice.h).

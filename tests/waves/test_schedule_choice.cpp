@@ -1,6 +1,7 @@
 // make_artifact_schedule with WaveOptions::choices: the profiles, the team choice and the
 // executors' times measured once and remembered, then the same schedule and preference made from
-// them without running a kernel; the remembered values' encoding and its malformed forms.
+// them without running a kernel; nothing run when the runs would not end in time; the remembered
+// values' encoding and its malformed forms.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -120,4 +121,35 @@ TEST_CASE("schedule choice: the remembered values read back, malformed ones do n
   bad[6] = 1.5;
   CHECK_FALSE(decode_schedule_choice(bad, 2));
   CHECK_FALSE(decode_schedule_choice({}, 0));
+}
+
+TEST_CASE("schedule choice: nothing runs when the runs would not end by measure_until",
+          "[waves]") {
+  SpinKernel a(2, 100);
+  const TensorType t{DType::f32, {4}};
+  const std::vector<ScheduleTensor> tensors = {{ScheduleTensor::Where::input, 0, t},
+                                               {ScheduleTensor::Where::output, 0, t}};
+  const std::vector<ScheduleKernel> kernels = {{&a, 2, {0}, {1}}};
+  WaveOptions o;
+  o.executor = ExecutorChoice::automatic;
+  o.workers = 2;
+  o.measure_runs = 5;
+  // 2 s of runs predicted, 1 s left: not started, sequential, nothing remembered.
+  o.measure_runs_ms = 2000;
+  o.measure_until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  testing::FakeChoices store;
+  o.choices = &store;
+  auto cut = make_artifact_schedule(kernels, tensors, 128, o);
+  REQUIRE(cut.ok());
+  CHECK(a.runs == 0);
+  CHECK(cut->schedule.preferred == Executor::sequential);
+  CHECK(cut->schedule.waves_ms == 0);
+  CHECK(store.measured() == 0);
+  // 2 ms predicted: measured.
+  o.measure_runs_ms = 2;
+  auto measured = make_artifact_schedule(kernels, tensors, 128, o);
+  REQUIRE(measured.ok());
+  CHECK(a.runs > 0);
+  CHECK(measured->schedule.waves_ms > 0);
+  CHECK(store.measured() == 1);
 }
