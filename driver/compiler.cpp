@@ -387,9 +387,7 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   if (!image.ok()) return image.status();
   if (artifact.waves.measure && artifact.waves.executor == waves::ExecutorChoice::automatic &&
       r.summary.waves_ms <= 0 && r.summary.sequential_ms <= 0 &&
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double, std::milli>(artifact.waves.measure_runs_ms)) >
-          artifact.waves.measure_until)
+      !artifact.waves.measure_in_time())
     r.cut.push_back(absl::StrFormat(
         "build: the executors not measured (about %.0f runs of %.1f ms would not have ended "
         "before the budget, %.1f s kept for the write, once the kernels were built and "

@@ -71,12 +71,7 @@ absl::StatusOr<ScheduleResult> make_artifact_schedule(const std::vector<Schedule
         return replay(*remembered, deps, so, preferred, options.executor);
   }
 
-  const bool measure =
-      options.measure &&
-      (options.measure_until == std::chrono::steady_clock::time_point::max() ||
-       std::chrono::steady_clock::now() +
-               std::chrono::duration<double, std::milli>(options.measure_runs_ms) <=
-           options.measure_until);
+  const bool measure = options.measure && options.measure_in_time();
   RememberedSchedule measured;
   std::vector<KernelProfile>& profiles = measured.profiles;
   for (const ScheduleKernel& k : kernels) {

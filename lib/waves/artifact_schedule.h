@@ -42,6 +42,13 @@ struct WaveOptions {
   // `measure_runs_ms` from now ends before it. The largest time point: no such end.
   std::chrono::steady_clock::time_point measure_until = std::chrono::steady_clock::time_point::max();
   double measure_runs_ms = 0;
+  // Whether `measure_runs_ms` from now ends by `measure_until`.
+  bool measure_in_time() const {
+    return measure_until == std::chrono::steady_clock::time_point::max() ||
+           std::chrono::steady_clock::now() +
+                   std::chrono::duration<double, std::milli>(measure_runs_ms) <=
+               measure_until;
+  }
   // Where the profiles, the team choice and the executors' times are remembered (not owned;
   // null: measured every time). With them remembered, the same kernels get the same schedule and
   // preference and nothing runs (schedule_choice.h).
