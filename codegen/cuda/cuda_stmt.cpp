@@ -321,7 +321,11 @@ absl::StatusOr<std::string> Printer::print_kernel() {
   std::string params;
   for (const te::Buffer& p : f_.params) {
     if (!params.empty()) params += ", ";
-    params += str_cat(cuda_type_name(p.dtype()), "* __restrict__ ", buf(p.get()));
+    // A parameter the kernel loads and stores (a workspace one thread writes and the block reads
+    // after a barrier) is not __restrict__: with it, nvcc may keep a value loaded before the
+    // barrier instead of reloading it (the layer norm's row sum read as its initial zeros).
+    const bool restrict = info_.read_write.count(p.get()) == 0;
+    params += str_cat(cuda_type_name(p.dtype()), restrict ? "* __restrict__ " : "* ", buf(p.get()));
   }
   const LaunchConfig& l = info_.launch;
   os_ << kPreamble;
