@@ -1,5 +1,5 @@
-// The driver API through dlopen: the handful of entry points a presence check and a test launch
-// need, resolved by their versioned names, and the device wrapper built on them.
+// The driver API through dlopen: the handful of entry points a presence check, a test launch and
+// event timing need, resolved by their versioned names, and the device wrapper built on them.
 #include "codegen/cuda/cuda_device.h"
 
 #include <cuda.h>
@@ -34,6 +34,11 @@ struct Driver {
   decltype(&::cuMemcpyDtoH_v2) copy_dtoh = nullptr;
   decltype(&::cuLaunchKernel) launch = nullptr;
   decltype(&::cuGetErrorString) error_string = nullptr;
+  decltype(&::cuEventCreate) event_create = nullptr;
+  decltype(&::cuEventDestroy) event_destroy = nullptr;
+  decltype(&::cuEventRecord) event_record = nullptr;
+  decltype(&::cuEventSynchronize) event_synchronize = nullptr;
+  decltype(&::cuEventElapsedTime) event_elapsed = nullptr;
 
   ~Driver() {
     if (lib) dlclose(lib);
@@ -82,6 +87,11 @@ absl::Status load_driver(Driver& d) {
   sym(d.copy_dtoh, "cuMemcpyDtoH_v2");
   sym(d.launch, "cuLaunchKernel");
   sym(d.error_string, "cuGetErrorString");
+  sym(d.event_create, "cuEventCreate");
+  sym(d.event_destroy, "cuEventDestroy_v2");
+  sym(d.event_record, "cuEventRecord");
+  sym(d.event_synchronize, "cuEventSynchronize");
+  sym(d.event_elapsed, "cuEventElapsedTime_v2");
   if (missing) {
     return absl::FailedPreconditionError(
         str_cat("CUDA driver libcuda.so.1 lacks entry point ", missing_name));
@@ -90,6 +100,12 @@ absl::Status load_driver(Driver& d) {
     return absl::FailedPreconditionError(str_cat("cuInit failed: ", d.error(r)));
   }
   return absl::OkStatus();
+}
+
+// Internal, naming the kernel, the driver call and the driver's message.
+absl::Status driver_failure(const Driver& d, const CompiledCuda& kernel, const char* what,
+                            CUresult r) {
+  return absl::InternalError(str_cat("cuda kernel '", kernel.name, "': ", what, ": ", d.error(r)));
 }
 
 }  // namespace
@@ -144,11 +160,65 @@ absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::open(int ordinal) {
 }
 
 absl::Status CudaDevice::run(const CompiledCuda& kernel, const std::vector<HostBuffer>& args) {
+  return with_resident_args(kernel, args,
+                            [](const std::function<absl::Status()>& launch) { return launch(); });
+}
+
+absl::StatusOr<std::vector<double>> CudaDevice::time(const CompiledCuda& kernel,
+                                                     const std::vector<HostBuffer>& args,
+                                                     int warmup, int repeats,
+                                                     int launches_per_sample) {
+  if (repeats < 1 || launches_per_sample < 1 || warmup < 0) {
+    return absl::InvalidArgumentError(
+        str_cat("cuda kernel '", kernel.name, "': timing needs repeats >= 1, launches_per_sample ",
+                ">= 1 and warmup >= 0, not ", repeats, ", ", launches_per_sample, " and ", warmup));
+  }
   Driver& d = impl_->driver;
-  auto fail = [&](const char* what, CUresult r) {
-    return absl::InternalError(
-        str_cat("cuda kernel '", kernel.name, "': ", what, ": ", d.error(r)));
-  };
+  auto fail = [&](const char* what, CUresult r) { return driver_failure(d, kernel, what, r); };
+  std::vector<double> ms;
+  absl::Status s =
+      with_resident_args(kernel, args, [&](const std::function<absl::Status()>& launch) {
+        for (int i = 0; i < warmup; ++i) {
+          if (absl::Status st = launch(); !st.ok()) return st;
+        }
+        CUevent start = nullptr, stop = nullptr;
+        if (CUresult r = d.event_create(&start, CU_EVENT_DEFAULT); r != CUDA_SUCCESS)
+          return fail("cuEventCreate", r);
+        if (CUresult r = d.event_create(&stop, CU_EVENT_DEFAULT); r != CUDA_SUCCESS) {
+          d.event_destroy(start);
+          return fail("cuEventCreate", r);
+        }
+        absl::Status st = [&]() -> absl::Status {
+          for (int i = 0; i < repeats; ++i) {
+            if (CUresult r = d.event_record(start, nullptr); r != CUDA_SUCCESS)
+              return fail("cuEventRecord", r);
+            for (int j = 0; j < launches_per_sample; ++j) {
+              if (absl::Status ls = launch(); !ls.ok()) return ls;
+            }
+            if (CUresult r = d.event_record(stop, nullptr); r != CUDA_SUCCESS)
+              return fail("cuEventRecord", r);
+            if (CUresult r = d.event_synchronize(stop); r != CUDA_SUCCESS)
+              return fail("kernel execution", r);
+            float elapsed = 0;
+            if (CUresult r = d.event_elapsed(&elapsed, start, stop); r != CUDA_SUCCESS)
+              return fail("cuEventElapsedTime", r);
+            ms.push_back(static_cast<double>(elapsed) / launches_per_sample);
+          }
+          return absl::OkStatus();
+        }();
+        d.event_destroy(start);
+        d.event_destroy(stop);
+        return st;
+      });
+  if (!s.ok()) return s;
+  return ms;
+}
+
+absl::Status CudaDevice::with_resident_args(
+    const CompiledCuda& kernel, const std::vector<HostBuffer>& args,
+    const std::function<absl::Status(const std::function<absl::Status()>& launch)>& launches) {
+  Driver& d = impl_->driver;
+  auto fail = [&](const char* what, CUresult r) { return driver_failure(d, kernel, what, r); };
   if (CUresult r = d.ctx_set_current(impl_->context); r != CUDA_SUCCESS) {
     return fail("cuCtxSetCurrent", r);
   }
@@ -190,14 +260,18 @@ absl::Status CudaDevice::run(const CompiledCuda& kernel, const std::vector<HostB
     std::vector<void*> params;
     for (CUdeviceptr& p : ptrs) params.push_back(&p);
     const LaunchConfig& l = kernel.launch;
-    if (CUresult r =
-            d.launch(fn, static_cast<unsigned>(l.grid[0]), static_cast<unsigned>(l.grid[1]),
-                     static_cast<unsigned>(l.grid[2]), static_cast<unsigned>(l.block[0]),
-                     static_cast<unsigned>(l.block[1]), static_cast<unsigned>(l.block[2]), 0,
-                     nullptr, params.data(), nullptr);
-        r != CUDA_SUCCESS) {
-      return fail("cuLaunchKernel", r);
-    }
+    auto launch = [&]() -> absl::Status {
+      if (CUresult r =
+              d.launch(fn, static_cast<unsigned>(l.grid[0]), static_cast<unsigned>(l.grid[1]),
+                       static_cast<unsigned>(l.grid[2]), static_cast<unsigned>(l.block[0]),
+                       static_cast<unsigned>(l.block[1]), static_cast<unsigned>(l.block[2]), 0,
+                       nullptr, params.data(), nullptr);
+          r != CUDA_SUCCESS) {
+        return fail("cuLaunchKernel", r);
+      }
+      return absl::OkStatus();
+    };
+    if (absl::Status s = launches(launch); !s.ok()) return s;
     if (CUresult r = d.ctx_synchronize(); r != CUDA_SUCCESS) return fail("kernel execution", r);
     for (size_t i = 0; i < args.size(); ++i) {
       if (args[i].bytes == 0) continue;

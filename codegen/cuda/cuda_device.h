@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,8 +48,24 @@ class CudaDevice {
   // lacks; Internal with the driver's message for failed launches.
   absl::Status run(const CompiledCuda& kernel, const std::vector<HostBuffer>& args);
 
+  // Times `kernel` on device-resident arguments: copies them to the device once, launches
+  // `warmup` untimed times, then takes `repeats` samples of `launches_per_sample` back-to-back
+  // launches between two CUDA events, and copies every argument back after the last launch (so
+  // its results can be checked). Returns each sample's milliseconds per launch, in order. Several
+  // launches per sample keep the GPU's queue full, so that a short kernel's time is not the
+  // host's launch latency. Errors as run(), and InvalidArgument for `repeats` or
+  // `launches_per_sample` < 1 or `warmup` < 0.
+  absl::StatusOr<std::vector<double>> time(const CompiledCuda& kernel,
+                                           const std::vector<HostBuffer>& args, int warmup,
+                                           int repeats, int launches_per_sample = 1);
+
  private:
   struct Impl;
+  // Loads the module, copies `args` to the device, calls `launches` (with a function launching
+  // the kernel once, asynchronously), waits, and copies every argument back.
+  absl::Status with_resident_args(
+      const CompiledCuda& kernel, const std::vector<HostBuffer>& args,
+      const std::function<absl::Status(const std::function<absl::Status()>& launch)>& launches);
   explicit CudaDevice(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -86,6 +86,37 @@ TEST_CASE("matmul runs on the GPU", "[cuda][gpu]") {
   }
 }
 
+TEST_CASE("a kernel is timed with events on device-resident arguments", "[cuda][gpu]") {
+  std::unique_ptr<CudaDevice> dev = device_or_skip();
+  if (!dev) return;
+  const int64_t m = 128, n = 96, k = 64;
+  absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_matmul(m, n, k);
+  REQUIRE(def.ok());
+  testing::GpuCompiled c = compile_for(*dev, *def, "matmul_timed");
+  std::vector<float> a = testing::random_values(m * k, 20), b = testing::random_values(k * n, 21);
+  std::vector<float> out(m * n, NAN);
+  absl::StatusOr<std::vector<double>> ms = dev->time(c.image, {host(a), host(b), host(out)}, 2, 5);
+  INFO(ms.status().message());
+  REQUIRE(ms.ok());
+  REQUIRE(ms->size() == 5);
+  for (double t : *ms) CHECK((t > 0 && t < 1000));
+  // Samples of several launches: still one figure per sample, per launch.
+  absl::StatusOr<std::vector<double>> batched =
+      dev->time(c.image, {host(a), host(b), host(out)}, 0, 3, 10);
+  REQUIRE(batched.ok());
+  REQUIRE(batched->size() == 3);
+  for (double t : *batched) CHECK((t > 0 && t < 1000));
+  // The results of the last launch come back.
+  CHECK(testing::max_scaled_error(out, testing::matmul_reference(a, b, m, n, k)) < 1e-5);
+  absl::StatusOr<std::vector<double>> none =
+      dev->time(c.image, {host(a), host(b), host(out)}, 0, 0);
+  CHECK(none.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(none.status().message()).find("repeats >= 1") != std::string::npos);
+  absl::StatusOr<std::vector<double>> no_launch =
+      dev->time(c.image, {host(a), host(b), host(out)}, 0, 1, 0);
+  CHECK(no_launch.status().code() == absl::StatusCode::kInvalidArgument);
+}
+
 TEST_CASE("dense with a bias and gelu epilogue runs on the GPU", "[cuda][gpu]") {
   std::unique_ptr<CudaDevice> dev = device_or_skip();
   if (!dev) return;
@@ -191,9 +222,15 @@ TEST_CASE("row reductions and softmax run on the GPU", "[cuda][gpu]") {
     absl::StatusOr<GpuKernelDef> def = codegen::cuda::gpu_softmax(rows, cols);
     REQUIRE(def.ok());
     testing::GpuCompiled c = compile_for(*dev, *def, "softmax");
-    std::vector<float> mx(rows), y(rows * cols, NAN);
+    // Softmax does not depend on the maximum it subtracts unless exp overflows: a workspace
+    // starting at -1000 makes a stale read of it give inf / inf = NaN.
+    std::vector<float> mx(rows, -1000.f), y(rows * cols, NAN), ref_max(rows, -INFINITY);
     REQUIRE(dev->run(c.image, {host(x), host(mx), host(y)}).ok());
     CHECK(testing::max_rel_error(y, testing::softmax_reference(x, rows, cols)) < 1e-4);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < cols; ++j) ref_max[r] = std::max(ref_max[r], x[r * cols + j]);
+    }
+    CHECK(mx == ref_max);
   }
 }
 
@@ -224,7 +261,8 @@ TEST_CASE("batched matmul and layer norm run on the GPU", "[cuda][gpu]") {
     testing::GpuCompiled c = compile_for(*dev, *def, "layer_norm");
     std::vector<float> x = testing::random_values(rows * cols, 7, -2.f, 3.f);
     std::vector<float> g = testing::random_values(cols, 8), b = testing::random_values(cols, 9);
-    std::vector<float> ws(rows), y(rows * cols, NAN);
+    // A stale read of the row-sum workspace (it starts far from any row's sum) shows in Y.
+    std::vector<float> ws(rows, 1e6f), y(rows * cols, NAN);
     REQUIRE(dev->run(c.image, {host(x), host(g), host(b), host(ws), host(y)}).ok());
     CHECK(testing::max_scaled_error(y, testing::layer_norm_reference(x, g, b, rows, cols, 1e-5)) <
           1e-5);
