@@ -15,6 +15,7 @@
 #include "collage/onnx.h"
 #include "core/str_cat.h"
 #include "driver/batch_variants.h"
+#include "driver/build_reserve.h"
 #include "driver/tree_strategy.h"
 #include "io/file_io.h"
 #include "placement/build_tally.h"
@@ -69,14 +70,10 @@ absl::Status check_artifact_groups(const Graph& g, const Placement& p,
   return absl::OkStatus();
 }
 
-// Shares of the compile's time budget (PlacementOptions::time_budget_s) kept for building the
-// artifact, and for measuring its executors (each of the two comparisons of whole runs that
-// make_artifact_schedule may make; at most WaveOptions' default).
-constexpr double kBuildShare = 0.1;
+// The share of the compile's time budget (PlacementOptions::time_budget_s) kept for measuring the
+// artifact's executors (each of the two comparisons of whole runs that make_artifact_schedule may
+// make; at most WaveOptions' default), out of the build's (build_reserve.h).
 constexpr double kScheduleShare = 0.04;
-// What writing an artifact's constants to disk takes, about (BERT-base's 416 MiB in 1.4-1.6 s on
-// the AVX2 host, bench/RESULTS.md).
-constexpr double kWriteBytesPerSecond = 256.0 * (1 << 20);
 // Runs of the model that measuring its executors under `waves` takes, about: the kernels'
 // profiles, the untimed and the fewest timed runs of each executor, and as many again where a
 // thread team's place is compared (33 with WaveOptions' defaults).
@@ -292,7 +289,11 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   // artifact (whose executor measurement is bounded by its own share), the import counted as
   // spent.
   const double budget_s = placement.time_budget_s;
-  if (options.artifact) placement.time_budget_s *= 1 - kBuildShare;
+  double constant_bytes = 0;
+  for (const Tensor& c : r.graph.constants()) constant_bytes += static_cast<double>(c.bytes());
+  const double write_s = constant_bytes / kWriteBytesPerSecond;
+  if (options.artifact)
+    placement.time_budget_s -= build_reserve_s(*backends_, placement, constant_bytes);
   placement.spent_s = r.import_s;
   std::unique_ptr<MeasuredChoices> choices;
   if (absl::Status s = use_choices(placement, choices); !s.ok()) return s;
@@ -350,9 +351,6 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   ArtifactOptions artifact = artifact_options(placement, budget_s, reused ? 0 : left_s, run_ms);
   // Decided again once the kernels are built and recorded, against the budget's end less the
   // artifact's write (its constants streamed to disk: BERT-base's 416 MiB took 1.4-1.6 s).
-  double constant_bytes = 0;
-  for (const Tensor& c : r.graph.constants()) constant_bytes += static_cast<double>(c.bytes());
-  const double write_s = constant_bytes / kWriteBytesPerSecond;
   if (artifact.waves.measure) {
     artifact.waves.measure_until =
         Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
