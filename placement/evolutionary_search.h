@@ -48,10 +48,13 @@ struct EvolutionOptions {
 struct EvolutionSeed {
   std::string name;
   std::vector<size_t> genes;
-  // Measured before the other seeds, whatever the budget and the deadline: a seed whose
-  // evaluation costs little, or that the result must be compared with (GoogLeNet, AVX2 host:
-  // the op-level seed's evaluation built 100 kernels and spent the budget, and single:native,
-  // 1.4x faster, was never measured nor chosen).
+  // Measured before the other seeds, whatever the budget: a seed whose evaluation costs little,
+  // or that the result must be compared with (GoogLeNet, AVX2 host: the op-level seed's
+  // evaluation built 100 kernels and spent the budget, and single:native, 1.4x faster, was never
+  // measured nor chosen). Whatever the deadline too, but for the early seeds after the first
+  // while the first seed (measured whatever the deadline) waits: each of them only when it and
+  // the first seed are predicted (EvolutionOptions::predict_ms, scaled by the slowdown so far)
+  // to end before the deadline.
   bool early = false;
 };
 

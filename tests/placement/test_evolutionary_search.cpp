@@ -202,6 +202,39 @@ TEST_CASE("with no budget left, the early seeds are measured first, and the fast
   CHECK(result->origin == "built");
 }
 
+TEST_CASE("an early seed waits when it and the first seed would not end before the deadline",
+          "[evolution]") {
+  // GoogLeNet on the AVX2 host: three early seeds took 3.8 s (2.3 s predicted), and the op-level
+  // evaluation after them, measured whatever the deadline, ended 8 s past it.
+  World w;
+  auto op = op_level_search(w.g, w.cands, w.costs, {});
+  REQUIRE(op.ok());
+  const std::vector<size_t> cheap = w.then_reference({{{0, 1}, "gemm"}});
+  const std::vector<size_t> dear = w.then_reference();
+  REQUIRE(cheap != dear);
+  std::vector<EvolutionSeed> seeds = {
+      {"op-level", op->chosen}, {"cheap", cheap, /*early=*/true}, {"dear", dear, /*early=*/true}};
+  auto measured = [&](double budget_s) {
+    FakeEvaluator e2e(w.g, kernel_cost, 1.0, 0.5);
+    EvolutionOptions options;
+    options.time_budget_s = budget_s;
+    options.max_generations = 1;
+    // Predicted: the op-level evaluation 600 ms, the early ones 10 and 500 ms.
+    options.predict_ms = [&](const std::vector<size_t>& genes) {
+      return genes == op->chosen ? 600.0 : genes == cheap ? 10.0 : 500.0;
+    };
+    auto result = evolutionary_search(w.g, w.r, w.cands, w.costs, seeds, e2e, options);
+    REQUIRE(result.ok());
+    REQUIRE(result->seeds.size() == 3);
+    return std::vector<bool>{result->seeds[0].ms > 0, result->seeds[1].ms > 0,
+                             result->seeds[2].ms > 0};
+  };
+  // 1 s: the dear one (500 ms) and the op-level one (600 ms) would end past the deadline.
+  CHECK(measured(1.0) == std::vector<bool>{true, true, false});
+  // 5 s: both fit.
+  CHECK(measured(5.0) == std::vector<bool>{true, true, true});
+}
+
 TEST_CASE("the graph-level search is deterministic for a seed", "[evolution]") {
   World w;
   auto run = [&](uint64_t seed, int* calls) {
