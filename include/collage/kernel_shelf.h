@@ -18,7 +18,8 @@ namespace collage {
 
 // Kernels by (backend name, the backend's key of everything a kernel depends on: its group's
 // signature, its constants' contents, its threads, ...), bounded in bytes: past `max_bytes` the
-// oldest are let go (a kernel in use lives on; a later build of it compiles again). Thread-safe.
+// oldest are let go, never the newest (a kernel larger than the bound is kept alone; a kernel in
+// use lives on; a later build of one let go compiles again). Thread-safe.
 // The counters say how many kernels were built and kept, and how many builds took one instead.
 class KernelShelf {
  public:

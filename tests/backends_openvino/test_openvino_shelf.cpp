@@ -101,4 +101,12 @@ TEST_CASE("kernel shelf: past its bound the oldest kernels are let go", "[shelf]
   // regions as kept.
   CHECK(shelf.let_go("openvino") == 1);
   CHECK(shelf.let_go("native") == 0);
+  // A kernel larger than the bound is kept alone, never let go as it is kept (GPT-2's whole-model
+  // region was compiled again by each of its users).
+  auto c = backends.find(kOpenvinoBackend)->build(conv_relu(ctx, 5), build);
+  REQUIRE(c.ok());
+  shelf.keep("openvino", 3, std::shared_ptr<Kernel>(*std::move(c)), 250);
+  CHECK(shelf.take("openvino", 2) == nullptr);
+  CHECK(shelf.take("openvino", 3) != nullptr);
+  CHECK(shelf.let_go("openvino") == 2);
 }
