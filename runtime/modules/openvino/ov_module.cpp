@@ -5,6 +5,7 @@
 // every exception into an error code and message, are the shared ones of a team-kernel module.
 #include "ov_module.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,7 +15,9 @@
 
 #include "../common/team_module.h"
 #include "openvino/core/version.hpp"
+#include "openvino/op/constant.hpp"
 #include "openvino/pass/serialize.hpp"
+#include "string_sink.h"
 
 namespace collage::rt_openvino {
 namespace {
@@ -199,20 +202,42 @@ std::unique_ptr<Region> compile_region(std::shared_ptr<const ov::Model> model, i
                                   std::move(args), num_inputs);
 }
 
+namespace {
+
+size_t constants_bytes(const ov::Model& model) {
+  size_t bytes = 0;
+  for (const std::shared_ptr<ov::Node>& op : model.get_ops())
+    if (const auto c = std::dynamic_pointer_cast<ov::op::v0::Constant>(op))
+      bytes += c->get_byte_size();
+  return bytes;
+}
+
+}  // namespace
+
 RegionBytes region_bytes(const ov::Model& model, const Region& region, bool export_blob) {
   RegionBytes out;
-  std::ostringstream xml, bin;
-  // Serialize is a pass over a model it may annotate: it runs on a copy.
-  std::shared_ptr<ov::Model> copy = model.clone();
-  ov::pass::Serialize(xml, bin).run_on_model(copy);
+  std::ostringstream xml;
+  std::string weights;
+  const size_t weight_bytes = constants_bytes(model);
+  weights.reserve(weight_bytes);
+  {
+    StringSink sink(weights);
+    std::ostream bin(&sink);
+    // Serialize is a pass over a model it may annotate: it runs on a copy.
+    std::shared_ptr<ov::Model> copy = model.clone();
+    ov::pass::Serialize(xml, bin).run_on_model(copy);
+  }
   out.model_xml = std::move(xml).str();
-  std::string weights = std::move(bin).str();
   RecordHeader header;
   header.num_threads = region.threads();
   if (export_blob) {
-    std::ostringstream blob;
-    region.compiled().export_model(blob);
-    out.blob = std::move(blob).str();
+    // The CPU plugin's export holds the weights again, with a little more.
+    out.blob.reserve(weight_bytes + weight_bytes / 8 + (1 << 20));
+    {
+      StringSink sink(out.blob);
+      std::ostream blob(&sink);
+      region.compiled().export_model(blob);
+    }
     header.has_blob = true;
     header.built_with = library_build();
     header.weights = share_weights(weights, constant_ranges(out.model_xml), out.blob,
