@@ -15,7 +15,7 @@ double build_reserve_s(const BackendRegistry& backends, const PlacementOptions& 
   const bool single_other =
       options.strategy.starts_with("single:") && std::string_view(options.strategy).substr(7) != ov;
   const bool openvino_takes_part = backends.find(ov) && listed && !single_other;
-  const double seconds = constant_bytes / kWriteBytesPerSecond +
+  const double seconds = write_seconds(constant_bytes) +
                          (openvino_takes_part ? constant_bytes / kRegionRecordBytesPerSecond : 0);
   const double budget_s = options.time_budget_s;
   return std::min(std::max(kBuildShare * budget_s, seconds), 0.5 * budget_s);

@@ -13,6 +13,10 @@ inline constexpr double kBuildShare = 0.1;
 // What writing an artifact's constants to disk takes, about (BERT-base's 416 MiB in 1.4-1.6 s,
 // GPT-2's 620 MiB in 2.0 s on the AVX2 host, bench/RESULTS.md).
 inline constexpr double kWriteBytesPerSecond = 256.0 * (1 << 20);
+// Seconds writing `constant_bytes` of constants to disk takes, about.
+inline double write_seconds(double constant_bytes) {
+  return constant_bytes / kWriteBytesPerSecond;
+}
 // What recording constants into an artifact takes, about, where the openvino backend holds them:
 // its record serializes the region's model and weights, exports the compiled region and finds
 // the weights in the export (GPT-2's 620 MiB region on the AVX2 host: 2.1 + 2.5 + 1.1 s in a quiet

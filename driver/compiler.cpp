@@ -291,7 +291,7 @@ absl::StatusOr<CompileResult> Compiler::compile(const ModelSource& model,
   const double budget_s = placement.time_budget_s;
   double constant_bytes = 0;
   for (const Tensor& c : r.graph.constants()) constant_bytes += static_cast<double>(c.bytes());
-  const double write_s = constant_bytes / kWriteBytesPerSecond;
+  const double write_s = write_seconds(constant_bytes);
   if (options.artifact)
     placement.time_budget_s -= build_reserve_s(*backends_, placement, constant_bytes);
   placement.spent_s = r.import_s;

@@ -5,7 +5,6 @@
 // every exception into an error code and message, are the shared ones of a team-kernel module.
 #include "ov_module.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
