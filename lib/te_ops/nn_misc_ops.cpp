@@ -348,12 +348,13 @@ void register_nn_misc_ops(TeOpRegistry& r) {
           return pool<MaxPoolAttrs>(g, n, in);
         }, schedule_pool});
   r.add("AveragePool", {[](const Graph& g, const Node& n, std::span<const te::Tensor> in) {
-          return pool<AveragePoolAttrs>(g, n, in);
-        }, nullptr});
+                          return pool<AveragePoolAttrs>(g, n, in);
+                        },
+                        schedule_pool});
   r.add("LpPool", {[](const Graph& g, const Node& n, std::span<const te::Tensor> in) {
           return pool<LpPoolAttrs>(g, n, in);
         }, nullptr});
-  r.add("GlobalAveragePool", {global_average_pool, nullptr});
+  r.add("GlobalAveragePool", {global_average_pool, schedule_global_pool});
   r.add("BatchNormalization", {batch_norm, nullptr});
   r.add("ConvTranspose", {conv_transpose, conv_transpose_schedule});
 }

@@ -21,6 +21,8 @@
 namespace collage {
 namespace {
 
+// native-te/7: GlobalAveragePool sums a blocked input a vector of channels at a time, so the
+// convolution before a squeeze-and-excitation block writes blocks.
 // native-te/6: strided 1x1 convolutions pack the positions their windows read (Geometry::gathers).
 // native-te/5: Winograd convolutions in the group's channel block (8 between AVX2 kernels), their
 // data pack a vector of channels at a time.
@@ -29,7 +31,7 @@ namespace {
 // native-te/3: Winograd F(4x4, 3x3) convolutions where they measure faster.
 // native-te/2: register tiles and B panels derived from the target's vector width and register
 // count; kernels compiled for BuildOptions::target.
-constexpr std::string_view kVersion = "native-te/6";
+constexpr std::string_view kVersion = "native-te/7";
 
 // The kind of the measured choice between the direct and the Winograd kernels (MeasuredChoices).
 constexpr std::string_view kWinogradChoice = "native-winograd";

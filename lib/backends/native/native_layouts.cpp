@@ -26,15 +26,29 @@ bool elementwise_takes(const Graph& group, ValueId v) {
   return group.value(v).type.shape == group.value(group.outputs()[0]).type.shape;
 }
 
-// A group of one MaxPool over a 4-D f32 value (no Indices output): its input and output blocked,
-// a vector of a block's channels per window tap (te_ops/pool_schedule.h).
-bool max_pool_takes(const Graph& group) {
+// A group of one MaxPool (no Indices output) or AveragePool over a 4-D f32 value: its input and
+// output blocked, a vector of a block's channels per window tap (te_ops/pool_schedule.h).
+bool window_pool_takes(const Graph& group) {
   if (group.nodes().size() != 1) return false;
   const Node& n = group.node(0);
-  if (n.op_name() != "MaxPool" || n.inputs.empty() || n.inputs[0] == kNoValue) return false;
+  if ((n.op_name() != "MaxPool" && n.op_name() != "AveragePool") || n.inputs.empty() ||
+      n.inputs[0] == kNoValue)
+    return false;
   if (n.outputs.size() > 1 && n.outputs[1] != kNoValue) return false;
   const TensorType& x = group.value(n.inputs[0]).type;
   return x.dtype == DType::f32 && x.shape.size() == 4;
+}
+
+// A group of one GlobalAveragePool over a 4-D f32 value of whole channel blocks: its input
+// blocked (a vector of a block's channels summed per position, te_ops/pool_schedule.h), its
+// [N, C, 1, 1] output plain. Taking the input lets the convolution before a squeeze-and-excitation
+// block write blocks, which the scale's Mul and the next convolution read.
+bool global_pool_takes(const Graph& group, ValueId v, int64_t block) {
+  if (group.nodes().size() != 1) return false;
+  const Node& n = group.node(0);
+  if (n.op_name() != "GlobalAveragePool" || n.inputs.empty() || n.inputs[0] != v) return false;
+  const TensorType& x = group.value(v).type;
+  return x.dtype == DType::f32 && x.shape.size() == 4 && x.shape[1] % block == 0;
 }
 
 // A group of one f32 Concat along the channels of 4-D values, each input a whole number of
@@ -60,7 +74,8 @@ bool takes_layout(const Graph& group, ValueId v, const Layout& layout) {
   if ((layout.c_block != te_ops::conv::kBlock && layout.c_block != te_ops::conv::kSmallBlock) ||
       !check_layout(layout, group.value(v).type).ok())
     return false;
-  if (max_pool_takes(group) || concat_takes(group, layout.c_block)) return true;
+  if (window_pool_takes(group) || concat_takes(group, layout.c_block)) return true;
+  if (global_pool_takes(group, v, layout.c_block)) return true;
   NodeId conv = -1;
   for (NodeId n = 0; n < static_cast<NodeId>(group.nodes().size()); ++n) {
     if (!is_anchor(group.node(n))) continue;
