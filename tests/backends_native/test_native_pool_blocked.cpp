@@ -1,7 +1,8 @@
 // MaxPool and AveragePool between native convolutions reading and writing channel blocks: windows
 // strided, padded and hanging past the end (ceil_mode), the padding counted or not, both channel
 // blocks and the AVX2 target, against the reference; and the lowered pool vectorized over a
-// block's channels. GlobalAveragePool of a
+// block's channels; a spatial Pad before an average pool (Inception-v3's) keeps the blocks.
+// GlobalAveragePool of a
 // squeeze-and-excitation block reading its input blocked, likewise.
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -183,4 +184,33 @@ TEST_CASE(
     CHECK(code.substr(line, loop - line).find("vectorized") != std::string::npos);
     CHECK(code.find("parallel") != std::string::npos);
   }
+}
+
+TEST_CASE("blocked pad: a spatial Pad before an average pool passes blocks", "[native][layout]") {
+  Context ctx;
+  // x [1, 32, 13, 13] -> r = Relu(Conv1x1) (0, 1) -> p = Pad 1 (2) -> AveragePool 3x3 (3) ->
+  // Conv1x1 (4): Inception-v3's branch pool as exported.
+  GraphBuilder b(ctx, "pad_pool");
+  ValueId x = b.add_input("x", {DType::f32, {1, 32, 13, 13}});
+  const auto conv = conv_attrs(0);
+  ValueId r =
+      add(b, "Relu",
+          {add(b, "Conv", {x, b.add_constant("w1", random_f32({32, 32, 1, 1}, 1, -0.3f, 0.3f))},
+               conv)});
+  ValueId p = add(b, "Pad", {r},
+                  make_attrs<PadAttrs>([](PadAttrs& a) { a.pads = {0, 0, 1, 1, 0, 0, 1, 1}; }));
+  ValueId m = add(b, "AveragePool", {p}, window<AveragePoolAttrs>({3, 1, 0, 0, true}));
+  b.add_output(
+      add(b, "Conv", {m, b.add_constant("w2", random_f32({16, 32, 1, 1}, 2, -0.3f, 0.3f))}, conv));
+  Graph g = finish(b);
+  const Placement placed = native_groups(g, {{0, 1}, {2}, {3}, {4}});
+  BackendRegistry backends;
+  REQUIRE(register_native_backend(backends).ok());
+  for (int32_t block : {16, 8}) {
+    const std::vector<Layout> layouts = assign_layouts(ctx, backends, g, placed, block);
+    CHECK(layouts[r] == Layout::channel_blocked(block));
+    CHECK(layouts[p] == Layout::channel_blocked(block));
+    CHECK(layouts[m] == Layout::channel_blocked(block));
+  }
+  check_like_reference(ctx, g, placed, random_f32({1, 32, 13, 13}, 42), 1e-6);
 }

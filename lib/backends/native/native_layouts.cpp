@@ -51,6 +51,19 @@ bool global_pool_takes(const Graph& group, ValueId v, int64_t block) {
   return x.dtype == DType::f32 && x.shape.size() == 4 && x.shape[1] % block == 0;
 }
 
+// A group of one Pad of a 4-D f32 value along its spatial axes only (Inception-v3's before an
+// average pool): both sides blocked, a vector of a block's channels per position (the default
+// schedule; the pad reads the block's channels of one position, or writes the fill).
+bool spatial_pad_takes(const Graph& group) {
+  if (group.nodes().size() != 1) return false;
+  const Node& n = group.node(0);
+  if (n.op_name() != "Pad" || n.inputs.empty() || n.inputs[0] == kNoValue) return false;
+  const TensorType& x = group.value(n.inputs[0]).type;
+  const PadAttrs& a = n.get<PadAttrs>();
+  return x.dtype == DType::f32 && x.shape.size() == 4 && a.axes.empty() && a.pads.size() == 8 &&
+         a.pads[0] == 0 && a.pads[1] == 0 && a.pads[4] == 0 && a.pads[5] == 0;
+}
+
 // A group of one f32 Concat along the channels of 4-D values, each input a whole number of
 // blocks: every side blocked, the concatenation copies a block at a time (te_ops/concat_blocked.h).
 bool concat_takes(const Graph& group, int64_t block) {
@@ -75,7 +88,7 @@ bool takes_layout(const Graph& group, ValueId v, const Layout& layout) {
       !check_layout(layout, group.value(v).type).ok())
     return false;
   if (window_pool_takes(group) || concat_takes(group, layout.c_block)) return true;
-  if (global_pool_takes(group, v, layout.c_block)) return true;
+  if (global_pool_takes(group, v, layout.c_block) || spatial_pad_takes(group)) return true;
   NodeId conv = -1;
   for (NodeId n = 0; n < static_cast<NodeId>(group.nodes().size()); ++n) {
     if (!is_anchor(group.node(n))) continue;
