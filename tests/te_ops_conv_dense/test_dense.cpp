@@ -1,6 +1,6 @@
-// TE MatMul (2-D, 1-D operands, batched with broadcasting), Gemm (alpha, beta, transA/B, broadcast
-// C) against the reference kernels, with fused epilogues, under the default schedule and random
-// knob configurations.
+// TE MatMul (2-D, 1-D operands, batched with broadcasting, [..., R, 1, K] rows), Gemm (alpha, beta,
+// transA/B, broadcast C) against the reference kernels, with fused epilogues, under the default
+// schedule and random knob configurations.
 #include <catch2/catch.hpp>
 #include <random>
 
@@ -82,6 +82,20 @@ TEST_CASE("batched matmul with broadcasting", "[te_ops][dense]") {
   check(matmul({2, 3, 17, 20}, {3, 20, 19}, false, Chain::add_relu, 7), 4, 7);
   check(matmul({2, 13, 24}, {24, 33}, true, Chain::relu, 8), 4, 8);
   check(matmul({1, 9, 16}, {4, 16, 40}, false, Chain::none, 9), 2, 9);
+}
+
+TEST_CASE("matmul of [..., R, 1, K] by a B the batch shares: R rows of one product",
+          "[te_ops][dense]") {
+  // ViT's attention projection as exported ([197, 1, 768] x [768, 2304]) in small: register
+  // tiles of several rows along the last batch axis, not one matrix-vector product per row.
+  for (const GroupCase& c : {matmul({37, 1, 20}, {20, 45}, true, Chain::add_relu, 16),
+                             matmul({2, 13, 1, 24}, {24, 33}, false, Chain::relu, 17)}) {
+    check(c, 4, 16);
+    BuiltGroup b = build_group(c, 2, codegen::TargetSpec::host());
+    absl::StatusOr<tune::ScheduleTemplate> t = te_ops::anchor_schedule_template(b.group);
+    REQUIRE(t.ok());
+    CHECK(t->defaults.at("mr") > 1);
+  }
 }
 
 TEST_CASE("gemm with alpha, beta, transposes and broadcast C", "[te_ops][dense]") {
