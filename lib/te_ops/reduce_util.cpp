@@ -58,6 +58,13 @@ te::Tensor reduce_direct(const Shape& shape, const std::vector<bool>& reduced, b
 te::Tensor reduce_over(const Shape& shape, const std::vector<bool>& reduced, bool keepdims,
                        te::ReduceOp op, const std::function<Expr(const std::vector<Expr>&)>& source,
                        const std::string& name) {
+  return reduce_over(shape, reduced, keepdims, op, source, source, name);
+}
+
+te::Tensor reduce_over(const Shape& shape, const std::vector<bool>& reduced, bool keepdims,
+                       te::ReduceOp op, const std::function<Expr(const std::vector<Expr>&)>& source,
+                       const std::function<Expr(const std::vector<Expr>&)>& tail_source,
+                       const std::string& name) {
   const size_t rank = shape.size();
   if (rank == 0 || !reduced[rank - 1] || shape[rank - 1] < 4 * kPartials)
     return reduce_direct(shape, reduced, keepdims, op, source, name);
@@ -108,7 +115,7 @@ te::Tensor reduce_over(const Shape& shape, const std::vector<bool>& reduced, boo
       [&](const std::vector<Expr>& idx) {
         std::vector<Expr> src = idx;
         src[rank - 1] = idx[rank - 1] + full;
-        return source(src);
+        return tail_source(src);
       },
       name + ".tail");
   return te::compute(
@@ -120,7 +127,6 @@ te::Tensor reduce_over(const Shape& shape, const std::vector<bool>& reduced, boo
       },
       name);
 }
-
 
 // Index `idx` of the full shape mapped into a keepdims statistic (reduced axes read 0).
 te::Tensor squared_deviations(const Shape& shape, const std::vector<bool>& reduced, bool keepdims,

@@ -17,6 +17,15 @@ te::Tensor reduce_over(const Shape& shape, const std::vector<bool>& reduced, boo
                        te::ReduceOp op, const std::function<te::Expr(const std::vector<te::Expr>&)>& source,
                        const std::string& name);
 
+// As above, the elements of the last, partial block of a long innermost axis (the partial
+// results' tail) read through `tail_source`: a stage computed at a loop feeds one stage, so a
+// statistic that `source` reads (softmax's maximum) needs a copy of its own for the tail's reads.
+te::Tensor reduce_over(const Shape& shape, const std::vector<bool>& reduced, bool keepdims,
+                       te::ReduceOp op,
+                       const std::function<te::Expr(const std::vector<te::Expr>&)>& source,
+                       const std::function<te::Expr(const std::vector<te::Expr>&)>& tail_source,
+                       const std::string& name);
+
 // The sum of squared deviations of source(idx) from their mean over the axes with reduced[k]
 // set (a mean of its own, `inv_n` times a keepdims sum, so that each statistic has one reader:
 // the variance's second pass), kept with size-1 axes when `keepdims`.

@@ -2,6 +2,7 @@
 // LayerNormalization, InstanceNormalization) against the reference kernels.
 #include <catch2/catch.hpp>
 
+#include "backends/native/native_lower.h"
 #include "collage/executor.h"
 #include "collage/ops/elementwise.h"
 #include "collage/ops/nn.h"
@@ -86,6 +87,25 @@ TEST_CASE("te_ops: Softmax and LogSoftmax over every axis", "[te_ops]") {
       check_group(native_backend(), single_op_graph(ctx, op, {{DType::f64, {3, 5, 7}}}, attrs),
                   GroupCheck{.tolerance = 1e-5, .lo = -4.f, .hi = 4.f, .elementwise = false});
     }
+}
+
+TEST_CASE("te_ops: Softmax over long rows with a partial last block runs parallel and vectorized",
+          "[te_ops]") {
+  // ViT's attention rows of 197 (12 blocks of 16 and 5 more): each statistic with one reader, so
+  // the default schedule computes them at the output's parallel row loop (it fell back to the
+  // serial, scalar one: 5.5 ms against 0.6 for [12, 197, 197] on the AVX2 host).
+  Context ctx;
+  const te_ops::TeOpRegistry ops = te_ops::default_te_ops();
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    INFO(op);
+    auto attrs = make_attrs<SoftmaxAttrs>([](auto& a) { a.axis = -1; });
+    Graph g = single_op_graph(ctx, op, {{DType::f32, {12, 197, 197}}}, attrs);
+    auto lowered = native::lower_group(g, ops, {codegen::TargetSpec::host(), 2}, "k");
+    REQUIRE(lowered.ok());
+    CHECK(lowered->schedule == "default");
+    check_group(native_backend(), single_op_graph(ctx, op, {{DType::f32, {4, 9, 197}}}, attrs),
+                {1e-4, -4.f, 4.f});
+  }
 }
 
 TEST_CASE("te_ops: LayerNormalization and InstanceNormalization", "[te_ops]") {
