@@ -180,6 +180,7 @@ class Measurer : public CostModel {
   size_t measured_ = 0, cached_ = 0, remeasured_ = 0, skipped_ = 0, estimated_ = 0;
   bool cached_only_ = false;
   std::vector<std::string> warnings_;
+  const Backend* last_run_ = nullptr;  // the backend of the last kernel this measurer ran
 };
 
 }  // namespace collage
