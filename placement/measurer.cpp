@@ -241,53 +241,55 @@ void Measurer::prefetch(
     job.reps = repetitions(last, options_.min_sample_ms);
   }
 
-  // Sample one backend's jobs at a time, round-robin among them until each has settled, after a
-  // pause when the kernel run before was another backend's: the thread teams a backend leaves
-  // spinning after a run (OpenVINO's TBB workers) take the cores the next kernel needs (BERT-base
-  // with openvino taking part: native's 3072-wide projections sampled between OpenVINO regions
-  // cost 7.3-7.8 ms, alone 3.9-4.9).
+  // One backend's jobs at a time, after a pause when the kernel run before was another
+  // backend's: the thread teams a backend leaves spinning after a run (OpenVINO's TBB workers)
+  // take the cores the next kernel needs (BERT-base with openvino taking part: native's
+  // 3072-wide projections sampled between OpenVINO regions cost 7.3-7.8 ms, alone 3.9-4.9).
   std::vector<const Backend*> order;
   if (last_run_ != nullptr) order.push_back(last_run_);
   for (const Job& job : jobs)
     if (!job.finished &&
         std::find(order.begin(), order.end(), job.candidate->backend) == order.end())
       order.push_back(job.candidate->backend);
-  for (const Backend* sampled : order) {
-    for (bool active = true; active;) {
-      active = false;
-      for (Job& job : jobs) {
-        if (job.finished || job.candidate->backend != sampled) continue;
-        if (last_run_ != sampled)
-          std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(kTeamsSettleMs));
-        last_run_ = sampled;
-        const double t0 = now_ms();
-        absl::Status s;
-        for (int r = 0; r < job.reps && s.ok(); ++r)
-          s = run_kernel(*job.kernel, job.args.data(), *pool_);
-        const double wall = now_ms() - t0;
-        job.spent_ms += wall;
-        const Backend& backend = *job.candidate->backend;
-        if (!s.ok()) {
-          estimator_.observe(backend.name(), job.work, 0, job.spent_ms);
-          record(backend, job.hash, job.signature,
-                 absl::Status(s.code(), str_cat("run failed: ", s.message())), job.measurements,
-                 job.build_ms);
-          job.finished = true;
-          job.kernel.reset();
-          continue;
-        }
-        job.sampler.add(wall / job.reps, wall);
-        if (job.sampler.done()) {
-          const SampleStats st = job.sampler.stats();
-          estimator_.observe(backend.name(), job.work, st.median, job.spent_ms);
-          record(backend, job.hash, job.signature, Cost{st.median, st.samples, st.spread, false},
-                 job.measurements, job.build_ms);
-          job.finished = true;
-          job.kernel.reset();
-          job.buffers.clear();
-        } else {
-          active = true;
-        }
+  for (const Backend* backend : order) sample(jobs, backend);
+}
+
+void Measurer::sample(std::vector<Job>& jobs, const Backend* sampled) {
+  // Round-robin among the backend's jobs until each has settled.
+  for (bool active = true; active;) {
+    active = false;
+    for (Job& job : jobs) {
+      if (job.finished || job.candidate->backend != sampled) continue;
+      if (last_run_ != sampled)
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(kTeamsSettleMs));
+      last_run_ = sampled;
+      const double t0 = now_ms();
+      absl::Status s;
+      for (int r = 0; r < job.reps && s.ok(); ++r)
+        s = run_kernel(*job.kernel, job.args.data(), *pool_);
+      const double wall = now_ms() - t0;
+      job.spent_ms += wall;
+      const Backend& backend = *job.candidate->backend;
+      if (!s.ok()) {
+        estimator_.observe(backend.name(), job.work, 0, job.spent_ms);
+        record(backend, job.hash, job.signature,
+               absl::Status(s.code(), str_cat("run failed: ", s.message())), job.measurements,
+               job.build_ms);
+        job.finished = true;
+        job.kernel.reset();
+        continue;
+      }
+      job.sampler.add(wall / job.reps, wall);
+      if (job.sampler.done()) {
+        const SampleStats st = job.sampler.stats();
+        estimator_.observe(backend.name(), job.work, st.median, job.spent_ms);
+        record(backend, job.hash, job.signature, Cost{st.median, st.samples, st.spread, false},
+               job.measurements, job.build_ms);
+        job.finished = true;
+        job.kernel.reset();
+        job.buffers.clear();
+      } else {
+        active = true;
       }
     }
   }

@@ -160,6 +160,8 @@ class Measurer : public CostModel {
   bool in_time(double job_ms) const;
   // Notes that the fallback has a kernel built (or in the code cache) for `c`'s nodes.
   void mark_built(const Candidate& c);
+  // Samples the unfinished jobs of backend `sampled` until each has settled, recording their costs.
+  void sample(std::vector<Job>& jobs, const Backend* sampled);
 
   MeasureOptions options_;
   CostDatabase* db_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "collage/tensor.h"
 #include "te_ops/default_schedule.h"
 #include "te_ops/layout_views.h"
 
@@ -17,10 +18,20 @@ constexpr int64_t kMinParallelElements = 4096;
 // 672 x 7 x 7 took 2.3 us and 1152 x 7 x 7 3.4 us on two, AVX2 host).
 constexpr int64_t kMinParallelGlobalInput = 32768;
 
-int64_t numel(const te::Tensor& t) {
-  int64_t n = 1;
-  for (int64_t d : t.shape()) n *= d;
-  return n;
+// The default schedule of a group these schedules do not take.
+ScheduledGroup default_for(const AnchorGroup& group) {
+  return ScheduledGroup{
+      default_schedule(group.outputs, {group.target, group.num_threads, ScheduleLevel::full}), {}};
+}
+
+// A schedule of the group's outputs with every compute stage inlined but `out` and `reduction`.
+te::Schedule inline_all_but(const AnchorGroup& group, const te::Tensor& out,
+                            const te::Tensor& reduction) {
+  te::Schedule s = te::create_schedule(group.outputs);
+  for (const te::Tensor& t : s.stage_tensors())
+    if (t.op_kind() == te::OpKind::compute && !t.same_as(out) && !t.same_as(reduction))
+      s[t].compute_inline();
+  return s;
 }
 
 // Splits `axis` of `stage` (a block of b channels) into vectors of `lanes`, the outer part
@@ -57,21 +68,15 @@ absl::StatusOr<ScheduledGroup> schedule_pool(const AnchorGroup& group) {
   const bool blocked = group.outputs.size() == 1 && pooled.defined() &&
                        stored_source(group.outputs[0]).same_as(group.anchor_output) &&
                        pooled.ndim() == 4 && reads_blocked(pooled);
-  if (!blocked)
-    return ScheduledGroup{
-        default_schedule(group.outputs, {group.target, group.num_threads, ScheduleLevel::full}),
-        {}};
+  if (!blocked) return default_for(group);
   const te::Tensor& out = group.outputs[0];  // [N, C/b, OH, OW, b]
   const int64_t b = out.shape().back();
   const int lanes = std::max(1, group.target.vector_bytes() / 4);
-  te::Schedule s = te::create_schedule(group.outputs);
-  for (const te::Tensor& t : s.stage_tensors())
-    if (t.op_kind() == te::OpKind::compute && !t.same_as(out) && !t.same_as(pooled))
-      s[t].compute_inline();
+  te::Schedule s = inline_all_but(group, out, pooled);
   te::Stage so = s[out];
   te::IterVar rows = so.fuse(so.fuse(out.axis(0), out.axis(1)), out.axis(2));
   vectorize_block(so, out.axis(4), b, lanes);
-  if (group.num_threads > 1 && numel(out) >= kMinParallelElements) so.parallel(rows);
+  if (group.num_threads > 1 && shape_numel(out.shape()) >= kMinParallelElements) so.parallel(rows);
   // The window's maximum (or sum) of one output position: the taps outside, the block's channels
   // inside; an AveragePool's division is inlined into the store.
   te::Stage sp = s[pooled];
@@ -97,22 +102,18 @@ absl::StatusOr<ScheduledGroup> schedule_global_pool(const AnchorGroup& group) {
   const te::Tensor stored =
       blocked ? te::input_tensors(te::input_tensors(sums[0])[0])[0] : te::Tensor();
   if (!blocked || stored.ndim() != 5 || mean.shape()[1] % stored.shape().back() != 0)
-    return ScheduledGroup{
-        default_schedule(group.outputs, {group.target, group.num_threads, ScheduleLevel::full}),
-        {}};
+    return default_for(group);
   const te::Tensor& sum = sums[0];
   const int64_t b = stored.shape().back();
   const int lanes = std::max(1, group.target.vector_bytes() / 4);
-  te::Schedule s = te::create_schedule(group.outputs);
-  for (const te::Tensor& t : s.stage_tensors())
-    if (t.op_kind() == te::OpKind::compute && !t.same_as(mean) && !t.same_as(sum))
-      s[t].compute_inline();
+  te::Schedule s = inline_all_but(group, mean, sum);
   te::Stage so = s[mean];
   auto [co, ci] = so.split(mean.axis(1), b);
   te::IterVar blocks = so.fuse(mean.axis(0), co);
   so.reorder({blocks, mean.axis(2), mean.axis(3), ci});
   vectorize_block(so, ci, b, lanes);
-  if (group.num_threads > 1 && numel(stored) >= kMinParallelGlobalInput && numel(mean) / b >= 2)
+  if (group.num_threads > 1 && shape_numel(stored.shape()) >= kMinParallelGlobalInput &&
+      shape_numel(mean.shape()) / b >= 2)
     so.parallel(blocks);
   // One block's sum: the positions outside, the block's channels inside, a vector accumulated.
   te::Stage ss = s[sum];
