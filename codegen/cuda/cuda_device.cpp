@@ -1,106 +1,19 @@
-// The driver API through dlopen: the handful of entry points a presence check, a test launch and
-// event timing need, resolved by their versioned names, and the device wrapper built on them.
+// The device wrapper over the driver API, which the cuda runtime module loads at run time
+// (runtime/modules/cuda/cuda_driver.h): a presence check, a test launch and event timing.
 #include "codegen/cuda/cuda_device.h"
 
 #include <cuda.h>
-#include <dlfcn.h>
+
+#include <algorithm>
 
 #include "core/str_cat.h"
+#include "cuda_driver.h"
 
 namespace collage::codegen::cuda {
 
 namespace {
 
-// Entry points, typed from cuda.h; the library is never linked, only loaded.
-struct Driver {
-  void* lib = nullptr;
-  decltype(&::cuInit) init = nullptr;
-  decltype(&::cuDriverGetVersion) driver_version = nullptr;
-  decltype(&::cuDeviceGetCount) device_count = nullptr;
-  decltype(&::cuDeviceGet) device_get = nullptr;
-  decltype(&::cuDeviceGetName) device_name = nullptr;
-  decltype(&::cuDeviceGetAttribute) device_attribute = nullptr;
-  decltype(&::cuDeviceTotalMem_v2) total_mem = nullptr;
-  decltype(&::cuDevicePrimaryCtxRetain) ctx_retain = nullptr;
-  decltype(&::cuDevicePrimaryCtxRelease_v2) ctx_release = nullptr;
-  decltype(&::cuCtxSetCurrent) ctx_set_current = nullptr;
-  decltype(&::cuCtxSynchronize) ctx_synchronize = nullptr;
-  decltype(&::cuModuleLoadData) module_load = nullptr;
-  decltype(&::cuModuleUnload) module_unload = nullptr;
-  decltype(&::cuModuleGetFunction) module_function = nullptr;
-  decltype(&::cuMemAlloc_v2) mem_alloc = nullptr;
-  decltype(&::cuMemFree_v2) mem_free = nullptr;
-  decltype(&::cuMemcpyHtoD_v2) copy_htod = nullptr;
-  decltype(&::cuMemcpyDtoH_v2) copy_dtoh = nullptr;
-  decltype(&::cuLaunchKernel) launch = nullptr;
-  decltype(&::cuGetErrorString) error_string = nullptr;
-  decltype(&::cuEventCreate) event_create = nullptr;
-  decltype(&::cuEventDestroy) event_destroy = nullptr;
-  decltype(&::cuEventRecord) event_record = nullptr;
-  decltype(&::cuEventSynchronize) event_synchronize = nullptr;
-  decltype(&::cuEventElapsedTime) event_elapsed = nullptr;
-
-  ~Driver() {
-    if (lib) dlclose(lib);
-  }
-
-  std::string error(CUresult r) const {
-    const char* s = nullptr;
-    if (error_string && error_string(r, &s) == CUDA_SUCCESS && s) return s;
-    return str_cat("CUresult ", static_cast<int>(r));
-  }
-};
-
-absl::Status load_driver(Driver& d) {
-  d.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!d.lib) {
-    const char* why = dlerror();
-    return absl::FailedPreconditionError(
-        str_cat("no CUDA driver: cannot load libcuda.so.1 (", why ? why : "unknown", ")"));
-  }
-  bool missing = false;
-  std::string missing_name;
-  auto sym = [&](auto& fn, const char* name) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(d.lib, name));
-    if (!fn && !missing) {
-      missing = true;
-      missing_name = name;
-    }
-  };
-  sym(d.init, "cuInit");
-  sym(d.driver_version, "cuDriverGetVersion");
-  sym(d.device_count, "cuDeviceGetCount");
-  sym(d.device_get, "cuDeviceGet");
-  sym(d.device_name, "cuDeviceGetName");
-  sym(d.device_attribute, "cuDeviceGetAttribute");
-  sym(d.total_mem, "cuDeviceTotalMem_v2");
-  sym(d.ctx_retain, "cuDevicePrimaryCtxRetain");
-  sym(d.ctx_release, "cuDevicePrimaryCtxRelease_v2");
-  sym(d.ctx_set_current, "cuCtxSetCurrent");
-  sym(d.ctx_synchronize, "cuCtxSynchronize");
-  sym(d.module_load, "cuModuleLoadData");
-  sym(d.module_unload, "cuModuleUnload");
-  sym(d.module_function, "cuModuleGetFunction");
-  sym(d.mem_alloc, "cuMemAlloc_v2");
-  sym(d.mem_free, "cuMemFree_v2");
-  sym(d.copy_htod, "cuMemcpyHtoD_v2");
-  sym(d.copy_dtoh, "cuMemcpyDtoH_v2");
-  sym(d.launch, "cuLaunchKernel");
-  sym(d.error_string, "cuGetErrorString");
-  sym(d.event_create, "cuEventCreate");
-  sym(d.event_destroy, "cuEventDestroy_v2");
-  sym(d.event_record, "cuEventRecord");
-  sym(d.event_synchronize, "cuEventSynchronize");
-  sym(d.event_elapsed, "cuEventElapsedTime_v2");
-  if (missing) {
-    return absl::FailedPreconditionError(
-        str_cat("CUDA driver libcuda.so.1 lacks entry point ", missing_name));
-  }
-  if (CUresult r = d.init(0); r != CUDA_SUCCESS) {
-    return absl::FailedPreconditionError(str_cat("cuInit failed: ", d.error(r)));
-  }
-  return absl::OkStatus();
-}
+using rt_cuda::Driver;
 
 // Internal, naming the kernel, the driver call and the driver's message.
 absl::Status driver_failure(const Driver& d, const CompiledCuda& kernel, const char* what,
@@ -111,7 +24,7 @@ absl::Status driver_failure(const Driver& d, const CompiledCuda& kernel, const c
 }  // namespace
 
 struct CudaDevice::Impl {
-  Driver driver;
+  const Driver* driver = nullptr;
   DeviceInfo info;
   CUdevice device = 0;
   CUcontext context = nullptr;
@@ -120,7 +33,7 @@ struct CudaDevice::Impl {
 CudaDevice::CudaDevice(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 CudaDevice::~CudaDevice() {
-  if (impl_->context) impl_->driver.ctx_release(impl_->device);
+  if (impl_->context) impl_->driver->ctx_release(impl_->device);
 }
 
 const DeviceInfo& CudaDevice::info() const {
@@ -129,8 +42,10 @@ const DeviceInfo& CudaDevice::info() const {
 
 absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::open(int ordinal) {
   auto impl = std::make_unique<Impl>();
-  Driver& d = impl->driver;
-  if (absl::Status s = load_driver(d); !s.ok()) return s;
+  std::string why;
+  impl->driver = rt_cuda::cuda_driver(&why);
+  if (impl->driver == nullptr) return absl::FailedPreconditionError(why);
+  const Driver& d = *impl->driver;
   int count = 0;
   if (CUresult r = d.device_count(&count); r != CUDA_SUCCESS) {
     return absl::FailedPreconditionError(str_cat("cuDeviceGetCount failed: ", d.error(r)));
@@ -173,7 +88,7 @@ absl::StatusOr<std::vector<double>> CudaDevice::time(const CompiledCuda& kernel,
         str_cat("cuda kernel '", kernel.name, "': timing needs repeats >= 1, launches_per_sample ",
                 ">= 1 and warmup >= 0, not ", repeats, ", ", launches_per_sample, " and ", warmup));
   }
-  Driver& d = impl_->driver;
+  const Driver& d = *impl_->driver;
   auto fail = [&](const char* what, CUresult r) { return driver_failure(d, kernel, what, r); };
   std::vector<double> ms;
   absl::Status s =
@@ -217,7 +132,7 @@ absl::StatusOr<std::vector<double>> CudaDevice::time(const CompiledCuda& kernel,
 absl::Status CudaDevice::with_resident_args(
     const CompiledCuda& kernel, const std::vector<HostBuffer>& args,
     const std::function<absl::Status(const std::function<absl::Status()>& launch)>& launches) {
-  Driver& d = impl_->driver;
+  const Driver& d = *impl_->driver;
   auto fail = [&](const char* what, CUresult r) { return driver_failure(d, kernel, what, r); };
   if (CUresult r = d.ctx_set_current(impl_->context); r != CUDA_SUCCESS) {
     return fail("cuCtxSetCurrent", r);
