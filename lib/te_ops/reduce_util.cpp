@@ -133,14 +133,19 @@ te::Tensor squared_deviations(const Shape& shape, const std::vector<bool>& reduc
                               const Expr& inv_n,
                               const std::function<Expr(const std::vector<Expr>&)>& source,
                               const std::string& name) {
-  te::Tensor centre = reduce_over(shape, reduced, true, te::ReduceOp::sum, source, name + ".centre");
-  return reduce_over(
-      shape, reduced, keepdims, te::ReduceOp::sum,
-      [=](const std::vector<Expr>& idx) {
-        Expr d = source(idx) - centre(stat_index(idx, reduced)) * inv_n;
-        return d * d;
-      },
-      name);
+  // The centre once per reader: the whole blocks of partial sums and the last, partial block of a
+  // long innermost axis (not a multiple of the partials) each read their own, so that each has one
+  // reader and can be computed at the output's row loop (a stage computed at a loop feeds one
+  // stage); without a partial block the second is never read and never computed.
+  auto squares_about = [&](const std::string& centre_name) {
+    te::Tensor centre = reduce_over(shape, reduced, true, te::ReduceOp::sum, source, centre_name);
+    return [=](const std::vector<Expr>& idx) {
+      Expr d = source(idx) - centre(stat_index(idx, reduced)) * inv_n;
+      return d * d;
+    };
+  };
+  return reduce_over(shape, reduced, keepdims, te::ReduceOp::sum, squares_about(name + ".centre"),
+                     squares_about(name + ".centre1"), name);
 }
 
 std::vector<Expr> stat_index(const std::vector<Expr>& idx, const std::vector<bool>& reduced) {

@@ -108,6 +108,35 @@ TEST_CASE("te_ops: Softmax over long rows with a partial last block runs paralle
   }
 }
 
+TEST_CASE("te_ops: normalizations over rows with a partial last block run parallel and vectorized",
+          "[te_ops]") {
+  // Rows of 200 (12 blocks of 16 and 8 more) and GroupNormalization over 10 x 10 pixels: the
+  // squared deviations' tail reads a centre of its own, so each statistic has one reader and the
+  // default schedule computes them at the output's parallel row loop (it fell back to the serial,
+  // scalar one).
+  Context ctx;
+  const te_ops::TeOpRegistry ops = te_ops::default_te_ops();
+  auto ln = make_attrs<LayerNormalizationAttrs>([](auto& a) { a.axis = -1; });
+  auto gn = make_attrs<GroupNormalizationAttrs>([](auto& a) { a.num_groups = 4; });
+  const std::vector<std::pair<Graph, Graph>> cases = {
+      {single_op_graph(ctx, "LayerNormalization",
+                       {{DType::f32, {16, 64, 200}}, {DType::f32, {200}}, {DType::f32, {200}}}, ln),
+       single_op_graph(ctx, "LayerNormalization",
+                       {{DType::f32, {3, 5, 200}}, {DType::f32, {200}}, {DType::f32, {200}}}, ln)},
+      {single_op_graph(ctx, "GroupNormalization",
+                       {{DType::f32, {2, 512, 10, 10}}, {DType::f32, {512}}, {DType::f32, {512}}},
+                       gn),
+       single_op_graph(ctx, "GroupNormalization",
+                       {{DType::f32, {1, 8, 10, 10}}, {DType::f32, {8}}, {DType::f32, {8}}}, gn)}};
+  for (const auto& [big, small] : cases) {
+    INFO(big.nodes()[0].op_name());
+    auto lowered = native::lower_group(big, ops, {codegen::TargetSpec::host(), 2}, "k");
+    REQUIRE(lowered.ok());
+    CHECK(lowered->schedule == "default");
+    check_group(native_backend(), small, {.tolerance = 1e-5, .elementwise = false});
+  }
+}
+
 TEST_CASE("te_ops: LayerNormalization and InstanceNormalization", "[te_ops]") {
   Context ctx;
   for (int64_t axis : {-1, -2, 1}) {
