@@ -1,4 +1,5 @@
 // The built-in backends, registered in priority order, and the placement options of a compile.
+#include "collage/backends/cuda.h"
 #include "collage/backends/dnnl.h"
 #include "collage/backends/dynamic.h"
 #include "collage/backends/eigen.h"
@@ -19,6 +20,13 @@ absl::Status register_builtin_backends(BackendRegistry& registry,
   if (absl::Status s = registry.add(make_native_backend(native)); !s.ok()) return s;
   if (absl::Status s = register_dynamic_backend(registry); !s.ok()) return s;
   if (absl::Status s = register_strings_backend(registry); !s.ok()) return s;
+#ifdef COLLAGE_HAVE_CUDA_BACKEND
+  if (absl::Status s = register_cuda_backend(registry); !s.ok()) return s;
+#else
+  registry.add_unavailable(std::string(kCudaBackend),
+                           "collage was built without the CUDA toolkit and the cuBLAS and cuDNN "
+                           "headers");
+#endif
 #ifdef COLLAGE_HAVE_OPENVINO
   if (absl::Status s = register_openvino_backend(registry); !s.ok()) return s;
 #else

@@ -1,6 +1,7 @@
 // NVRTC compilation of generated kernels and the on-disk cache of their images.
 #include "codegen/cuda/nvrtc_compiler.h"
 
+#include <cuda.h>
 #include <nvrtc.h>
 
 #include <cstdlib>
@@ -11,10 +12,52 @@
 #include <vector>
 
 #include "core/str_cat.h"
+#include "library_table.h"
 
 namespace collage::codegen::cuda {
 
 namespace {
+
+// NVRTC's entry points, typed from nvrtc.h. The library is loaded at run time (dlopen), so that
+// the compiler, which links this code, starts on machines without the CUDA toolkit; there every
+// compile says that NVRTC is missing.
+struct Nvrtc {
+  decltype(&::nvrtcVersion) version = nullptr;
+  decltype(&::nvrtcGetNumSupportedArchs) num_archs = nullptr;
+  decltype(&::nvrtcGetSupportedArchs) archs = nullptr;
+  decltype(&::nvrtcCreateProgram) create = nullptr;
+  decltype(&::nvrtcDestroyProgram) destroy = nullptr;
+  decltype(&::nvrtcCompileProgram) compile = nullptr;
+  decltype(&::nvrtcGetProgramLogSize) log_size = nullptr;
+  decltype(&::nvrtcGetProgramLog) log = nullptr;
+  decltype(&::nvrtcGetCUBINSize) cubin_size = nullptr;
+  decltype(&::nvrtcGetCUBIN) cubin = nullptr;
+  decltype(&::nvrtcGetPTXSize) ptx_size = nullptr;
+  decltype(&::nvrtcGetPTX) ptx = nullptr;
+  decltype(&::nvrtcGetErrorString) error = nullptr;
+};
+
+// The process's NVRTC table (libnvrtc.so.<the toolkit's major version>), or null with `*why` set.
+const Nvrtc* nvrtc(std::string* why) {
+  static const rt_cuda::LoadedTable<Nvrtc>* const loaded = rt_cuda::load_table<Nvrtc>(
+      "NVRTC", "NVRTC not found", str_cat("libnvrtc.so.", CUDA_VERSION / 1000),
+      [](Nvrtc& n, auto sym) {
+        sym(n.version, "nvrtcVersion");
+        sym(n.num_archs, "nvrtcGetNumSupportedArchs");
+        sym(n.archs, "nvrtcGetSupportedArchs");
+        sym(n.create, "nvrtcCreateProgram");
+        sym(n.destroy, "nvrtcDestroyProgram");
+        sym(n.compile, "nvrtcCompileProgram");
+        sym(n.log_size, "nvrtcGetProgramLogSize");
+        sym(n.log, "nvrtcGetProgramLog");
+        sym(n.cubin_size, "nvrtcGetCUBINSize");
+        sym(n.cubin, "nvrtcGetCUBIN");
+        sym(n.ptx_size, "nvrtcGetPTXSize");
+        sym(n.ptx, "nvrtcGetPTX");
+        sym(n.error, "nvrtcGetErrorString");
+      });
+  return rt_cuda::usable_table(loaded, why);
+}
 
 constexpr char kMagic[8] = {'C', 'L', 'G', 'C', 'U', 'D', 'A', '1'};
 
@@ -89,11 +132,11 @@ void write_cache(const std::filesystem::path& file, const std::string& key,
   if (ec) std::filesystem::remove(tmp, ec);
 }
 
-bool arch_supported(int arch) {
+bool arch_supported(const Nvrtc& nv, int arch) {
   int n = 0;
-  if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) return false;
+  if (nv.num_archs(&n) != NVRTC_SUCCESS || n <= 0) return false;
   std::vector<int> archs(n);
-  if (nvrtcGetSupportedArchs(archs.data()) != NVRTC_SUCCESS) return false;
+  if (nv.archs(archs.data()) != NVRTC_SUCCESS) return false;
   for (int a : archs) {
     if (a == arch) return true;
   }
@@ -103,8 +146,11 @@ bool arch_supported(int arch) {
 }  // namespace
 
 std::string nvrtc_version() {
+  std::string why;
+  const Nvrtc* nv = nvrtc(&why);
+  if (nv == nullptr) return "unavailable";
   int major = 0, minor = 0;
-  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return "unknown";
+  if (nv->version(&major, &minor) != NVRTC_SUCCESS) return "unknown";
   return str_cat(major, ".", minor);
 }
 
@@ -119,7 +165,11 @@ std::filesystem::path default_cuda_cache_dir() {
 }
 
 absl::StatusOr<CompiledCuda> compile_cuda(const CudaKernel& kernel, const NvrtcOptions& options) {
-  if (!arch_supported(options.arch)) {
+  std::string why;
+  const Nvrtc* nv = nvrtc(&why);
+  if (nv == nullptr)
+    return absl::FailedPreconditionError(str_cat("kernel '", kernel.name, "': ", why));
+  if (!arch_supported(*nv, options.arch)) {
     return absl::InvalidArgumentError(str_cat("nvrtc ", nvrtc_version(), ": kernel '", kernel.name,
                                               "': architecture sm_", options.arch,
                                               " is not supported"));
@@ -150,45 +200,44 @@ absl::StatusOr<CompiledCuda> compile_cuda(const CudaKernel& kernel, const NvrtcO
   nvrtcProgram prog = nullptr;
   const std::string file_name = kernel.name + ".cu";
   if (nvrtcResult r =
-          nvrtcCreateProgram(&prog, kernel.source.c_str(), file_name.c_str(), 0, nullptr, nullptr);
+          nv->create(&prog, kernel.source.c_str(), file_name.c_str(), 0, nullptr, nullptr);
       r != NVRTC_SUCCESS) {
-    return absl::InternalError(str_cat("nvrtc: kernel '", kernel.name,
-                                       "': nvrtcCreateProgram failed: ", nvrtcGetErrorString(r)));
+    return absl::InternalError(
+        str_cat("nvrtc: kernel '", kernel.name, "': nvrtcCreateProgram failed: ", nv->error(r)));
   }
   struct Destroy {
+    const Nvrtc* nv;
     nvrtcProgram* p;
-    ~Destroy() { nvrtcDestroyProgram(p); }
-  } destroy{&prog};
+    ~Destroy() { nv->destroy(p); }
+  } destroy{nv, &prog};
 
   const std::vector<std::string> flags = compile_flags(options);
   std::vector<const char*> argv;
   for (const std::string& f : flags) argv.push_back(f.c_str());
-  const nvrtcResult compiled =
-      nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+  const nvrtcResult compiled = nv->compile(prog, static_cast<int>(argv.size()), argv.data());
   size_t log_size = 0;
-  if (nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
+  if (nv->log_size(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
     out.log.resize(log_size);
-    if (nvrtcGetProgramLog(prog, out.log.data()) != NVRTC_SUCCESS) out.log.clear();
+    if (nv->log(prog, out.log.data()) != NVRTC_SUCCESS) out.log.clear();
     while (!out.log.empty() && (out.log.back() == '\0' || out.log.back() == '\n'))
       out.log.pop_back();
   }
   if (compiled != NVRTC_SUCCESS) {
     return absl::InvalidArgumentError(str_cat("nvrtc ", nvrtc_version(), ": kernel '", kernel.name,
                                               "' does not compile for sm_", options.arch, ": ",
-                                              nvrtcGetErrorString(compiled), "\n", out.log));
+                                              nv->error(compiled), "\n", out.log));
   }
   size_t size = 0;
-  nvrtcResult got = options.kind == ImageKind::cubin ? nvrtcGetCUBINSize(prog, &size)
-                                                     : nvrtcGetPTXSize(prog, &size);
+  nvrtcResult got =
+      options.kind == ImageKind::cubin ? nv->cubin_size(prog, &size) : nv->ptx_size(prog, &size);
   if (got == NVRTC_SUCCESS) {
     out.image.resize(size);
-    got = options.kind == ImageKind::cubin ? nvrtcGetCUBIN(prog, out.image.data())
-                                           : nvrtcGetPTX(prog, out.image.data());
+    got = options.kind == ImageKind::cubin ? nv->cubin(prog, out.image.data())
+                                           : nv->ptx(prog, out.image.data());
   }
   if (got != NVRTC_SUCCESS) {
-    return absl::InternalError(
-        str_cat("nvrtc: kernel '", kernel.name,
-                "': reading the compiled image failed: ", nvrtcGetErrorString(got)));
+    return absl::InternalError(str_cat("nvrtc: kernel '", kernel.name,
+                                       "': reading the compiled image failed: ", nv->error(got)));
   }
   // PTX comes with a terminating NUL that the driver does not need in a std::string.
   if (options.kind == ImageKind::ptx && !out.image.empty() && out.image.back() == '\0') {

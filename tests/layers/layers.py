@@ -35,7 +35,9 @@ MAY_USE = {
     "runtime_modules": {"rt_algorithms", "api_c"},
     "ir": {"rt_algorithms", "api", "api_c"},
     "te": {"ir", "api", "api_c"},
-    "codegen": {"te", "ir", "api", "api_c"},
+    # CUDA code generation shares the cuda runtime module's driver table and program format (a
+    # compiled kernel is a launch step of a GPU program).
+    "codegen": {"runtime_modules", "te", "ir", "api", "api_c"},
     "tune": {"codegen", "te", "ir", "api", "api_c"},
     "te_ops": {"tune", "codegen", "te", "ir", "api", "api_c"},
     "frontends": {"ir", "api", "api_c"},
@@ -48,13 +50,17 @@ MAY_USE = {
     "backend_libs": {"backends", "runtime_modules", "rt_algorithms", "frontends", "codegen", "ir",
                      "api", "api_c"},
     "backend_native": {"backends", "te_ops", "tune", "codegen", "te", "ir", "api", "api_c"},
+    # The cuda backend generates kernels from te_ops' tensor expressions and runs its programs
+    # through the cuda runtime module's code.
+    "backend_gpu": {"backends", "runtime_modules", "te_ops", "tune", "codegen", "te", "ir", "api",
+                    "api_c"},
     # The wave schedule's format and runner are shared with the runtime (runtime/core).
     "waves": {"runtime", "ir", "api", "api_c"},
     "artifact": {"waves", "runtime", "backends", "codegen", "ir", "api", "api_c"},
     # The search links only what it searches over: backends and the graph.
     "placement": {"backends", "ir", "api", "api_c"},
     "driver": {"placement", "artifact", "waves", "frontends", "backend_libs", "backend_native",
-               "backends", "ir", "api", "api_c"},
+               "backend_gpu", "backends", "ir", "api", "api_c"},
     # The C API: the compiler's over the driver's public header; the runtime's over runtime/core.
     "capi": {"driver", "runtime", "api", "api_c"},
     # The command line: the driver and the model readers (collage/onnx.h, collage/trees.h), plus
@@ -72,8 +78,8 @@ MAY_USE = {
 # driver's public header.
 LINK_MAY_USE = {
     "capi": {"driver", "placement", "artifact", "waves", "frontends", "backend_libs",
-             "backend_native", "backends", "te_ops", "tune", "codegen", "te", "ir", "runtime",
-             "api", "api_c"},
+             "backend_native", "backend_gpu", "backends", "te_ops", "tune", "codegen", "te", "ir",
+             "runtime", "runtime_modules", "api", "api_c"},
 }
 
 C_HEADERS = {"runtime.h", "runtime_module.h", "backend_plugin.h", "collage.h"}
@@ -97,6 +103,7 @@ DIR_LAYERS = {
     "lib/backends/trees": "backend_libs", "lib/backends/openvino": "backend_libs",
     "lib/backends/dynamic": "backend_libs", "lib/backends/strings": "backend_libs",
     "lib/backends/native": "backend_native",
+    "lib/backends/cuda": "backend_gpu",
     "lib/waves": "waves",
     "lib/artifact": "artifact",
     "placement": "placement",
@@ -119,6 +126,7 @@ INCLUDE_LAYERS = {
     "backends/dnnl/": "backend_libs", "backends/eigen/": "backend_libs",
     "backends/trees/": "backend_libs", "backends/openvino/": "backend_libs",
     "backends/native/": "backend_native",
+    "backends/cuda/": "backend_gpu",
     "waves/": "waves",
     "artifact/": "artifact",
     "placement/": "placement",
@@ -143,6 +151,7 @@ TARGET_LAYERS = {
     "collage_backend_trees": "backend_libs", "collage_backend_openvino": "backend_libs",
     "collage_backend_strings": "backend_libs",
     "collage_backend_native": "backend_native",
+    "collage_backend_cuda": "backend_gpu",
     "collage_waves": "waves", "collage_artifact": "artifact", "collage_placement": "placement",
     "collage_driver": "driver", "collage_compiler": "capi",
     "collage": "tools", "collage_cli_common": "tools",
@@ -255,7 +264,7 @@ def check_links(build):
 
 
 LAYER_ORDER = ["rt_algorithms", "runtime", "runtime_modules", "ir", "te", "codegen", "tune", "te_ops",
-               "frontends", "backends", "backend_libs", "backend_native", "waves", "artifact",
+               "frontends", "backends", "backend_libs", "backend_native", "backend_gpu", "waves", "artifact",
                "placement", "driver", "capi", "tools"]
 
 
