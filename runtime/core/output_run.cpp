@@ -10,16 +10,6 @@
 namespace collage::rt {
 namespace {
 
-DLTensor view_of(LoadedModule::Output& o) {
-  DLTensor t{};
-  t.data = o.data.get();
-  t.device = {kDLCPU, 0};
-  t.ndim = static_cast<int32_t>(o.shape.size());
-  t.dtype = dlpack_dtype(o.dtype);
-  t.shape = o.shape.data();
-  return t;
-}
-
 // A string output copied from a graph input or a constant points at the caller's or the
 // module's bytes: copied into the run's, which the output keeps.
 Status own_strings(LoadedModule::Output& o, StringBytes& strings) {

@@ -58,7 +58,7 @@ void recurrent(const DynParams& p, const std::vector<Value>& in, Outputs& out) {
                            f64_of(p.list(7)[i])});
   }
   const Reader r{in};
-  const Value &x = in[0], &w = in[1];
+  const Value& x = in[0];
   if (x.dtype != COLLAGE_DTYPE_F32 && x.dtype != COLLAGE_DTYPE_F64)
     throw KernelError("X is " + type_text(x.dtype, x.shape) + ", expected f32 or f64");
   if (x.shape.size() != 3) throw KernelError("X is " + type_text(x.dtype, x.shape) + ", expected rank 3");
