@@ -13,6 +13,7 @@
 #include "collage/ops/nn.h"
 #include "common/backend_check.h"
 #include "cuda_module.h"
+#include "program_runner.h"
 
 namespace collage {
 namespace {
@@ -110,6 +111,41 @@ TEST_CASE("cuda: an MLP is cuBLAS GEMMs and generated kernels over one arena, co
   std::filesystem::remove_all(cache);
 }
 
+// x [1, 16, 12, 12] -> depthwise Conv (3x3, stride 2, pad 1, bias) -> Relu.
+Graph depthwise_relu(TestGraph& t) {
+  ValueId x = t.input({1, 16, 12, 12});
+  ValueId y = t.op("Conv", {x, t.constant({16, 1, 3, 3}), t.constant({16})},
+                   conv_attrs({1, 1, 1, 1}, {2, 2}, 16));
+  return t.finish(t.op("Relu", {y}));
+}
+
+TEST_CASE("cuda: a depthwise convolution is cuDNN's or, chosen, the generated kernel and epilogue",
+          "[cuda_backend]") {
+  const std::filesystem::path cache = std::filesystem::temp_directory_path() / "collage-cuda-test";
+  setenv("XDG_CACHE_HOME", cache.c_str(), 1);
+  TestGraph t;
+  const Graph g = depthwise_relu(t);
+  absl::StatusOr<cuda_backend::LoweredProgram> library = cuda_backend::lower_group(g, true, 90);
+  REQUIRE(library.ok());
+  REQUIRE(library->program.steps.size() == 1);
+  CHECK(std::get<ConvStep>(library->program.steps[0]).groups == 16);
+  CHECK(library->depthwise_key == "1,16,12,12,3x3,2,1,true,true;");
+  absl::StatusOr<cuda_backend::LoweredProgram> generated =
+      cuda_backend::lower_group(g, true, 90, {.generated_depthwise = true});
+  INFO((generated.ok() ? "" : std::string(generated.status().message())));
+  REQUIRE(generated.ok());
+  const auto& steps = generated->program.steps;
+  REQUIRE(steps.size() == 2);  // the convolution into a buffer of its own, then bias and relu
+  const auto& conv = std::get<LaunchStep>(steps[0]);
+  const auto& epilogue = std::get<LaunchStep>(steps[1]);
+  CHECK(conv.args.back() == epilogue.args[0]);
+  CHECK(epilogue.args.back() == generated->program.arg_offsets[1]);
+  CHECK(generated->program.arena_bytes > library->program.arena_bytes);
+  CHECK(
+      rt_cuda::check_program(generated->program, arg_bytes(g), constant_bytes(*generated)).empty());
+  std::filesystem::remove_all(cache);
+}
+
 TEST_CASE("cuda: operators, types and attributes it does not run are refused by node",
           "[cuda_backend]") {
   TestGraph t;
@@ -194,9 +230,53 @@ TEST_CASE("cuda: whole groups match the reference on a GPU", "[cuda_backend][gpu
       *b,
       d.finish(d.op("Conv", {x, d.constant({16, 1, 3, 3})}, conv_attrs({1, 1, 1, 1}, {2, 2}, 16))),
       plain);
+  TestGraph dw;  // depthwise with bias and relu, whichever way the backend measured faster
+  testing::check_group(*b, depthwise_relu(dw), check);
   TestGraph m;  // a batched MatMul over the same batch
   ValueId a = m.input({2, 5, 25});
   testing::check_group(*b, m.finish(m.op("MatMul", {a, m.constant({2, 25, 7})})), plain);
+}
+
+}  // namespace
+}  // namespace collage
+
+namespace collage {
+namespace {
+
+TEST_CASE("cuda: both ways of a depthwise convolution give the same output on a GPU",
+          "[cuda_backend][gpu]") {
+  std::unique_ptr<Backend> b = backend_or_skip();
+  if (!b) return;
+  TestGraph t;
+  const Graph g = depthwise_relu(t);
+  const int arch = codegen::cuda::preferred_cuda_arch();
+  std::vector<std::vector<float>> outputs;
+  for (bool generated : {false, true}) {
+    absl::StatusOr<cuda_backend::LoweredProgram> l =
+        cuda_backend::lower_group(g, true, arch, {.generated_depthwise = generated});
+    REQUIRE(l.ok());
+    std::vector<const void*> constants;
+    for (const Tensor& c : l->constants) constants.push_back(c.raw());
+    std::unique_ptr<rt_cuda::ProgramRunner> runner;
+    const std::string made = rt_cuda::ProgramRunner::create(l->program, arg_bytes(g), 1, constants,
+                                                            constant_bytes(*l), &runner);
+    INFO(made);
+    REQUIRE(made.empty());
+    Tensor x = t.feed(g)[0];
+    std::vector<float> y(16 * 6 * 6, NAN);  // [1, 16, 6, 6]
+    void* args[] = {x.raw(), y.data()};
+    REQUIRE(runner->run(args).empty());
+    std::vector<double> ms;
+    REQUIRE(runner->time_steps(2, 5, 10, &ms).empty());
+    std::sort(ms.begin(), ms.end());
+    WARN((generated ? "generated" : "cuDNN")
+         << ": " << ms[2] * 1000 << " us; " << runner->describe());
+    outputs.push_back(std::move(y));
+  }
+  double worst = 0;
+  for (size_t i = 0; i < outputs[0].size(); ++i)
+    worst = std::max(worst, std::fabs(double(outputs[0][i]) - outputs[1][i]));
+  CHECK(worst < 1e-5);
 }
 
 }  // namespace

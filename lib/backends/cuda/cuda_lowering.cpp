@@ -84,7 +84,8 @@ absl::StatusOr<GemmStep> gemm_gemm(const Graph& g, const Node& node) {
 
 class Lowering {
  public:
-  Lowering(const Graph& g, bool compile, int arch) : g_(g), compile_(compile), arch_(arch) {}
+  Lowering(const Graph& g, bool compile, int arch, const LoweringChoices& choices)
+      : g_(g), compile_(compile), arch_(arch), choices_(choices) {}
 
   absl::StatusOr<LoweredProgram> run() {
     for (ValueId v : g_.inputs()) place_argument(v);
@@ -161,8 +162,50 @@ class Lowering {
     s.y = offset(out);
     if (s.out_h() != g_.value(out).type.shape[2] || s.out_w() != g_.value(out).type.shape[3])
       return node_error(node, "the output's size does not follow from the attributes");
+    if (depthwise(s)) {
+      out_.depthwise_key += str_cat(s.n, ",", s.c, ",", s.h, ",", s.w, ",", s.kh, "x", s.kw, ",",
+                                    s.stride_h, ",", s.pad_h, ",", s.has_bias, ",", relu, ";");
+      if (choices_.generated_depthwise) return generated_depthwise(node, s, out);
+    }
     p().steps.push_back(s);
     return absl::OkStatus();
+  }
+
+  static bool depthwise(const ConvStep& s) {
+    return s.groups == s.c && s.o == s.c && s.stride_h == s.stride_w && s.pad_h == s.pad_w &&
+           s.dilation_h == 1 && s.dilation_w == 1;
+  }
+
+  // The generated depthwise kernel, then (with a bias or relu) a kernel adding the bias and
+  // clamping; the first writes a buffer of its own then (kernel arguments never overlap).
+  absl::Status generated_depthwise(const Node& node, const ConvStep& s, ValueId out) {
+    codegen::cuda::Conv2dShape shape;
+    shape.batch = s.n, shape.in_channels = s.c, shape.height = s.h, shape.width = s.w;
+    shape.out_channels = s.o, shape.kernel_h = s.kh, shape.kernel_w = s.kw;
+    shape.stride = s.stride_h, shape.pad = s.pad_h;
+    const bool relu = s.activation == rt_cuda::ConvActivation::relu;
+    const bool epilogue = s.has_bias || relu;
+    const uint64_t conv_out = epilogue ? rt_cuda::reserve(p(), g_.value(out).type.bytes()) : s.y;
+    if (absl::Status st =
+            add_kernel(node, codegen::cuda::gpu_depthwise_conv2d(shape), {s.x, s.weight, conv_out});
+        !st.ok())
+      return st;
+    if (!epilogue) return absl::OkStatus();
+    const Shape ys = g_.value(out).type.shape;
+    te::Tensor y = te::placeholder(ys, DType::f32, "y");
+    te::Tensor bias = te::placeholder({s.has_bias ? s.o : 1}, DType::f32, "bias");
+    te::Tensor done = te::compute(
+        ys,
+        [&](const std::vector<te::Var>& i) {
+          te::Expr v = y(i[0], i[1], i[2], i[3]);
+          if (s.has_bias) v = v + bias(i[1]);
+          return relu ? te::maximum(v, 0.0f) : v;
+        },
+        "epilogue");
+    if (s.has_bias)
+      return add_kernel(node, codegen::cuda::gpu_elementwise(done, {y, bias}),
+                        {conv_out, s.bias, s.y});
+    return add_kernel(node, codegen::cuda::gpu_elementwise(done, {y}), {conv_out, s.y});
   }
 
   absl::Status gemm(const Node& node, absl::StatusOr<GemmStep> step) {
@@ -204,6 +247,7 @@ class Lowering {
   const Graph& g_;
   bool compile_;
   int arch_;
+  LoweringChoices choices_;
   LoweredProgram out_;
   std::map<ValueId, uint64_t> at_;
 };
@@ -223,9 +267,10 @@ absl::Status check_node(const Graph& g, const Node& node) {
   return node_error(node, "the cuda backend does not run this operator");
 }
 
-absl::StatusOr<LoweredProgram> lower_group(const Graph& group, bool compile, int arch) {
+absl::StatusOr<LoweredProgram> lower_group(const Graph& group, bool compile, int arch,
+                                           const LoweringChoices& choices) {
   if (group.nodes().empty()) return absl::InvalidArgumentError("cuda: empty group");
-  return Lowering(group, compile, arch).run();
+  return Lowering(group, compile, arch, choices).run();
 }
 
 }  // namespace collage::cuda_backend

@@ -18,9 +18,21 @@
 
 namespace collage::cuda_backend {
 
+// How the lowering runs what it can run two ways.
+struct LoweringChoices {
+  // Depthwise convolutions (one filter per channel, square stride and padding, no dilation) as
+  // the generated kernel (gpu_depthwise_conv2d, then a kernel for the bias and relu) instead of
+  // cuDNN: faster on an H200 at MobileNet's sizes, slower where cuDNN fuses the epilogue.
+  bool generated_depthwise = false;
+};
+
 struct LoweredProgram {
   rt_cuda::GpuProgram program;
   std::vector<Tensor> constants;  // in the order of program.constant_offsets
+  // The depthwise convolutions that LoweringChoices::generated_depthwise decides, as a key for
+  // the measured choice ("n,c,h,w,khxkw,stride,pad,has_bias,relu;" each, the flags true or
+  // false); empty when there are none.
+  std::string depthwise_key;
 };
 
 // Whether the cuda backend runs `node` of g at all (operator, dtypes, attributes); the reason
@@ -30,6 +42,7 @@ absl::Status check_node(const Graph& g, const Node& node);
 // Lowers every node of the standalone group graph `group` (extract_subgraph's form), in order.
 // `compile` false: the elementwise kernels are defined and scheduled but not compiled (a check).
 // `arch`: the compute capability the kernels are compiled for. Errors name the node and why.
-absl::StatusOr<LoweredProgram> lower_group(const Graph& group, bool compile, int arch);
+absl::StatusOr<LoweredProgram> lower_group(const Graph& group, bool compile, int arch,
+                                           const LoweringChoices& choices = {});
 
 }  // namespace collage::cuda_backend
