@@ -2,6 +2,7 @@
 // module's code (linked in), so what a compile measures is what an artifact runs; the measured
 // choice between cuDNN and generated depthwise convolutions.
 #include <algorithm>
+#include <optional>
 
 #include "backends/common/module_kernel.h"
 #include "codegen/cuda/cuda_device.h"
@@ -57,36 +58,38 @@ class CudaBackend : public Backend {
     absl::StatusOr<cuda_backend::LoweredProgram> lowered =
         cuda_backend::lower_group(group, /*compile=*/true, arch_);
     if (!lowered.ok()) return lowered.status();
-    if (!lowered->depthwise_key.empty() && generated_depthwise(group, *lowered, options))
-      lowered = cuda_backend::lower_group(group, true, arch_, {.generated_depthwise = true});
-    if (!lowered.ok()) return lowered.status();
+    if (!lowered->depthwise_key.empty())
+      lowered = choose_depthwise(group, *std::move(lowered), options);
     KernelRecord record{std::string(kCudaBackend), rt_cuda::kEntryProgram,
                         rt_cuda::encode_program(lowered->program), std::move(lowered->constants)};
     return make_module_kernel(rt_cuda::module_table(), std::move(record), group);
   }
 
  private:
-  // Whether the group's depthwise convolutions run as the generated kernel: remembered in
-  // options.choices (keyed by the device) under the convolutions and the backend's version, else
-  // measured (both programs' steps timed) when options allow, else cuDNN.
-  bool generated_depthwise(const Graph& group, const cuda_backend::LoweredProgram& library,
-                           const BuildOptions& options) const {
+  // `library` (the group with cuDNN's depthwise convolutions) or the group with generated ones:
+  // the choice remembered in options.choices (keyed by the device) under the convolutions and the
+  // backend's version, else measured (both programs' steps timed) when options allow, else cuDNN.
+  cuda_backend::LoweredProgram choose_depthwise(const Graph& group,
+                                                cuda_backend::LoweredProgram library,
+                                                const BuildOptions& options) const {
     const std::string key = str_cat(library.depthwise_key, "|", version());
+    std::optional<bool> remembered;
     if (options.choices)
       if (auto v = options.choices->lookup(kDepthwiseChoice, key); v && v->size() == 3)
-        return (*v)[0] != 0;
-    if (!options.measure_choices) return false;
+        remembered = (*v)[0] != 0;
+    if (remembered == false || (!remembered && !options.measure_choices)) return library;
     absl::StatusOr<cuda_backend::LoweredProgram> generated =
         cuda_backend::lower_group(group, true, arch_, {.generated_depthwise = true});
-    if (!generated.ok()) return false;
+    if (!generated.ok()) return library;
+    if (remembered) return *std::move(generated);
     absl::StatusOr<double> library_ms = time_steps(library, group);
     absl::StatusOr<double> generated_ms = time_steps(*generated, group);
-    if (!library_ms.ok() || !generated_ms.ok()) return false;
+    if (!library_ms.ok() || !generated_ms.ok()) return library;
     const bool faster = *generated_ms < *library_ms;
     if (options.choices)
       options.choices->remember(kDepthwiseChoice, key,
                                 {faster ? 1.0 : 0.0, *library_ms, *generated_ms});
-    return faster;
+    return faster ? *std::move(generated) : std::move(library);
   }
 
   int arch_;  // the device's compute capability, what the generated kernels are compiled for

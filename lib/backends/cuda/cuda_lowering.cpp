@@ -114,11 +114,12 @@ class Lowering {
  private:
   rt_cuda::GpuProgram& p() { return out_.program; }
 
+  // A value that is both an input and an output (or two outputs) is one place, named by every
+  // argument position that passes it.
   void place_argument(ValueId v) {
-    if (at_.count(v)) return;
-    const uint64_t offset = rt_cuda::reserve(p(), g_.value(v).type.bytes());
-    at_[v] = offset;
-    p().arg_offsets.push_back(offset);
+    auto [it, placed] = at_.try_emplace(v, 0);
+    if (placed) it->second = rt_cuda::reserve(p(), g_.value(v).type.bytes());
+    p().arg_offsets.push_back(it->second);
   }
 
   // Where `v` lives: an argument, a value computed earlier, or a constant placed on first use.
