@@ -1,8 +1,7 @@
 // Binary encoding, bounds-checked decoding and checking of GPU programs.
 #include "cuda_program.h"
 
-#include <cstring>
-#include <type_traits>
+#include "../common/param_bytes.h"
 
 namespace collage::rt_cuda {
 namespace {
@@ -14,21 +13,8 @@ constexpr uint32_t kMaxImageBytes = 64u << 20;
 
 enum class StepTag : uint8_t { launch = 0, gemm = 1, conv = 2 };
 
-class Writer {
+class Writer : public rt_common::ParamWriter {
  public:
-  void u8(uint8_t v) { out_.push_back(v); }
-  void u32(uint32_t v) {
-    for (int i = 0; i < 4; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  void u64(uint64_t v) {
-    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  void i64(int64_t v) { u64(static_cast<uint64_t>(v)); }
-  void f32(float v) {
-    uint32_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    u32(bits);
-  }
   void flag(bool v) { u8(v ? 1 : 0); }
   void bytes(const void* p, size_t n) {
     u32(static_cast<uint32_t>(n));
@@ -39,47 +25,11 @@ class Writer {
     u32(static_cast<uint32_t>(list.size()));
     for (uint64_t v : list) u64(v);
   }
-  std::vector<uint8_t> take() { return std::move(out_); }
-
- private:
-  std::vector<uint8_t> out_;
 };
 
-class Reader {
+class Reader : public rt_common::ParamReader {
  public:
-  Reader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-  const std::string& error() const { return error_; }
-  bool at_end() const { return pos_ == size_; }
-
-  void fail(const std::string& message) {
-    if (error_.empty()) error_ = "gpu program: " + message + " at byte " + std::to_string(pos_);
-  }
-  const uint8_t* take(size_t n) {
-    if (!error_.empty()) return nullptr;
-    if (size_ - pos_ < n) {
-      fail("truncated (" + std::to_string(size_) + " bytes)");
-      return nullptr;
-    }
-    const uint8_t* p = data_ + pos_;
-    pos_ += n;
-    return p;
-  }
-  uint64_t le(size_t n) {
-    const uint8_t* p = take(n);
-    uint64_t v = 0;
-    for (size_t i = 0; p && i < n; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-    return v;
-  }
-  uint8_t u8() { return static_cast<uint8_t>(le(1)); }
-  uint32_t u32() { return static_cast<uint32_t>(le(4)); }
-  uint64_t u64() { return le(8); }
-  int64_t i64() { return static_cast<int64_t>(le(8)); }
-  float f32() {
-    const uint32_t bits = u32();
-    float v;
-    std::memcpy(&v, &bits, sizeof v);
-    return v;
-  }
+  Reader(const uint8_t* data, size_t size) : ParamReader(data, size, "gpu program") {}
   bool flag() {
     const uint8_t b = u8();
     if (b > 1) fail("flag byte " + std::to_string(b) + " is neither 0 nor 1");
@@ -89,7 +39,7 @@ class Reader {
     const uint32_t n = u32();
     if (n > max)
       fail(std::string(what) + " count " + std::to_string(n) + " is over " + std::to_string(max));
-    return error_.empty() ? n : 0;
+    return error().empty() ? n : 0;
   }
   void bytes(uint32_t max, const char* what, std::vector<uint8_t>* out) {
     const uint32_t n = count(max, what);
@@ -99,12 +49,6 @@ class Reader {
     list->resize(count(kMaxListLength, "offset"));
     for (uint64_t& v : *list) v = u64();
   }
-
- private:
-  const uint8_t* data_;
-  size_t size_;
-  size_t pos_ = 0;
-  std::string error_;
 };
 
 void write_step(Writer& w, const LaunchStep& s) {

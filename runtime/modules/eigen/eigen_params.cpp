@@ -1,8 +1,9 @@
 // Binary encoding and bounds-checked decoding of Eigen kernel parameters.
 #include "eigen_params.h"
 
-#include <cstring>
 #include <type_traits>
+
+#include "../common/param_bytes.h"
 
 namespace collage::rt_eigen {
 namespace {
@@ -11,22 +12,8 @@ namespace {
 // corrupt count from asking for a huge allocation.
 constexpr uint32_t kMaxListLength = 4096;
 
-class Writer {
+class Writer : public rt_common::ParamWriter {
  public:
-  void u8(uint8_t v) { out_.push_back(v); }
-  void u32(uint32_t v) {
-    for (int i = 0; i < 4; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  void i64(int64_t v) {
-    const auto u = static_cast<uint64_t>(v);
-    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<uint8_t>(u >> (8 * i)));
-  }
-  void f32(float v) {
-    uint32_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    u32(bits);
-  }
-
   void operator()(const int64_t& v) { i64(v); }
   void operator()(const float& v) { f32(v); }
   void operator()(const bool& v) { u8(v ? 1 : 0); }
@@ -45,58 +32,14 @@ class Writer {
   void operator()(const EwOperand& o);
   void operator()(const EwStep& s);
   void operator()(const EwProgram& p);
-
-  std::vector<uint8_t> take() { return std::move(out_); }
-
- private:
-  std::vector<uint8_t> out_;
 };
 
-class Reader {
+class Reader : public rt_common::ParamReader {
  public:
-  Reader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-
-  const std::string& error() const { return error_; }
-  bool at_end() const { return pos_ == size_; }
-  size_t position() const { return pos_; }
-
-  void fail(std::string message) {
-    if (error_.empty()) error_ = "parameters: " + message + " at byte " + std::to_string(pos_);
-  }
-  bool take(size_t n, const uint8_t** p) {
-    if (!error_.empty()) return false;
-    if (size_ - pos_ < n) {
-      fail("truncated (" + std::to_string(size_) + " bytes)");
-      return false;
-    }
-    *p = data_ + pos_;
-    pos_ += n;
-    return true;
-  }
-  uint8_t u8() {
-    const uint8_t* p;
-    return take(1, &p) ? p[0] : 0;
-  }
-  uint32_t u32() {
-    const uint8_t* p;
-    if (!take(4, &p)) return 0;
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p[i]) << (8 * i);
-    return v;
-  }
-  int64_t i64() {
-    const uint8_t* p;
-    if (!take(8, &p)) return 0;
-    uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-    return static_cast<int64_t>(v);
-  }
+  Reader(const uint8_t* data, size_t size) : ParamReader(data, size, "parameters") {}
 
   void operator()(int64_t& v) { v = i64(); }
-  void operator()(float& v) {
-    const uint32_t bits = u32();
-    std::memcpy(&v, &bits, sizeof v);
-  }
+  void operator()(float& v) { v = f32(); }
   void operator()(bool& v) {
     const uint8_t b = u8();
     if (b > 1) fail("flag byte " + std::to_string(b) + " is neither 0 nor 1");
@@ -130,26 +73,20 @@ class Reader {
       return;
     }
     // Every element takes at least one byte.
-    if (n > size_ - pos_) {
-      fail("truncated: a list of " + std::to_string(n) + " elements in " +
-           std::to_string(size_ - pos_) + " bytes");
+    if (n > left()) {
+      fail("truncated: a list of " + std::to_string(n) + " elements in " + std::to_string(left()) +
+           " bytes");
       return;
     }
     list.assign(n, T{});
     for (T& item : list) {
       (*this)(item);
-      if (!error_.empty()) return;
+      if (!error().empty()) return;
     }
   }
   void operator()(EwOperand& o);
   void operator()(EwStep& s);
   void operator()(EwProgram& p);
-
- private:
-  const uint8_t* data_;
-  size_t size_;
-  size_t pos_ = 0;
-  std::string error_;
 };
 
 // One field list per struct, shared by the writer and the reader. P is const for the writer.
