@@ -9,6 +9,7 @@
 #include "collage/te_ops.h"
 #include "core/str_cat.h"
 #include "ops/nn_window.h"
+#include "te_ops/conv_transpose_phases.h"
 #include "te_ops/max_pool_indices.h"
 #include "te_ops/pool_schedule.h"
 #include "te_ops/te_op_util.h"
@@ -182,22 +183,14 @@ Outputs conv_transpose(const Graph& g, const Node& node, std::span<const te::Ten
     return node_error(node, str_cat("group ", group, " does not divide the channels"));
   const int64_t cg = x.shape()[1] / group;  // input channels per group
   const int64_t mg = w.shape()[1];          // output channels per group
-  auto list = [&](const std::vector<int64_t>& v, int64_t k, int64_t fallback) {
-    return v.empty() ? fallback : v[k];
-  };
-  const bool explicit_pads = a.auto_pad == "NOTSET" && a.output_shape.empty() && !a.pads.empty();
-  if (explicit_pads && static_cast<int64_t>(a.pads.size()) != 2 * rank)
-    return node_error(node, "pads has the wrong length");
-  std::vector<int64_t> stride(rank), dil(rank), pad(rank);
-  for (int64_t k = 0; k < rank; ++k) {
-    stride[k] = list(a.strides, k, 1);
-    dil[k] = list(a.dilations, k, 1);
-    const int64_t kernel = w.shape()[2 + k];
-    const int64_t full = stride[k] * (x.shape()[2 + k] - 1) + list(a.output_padding, k, 0) +
-                         (kernel - 1) * dil[k] + 1;
-    const int64_t total = std::max<int64_t>(0, full - out[2 + k]);  // output_shape may exceed full
-    pad[k] = explicit_pads ? a.pads[k] : a.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-  }
+  absl::StatusOr<deconv::Window> win = deconv::resolve_window(node, x.shape(), w.shape(), out);
+  if (!win.ok()) return win.status();
+  if (std::optional<deconv::PhaseGeometry> pg =
+          deconv::phase_geometry(x.shape(), w.shape(), out, group, *win))
+    return deconv::phases_compute(tensor_name(node), *pg, x, w, b);
+  const std::vector<int64_t>& stride = win->stride;
+  const std::vector<int64_t>& dil = win->dilation;
+  const std::vector<int64_t>& pad = win->pad;
   te::IterVar rc = te::reduce_axis({0, cg}, "rc");
   // Without dilation, output position o receives input i through tap o + pad - i * stride, so
   // only ceil(kernel / stride) inputs (counted back from (o + pad) / stride) can reach it: the
@@ -288,6 +281,11 @@ Outputs conv_transpose(const Graph& g, const Node& node, std::span<const te::Ten
 // packed weight reads contiguous). Anything else is refused, and the default schedule runs it.
 absl::StatusOr<ScheduledGroup> conv_transpose_schedule(const AnchorGroup& group) {
   const Node& node = group.graph->node(group.anchor);
+  if (group.anchor_output.defined() && group.anchor_output->tag == "conv_transpose_unpack") {
+    std::optional<deconv::PhaseGeometry> pg = deconv::phase_geometry(*group.graph, node);
+    if (!pg) return node_error(node, "no phase geometry for a phase compute");
+    return deconv::schedule_phases(group, *pg);
+  }
   if (node.get<ConvTransposeAttrs>().group != 1 || group.outputs.size() != 1)
     return node_error(node, "the vectorized schedule takes one group and one output");
   te::Schedule s = te::create_schedule(group.outputs);
