@@ -1,4 +1,5 @@
-// Batch-norm folding: Conv + BatchNormalization merged, and the cases that must stay apart.
+// Batch-norm folding: Conv or ConvTranspose + BatchNormalization merged, and the cases that must
+// stay apart.
 #include <catch2/catch.hpp>
 
 #include "collage/ops.h"
@@ -61,6 +62,43 @@ TEST_CASE("fold_batch_norm merges BatchNormalization into the Conv before it", "
   CHECK(out.node(0).get<ConvAttrs>().group == group);
   // The original weights are no longer read, so they are not carried over.
   CHECK(out.constants().size() == 2);
+  require_same_outputs(g, out);
+}
+
+TEST_CASE("fold_batch_norm merges BatchNormalization into the ConvTranspose before it",
+          "[passes]") {
+  const bool with_bias = GENERATE(false, true);
+  const int64_t group = GENERATE(1, 2);
+  Context ctx;
+  GraphBuilder b(ctx, "g");
+  // x[1x4x5x5] -> ConvTranspose(6 output channels, 4x4, stride 2, pad 1) -> BatchNormalization:
+  // the weight is [4, 6 / group, 4, 4], output channel m of group i its column m - 3i.
+  ValueId x = b.add_input("x", {DType::f32, {1, 4, 5, 5}});
+  std::vector<ValueId> ins = {x, b.add_constant("w", random_f32({4, 6 / group, 4, 4}, 1))};
+  if (with_bias) ins.push_back(b.add_constant("bias", random_f32({6}, 2)));
+  ValueId t = add(b, "ConvTranspose", ins, make_attrs<ConvTransposeAttrs>([&](auto& a) {
+                    a.strides = {2, 2};
+                    a.pads = {1, 1, 1, 1};
+                    a.group = group;
+                  }),
+                  "deconv");
+  ValueId bn =
+      add(b, "BatchNormalization",
+          {t, b.add_constant("scale", random_f32({6}, 4, 0.5f, 2.f)),
+           b.add_constant("shift", random_f32({6}, 5)), b.add_constant("mean", random_f32({6}, 3)),
+           b.add_constant("var", random_f32({6}, 6, 0.1f, 3.f))},
+          make_attrs<BatchNormalizationAttrs>([](auto& a) { a.epsilon = 1e-3f; }), "bn");
+  b.add_output(add(b, "Relu", {bn}, nullptr, "relu"));
+  Graph g = finish(b);
+
+  auto r = passes::fold_batch_norm(ctx, g);
+  REQUIRE(r.ok());
+  REQUIRE(r->has_value());
+  const Graph& out = **r;
+  CHECK(verify_graph(ctx, out).ok());
+  CHECK(op_names(out) == std::vector<std::string>{"ConvTranspose", "Relu"});
+  CHECK(out.node(0).get<ConvTransposeAttrs>().group == group);
+  CHECK(out.node(0).get<ConvTransposeAttrs>().strides == std::vector<int64_t>{2, 2});
   require_same_outputs(g, out);
 }
 
