@@ -39,6 +39,19 @@ ConvBn conv_bn(GraphBuilder& b, bool with_bias, int64_t group = 1, bool variable
   return r;
 }
 
+// `g` after fold_batch_norm, which must have rewritten it into a valid graph of the operators
+// `ops` computing what `g` computes.
+Graph folded(const Context& ctx, const Graph& g, const std::vector<std::string>& ops) {
+  auto r = passes::fold_batch_norm(ctx, g);
+  REQUIRE(r.ok());
+  REQUIRE(r->has_value());
+  Graph out = std::move(**r);
+  CHECK(verify_graph(ctx, out).ok());
+  CHECK(op_names(out) == ops);
+  require_same_outputs(g, out);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("fold_batch_norm merges BatchNormalization into the Conv before it", "[passes]") {
@@ -50,19 +63,13 @@ TEST_CASE("fold_batch_norm merges BatchNormalization into the Conv before it", "
   b.add_output(add(b, "Relu", {cb.bn}, nullptr, "relu"));
   Graph g = finish(b);
 
-  auto r = passes::fold_batch_norm(ctx, g);
-  REQUIRE(r.ok());
-  REQUIRE(r->has_value());
-  const Graph& out = **r;
-  CHECK(verify_graph(ctx, out).ok());
-  CHECK(op_names(out) == std::vector<std::string>{"Conv", "Relu"});
+  const Graph out = folded(ctx, g, {"Conv", "Relu"});
   CHECK(out.node(0).name == "conv");
   CHECK(out.node(0).inputs.size() == 3);
   CHECK(out.value(out.node(0).outputs[0]).name == "bn");
   CHECK(out.node(0).get<ConvAttrs>().group == group);
   // The original weights are no longer read, so they are not carried over.
   CHECK(out.constants().size() == 2);
-  require_same_outputs(g, out);
 }
 
 TEST_CASE("fold_batch_norm merges BatchNormalization into the ConvTranspose before it",
@@ -91,15 +98,9 @@ TEST_CASE("fold_batch_norm merges BatchNormalization into the ConvTranspose befo
   b.add_output(add(b, "Relu", {bn}, nullptr, "relu"));
   Graph g = finish(b);
 
-  auto r = passes::fold_batch_norm(ctx, g);
-  REQUIRE(r.ok());
-  REQUIRE(r->has_value());
-  const Graph& out = **r;
-  CHECK(verify_graph(ctx, out).ok());
-  CHECK(op_names(out) == std::vector<std::string>{"ConvTranspose", "Relu"});
+  const Graph out = folded(ctx, g, {"ConvTranspose", "Relu"});
   CHECK(out.node(0).get<ConvTransposeAttrs>().group == group);
   CHECK(out.node(0).get<ConvTransposeAttrs>().strides == std::vector<int64_t>{2, 2});
-  require_same_outputs(g, out);
 }
 
 TEST_CASE("fold_batch_norm leaves a Conv whose output has another reader", "[passes]") {
