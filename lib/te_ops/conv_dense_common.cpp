@@ -74,6 +74,13 @@ int64_t pick_at_most(const std::vector<int64_t>& candidates, int64_t want) {
   return *std::min_element(candidates.begin(), candidates.end());
 }
 
+std::vector<int64_t> divisors(int64_t n, int64_t limit) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= std::min(n, limit); ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
 std::vector<int64_t> at_most(std::vector<int64_t> values, int64_t limit) {
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());

@@ -51,6 +51,9 @@ tune::Knobs knobs_for(const AnchorGroup& g, const tune::ScheduleTemplate& t);
 // A value of `candidates` closest to `want` from below (the smallest one if all are larger).
 int64_t pick_at_most(const std::vector<int64_t>& candidates, int64_t want);
 
+// The divisors of n in [1, limit], ascending.
+std::vector<int64_t> divisors(int64_t n, int64_t limit);
+
 // `values` filtered to those <= limit, keeping at least the smallest; sorted, unique.
 std::vector<int64_t> at_most(std::vector<int64_t> values, int64_t limit);
 

@@ -67,14 +67,6 @@ std::vector<int64_t> with(std::vector<int64_t> values, int64_t v) {
   return values;
 }
 
-// The divisors of n in [1, limit].
-std::vector<int64_t> divisors(int64_t n, int64_t limit) {
-  std::vector<int64_t> out;
-  for (int64_t d = 1; d <= std::min(n, limit); ++d)
-    if (n % d == 0) out.push_back(d);
-  return out;
-}
-
 // The row split divides its extent: bounds inference cannot narrow the region of the packed data
 // below a split with a tail (the accumulator's clamped coordinates are not linear), so a tail in
 // the row split would pack every row in every chunk. The register tile may leave a tail (its
@@ -85,11 +77,11 @@ void blocked_space(const Geometry& g, int threads, const codegen::TargetSpec& ta
   const int64_t block_vectors = std::max<int64_t>(g.block / detail::f32_lanes(target), 1);
   const RegisterTile tile = default_register_tile(
       g.ow, mb, block_vectors, detail::accumulator_budget(target), 28, 4);
-  std::vector<int64_t> ow_t = divisors(g.ow, 28);
-  std::vector<int64_t> oc_t = divisors(mb, 4);
+  std::vector<int64_t> ow_t = detail::divisors(g.ow, 28);
+  std::vector<int64_t> oc_t = detail::divisors(mb, 4);
   ow_t = detail::at_most(with(ow_t, tile.ow_t), 28);
   oc_t = detail::at_most(with(oc_t, tile.oc_t), 4);
-  std::vector<int64_t> oh_par = divisors(g.oh, g.oh);
+  std::vector<int64_t> oh_par = detail::divisors(g.oh, g.oh);
   std::vector<int64_t> oc_outer = detail::at_most({1, 2, 4, 8}, mb);
   std::vector<int64_t> ci_unroll = detail::at_most({1, 2, 4, 8, 16}, g.in_block());
   t.space.add("ow_t", ow_t);
@@ -254,8 +246,8 @@ absl::StatusOr<ScheduledGroup> apply_direct(const AnchorGroup& grp, const Parts&
 void depthwise_space(const Geometry& g, int threads, const codegen::TargetSpec& target,
                      tune::ScheduleTemplate& t) {
   const int64_t cb = (g.c + g.block - 1) / g.block;
-  std::vector<int64_t> ow_t = divisors(g.ow, 28);
-  std::vector<int64_t> oh_par = divisors(g.oh, g.oh);
+  std::vector<int64_t> ow_t = detail::divisors(g.ow, 28);
+  std::vector<int64_t> oh_par = detail::divisors(g.oh, g.oh);
   t.space.add("ow_t", ow_t);
   t.space.add("oh_par", oh_par);
   t.space.add("epi_vec", {0, 1});

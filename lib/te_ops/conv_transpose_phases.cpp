@@ -47,18 +47,6 @@ Dim cols(const PhaseGeometry& g) {
   return {g.w, g.ow, g.kw, g.sw, g.pl};
 }
 
-Expr clamp(Expr v, int64_t extent) {
-  return te::minimum(te::maximum(v, 0), extent - 1);
-}
-
-// The divisors of n up to limit.
-std::vector<int64_t> divisors(int64_t n, int64_t limit) {
-  std::vector<int64_t> out;
-  for (int64_t d = 1; d <= std::min(n, limit); ++d)
-    if (n % d == 0) out.push_back(d);
-  return out;
-}
-
 }  // namespace
 
 double PhaseGeometry::flops() const {
@@ -145,7 +133,7 @@ std::vector<te::Tensor> phases_compute(const std::string& name, const PhaseGeome
         Expr c = v[1] * ib + v[4], y = v[2] - dr.lead(), z = v[3] - dc.lead();
         Expr inside = y >= 0 && y < g.h && z >= 0 && z < g.w;
         if (g.c % ib != 0) inside = inside && c < g.c;
-        return te::select(inside, x(v[0], clamp(c, g.c), clamp(y, g.h), clamp(z, g.w)), 0.0f);
+        return te::select(inside, x(v[0], clamp_index(c, g.c), clamp_index(y, g.h), clamp_index(z, g.w)), 0.0f);
       },
       name + ".data_phases", "conv_transpose_data");
   // [SH, SW, M/B, C/IB, taps_h, taps_w, IB, B]
@@ -157,7 +145,7 @@ std::vector<te::Tensor> phases_compute(const std::string& name, const PhaseGeome
         Expr valid = th < g.kh && tw < g.kw;
         if (g.c % ib != 0) valid = valid && c < g.c;
         if (g.m % bl != 0) valid = valid && m < g.m;
-        return te::select(valid, w(clamp(c, g.c), clamp(m, g.m), clamp(th, g.kh), clamp(tw, g.kw)),
+        return te::select(valid, w(clamp_index(c, g.c), clamp_index(m, g.m), clamp_index(th, g.kh), clamp_index(tw, g.kw)),
                           0.0f);
       },
       name + ".weight_phases", "pack");
@@ -211,14 +199,14 @@ absl::StatusOr<ScheduledGroup> schedule_phases(const AnchorGroup& grp, const Pha
   const int64_t tiles_max =
       std::max<int64_t>(detail::accumulator_budget(grp.target) / block_vectors, 1);
   conv::RegisterTile tile;
-  for (int64_t d : divisors(g.ow_phase(), tiles_max)) tile.ow_t = d;
-  for (int64_t d : divisors(g.m_blocks(), tiles_max / tile.ow_t)) tile.oc_t = d;
+  for (int64_t d : detail::divisors(g.ow_phase(), tiles_max)) tile.ow_t = d;
+  for (int64_t d : detail::divisors(g.m_blocks(), tiles_max / tile.ow_t)) tile.oc_t = d;
   // Parallel chunks: of phase rows (each packs the rows it reads and reads every weight), or of
   // output channel tiles (each packs the whole input and reads its channels' weights), whichever
   // reads fewer bytes again; deep layers of a generator hold far more weight than input.
   const int64_t threads = std::max(grp.num_threads, 1), want = 4 * threads;
   int64_t chunk_rows = 1;
-  for (int64_t d : divisors(g.oh_phase(), g.oh_phase()))
+  for (int64_t d : detail::divisors(g.oh_phase(), g.oh_phase()))
     if (g.oh_phase() / d >= want) chunk_rows = d;
   const int64_t channel_tiles = g.m_blocks() / tile.oc_t;
   const int64_t channel_chunks = std::min(channel_tiles, 2 * threads);
