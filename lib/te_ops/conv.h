@@ -54,6 +54,12 @@ struct Geometry {
   // (read in place, every output channel block re-read the whole strided input, which does not
   // stay in L2 at 1024 x 14 x 14: cnn_layer_bench, bench/RESULTS.md).
   bool gathers() const { return kh == 1 && kw == 1 && (sh > 1 || sw > 1); }
+  // A 1x1 window at stride 1 without padding on a 2-D input (the pointwise convolutions of
+  // ResNet, DenseNet, MobileNet): output position p reads input position p alone.
+  bool pointwise() const {
+    return spatial == 2 && kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 &&
+           oh == h && ow == w;
+  }
   // The strides at which the reduction reads the data pack.
   int64_t pack_sh() const { return gathers() ? 1 : sh; }
   int64_t pack_sw() const { return gathers() ? 1 : sw; }
@@ -73,6 +79,13 @@ int64_t compute_block(const Graph& group);
 // the rows and columns the windows of g.oh x g.ow outputs read, at the strides g.pack_sh() and
 // g.pack_sw() (tag "conv_data_pack").
 te::Tensor pack_data(const std::string& name, const Geometry& g, const te::Tensor& x, int64_t ib);
+
+// Whether the blocked compute of `g` reading `x` runs over the oh * ow positions as one axis
+// (oh 1, ow oh * ow in its data pack and accumulator), so that a register tile need not divide a
+// row: a pointwise convolution reading a kernel argument stored in blocks of the compute's own
+// channel block, whole blocks, its pack then the argument itself, read in place (7x7 and 14x14
+// maps had 7-column tiles; cnn_layer_bench, bench/RESULTS.md).
+bool runs_flat(const Geometry& g, const te::Tensor& x);
 
 // Whether the data pack `data` reads a kernel argument stored in blocks of the pack's own channel
 // block (layout_views.h), so that its innermost loop, over the channels of a block, reads

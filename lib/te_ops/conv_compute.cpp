@@ -41,15 +41,36 @@ Shape out_shape(const Geometry& g) {
   return g.spatial == 1 ? Shape{g.n, g.m, g.ow} : Shape{g.n, g.m, g.oh, g.ow};
 }
 
-// The NCHW result read from an [N, M/16, OH, OW, 16] accumulator.
-te::Tensor unpack(const std::string& name, const Geometry& g, const te::Tensor& acc) {
+// The NCHW result read from an [N, M/16, OH, OW, 16] accumulator ([N, M/16, 1, OH * OW, 16]
+// when `flat`).
+te::Tensor unpack(const std::string& name, const Geometry& g, const te::Tensor& acc, bool flat) {
   return te::compute(
       out_shape(g),
       [&](const std::vector<te::Var>& v) {
         std::vector<te::Expr> i = out_index(g, v);
-        return acc(i[0], te::floordiv(i[1], g.block), i[2], i[3], te::floormod(i[1], g.block));
+        te::Expr mo = te::floordiv(i[1], g.block), mi = te::floormod(i[1], g.block);
+        if (flat) return acc(i[0], mo, te::Expr(0), i[2] * g.ow + i[3], mi);
+        return acc(i[0], mo, i[2], i[3], mi);
       },
       name, "conv_unpack");
+}
+
+// `g` over its positions as one row: the geometry of a compute that runs_flat.
+Geometry flattened(Geometry g) {
+  g.w = g.ow = g.oh * g.ow;
+  g.h = g.oh = 1;
+  return g;
+}
+
+// The data pack of a compute that runs_flat: [N, C/ib, 1, OH * OW, ib], position p read at row
+// p / W, column p % W (the reads of an inlined pack fold back to p: arith::fold_div_mod).
+te::Tensor pack_flat(const std::string& name, const Geometry& g, const te::Tensor& x, int64_t ib) {
+  return te::compute(
+      {g.n, g.c / ib, 1, g.oh * g.ow, ib},
+      [&](te::Var n, te::Var c, te::Var, te::Var p, te::Var ci) {
+        return x(n, c * ib + ci, te::floordiv(p, g.w), te::floormod(p, g.w));
+      },
+      name + ".data_nchwc", "conv_data_pack");
 }
 
 }  // namespace
@@ -80,7 +101,9 @@ std::vector<te::Tensor> blocked(const std::string& name, const Geometry& g, cons
     if (g.whole_block_groups()) return te::floordiv(o * g.block, g.mg()) * (g.cg() / g.block);
     return o;  // block-diagonal: the output block's own channels
   };
-  te::Tensor xp = pack_data(name, g, x, ib);
+  const bool flat = runs_flat(g, x);
+  te::Tensor xp = flat ? pack_flat(name, g, x, ib) : pack_data(name, g, x, ib);
+  const Geometry at = flat ? flattened(g) : g;  // the accumulator's positions
   te::Tensor wpk = te::compute(
       {mb, nrc, g.kh, g.kw, ib, g.block},
       [&](const std::vector<te::Var>& v) {
@@ -102,16 +125,16 @@ std::vector<te::Tensor> blocked(const std::string& name, const Geometry& g, cons
   te::IterVar rw = te::reduce_axis({0, g.kw}, "rw");
   te::IterVar ri = te::reduce_axis({0, ib}, "ri");
   te::Tensor acc = te::compute(
-      {g.n, mb, g.oh, g.ow, g.block},
+      {g.n, mb, at.oh, at.ow, g.block},
       [&](const std::vector<te::Var>& v) {
-        te::Expr ih = v[2] * g.pack_sh() + rh * g.dh, iw = v[3] * g.pack_sw() + rw * g.dw;
+        te::Expr ih = v[2] * at.pack_sh() + rh * at.dh, iw = v[3] * at.pack_sw() + rw * at.dw;
         te::Expr blk = base(v[1]) + rc;
         te::Expr src = xp(v[0], blk, ih, iw, ri) * wpk(v[1], rc, rh, rw, ri, v[4]);
         if (!b.defined()) return te::sum(src, {rc, rh, rw, ri});
         return te::sum(src, {rc, rh, rw, ri}, b(te::minimum(v[1] * g.block + v[4], g.m - 1)));
       },
       name + ".nchwc", "conv_nchwc");
-  return {unpack(name, g, acc)};
+  return {unpack(name, g, acc, flat)};
 }
 
 // Depthwise: [N, C/16, OH, OW, 16] = sum over the window of packed data times a 16-channel
@@ -140,7 +163,7 @@ std::vector<te::Tensor> depthwise(const std::string& name, const Geometry& g, co
         return te::sum(src, {rh, rw}, b(te::minimum(v[1] * g.block + v[4], g.c - 1)));
       },
       name + ".dw", "conv_dw");
-  return {unpack(name, g, acc)};
+  return {unpack(name, g, acc, false)};
 }
 
 std::vector<te::Tensor> direct(const std::string& name, const Geometry& g, const te::Tensor& x,

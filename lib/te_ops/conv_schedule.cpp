@@ -3,6 +3,7 @@
 // (ow_t vectors of 16 channels, one weight vector per tap) and the direct NCHW template (vectors
 // along the output row), each with the group's elementwise chain fused into the store; the blocked
 // ones also read and write values kept in 16-channel blocks between groups (layout_views.h).
+// Pointwise convolutions reading blocks run over their positions as one axis (conv.h: runs_flat).
 #include <algorithm>
 #include <tuple>
 
@@ -52,19 +53,80 @@ absl::StatusOr<Parts> find_parts(const AnchorGroup& grp) {
 
 // Grouped convolutions name their template (their knobs differ from the direct template's that
 // ran them before the blocked ones existed); dense ones keep the signatures of earlier tuning logs.
-std::string signature(const Geometry& g, const te::Tensor& w, bool w_const,
-                      const std::string& tag) {
-  return str_cat(g.group > 1 ? str_cat(tag, "|") : std::string(), "Conv|x=f32[", g.n, ",", g.c, g.spatial == 2 ? str_cat(",", g.h) : "", ",", g.w,
-                 "]|w=", detail::type_signature(w), "|bias=", g.bias ? 1 : 0,
-                 "|group=", g.group, "|strides=", g.sh, ",", g.sw, "|dilations=", g.dh, ",", g.dw,
-                 "|pads=", g.pt, ",", g.pl, "|out=", g.oh, ",", g.ow, "|wconst=", w_const ? 1 : 0,
-                 g.block != kBlock ? str_cat("|block=", g.block) : std::string());
+std::string signature(const Geometry& g, const te::Tensor& w, bool w_const, const std::string& tag,
+                      bool flat) {
+  return str_cat(g.group > 1 ? str_cat(tag, "|") : std::string(), "Conv|x=f32[", g.n, ",", g.c,
+                 g.spatial == 2 ? str_cat(",", g.h) : "", ",", g.w,
+                 "]|w=", detail::type_signature(w), "|bias=", g.bias ? 1 : 0, "|group=", g.group,
+                 "|strides=", g.sh, ",", g.sw, "|dilations=", g.dh, ",", g.dw, "|pads=", g.pt, ",",
+                 g.pl, "|out=", g.oh, ",", g.ow, "|wconst=", w_const ? 1 : 0,
+                 g.block != kBlock ? str_cat("|block=", g.block) : std::string(),
+                 flat ? "|flat" : "");
 }
 
 // `values` and `v`.
 std::vector<int64_t> with(std::vector<int64_t> values, int64_t v) {
   values.push_back(v);
   return values;
+}
+
+// The smallest divisor of `tiles` of at least `want` parts (all of them when there are fewer),
+// or `want` when every such divisor exceeds 4 * want (a large prime count of tiles).
+int64_t dividing_chunks(int64_t tiles, int64_t want) {
+  if (tiles <= want) return tiles;
+  for (int64_t d = want; d <= 4 * want; ++d)
+    if (tiles % d == 0) return d;
+  return want;
+}
+
+// The knobs of a compute that runs_flat: ow_t positions x oc_t channel blocks per register tile
+// (any width: only the last tile of all oh * ow positions has a tail), p_chunks parallel chunks of
+// tiles, or oc_outer chunks of channel tiles when par_oc. The default parallel axis re-reads the
+// smaller operand: each chunk of positions reads every weight, each chunk of channels the whole
+// input.
+void flat_space(const Geometry& g, int threads, const codegen::TargetSpec& target,
+                tune::ScheduleTemplate& t) {
+  const int64_t positions = g.oh * g.ow, mb = (g.m + g.block - 1) / g.block;
+  const int64_t block_vectors = std::max<int64_t>(g.block / detail::f32_lanes(target), 1);
+  // A reduction over 32 inputs or fewer is unrolled whole by LLVM, which then spilled the
+  // broadcasts of 12-accumulator tiles on AVX2 (MobileNetV2's 32 > 192 at 28x28: 6 x 2 took 2.2x
+  // the time of 2 x 4): such tiles hold 8.
+  const int64_t budget = g.c <= 32 ? std::min<int64_t>(detail::accumulator_budget(target), 8)
+                                   : detail::accumulator_budget(target);
+  const RegisterTile tile =
+      flat_register_tile(positions, mb, block_vectors, budget, 6, detail::f32_lanes(target));
+  std::vector<int64_t> ow_t = detail::divisors(positions, 28);
+  ow_t.insert(ow_t.end(), {2, 3, 4, 6, 8, 12, tile.ow_t});
+  const int64_t want = 4 * std::max(threads, 1);
+  const int64_t ptiles = (positions + tile.ow_t - 1) / tile.ow_t;
+  const int64_t octiles = (mb + tile.oc_t - 1) / tile.oc_t;
+  // Chunks that divide their loops: a split_nparts with a tail clamps the tile's start, and LLVM
+  // recomputed the clamped weight address at every load of the reduction (a 960 > 160 7x7 layer
+  // took 2x oneDNN's time).
+  const int64_t chunks = dividing_chunks(ptiles, want);
+  const int64_t oc_chunks = dividing_chunks(octiles, want);
+  t.space.add("ow_t", detail::at_most(ow_t, std::min<int64_t>(positions, 28)));
+  t.space.add("oc_t", detail::divisors(mb, 6));
+  t.space.add("p_chunks", detail::at_most({1, 2, 4, 8, 16, 32, chunks}, ptiles));
+  t.space.add("oc_outer", detail::at_most({1, 2, 4, 8, oc_chunks}, mb));
+  t.space.add("ci_unroll", detail::at_most({1, 2, 4, 8, 16}, g.in_block()));
+  t.space.add("epi_vec", {0, 1});
+  t.space.add("par_oc", {0, 1});
+  // Floats read per run: every chunk of positions reads all weights, every chunk of channels the
+  // whole input. Chunks enough for every thread come first (then the fewer re-reads): MobileNetV2's
+  // 960 > 160 at 7x7 in 25 chunks of 2 positions read its weights 25 times (1.4x oneDNN's time).
+  const int64_t workers = std::max(threads, 1);
+  const double weights = double(g.c) * g.m, input = double(g.c) * positions;
+  const double by_positions = chunks * weights + input, by_channels = oc_chunks * input + weights;
+  const bool par_oc = (oc_chunks >= workers) == (chunks >= workers) ? by_channels < by_positions
+                                                                    : oc_chunks >= workers;
+  t.defaults = {{"ow_t", tile.ow_t},
+                {"oc_t", tile.oc_t},
+                {"p_chunks", par_oc ? 1 : chunks},
+                {"oc_outer", par_oc ? oc_chunks : 1},
+                {"ci_unroll", 1},
+                {"epi_vec", 0},
+                {"par_oc", par_oc}};
 }
 
 // The row split divides its extent: bounds inference cannot narrow the region of the packed data
@@ -149,8 +211,10 @@ absl::StatusOr<ScheduledGroup> apply_blocked(const AnchorGroup& grp, const Parts
     s[p.wpk].pack();
     prepacked.push_back(p.wpk);
   }
+  const bool flat = runs_flat(g, te::input_tensors(p.data).at(0));
+  const int64_t positions = flat ? g.oh * g.ow : g.ow;
   if (e.out.defined()) {
-    const int64_t ow_t = std::clamp<int64_t>(knob_or(k, "ow_t", 8), 1, g.ow);
+    const int64_t ow_t = std::clamp<int64_t>(knob_or(k, "ow_t", 8), 1, positions);
     const int64_t oc_t = std::max<int64_t>(knob_or(k, "oc_t", 1), 1);
     const int64_t oh_par = std::clamp<int64_t>(knob_or(k, "oh_par", 1), 1, g.oh);
     const int64_t oc_outer = std::max<int64_t>(knob_or(k, "oc_outer", 1), 1);
@@ -158,19 +222,36 @@ absl::StatusOr<ScheduledGroup> apply_blocked(const AnchorGroup& grp, const Parts
     te::Stage so = s[e.out];
     const OutAxes out = out_axes(so, g, e.out.ndim());
     const te::IterVar mi = out.mi;
+    const te::IterVar columns = flat ? so.fuse(out.oh, out.ow) : out.ow;
     auto [mt, mr] = so.split(out.mo, oc_t);
     auto [mto, mti] = so.split_nparts(mt, oc_outer);
-    auto [owo, owi] = so.split(out.ow, ow_t);
+    auto [owo, owi] = so.split(columns, ow_t);
     // A blocked output is stored 16 channels at a time, whatever epi_vec says.
     const bool channels_inner = out.stored || knob_or(k, "epi_vec", 0);
     std::vector<te::IterVar> inner = channels_inner ? std::vector<te::IterVar>{mr, owi, mi}
                                                     : std::vector<te::IterVar>{mr, mi, owi};
-    // The parallel loop is the outermost of output-row chunks or output-channel chunks; the data
-    // is packed at the innermost of the chunk loops, for the rows that chunk reads (bounds are
-    // not inferred through fused loops, so none is fused).
-    te::IterVar par, pack_at;
+    // The parallel loop is the outermost of output-row chunks (chunks of position tiles when
+    // flat) or output-channel chunks; the data is packed at the innermost of the chunk loops, for
+    // the rows that chunk reads. Bounds are not inferred through fused loops, so only the flat
+    // positions are fused: the accumulator is indexed by the fused position itself.
+    te::IterVar par, pack_at, tile_at = owo;
     std::vector<te::IterVar> order;
-    if (g.spatial == 2) {
+    if (flat) {
+      const int64_t tiles = (positions + ow_t - 1) / ow_t;
+      auto [pco, pci] =
+          so.split_nparts(owo, std::clamp<int64_t>(knob_or(k, "p_chunks", 1), 1, tiles));
+      if (knob_or(k, "par_oc", 0)) {
+        order = {mto, so.axis(0), pco};
+        par = mto;
+        pack_at = pco;
+      } else {
+        order = {pco, so.axis(0), mto};
+        par = pco;
+        pack_at = mto;
+      }
+      order.insert(order.end(), {mti, pci});
+      tile_at = pci;
+    } else if (g.spatial == 2) {
       auto [oho, ohi] = so.split(out.oh, oh_par);
       if (knob_or(k, "par_oc", 0)) {
         order = {mto, so.axis(0), oho};
@@ -192,10 +273,17 @@ absl::StatusOr<ScheduledGroup> apply_blocked(const AnchorGroup& grp, const Parts
     so.parallel(par);
     so.vectorize(inner.back());
     te::Stage sa = s[e.acc];
-    sa.compute_at(so, owo);
+    sa.compute_at(so, tile_at);
     auto [rio, rii] = sa.split(sa.reduce_axis(3), ci_unroll);
+    // Of one step's broadcasts (ow_t) and weight vectors (oc_t * block vectors), the smaller set
+    // is loaded in the inner loop and stays live across the outer one: with 12 accumulators in
+    // AVX2's 16 registers, 6 live broadcasts (a 6 x 2 tile) made LLVM spill, 2 weights did not.
+    const int64_t weights = oc_t * std::max<int64_t>(g.block / detail::f32_lanes(grp.target), 1);
+    const bool columns_inner = ow_t <= weights;
+    const te::IterVar tile_outer = columns_inner ? sa.axis(1) : sa.axis(3);
+    const te::IterVar tile_inner = columns_inner ? sa.axis(3) : sa.axis(1);
     sa.reorder({sa.axis(0), sa.axis(2), sa.reduce_axis(0), sa.reduce_axis(1), sa.reduce_axis(2),
-                rio, rii, sa.axis(1), sa.axis(3), sa.axis(4)});
+                rio, rii, tile_outer, tile_inner, sa.axis(4)});
     if (ci_unroll > 1) sa.unroll(rii);
     sa.unroll(sa.axis(1)).unroll(sa.axis(3)).vectorize(sa.axis(4));
     schedule_pack(s, p.data, g, so, pack_at);
@@ -329,12 +417,25 @@ absl::StatusOr<ScheduledGroup> apply_depthwise(const AnchorGroup& grp, const Par
 
 }  // namespace
 
+namespace {
+
+// `x` reads a kernel argument stored in blocks of `g`'s channel block.
+bool reads_blocked_argument(const te::Tensor& x, const Geometry& g) {
+  if (x->tag != kLayoutViewTag) return false;
+  const te::Tensor stored = te::input_tensors(x).at(0);
+  return g.in_block() == g.block && stored.shape().back() == g.block;
+}
+
+}  // namespace
+
+bool runs_flat(const Geometry& g, const te::Tensor& x) {
+  return g.pointwise() && g.c % g.block == 0 && reads_blocked_argument(x, g);
+}
+
 bool pack_reads_blocked(const te::Tensor& data, const Geometry& g) {
   if (data->tag != "conv_data_pack") return false;
   const std::vector<te::Tensor> in = te::input_tensors(data);
-  if (in.size() != 1 || in[0]->tag != kLayoutViewTag) return false;
-  const te::Tensor stored = te::input_tensors(in[0]).at(0);
-  return g.in_block() == g.block && stored.shape().back() == g.block;
+  return in.size() == 1 && reads_blocked_argument(in[0], g);
 }
 
 namespace {
@@ -374,13 +475,18 @@ absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp)
   if (!g.ok()) return g.status();
   const int lanes = detail::f32_lanes(grp.target);
   tune::ScheduleTemplate t;
+  const bool flat =
+      parts->acc->tag == "conv_nchwc" && runs_flat(*g, te::input_tensors(parts->data).at(0));
   t.signature =
-      signature(*g, parts->w, detail::is_constant_input(grp, parts->w), parts->acc->tag) +
+      signature(*g, parts->w, detail::is_constant_input(grp, parts->w), parts->acc->tag, flat) +
       detail::target_signature(grp.target);
   t.flops = g->flops();
   if (parts->acc->tag == "conv_dw") {
     depthwise_space(*g, grp.num_threads, grp.target, t);
     t.apply = [grp, p = *parts, geo = *g](const Knobs& k) { return apply_depthwise(grp, p, geo, k); };
+  } else if (flat) {
+    flat_space(*g, grp.num_threads, grp.target, t);
+    t.apply = [grp, p = *parts, geo = *g](const Knobs& k) { return apply_blocked(grp, p, geo, k); };
   } else if (parts->acc->tag == "conv_nchwc") {
     blocked_space(*g, grp.num_threads, grp.target, t);
     t.apply = [grp, p = *parts, geo = *g](const Knobs& k) { return apply_blocked(grp, p, geo, k); };

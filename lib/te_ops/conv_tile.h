@@ -26,4 +26,19 @@ double tile_cycles(int64_t ow, int64_t mb, int64_t block_vectors, RegisterTile t
 RegisterTile default_register_tile(int64_t ow, int64_t mb, int64_t block_vectors, int64_t budget,
                                    int64_t max_ow_t, int64_t max_oc_t);
 
+// The tile of a compute over flattened positions (conv.h: runs_flat) of `positions` x `mb` channel
+// blocks of `block_vectors` vectors each, at most `budget` accumulator vectors and `max_oc_t`
+// blocks: any ow_t (only the last of all the positions' tiles has a tail), an oc_t that divides
+// mb (a tile with a channel tail ran 1.2-1.75x slower: cnn_layer_bench), by flat_tile_cycles.
+RegisterTile flat_register_tile(int64_t positions, int64_t mb, int64_t block_vectors,
+                                int64_t budget, int64_t max_oc_t, int lanes);
+
+// Estimated cycles of one input channel over all positions with `tile` (flat_register_tile):
+// tile_cycles' issue limits, and with 8-lane vectors at most one broadcast per cycle (on the AVX2
+// host, Zen 3, a 12 x 1 tile ran at half the speed of 6 x 2 and 3 x 4, whose FMAs and loads it
+// matches), and 8 accumulators short of hiding the FMA latency (4 x 2 and 2 x 4 ran 5-25 %
+// slower than 3 x 4).
+double flat_tile_cycles(int64_t positions, int64_t mb, int64_t block_vectors, RegisterTile tile,
+                        int lanes);
+
 }  // namespace collage::te_ops::conv

@@ -15,6 +15,7 @@
 using namespace collage;
 using namespace collage::testing;
 using te_ops::conv::default_register_tile;
+using te_ops::conv::flat_register_tile;
 using te_ops::conv::RegisterTile;
 using te_ops::conv::tile_cycles;
 
@@ -36,6 +37,25 @@ TEST_CASE("conv tiles: a width with few divisors takes a tile with a tail where 
   // Blocks of two vectors (16 channels on AVX2) count twice against the budget.
   const RegisterTile c = default_register_tile(13, 10, 2, 12, 28, 4);
   CHECK(c.ow_t * c.oc_t * 2 <= 12);
+}
+
+TEST_CASE(
+    "conv tiles: a pointwise conv over flattened positions fills the registers with "
+    "channel blocks that divide its channels",
+    "[native][conv]") {
+  // AVX2, 12 accumulators: ResNet's 2048 > 512 at 7 x 7 (49 positions, 64 blocks of 8) and
+  // MobileNetV2's 960 > 160 (20 blocks). Any width of positions: 12 accumulators, not 7 x 1.
+  for (int64_t mb : {64, 20}) {
+    INFO(mb << " blocks");
+    const RegisterTile t = flat_register_tile(49, mb, 1, 12, 6, 8);
+    CHECK(t.ow_t * t.oc_t >= 10);
+    CHECK(t.ow_t * t.oc_t <= 12);
+    CHECK(mb % t.oc_t == 0);
+    // At most one broadcast per cycle on AVX2: a tile of one channel block is broadcast-bound.
+    CHECK(t.oc_t >= 2);
+  }
+  // 125 blocks (SqueezeNet's 1000 classes): 5 blocks divide them.
+  CHECK(flat_register_tile(169, 125, 1, 12, 6, 8).oc_t == 5);
 }
 
 namespace {
