@@ -78,3 +78,56 @@ TEST_CASE("blocked concat: chooses the part per block, copies a block as one vec
   CHECK(code.find("select(" + var) == std::string::npos);
   CHECK(code.find("if (") == std::string::npos);
 }
+
+namespace {
+
+// DenseNet's layer input: x [2, 8, 9, 11] -> Relu(Conv3x3 -> 8) (pads 1), Conv1x1 -> 32 ->
+// Concat (40 channels) -> BatchNormalization -> Relu -> Conv1x1 -> 24 = y.
+Graph normalized_model(const Context& ctx) {
+  GraphBuilder b(ctx, "concat_bn");
+  ValueId x = b.add_input("x", {DType::f32, {2, 8, 9, 11}});
+  auto constant = [&](const char* name, Shape shape, uint64_t seed, float lo, float hi) {
+    return b.add_constant(name, random_f32(shape, seed, lo, hi));
+  };
+  ValueId a =
+      add(b, "Relu",
+          {add(b, "Conv", {x, constant("wa", {8, 8, 3, 3}, 1, -0.3f, 0.3f)}, conv_attrs(1))});
+  ValueId c = add(b, "Conv", {x, constant("wb", {32, 8, 1, 1}, 2, -0.3f, 0.3f)}, conv_attrs(0));
+  ValueId cat =
+      add(b, "Concat", {a, c}, make_attrs<ConcatAttrs>([](ConcatAttrs& at) { at.axis = 1; }));
+  ValueId bn = add(b, "BatchNormalization",
+                   {cat, constant("scale", {40}, 3, 0.5f, 1.5f), constant("bias", {40}, 4, -1, 1),
+                    constant("mean", {40}, 5, -0.5f, 0.5f), constant("var", {40}, 6, 0.5f, 2)});
+  ValueId r = add(b, "Relu", {bn});
+  b.add_output(add(b, "Conv", {r, constant("wd", {24, 40, 1, 1}, 7, -0.3f, 0.3f)}, conv_attrs(0)));
+  return finish(b);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "blocked concat: a Concat with a BatchNormalization and Relu after it takes and writes "
+    "blocks",
+    "[native][layout]") {
+  Context ctx;
+  Graph g = normalized_model(ctx);
+  // Nodes: 0 Conv, 1 Relu, 2 Conv, 3 Concat, 4 BatchNormalization, 5 Relu, 6 Conv.
+  check_like_reference(ctx, g, native_groups(g, {{0, 1}, {2}, {3, 4, 5}, {6}}),
+                       random_f32({2, 8, 9, 11}, 42), 1e-5);
+  auto backend = make_native_backend();
+  auto s = extract_subgraph(ctx, g, NodeSet::of(g.nodes().size(), {3, 4, 5}));
+  REQUIRE(s.ok());
+  const Graph& group = s->graph;
+  const Layout blocked = Layout::channel_blocked(8);
+  CHECK(backend->accepts_layout(group, group.outputs()[0], blocked));
+  int data_inputs = 0;
+  for (ValueId in : group.inputs()) {
+    const bool data = group.value(in).type.shape.size() == 4;
+    data_inputs += data;
+    // The Concat's inputs take blocks; the per-channel parameters stay plain.
+    CHECK(backend->accepts_layout(group, in, blocked) == data);
+  }
+  CHECK(data_inputs == 2);
+  // 8 and 40 channels are no whole number of 16-channel blocks.
+  CHECK(!backend->accepts_layout(group, group.outputs()[0], Layout::channel_blocked(16)));
+}

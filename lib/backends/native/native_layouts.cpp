@@ -66,18 +66,37 @@ bool spatial_pad_takes(const Graph& group) {
 
 // A group of one f32 Concat along the channels of 4-D values, each input a whole number of
 // blocks: every side blocked, the concatenation copies a block at a time (te_ops/concat_blocked.h).
-bool concat_takes(const Graph& group, int64_t block) {
-  if (group.nodes().size() != 1) return false;
-  const Node& n = group.node(0);
-  if (n.op_name() != "Concat" || n.outputs.empty()) return false;
-  const TensorType& out = group.value(n.outputs[0]).type;
+// Elementwise nodes after it (DenseNet's BatchNormalization and Relu before each 1x1 convolution)
+// are inlined into the blocked store: then the group has one output, of the concatenation's shape,
+// and takes blocks for the Concat's inputs, the output and operands of the output's shape (a
+// per-channel scale stays plain). Blocks out let the convolution after it read them in place.
+bool concat_takes(const Graph& group, ValueId v, int64_t block) {
+  const Node* concat = nullptr;
+  for (const Node& n : group.nodes()) {
+    if (n.op_name() == "Concat") {
+      if (concat != nullptr) return false;
+      concat = &n;
+    } else if (n.op->fusion != FusionKind::elementwise && n.op->fusion != FusionKind::broadcast) {
+      return false;
+    }
+  }
+  if (concat == nullptr || concat->outputs.empty()) return false;
+  const TensorType& out = group.value(concat->outputs[0]).type;
   const int64_t rank = static_cast<int64_t>(out.shape.size());
-  const int64_t axis = n.get<ConcatAttrs>().axis;
+  const int64_t axis = concat->get<ConcatAttrs>().axis;
   if (rank != 4 || (axis != 1 && axis != 1 - rank) || out.dtype != DType::f32) return false;
-  return std::all_of(n.inputs.begin(), n.inputs.end(), [&](ValueId v) {
-    return v != kNoValue && group.value(v).type.shape.size() == 4 &&
-           group.value(v).type.shape[1] % block == 0;
-  });
+  const bool whole_blocks =
+      std::all_of(concat->inputs.begin(), concat->inputs.end(), [&](ValueId in) {
+        return in != kNoValue && group.value(in).type.shape.size() == 4 &&
+               group.value(in).type.shape[1] % block == 0;
+      });
+  if (!whole_blocks) return false;
+  if (group.nodes().size() == 1) return true;
+  if (group.outputs().size() != 1 || group.value(group.outputs()[0]).type.shape != out.shape)
+    return false;
+  const bool concat_input =
+      std::find(concat->inputs.begin(), concat->inputs.end(), v) != concat->inputs.end();
+  return concat_input || group.value(v).type.shape == out.shape;
 }
 
 }  // namespace
@@ -87,7 +106,7 @@ bool takes_layout(const Graph& group, ValueId v, const Layout& layout) {
   if ((layout.c_block != te_ops::conv::kBlock && layout.c_block != te_ops::conv::kSmallBlock) ||
       !check_layout(layout, group.value(v).type).ok())
     return false;
-  if (window_pool_takes(group) || concat_takes(group, layout.c_block)) return true;
+  if (window_pool_takes(group) || concat_takes(group, v, layout.c_block)) return true;
   if (global_pool_takes(group, v, layout.c_block) || spatial_pad_takes(group)) return true;
   NodeId conv = -1;
   for (NodeId n = 0; n < static_cast<NodeId>(group.nodes().size()); ++n) {
