@@ -137,14 +137,16 @@ void blocked_space(const Geometry& g, int threads, const codegen::TargetSpec& ta
                    tune::ScheduleTemplate& t) {
   const int64_t mb = (g.m + g.block - 1) / g.block;
   const int64_t block_vectors = std::max<int64_t>(g.block / detail::f32_lanes(target), 1);
-  const RegisterTile tile = default_register_tile(
-      g.ow, mb, block_vectors, detail::accumulator_budget(target), 28, 4);
+  const RegisterTile tile =
+      default_register_tile(g.ow, mb, block_vectors, detail::accumulator_budget(target), 28, 4,
+                            detail::f32_lanes(target));
   std::vector<int64_t> ow_t = detail::divisors(g.ow, 28);
   std::vector<int64_t> oc_t = detail::divisors(mb, 4);
   ow_t = detail::at_most(with(ow_t, tile.ow_t), 28);
   oc_t = detail::at_most(with(oc_t, tile.oc_t), 4);
   std::vector<int64_t> oh_par = detail::divisors(g.oh, g.oh);
-  std::vector<int64_t> oc_outer = detail::at_most({1, 2, 4, 8}, mb);
+  std::vector<int64_t> oc_outer = detail::at_most(
+      {1, 2, 4, 8, dividing_chunks((mb + tile.oc_t - 1) / tile.oc_t, 4 * threads)}, mb);
   std::vector<int64_t> ci_unroll = detail::at_most({1, 2, 4, 8, 16}, g.in_block());
   t.space.add("ow_t", ow_t);
   t.space.add("oc_t", oc_t);
@@ -164,7 +166,8 @@ void blocked_space(const Geometry& g, int threads, const codegen::TargetSpec& ta
   for (int64_t v : oh_par)
     if ((g.oh + v - 1) / v >= want) ohd = v;
   const bool par_oc = (g.oh + ohd - 1) / ohd < want && tiles >= want;
-  const int64_t ocod = par_oc ? detail::pick_at_most(oc_outer, tiles) : 1;
+  // Chunks that divide the channel tiles (as flat_space's).
+  const int64_t ocod = par_oc ? dividing_chunks(tiles, want) : 1;
   if (par_oc) ohd = detail::pick_at_most(oh_par, g.oh);
   t.defaults = {{"ow_t", owd}, {"oc_t", ocd}, {"oh_par", ohd},
                 {"oc_outer", ocod}, {"ci_unroll", 1}, {"epi_vec", 0}, {"par_oc", par_oc}};

@@ -24,18 +24,18 @@ TEST_CASE("conv tiles: a width with few divisors takes a tile with a tail where 
   // AVX2 (12 accumulators of one vector): SqueezeNet's classifier, 13 columns x 125 blocks of 8
   // channels, has only 1 x 1 as a tile that divides both: one accumulator, every step waiting on
   // the last. A tile with tails fills the registers.
-  const RegisterTile t = default_register_tile(13, 125, 1, 12, 28, 4);
+  const RegisterTile t = default_register_tile(13, 125, 1, 12, 28, 4, 8);
   CHECK(t.ow_t * t.oc_t >= 8);
   CHECK(t.ow_t * t.oc_t <= 12);
-  CHECK(tile_cycles(13, 125, 1, t) * 5 < tile_cycles(13, 125, 1, RegisterTile{1, 1}));
+  CHECK(tile_cycles(13, 125, 1, t, 8) * 5 < tile_cycles(13, 125, 1, RegisterTile{1, 1}, 8));
   // Where the divisors give a full tile, it stays (AVX-512, 24 accumulators: 13 x 1 for 63 blocks;
   // AVX2, 14 columns x 24 blocks: 2 x 4 issues as many FMAs as 4 x 3 without a tail).
-  const RegisterTile a = default_register_tile(13, 63, 1, 24, 28, 4);
+  const RegisterTile a = default_register_tile(13, 63, 1, 24, 28, 4, 16);
   CHECK((a.ow_t == 13 && a.oc_t == 1));
-  const RegisterTile b = default_register_tile(14, 24, 1, 12, 28, 4);
+  const RegisterTile b = default_register_tile(14, 24, 1, 12, 28, 4, 8);
   CHECK((b.ow_t == 2 && b.oc_t == 4));
   // Blocks of two vectors (16 channels on AVX2) count twice against the budget.
-  const RegisterTile c = default_register_tile(13, 10, 2, 12, 28, 4);
+  const RegisterTile c = default_register_tile(13, 10, 2, 12, 28, 4, 8);
   CHECK(c.ow_t * c.oc_t * 2 <= 12);
 }
 
