@@ -204,6 +204,20 @@ OutAxes out_axes(te::Stage& so, const Geometry& g, int rank) {
   return a;
 }
 
+// The chunk loops of a tiled output stage, outermost first, for chunks of channel tiles
+// (`channels`) and chunks of rows or position tiles (`rows`) over the batch: the parallel one
+// outermost (`channels` when par_oc), the data packed at the inner one.
+struct ChunkLoops {
+  std::vector<te::IterVar> order;
+  te::IterVar par, pack_at;
+};
+
+ChunkLoops chunk_loops(bool par_oc, const te::IterVar& channels, const te::IterVar& batch,
+                       const te::IterVar& rows) {
+  if (par_oc) return {{channels, batch, rows}, channels, rows};
+  return {{rows, batch, channels}, rows, channels};
+}
+
 absl::StatusOr<ScheduledGroup> apply_blocked(const AnchorGroup& grp, const Parts& p,
                                              const Geometry& g, const Knobs& k) {
   std::vector<te::Tensor> prepacked;
@@ -243,28 +257,14 @@ absl::StatusOr<ScheduledGroup> apply_blocked(const AnchorGroup& grp, const Parts
       const int64_t tiles = (positions + ow_t - 1) / ow_t;
       auto [pco, pci] =
           so.split_nparts(owo, std::clamp<int64_t>(knob_or(k, "p_chunks", 1), 1, tiles));
-      if (knob_or(k, "par_oc", 0)) {
-        order = {mto, so.axis(0), pco};
-        par = mto;
-        pack_at = pco;
-      } else {
-        order = {pco, so.axis(0), mto};
-        par = pco;
-        pack_at = mto;
-      }
+      const ChunkLoops c = chunk_loops(knob_or(k, "par_oc", 0), mto, so.axis(0), pco);
+      std::tie(order, par, pack_at) = std::tie(c.order, c.par, c.pack_at);
       order.insert(order.end(), {mti, pci});
       tile_at = pci;
     } else if (g.spatial == 2) {
       auto [oho, ohi] = so.split(out.oh, oh_par);
-      if (knob_or(k, "par_oc", 0)) {
-        order = {mto, so.axis(0), oho};
-        par = mto;
-        pack_at = oho;
-      } else {
-        order = {oho, so.axis(0), mto};
-        par = oho;
-        pack_at = mto;
-      }
+      const ChunkLoops c = chunk_loops(knob_or(k, "par_oc", 0), mto, so.axis(0), oho);
+      std::tie(order, par, pack_at) = std::tie(c.order, c.par, c.pack_at);
       order.insert(order.end(), {mti, ohi, owo});
     } else {
       order = {mto, so.axis(0), mti, owo};
@@ -381,15 +381,8 @@ absl::StatusOr<ScheduledGroup> apply_depthwise(const AnchorGroup& grp, const Par
     std::vector<te::IterVar> order;
     if (g.spatial == 2) {
       auto [oho, ohi] = so.split(out.oh, oh_par);
-      if (knob_or(k, "par_oc", 0)) {
-        order = {mo, so.axis(0), oho};
-        par = mo;
-        pack_at = oho;
-      } else {
-        order = {oho, so.axis(0), mo};
-        par = oho;
-        pack_at = mo;
-      }
+      const ChunkLoops c = chunk_loops(knob_or(k, "par_oc", 0), mo, so.axis(0), oho);
+      std::tie(order, par, pack_at) = std::tie(c.order, c.par, c.pack_at);
       order.insert(order.end(), {ohi, owo});
     } else {
       order = {mo, so.axis(0), owo};
