@@ -25,6 +25,7 @@ struct Parts {
   te::Tensor data;  // packed or padded data
   te::Tensor wpk;   // packed weight (blocked only)
   te::Tensor w;     // weight placeholder
+  bool flat = false;  // the blocked compute runs over flattened positions (runs_flat)
 };
 
 absl::StatusOr<Parts> find_parts(const AnchorGroup& grp) {
@@ -228,7 +229,7 @@ absl::StatusOr<ScheduledGroup> apply_blocked(const AnchorGroup& grp, const Parts
     s[p.wpk].pack();
     prepacked.push_back(p.wpk);
   }
-  const bool flat = runs_flat(g, te::input_tensors(p.data).at(0));
+  const bool flat = p.flat;
   const int64_t positions = flat ? g.oh * g.ow : g.ow;
   if (e.out.defined()) {
     const int64_t ow_t = std::clamp<int64_t>(knob_or(k, "ow_t", 8), 1, positions);
@@ -471,8 +472,9 @@ absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp)
   if (!g.ok()) return g.status();
   const int lanes = detail::f32_lanes(grp.target);
   tune::ScheduleTemplate t;
-  const bool flat =
+  parts->flat =
       parts->acc->tag == "conv_nchwc" && runs_flat(*g, te::input_tensors(parts->data).at(0));
+  const bool flat = parts->flat;
   t.signature =
       signature(*g, parts->w, detail::is_constant_input(grp, parts->w), parts->acc->tag, flat) +
       detail::target_signature(grp.target);
