@@ -4,12 +4,14 @@
 
 #include "codegen/llvm/emitter.h"
 #include "core/str_cat.h"
+#include "kernel_workspace.h"
 
 namespace collage::codegen::detail {
 
 namespace {
-// Allocations up to this size live on the stack (in the kernel's entry block); larger ones on the
-// heap, so deep kernels stay within worker threads' stacks.
+// Allocations up to this size live on the stack (in the kernel's entry block); larger ones in the
+// loader's per-thread workspace (kernel_workspace.h), so deep kernels stay within worker threads'
+// stacks.
 constexpr int64_t kMaxStackBytes = 128 * 1024;
 constexpr int64_t kMaxLanes = 1024;
 constexpr int64_t kMaxUnroll = 4096;
@@ -228,18 +230,34 @@ void Emitter::emit_allocate(const te::AllocateNode& n) {
     a->setAlignment(llvm::Align(64));
     ptr = a;
   } else {
-    llvm::FunctionCallee malloc_fn =
-        module_.getOrInsertFunction("malloc", llvm::PointerType::getUnqual(ctx_), i64);
-    ptr = b_.CreateCall(malloc_fn, {llvm::ConstantInt::get(i64, bytes)}, buf.name());
+    llvm::Type* ptr_type = llvm::PointerType::getUnqual(ctx_);
+    llvm::FunctionType* alloc_type = llvm::FunctionType::get(ptr_type, {i64}, false);
+    llvm::Value* alloc_fn =
+        b_.CreateLoad(ptr_type, workspace_hook(rt::kWorkspaceAllocHook, "malloc", alloc_type));
+    ptr = b_.CreateCall(alloc_type, alloc_fn, {llvm::ConstantInt::get(i64, bytes)}, buf.name());
   }
   buffers_[buf.get()] = ptr;
   emit(n.body);
   buffers_.erase(buf.get());
   if (heap) {
-    llvm::FunctionCallee free_fn = module_.getOrInsertFunction("free", llvm::Type::getVoidTy(ctx_),
-                                                               llvm::PointerType::getUnqual(ctx_));
-    b_.CreateCall(free_fn, {ptr});
+    llvm::Type* ptr_type = llvm::PointerType::getUnqual(ctx_);
+    llvm::FunctionType* free_type =
+        llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), {ptr_type}, false);
+    llvm::Value* free_fn =
+        b_.CreateLoad(ptr_type, workspace_hook(rt::kWorkspaceFreeHook, "free", free_type));
+    b_.CreateCall(free_type, free_fn, {ptr});
   }
+}
+
+llvm::GlobalVariable* Emitter::workspace_hook(const char* name, const char* fallback,
+                                              llvm::FunctionType* type) {
+  if (llvm::GlobalVariable* hook = module_.getNamedGlobal(name)) return hook;
+  // Weak: every object of an artifact's library defines it, the linker keeps one. Not constant:
+  // the loader overwrites it (kernel_workspace.h).
+  auto* initial =
+      llvm::cast<llvm::Constant>(module_.getOrInsertFunction(fallback, type).getCallee());
+  return new llvm::GlobalVariable(module_, llvm::PointerType::getUnqual(ctx_), /*isConstant=*/false,
+                                  llvm::GlobalValue::WeakAnyLinkage, initial, name);
 }
 
 }  // namespace collage::codegen::detail

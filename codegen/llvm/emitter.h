@@ -72,6 +72,10 @@ class Emitter {
   void emit_vector_loop(const te::ForNode& n);
   void emit_if(const te::IfThenElseNode& n);
   void emit_allocate(const te::AllocateNode& n);
+  // The module's pointer variable `name` (kernel_workspace.h), defined on first use with
+  // `fallback` (malloc or free, of `type`) as its value.
+  llvm::GlobalVariable* workspace_hook(const char* name, const char* fallback,
+                                       llvm::FunctionType* type);
   // Runs `emit_body` only when some lane of the current mask is active.
   void when_any_lane(const std::function<void()>& emit_body);
 

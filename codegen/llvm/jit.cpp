@@ -5,6 +5,7 @@
 #include "codegen/llvm/kernel_module.h"
 #include "codegen/llvm/llvm_target.h"
 #include "core/str_cat.h"
+#include "kernel_workspace.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -64,6 +65,22 @@ absl::StatusOr<std::unique_ptr<llvm::orc::LLJIT>> make_jit(const TargetSpec& tar
   (*jit)->getMainJITDylib().addGenerator(std::move(*gen));
   return std::move(*jit);
 }
+
+// The address of `name` in `jit`, or null when its code does not define it.
+void* find_symbol(llvm::orc::LLJIT& jit, const char* name) {
+  auto sym = jit.lookup(name);
+  if (!sym) {
+    llvm::consumeError(sym.takeError());
+    return nullptr;
+  }
+  return sym->toPtr<void*>();
+}
+
+// Generated code takes its large buffers from the per-thread workspace (kernel_workspace.h).
+void install_workspace(llvm::orc::LLJIT& jit) {
+  rt::install_workspace_hooks(find_symbol(jit, rt::kWorkspaceAllocHook),
+                              find_symbol(jit, rt::kWorkspaceFreeHook));
+}
 }  // namespace
 
 JitModule::JitModule(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -113,6 +130,7 @@ absl::StatusOr<std::unique_ptr<JitModule>> JitModule::compile(
     absl::StatusOr<KernelFn> fn = result->lookup(f.name);
     if (!fn.ok()) return fn.status();
   }
+  install_workspace(*result->impl_->jit);
   return result;
 }
 
@@ -140,6 +158,7 @@ absl::StatusOr<std::unique_ptr<JitModule>> JitModule::load_object(
     if (!fn.ok())
       return absl::InternalError(str_cat("the kernel object has no usable '", name, "'"));
   }
+  install_workspace(*result->impl_->jit);
   return result;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <thread>
 
+#include "kernel_workspace.h"
 #include "tensor_check.h"
 #include "wave_executor.h"
 
@@ -56,6 +57,8 @@ Status LoadedModule::build_run(const Program& p, const LoadOptions& options, Pla
           return error(Code::corrupt,
                        "corrupt artifact: native kernels but no native-code section");
         COLLAGE_RT_RETURN_IF_ERROR(load_native_code(p.native_code, &native_));
+        install_workspace_hooks(native_->symbol(kWorkspaceAllocHook),
+                                native_->symbol(kWorkspaceFreeHook));
       }
       it = modules_.find(name);
     }

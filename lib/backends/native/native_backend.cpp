@@ -21,6 +21,9 @@
 namespace collage {
 namespace {
 
+// native-te/8: buffers above the stack limit come from the per-thread workspace
+// (runtime/core/kernel_workspace.h), not malloc, so costs measured before were page faults too;
+// and since session 23, 1x1 convolutions over flattened positions.
 // native-te/7: GlobalAveragePool sums a blocked input a vector of channels at a time, so the
 // convolution before a squeeze-and-excitation block writes blocks.
 // native-te/6: strided 1x1 convolutions pack the positions their windows read (Geometry::gathers).
@@ -31,7 +34,7 @@ namespace {
 // native-te/3: Winograd F(4x4, 3x3) convolutions where they measure faster.
 // native-te/2: register tiles and B panels derived from the target's vector width and register
 // count; kernels compiled for BuildOptions::target.
-constexpr std::string_view kVersion = "native-te/7";
+constexpr std::string_view kVersion = "native-te/8";
 
 // The kind of the measured choice between the direct and the Winograd kernels (MeasuredChoices).
 constexpr std::string_view kWinogradChoice = "native-winograd";
