@@ -115,7 +115,7 @@ absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(
     bool records = true);
 
 // The bytes of an artifact running `kernels` over `graph`: tensors, arena offsets (greedy best
-// fit, see artifact/memory_plan.h), constants, the module list and the native code. Errors name
+// fit, see core/memory_plan.h), constants, the module list and the native code. Errors name
 // the kernel or value at fault. `summary` (may be null) receives the figures.
 absl::StatusOr<std::string> serialize_artifact(const Graph& graph,
                                                const std::vector<ArtifactKernel>& kernels,

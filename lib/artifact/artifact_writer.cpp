@@ -9,10 +9,10 @@
 
 #include "artifact/artifact.h"
 #include "artifact/artifact_file.h"
-#include "artifact/memory_plan.h"
 #include "artifact/string_table.h"
 #include "artifact_generated.h"
 #include "collage/executor.h"
+#include "core/memory_plan.h"
 #include "core/str_cat.h"
 #include "format.h"
 
@@ -295,10 +295,9 @@ absl::Status plan_tables(const Graph& graph, const std::vector<ArtifactKernel>& 
 
 // Arena offsets for the intermediates of `t` (set in place). With a schedule, lifetimes count in
 // waves: kernels of neighbouring waves may run at once.
-artifact::MemoryPlan plan_arena(const Graph& graph, const std::vector<uint32_t>& wave_of,
-                                PlanTables& t) {
+MemoryPlan plan_arena(const Graph& graph, const std::vector<uint32_t>& wave_of, PlanTables& t) {
   const bool by_wave = !wave_of.empty();
-  std::vector<artifact::BufferLifetime> buffers;
+  std::vector<BufferLifetime> buffers;
   std::vector<size_t> buffer_tensor;
   for (size_t i = 0; i < t.tensors.size(); ++i) {
     if (t.tensors[i].storage != fb::Storage::Arena) continue;
@@ -308,7 +307,7 @@ artifact::MemoryPlan plan_arena(const Graph& graph, const std::vector<uint32_t>&
                        by_wave ? static_cast<int32_t>(wave_of[last]) : last});
     buffer_tensor.push_back(i);
   }
-  artifact::MemoryPlan memory = artifact::plan_memory(buffers, artifact::kAlignment);
+  MemoryPlan memory = plan_memory(buffers, artifact::kAlignment);
   for (size_t b = 0; b < buffers.size(); ++b)
     t.tensors[buffer_tensor[b]].location = memory.offsets[b];
   return memory;
@@ -341,7 +340,7 @@ absl::StatusOr<waves::ScheduleResult> plan_schedule(const Graph& graph,
 // plan, the schedule (when given), the batch and the root's dynamic-batch fields.
 flatbuffers::Offset<fb::Plan> plan_table(flatbuffers::FlatBufferBuilder& fbb, const Graph& graph,
                                          const std::vector<ArtifactKernel>& kernels,
-                                         const PlanTables& t, const artifact::MemoryPlan& memory,
+                                         const PlanTables& t, const MemoryPlan& memory,
                                          const waves::WaveSchedule* schedule, int64_t batch,
                                          const RootFields& root) {
   auto shape_of = [&](const Shape& s) { return fbb.CreateVector(s.data(), s.size()); };
@@ -382,7 +381,7 @@ flatbuffers::Offset<fb::Plan> plan_table(flatbuffers::FlatBufferBuilder& fbb, co
 }
 
 // The plan's figures (the file's sizes are assemble's).
-void fill_summary(const PlanTables& t, const artifact::MemoryPlan& memory, size_t num_kernels,
+void fill_summary(const PlanTables& t, const MemoryPlan& memory, size_t num_kernels,
                   uint32_t format_version, const waves::ScheduleResult* schedule,
                   ArtifactSummary& summary) {
   summary.format_version = format_version;
@@ -436,7 +435,7 @@ absl::StatusOr<flatbuffers::Offset<fb::Plan>> write_plan(flatbuffers::FlatBuffer
     return absl::InvalidArgumentError(
         "the plan has native kernels, but no native library (ArtifactOptions::native_library) was "
         "given");
-  const artifact::MemoryPlan memory = plan_arena(graph, wave_of, t);
+  const MemoryPlan memory = plan_arena(graph, wave_of, t);
   std::optional<waves::ScheduleResult> schedule;
   if (with_schedule) {
     auto made = plan_schedule(graph, kernels, t, memory.peak_bytes, options.waves);

@@ -2,8 +2,10 @@
 // kernel tasks run on the pool, and bad placements or inputs give errors naming the culprit.
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include "collage/executor.h"
+#include "collage/ops/elementwise.h"
 #include "collage/reference.h"
 #include "common/test_util.h"
 
@@ -152,6 +154,51 @@ TEST_CASE("executor: intermediate buffers are reused once their last reader ran"
   REQUIRE(got.ok());
   REQUIRE(want.ok());
   check_same(*got, *want);
+}
+
+TEST_CASE("executor: the arena is planned as an artifact plans it, largest values first",
+          "[executor]") {
+  // Lifetimes (group order): r0 [1] 0-2, n1 [1000] 1-2, a2 [1000] 2-3, r3 [1] 3-4, a4 [2000] 4-5.
+  // A slot per value chain, grown to its largest value, took 64 + 8000 + 4032 bytes: a4 grew one
+  // of n1's and a2's slots while the other stayed. Placed largest first, a4 and n1 share offset
+  // 0, a2 sits above n1, and the two small values above a2.
+  Context ctx;
+  GraphBuilder b(ctx, "sizes");
+  ValueId x = b.add_input("x", {DType::f32, {1000}});
+  ValueId y = b.add_input("y", {DType::f32, {2000}});
+  auto sum = [&](ValueId v) {
+    return *b.add("ReduceSum", {v}, make_attrs<ReduceAttrs>([](ReduceAttrs& a) { a.axes = {0}; }));
+  };
+  ValueId r0 = sum(x);
+  ValueId n1 = *b.add("Neg", {x});
+  ValueId a2 = *b.add("Add", {n1, r0});
+  ValueId r3 = sum(a2);
+  ValueId a4 = *b.add("Add", {y, r3});
+  b.add_output(*b.add("Neg", {a4}));
+  Graph g = *b.finish();
+  BackendRegistry backends;
+  REQUIRE(backends.add(make_reference_backend()).ok());
+  Placement p;
+  for (NodeId n = 0; n < 6; ++n) p.groups.push_back(group(g, {n}));
+  auto m = compile_placement(ctx, backends, g, p);
+  REQUIRE(m.ok());
+  CHECK(m->unshared_bytes() == 64 + 4032 + 4032 + 64 + 8000);
+  CHECK(m->arena_bytes() == 8000 + 64 + 64);
+  const Tensor xs = testing::random_f32({1000}, 5), ys = testing::random_f32({2000}, 6);
+  auto want = run_reference(g, {xs, ys});
+  REQUIRE(want.ok());
+  // Runs from several threads at once each get an arena; finished runs' arenas are reused.
+  std::vector<std::thread> threads;
+  std::atomic<int> matched{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int r = 0; r < 5; ++r) {
+        auto got = m->run({xs, ys});
+        if (got.ok() && (*got)[0].identical((*want)[0])) ++matched;
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  CHECK(matched == 20);
 }
 
 TEST_CASE("executor: a kernel's tasks run on the thread pool", "[executor]") {

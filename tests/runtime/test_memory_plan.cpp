@@ -3,10 +3,10 @@
 #include <catch2/catch.hpp>
 #include <random>
 
-#include "artifact/memory_plan.h"
+#include "core/memory_plan.h"
 
-using collage::artifact::BufferLifetime;
-using collage::artifact::plan_memory;
+using collage::BufferLifetime;
+using collage::plan_memory;
 
 namespace {
 

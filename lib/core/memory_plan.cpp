@@ -1,10 +1,10 @@
 // Greedy best-fit-by-size arena planning.
-#include "artifact/memory_plan.h"
+#include "core/memory_plan.h"
 
 #include <algorithm>
 #include <numeric>
 
-namespace collage::artifact {
+namespace collage {
 
 MemoryPlan plan_memory(const std::vector<BufferLifetime>& buffers, uint64_t alignment) {
   const size_t n = buffers.size();
@@ -51,4 +51,4 @@ MemoryPlan plan_memory(const std::vector<BufferLifetime>& buffers, uint64_t alig
   return plan;
 }
 
-}  // namespace collage::artifact
+}  // namespace collage

@@ -1,11 +1,11 @@
-// Arena planning for an artifact: offsets for the intermediate tensors of a sequential schedule,
-// letting tensors whose lifetimes do not overlap share memory.
+// Arena planning: offsets for the intermediate tensors of a schedule (an artifact's, the
+// in-process executor's), letting tensors whose lifetimes do not overlap share memory.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-namespace collage::artifact {
+namespace collage {
 
 // A buffer needed from step `first` to step `last` (inclusive; steps are kernels in execution
 // order). Buffers alive at the same step never share memory, so a kernel's outputs never alias
@@ -28,4 +28,4 @@ struct MemoryPlan {
 // first step, then by buffer index.
 MemoryPlan plan_memory(const std::vector<BufferLifetime>& buffers, uint64_t alignment = 64);
 
-}  // namespace collage::artifact
+}  // namespace collage
