@@ -69,6 +69,27 @@ llvm::Value* Emitter::math_exp(llvm::Value* x) {
   return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, res);
 }
 
+llvm::Value* Emitter::math_exp_nonpositive(llvm::Value* x) {
+  // math_exp's reduction and polynomial without its range checks: below the clamp the result is
+  // 2^-126 * e^r instead of 0 (callers scale it by at most 1 and subtract it from 1), and
+  // 2^n needs one factor, n being in [-126, 0].
+  llvm::Value* xc =
+      b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, fconst(x, -87.33654022216797));
+  llvm::Value* n = b_.CreateUnaryIntrinsic(
+      llvm::Intrinsic::floor,
+      b_.CreateFAdd(b_.CreateFMul(xc, fconst(x, 1.44269504088896341)), fconst(x, 0.5)));
+  llvm::Value* r = b_.CreateFSub(xc, b_.CreateFMul(n, fconst(x, 0.693359375)));
+  r = b_.CreateFSub(r, b_.CreateFMul(n, fconst(x, -2.12194440e-4)));
+  llvm::Value* p = poly(r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
+                            1.6666665459E-1, 5.0000001201E-1});
+  llvm::Value* y =
+      b_.CreateFAdd(b_.CreateFAdd(b_.CreateFMul(p, b_.CreateFMul(r, r)), r), fconst(x, 1.0));
+  llvm::Value* ni = b_.CreateFPToSI(n, iconst(x, 0)->getType());
+  llvm::Value* pow2 =
+      b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(ni, iconst(x, 127)), iconst(x, 23)), x->getType());
+  return b_.CreateFMul(y, pow2);
+}
+
 llvm::Value* Emitter::math_log(llvm::Value* x) {
   const double inf = std::numeric_limits<double>::infinity();
   llvm::Type* it = iconst(x, 0)->getType();
@@ -124,7 +145,8 @@ llvm::Value* Emitter::math_erf(llvm::Value* x) {
       fconst(x, 1.0), b_.CreateFAdd(fconst(x, 1.0), b_.CreateFMul(ax, fconst(x, 0.3275911))));
   llvm::Value* p = b_.CreateFMul(
       t, poly(t, {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592}));
-  llvm::Value* tail = b_.CreateFSub(fconst(x, 1.0), b_.CreateFMul(p, math_exp(b_.CreateFNeg(z))));
+  llvm::Value* tail =
+      b_.CreateFSub(fconst(x, 1.0), b_.CreateFMul(p, math_exp_nonpositive(b_.CreateFNeg(z))));
   tail = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, tail, x);
   llvm::Value* r = b_.CreateSelect(b_.CreateFCmpOLT(ax, fconst(x, 0.5)), series, tail);
   return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, r);

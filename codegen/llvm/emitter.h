@@ -87,6 +87,8 @@ class Emitter {
   // a << n or a >> n (arithmetic for signed t); 0 when n is at least the width.
   llvm::Value* shift(llvm::Value* a, llvm::Value* n, DType t, bool left);
   llvm::Value* math_exp(llvm::Value* x);
+  // e^x for x <= 0 (NaN or x > 0: unspecified), without math_exp's range checks.
+  llvm::Value* math_exp_nonpositive(llvm::Value* x);
   llvm::Value* math_log(llvm::Value* x);
   llvm::Value* math_tanh(llvm::Value* x);
   llvm::Value* math_erf(llvm::Value* x);
