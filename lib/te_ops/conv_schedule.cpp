@@ -94,8 +94,8 @@ void flat_space(const Geometry& g, int threads, const codegen::TargetSpec& targe
   // the time of 2 x 4): such tiles hold 8.
   const int64_t budget = g.c <= 32 ? std::min<int64_t>(detail::accumulator_budget(target), 8)
                                    : detail::accumulator_budget(target);
-  const RegisterTile tile =
-      flat_register_tile(positions, mb, block_vectors, budget, 6, detail::f32_lanes(target));
+  const RegisterTile tile = flat_register_tile(positions, g.shared_blocks(), block_vectors, budget,
+                                               6, detail::f32_lanes(target));
   std::vector<int64_t> ow_t = detail::divisors(positions, 28);
   ow_t.insert(ow_t.end(), {2, 3, 4, 6, 8, 12, tile.ow_t});
   const int64_t want = 4 * std::max(threads, 1);
@@ -107,7 +107,7 @@ void flat_space(const Geometry& g, int threads, const codegen::TargetSpec& targe
   const int64_t chunks = dividing_chunks(ptiles, want);
   const int64_t oc_chunks = dividing_chunks(octiles, want);
   t.space.add("ow_t", detail::at_most(ow_t, std::min<int64_t>(positions, 28)));
-  t.space.add("oc_t", detail::divisors(mb, 6));
+  t.space.add("oc_t", detail::divisors(g.shared_blocks(), 6));
   t.space.add("p_chunks", detail::at_most({1, 2, 4, 8, 16, 32, chunks}, ptiles));
   t.space.add("oc_outer", detail::at_most({1, 2, 4, 8, oc_chunks}, mb));
   t.space.add("ci_unroll", detail::at_most({1, 2, 4, 8, 16}, g.in_block()));
@@ -139,10 +139,11 @@ void blocked_space(const Geometry& g, int threads, const codegen::TargetSpec& ta
   const int64_t mb = (g.m + g.block - 1) / g.block;
   const int64_t block_vectors = std::max<int64_t>(g.block / detail::f32_lanes(target), 1);
   const RegisterTile tile =
-      default_register_tile(g.ow, mb, block_vectors, detail::accumulator_budget(target), 28, 4,
-                            detail::f32_lanes(target));
+      default_register_tile(g.ow, g.shared_blocks(), block_vectors,
+                            detail::accumulator_budget(target), 28, 4, detail::f32_lanes(target),
+                            /*channel_tail=*/g.group == 1);
   std::vector<int64_t> ow_t = detail::divisors(g.ow, 28);
-  std::vector<int64_t> oc_t = detail::divisors(mb, 4);
+  std::vector<int64_t> oc_t = detail::divisors(g.shared_blocks(), 4);
   ow_t = detail::at_most(with(ow_t, tile.ow_t), 28);
   oc_t = detail::at_most(with(oc_t, tile.oc_t), 4);
   std::vector<int64_t> oh_par = detail::divisors(g.oh, g.oh);

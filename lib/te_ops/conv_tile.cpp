@@ -29,13 +29,14 @@ double tile_cycles(int64_t ow, int64_t mb, int64_t block_vectors, RegisterTile t
 }
 
 RegisterTile default_register_tile(int64_t ow, int64_t mb, int64_t block_vectors, int64_t budget,
-                                   int64_t max_ow_t, int64_t max_oc_t, int lanes) {
+                                   int64_t max_ow_t, int64_t max_oc_t, int lanes,
+                                   bool channel_tail) {
   const int64_t tiles_max = std::max<int64_t>(budget / std::max<int64_t>(block_vectors, 1), 1);
   RegisterTile divisor, any;
   double any_cycles = tile_cycles(ow, mb, block_vectors, any, lanes);
   for (int64_t o = 1; o <= std::min(ow, max_ow_t); ++o) {
     for (int64_t c = 1; c <= std::min(mb, max_oc_t); ++c) {
-      if (o * c > tiles_max) continue;
+      if (o * c > tiles_max || (!channel_tail && mb % c != 0)) continue;
       const RegisterTile t{o, c};
       const int64_t area = o * c, best = divisor.ow_t * divisor.oc_t;
       if (ow % o == 0 && mb % c == 0 && (area > best || (area == best && c > divisor.oc_t)))

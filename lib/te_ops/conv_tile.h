@@ -26,9 +26,12 @@ double tile_cycles(int64_t ow, int64_t mb, int64_t block_vectors, RegisterTile t
 // The tile of at most `budget` accumulator vectors for `ow` columns x `mb` channel blocks of
 // `block_vectors` vectors each, ow_t <= max_ow_t and oc_t <= max_oc_t: the largest tile whose
 // sizes divide their extents (the tile the blocked schedule always took), unless a tile with a
-// tail is estimated (tile_cycles) at least 15 % faster.
+// tail is estimated (tile_cycles) at least 15 % faster. Without `channel_tail`, oc_t divides mb
+// (the channel blocks of one group of a grouped convolution: a tile across two groups loads the
+// broadcasts of both).
 RegisterTile default_register_tile(int64_t ow, int64_t mb, int64_t block_vectors, int64_t budget,
-                                   int64_t max_ow_t, int64_t max_oc_t, int lanes);
+                                   int64_t max_ow_t, int64_t max_oc_t, int lanes,
+                                   bool channel_tail);
 
 // The tile of a compute over flattened positions (conv.h: runs_flat) of `positions` x `mb` channel
 // blocks, at most `budget` accumulator vectors and `max_oc_t` blocks: the fastest by tile_cycles

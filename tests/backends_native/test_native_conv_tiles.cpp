@@ -10,6 +10,7 @@
 #include "common/graph_test_util.h"
 #include "common/test_util.h"
 #include "native_test_util.h"
+#include "te_ops/conv.h"
 #include "te_ops/conv_tile.h"
 
 using namespace collage;
@@ -24,19 +25,43 @@ TEST_CASE("conv tiles: a width with few divisors takes a tile with a tail where 
   // AVX2 (12 accumulators of one vector): SqueezeNet's classifier, 13 columns x 125 blocks of 8
   // channels, has only 1 x 1 as a tile that divides both: one accumulator, every step waiting on
   // the last. A tile with tails fills the registers.
-  const RegisterTile t = default_register_tile(13, 125, 1, 12, 28, 4, 8);
+  const RegisterTile t = default_register_tile(13, 125, 1, 12, 28, 4, 8, true);
   CHECK(t.ow_t * t.oc_t >= 8);
   CHECK(t.ow_t * t.oc_t <= 12);
   CHECK(tile_cycles(13, 125, 1, t, 8) * 5 < tile_cycles(13, 125, 1, RegisterTile{1, 1}, 8));
   // Where the divisors give a full tile, it stays (AVX-512, 24 accumulators: 13 x 1 for 63 blocks;
   // AVX2, 14 columns x 24 blocks: 2 x 4 issues as many FMAs as 4 x 3 without a tail).
-  const RegisterTile a = default_register_tile(13, 63, 1, 24, 28, 4, 16);
+  const RegisterTile a = default_register_tile(13, 63, 1, 24, 28, 4, 16, true);
   CHECK((a.ow_t == 13 && a.oc_t == 1));
-  const RegisterTile b = default_register_tile(14, 24, 1, 12, 28, 4, 8);
+  const RegisterTile b = default_register_tile(14, 24, 1, 12, 28, 4, 8, true);
   CHECK((b.ow_t == 2 && b.oc_t == 4));
   // Blocks of two vectors (16 channels on AVX2) count twice against the budget.
-  const RegisterTile c = default_register_tile(13, 10, 2, 12, 28, 4, 8);
+  const RegisterTile c = default_register_tile(13, 10, 2, 12, 28, 4, 8, true);
   CHECK(c.ow_t * c.oc_t * 2 <= 12);
+}
+
+TEST_CASE("conv tiles: a grouped convolution's register tile stays within one group",
+          "[native][conv]") {
+  // ResNeXt-50's grouped stages on AVX2 (blocks of 8): 8, 16 and 32 channels a group share their
+  // input over 1, 2 and 4 output blocks; 4 channels a group (block-diagonal) over one.
+  te_ops::conv::Geometry g;
+  g.block = 8;
+  g.group = 32;
+  for (auto [channels, shared] : {std::pair{256, 1}, {512, 2}, {1024, 4}, {128, 1}}) {
+    g.c = g.m = channels;
+    CHECK(g.shared_blocks() == shared);
+  }
+  g.group = 1;
+  g.m = 200;
+  CHECK(g.shared_blocks() == 25);
+  // 7 columns (the last stage), 4 blocks a group: with a channel tail allowed, the estimate takes
+  // 3 blocks; a grouped conv's tile divides the group's 4.
+  for (int64_t shared : {1, 2, 4}) {
+    const RegisterTile t = default_register_tile(7, shared, 1, 12, 28, 4, 8, false);
+    INFO(shared << " blocks a group: " << t.ow_t << " x " << t.oc_t);
+    CHECK(shared % t.oc_t == 0);
+    CHECK(t.ow_t * t.oc_t >= 6);
+  }
 }
 
 TEST_CASE(

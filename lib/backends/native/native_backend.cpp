@@ -23,7 +23,8 @@ namespace {
 
 // native-te/8: buffers above the stack limit come from the per-thread workspace
 // (runtime/core/kernel_workspace.h), not malloc, so costs measured before were page faults too;
-// and since session 23, 1x1 convolutions over flattened positions.
+// grouped convolutions' register tiles stay within a group; and since native-te/7, 1x1
+// convolutions over flattened positions.
 // native-te/7: GlobalAveragePool sums a blocked input a vector of channels at a time, so the
 // convolution before a squeeze-and-excitation block writes blocks.
 // native-te/6: strided 1x1 convolutions pack the positions their windows read (Geometry::gathers).
