@@ -36,8 +36,10 @@ MAY_USE = {
     "ir": {"rt_algorithms", "api", "api_c"},
     "te": {"ir", "api", "api_c"},
     # CUDA code generation shares the cuda runtime module's driver table and program format (a
-    # compiled kernel is a launch step of a GPU program).
-    "codegen": {"runtime_modules", "te", "ir", "api", "api_c"},
+    # compiled kernel is a launch step of a GPU program); the JIT installs the runtime's workspace
+    # for generated kernels' large buffers (runtime/core/kernel_workspace.h), as the runtime's
+    # loader of an artifact's native code does.
+    "codegen": {"runtime_modules", "runtime", "te", "ir", "api", "api_c"},
     "tune": {"codegen", "te", "ir", "api", "api_c"},
     "te_ops": {"tune", "codegen", "te", "ir", "api", "api_c"},
     "frontends": {"ir", "api", "api_c"},
