@@ -233,25 +233,49 @@ void LinearForm::add(const LinearForm& other, int64_t s) {
   constant += other.constant * s;
 }
 
+namespace {
+
+// x and q of floormod(x, q) or floordiv(x, q) with a positive constant q.
+std::optional<std::pair<Expr, int64_t>> div_mod_parts(const Expr& e, ExprKind kind) {
+  if (e.kind() != kind) return std::nullopt;
+  const auto* n = e.as<BinaryNode>();
+  auto q = const_int(n->b);
+  if (!q || *q <= 0) return std::nullopt;
+  return std::make_pair(n->a, *q);
+}
+
+}  // namespace
+
 void LinearForm::fold_div_mod() {
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t i = 0; i < terms.size() && !changed; ++i) {
-      if (terms[i].atom.kind() != ExprKind::FloorMod) continue;
-      const auto* mod = terms[i].atom.as<BinaryNode>();
-      auto q = const_int(mod->b);
-      if (!q || *q <= 0) continue;
+      auto mod = div_mod_parts(terms[i].atom, ExprKind::FloorMod);
+      if (!mod) continue;
+      const auto& [x, q] = *mod;
       const int64_t m = terms[i].coeff;
-      for (size_t j = 0; j < terms.size(); ++j) {
-        if (terms[j].atom.kind() != ExprKind::FloorDiv || terms[j].coeff != m * *q) continue;
-        const auto* div = terms[j].atom.as<BinaryNode>();
-        if (!structural_equal(div->a, mod->a) || !structural_equal(div->b, mod->b)) continue;
-        Expr x = mod->a;
+      for (size_t j = 0; j < terms.size() && !changed; ++j) {
+        if (j == i) continue;
+        // m*q*floordiv(x, q) + m*floormod(x, q) = m*x.
+        if (auto div = div_mod_parts(terms[j].atom, ExprKind::FloorDiv);
+            div && terms[j].coeff == m * q && div->second == q && structural_equal(div->first, x)) {
+          terms.erase(terms.begin() + std::max(i, j));
+          terms.erase(terms.begin() + std::min(i, j));
+          add(linearize(x), m);
+          changed = true;
+          break;
+        }
+        // m*q*floormod(floordiv(x, q), r) + m*floormod(x, q) = m*floormod(x, q*r): the middle
+        // axis of three fused loops, flattened back with the innermost.
+        auto outer = div_mod_parts(terms[j].atom, ExprKind::FloorMod);
+        if (!outer || terms[j].coeff != m * q) continue;
+        auto inner = div_mod_parts(outer->first, ExprKind::FloorDiv);
+        if (!inner || inner->second != q || !structural_equal(inner->first, x)) continue;
+        Expr folded = make_binary(ExprKind::FloorMod, x, make_int(dtype, q * outer->second));
         terms.erase(terms.begin() + std::max(i, j));
         terms.erase(terms.begin() + std::min(i, j));
-        add(linearize(x), m);
+        add(folded, m);
         changed = true;
-        break;
       }
     }
   }

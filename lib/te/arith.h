@@ -55,7 +55,8 @@ struct LinearForm {
   void add(const Expr& atom, int64_t coeff);
   void add(const LinearForm& other, int64_t scale);
   bool is_const() const { return terms.empty(); }
-  // Rewrites q*m*floordiv(x, q) + m*floormod(x, q) into m*x (fused-loop indices flattened back).
+  // Rewrites q*m*floordiv(x, q) + m*floormod(x, q) into m*x, and q*m*floormod(floordiv(x, q), r)
+  // + m*floormod(x, q) into m*floormod(x, q*r) (fused-loop indices flattened back).
   void fold_div_mod();
 };
 

@@ -1,9 +1,10 @@
 // Dense computes: out[batch..., i, j] = sum_k A'[..., i, k] * Bp[..., j / nr, k, j % nr] where Bp
 // holds B' (transposed for Gemm's transB, scaled by Gemm's alpha) in panels of nr columns, zero
-// past the last column; Gemm's beta * C is the reduction's initial value. f16 and bf16 operands
-// are widened to f32 (B's panels hold f32), summed in f32 in k order and rounded to the type once,
-// as the reference executor computes them (and numpy, which made ONNX's expected values: the
-// product of two 16-bit floats is exact in f32, so a fused multiply-add rounds as mul + add).
+// past the last column (for a B the batch shares, over A's batch and rows as one axis of rows);
+// Gemm's beta * C is the reduction's initial value. f16 and bf16 operands are widened to f32
+// (B's panels hold f32), summed in f32 in k order and rounded to the type once, as the reference
+// executor computes them (and numpy, which made ONNX's expected values: the product of two 16-bit
+// floats is exact in f32, so a fused multiply-add rounds as mul + add).
 #include <algorithm>
 
 #include "collage/ops/nn.h"
@@ -54,8 +55,6 @@ std::vector<te::Tensor> build(const Operands& o, const std::string& tag) {
   // non-affine (gathers). The anchor output is the [.., n] view of it.
   const bool padded = !o.b_vector && o.n % nr != 0;
   const bool narrow = o.type != DType::f32;
-  Shape acc_shape = out_shape;
-  if (padded) acc_shape.back() = panels * nr;
   const size_t nb = o.batch.size();
   // B'(bb..., k, j).
   auto b_at = [&](std::vector<te::Expr> idx, te::Expr k, te::Expr j) {
@@ -87,26 +86,56 @@ std::vector<te::Tensor> build(const Operands& o, const std::string& tag) {
         o.name + ".b_panels", "dense_b_pack");
   }
   te::IterVar k = te::reduce_axis({0, o.k}, "k");
+  // A whose batch is its own, times a B the batch shares ([1, 14, 14, 384] x [384, 1536], a
+  // ConvNeXt block's MatMul; [197, 1, 768] x [768, 2304], ViT's projection as exported): A's rows
+  // are consecutive in memory across the batch, one product of batch x m rows. The reduction is
+  // computed over those rows, so a register tile of mr rows may span batch entries instead of
+  // rounding each entry's m rows up to mr (14 rows computed as 18, 7 as 12 with AVX2's 6).
+  const bool rows_flattened = !o.a_vector && !o.b_vector && !o.trans_a && bb.empty() &&
+                              !o.batch.empty() && o.a_batch == o.batch &&
+                              shape_numel(out_shape) > 0;
+  Shape acc_shape = out_shape;
+  if (rows_flattened) acc_shape = {shape_numel(o.batch) * o.m, o.n};
+  if (padded) acc_shape.back() = panels * nr;
+  // Row r of the flattened product: A's batch indices and row.
+  auto unflatten = [&](const te::Expr& r) {
+    std::vector<te::Expr> idx(nb + 1);
+    int64_t inner = o.m;
+    idx[nb] = te::floormod(r, o.m);
+    for (size_t d = nb; d-- > 0;) {
+      te::Expr q = te::floordiv(r, inner);
+      idx[d] = d == 0 ? q : te::floormod(q, o.batch[d]);
+      inner *= o.batch[d];
+    }
+    return idx;
+  };
   te::Tensor acc = te::compute(
       acc_shape,
       [&](const std::vector<te::Var>& v) {
-        te::Expr i = o.a_vector ? te::Expr(0) : te::Expr(v[nb]);
-        te::Expr j = o.b_vector ? te::Expr(0) : te::Expr(v[out_shape.size() - 1]);
-        std::vector<te::Expr> ai = batch_index(o.a_batch, o.batch, v);
-        if (o.a_vector) {
+        te::Expr i = o.a_vector ? te::Expr(0) : te::Expr(v[rows_flattened ? 0 : nb]);
+        te::Expr j = o.b_vector ? te::Expr(0) : te::Expr(v[acc_shape.size() - 1]);
+        std::vector<te::Expr> ai;
+        if (rows_flattened) {
+          ai = unflatten(i);
+          ai.push_back(k);
+        } else if (o.a_vector) {
           ai = {k};
-        } else if (o.trans_a) {
-          ai.push_back(k);
-          ai.push_back(i);
         } else {
-          ai.push_back(i);
-          ai.push_back(k);
+          ai = batch_index(o.a_batch, o.batch, v);
+          if (o.trans_a) {
+            ai.push_back(k);
+            ai.push_back(i);
+          } else {
+            ai.push_back(i);
+            ai.push_back(k);
+          }
         }
         te::Expr bv;
         if (o.b_vector) {
           bv = cast_to(DType::f32, o.b(k));
         } else {
-          std::vector<te::Expr> bi = batch_index(bb, o.batch, v);
+          std::vector<te::Expr> bi =
+              rows_flattened ? std::vector<te::Expr>{} : batch_index(bb, o.batch, v);
           bi.insert(bi.end(), {te::floordiv(j, nr), k, te::floormod(j, nr)});
           bv = bp(bi);
         }
@@ -122,13 +151,19 @@ std::vector<te::Tensor> build(const Operands& o, const std::string& tag) {
         if (o.beta != 1.f) init = init * o.beta;
         return te::sum(src, {k}, init);
       },
-      padded || narrow ? o.name + ".panels" : o.name, tag);
-  if (!padded && !narrow) return {acc};
-  // The output: the [.., n] view of padded panels, rounded to a 16-bit type.
+      padded || narrow || rows_flattened ? o.name + ".panels" : o.name, tag);
+  if (!padded && !narrow && !rows_flattened) return {acc};
+  // The output: the [.., n] view of the rows and padded panels, rounded to a 16-bit type.
   te::Tensor out = te::compute(
       out_shape,
       [&](const std::vector<te::Var>& v) {
-        return cast_to(o.type, acc(std::vector<te::Expr>(v.begin(), v.end())));
+        std::vector<te::Expr> idx(v.begin(), v.end());
+        if (rows_flattened) {
+          te::Expr row = idx[0];
+          for (size_t d = 1; d + 1 < idx.size(); ++d) row = row * out_shape[d] + idx[d];
+          idx = {row, idx.back()};
+        }
+        return cast_to(o.type, acc(idx));
       },
       o.name, "dense_view");
   return {out};

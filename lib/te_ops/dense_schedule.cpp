@@ -20,9 +20,6 @@ struct Parts {
   te::Tensor acc, bp, b;
   int64_t m = 1, n = 1, k = 1, nr = 16, batch = 1;
   bool a_vector = false, b_vector = false;
-  // The output axis of the rows, counted from the back: 2 ([..., m, n]), or 3 when A is
-  // [..., R, 1, K] and B is shared by the batch (see schedule_template): R rows of one product.
-  int rows_back = 2;
 };
 
 // Rows the tiles of mr rows in blocks of mb compute for m rows: a partial tile is computed
@@ -91,8 +88,26 @@ absl::StatusOr<ScheduledGroup> apply(const AnchorGroup& grp, const Parts& p, int
       // would be computed (clamped) for nothing.
       const int64_t mb = std::clamp<int64_t>(knob_or(kn, "mb", 64), mr, (rows + mr - 1) / mr * mr);
       const int64_t ku = std::max<int64_t>(knob_or(kn, "ku", 1), 1);
-      const int ra = rank - p.rows_back;  // the rows' axis; a unit m axis follows it when not last
-      auto [ib, irest] = so.split(so.axis(ra), (mb / mr) * mr);
+      // The rows: the output's axis before the columns, the axes before it the batch (the
+      // reduction's too); or, when the reduction holds the batch's rows as one axis
+      // (dense_compute.cpp), the output's leading axes fused into one. Leading unit axes stay
+      // out of the fusion: their index would be dropped from the reduction's row index, which
+      // then no longer folds back to the fused loop's (a tile's region would be every row).
+      const bool flat = e.acc.ndim() == 2 && rank > 2;
+      std::vector<te::IterVar> batch, acc_batch;
+      int first_row = rank - 2;
+      if (flat) {
+        first_row = 0;
+        while (first_row < rank - 2 && e.out.shape()[first_row] == 1) ++first_row;
+      }
+      te::IterVar row = so.axis(first_row);
+      for (int d = first_row + 1; d + 1 < rank; ++d) row = so.fuse(row, so.axis(d));
+      for (int d = 0; d < first_row; ++d) {
+        batch.push_back(so.axis(d));
+        if (!flat) acc_batch.push_back(sa.axis(d));
+      }
+      const int acc_rank = e.acc.ndim();
+      auto [ib, irest] = so.split(row, (mb / mr) * mr);
       auto [jo, jt] = so.split(so.axis(rank - 1), p.nr);
       auto [im, it] = so.split(irest, mr);
       // Parallel over row blocks (fused with the batch), or over column panels when there are
@@ -100,32 +115,28 @@ absl::StatusOr<ScheduledGroup> apply(const AnchorGroup& grp, const Parts& p, int
       const bool par_j = knob_or(kn, "par_j", 0) != 0;
       std::vector<te::IterVar> order;
       if (par_j) order.push_back(jo);
-      for (int d = 0; d < ra; ++d) order.push_back(so.axis(d));
+      order.insert(order.end(), batch.begin(), batch.end());
       order.push_back(ib);
       if (!par_j) order.push_back(jo);
-      if (ra != rank - 2) order.push_back(so.axis(rank - 2));
       order.insert(order.end(), {im, it, jt});
       so.reorder(order);
       te::IterVar par = ib;
       if (par_j) {
         par = jo;
       } else {
-        for (int d = ra - 1; d >= 0; --d) par = so.fuse(so.axis(d), par);
+        for (auto d = batch.rbegin(); d != batch.rend(); ++d) par = so.fuse(*d, par);
       }
       so.parallel(par);
       auto [jto, jti] = so.split(jt, lanes);
       so.vectorize(jti);
       sa.compute_at(so, im);
-      auto [cjo, cji] = sa.split(sa.axis(rank - 1), lanes);
+      auto [cjo, cji] = sa.split(sa.axis(acc_rank - 1), lanes);
       auto [ko, ki] = sa.split(sa.reduce_axis(0), ku);
-      std::vector<te::IterVar> aorder;
-      for (int d = 0; d < ra; ++d) aorder.push_back(sa.axis(d));
-      aorder.insert(aorder.end(), {ko, ki, sa.axis(ra)});
-      if (ra != rank - 2) aorder.push_back(sa.axis(rank - 2));
-      aorder.insert(aorder.end(), {cjo, cji});
+      std::vector<te::IterVar> aorder = acc_batch;
+      aorder.insert(aorder.end(), {ko, ki, sa.axis(acc_rank - 2), cjo, cji});
       sa.reorder(aorder);
       if (ku > 1) sa.unroll(ki);
-      sa.unroll(sa.axis(ra)).unroll(cjo).vectorize(cji);
+      sa.unroll(sa.axis(acc_rank - 2)).unroll(cjo).vectorize(cji);
       if (!b_const) s[p.bp].compute_at(so, jo);
     }
   }
@@ -162,14 +173,8 @@ absl::StatusOr<tune::ScheduleTemplate> schedule_template(const AnchorGroup& grp)
   p.n = p.b_vector ? 1 : os.back();
   p.m = p.a_vector ? 1 : os[os.size() - (p.b_vector ? 1 : 2)];
   const int64_t outputs = shape_numel(os);
-  // A [..., R, 1, K] times a B the batch shares (ViT's attention projection as exported,
-  // [197, 1, 768] x [768, 2304]): the last batch axis is the rows, one product of R rows rather
-  // than R matrix-vector products that each read all of B (15 ms against 4.6 on the AVX2 host).
-  if (!p.a_vector && !p.b_vector && p.m == 1 && os.size() >= 3 && os[os.size() - 3] > 1 &&
-      p.bp.defined() && p.bp.ndim() == 3) {
-    p.rows_back = 3;
-    p.m = os[os.size() - 3];
-  }
+  // The reduction's rows: A's batch and rows as one when they are flattened (dense_compute.cpp).
+  if (!p.a_vector && !p.b_vector && p.acc.ndim() == 2 && os.size() > 2) p.m = p.acc.shape()[0];
   p.batch = outputs / std::max<int64_t>(1, p.m * p.n);
   const int lanes = detail::f32_lanes(grp.target);
 

@@ -59,6 +59,24 @@ TEST_CASE("floordiv and floormod of split indices", "[te][simplify]") {
   CHECK(simp(te::div(o * 16 + i, 16), r) == "o");
 }
 
+TEST_CASE("indices of fused loops flatten back", "[te][simplify]") {
+  te::Var x("x");
+  // Two loops fused: floordiv(x, 7)*7 + floormod(x, 7) = x.
+  CHECK(simp(te::floordiv(x, 7) * 7 + te::floormod(x, 7)) == "x");
+  CHECK(simp(te::floordiv(x, 7) * 14 + te::floormod(x, 7) * 2 + 1) == "x*2 + 1");
+  // Three: the middle loop's index is floormod(floordiv(x, 7), 5).
+  te::Expr a = te::floordiv(x, 35), b = te::floormod(te::floordiv(x, 7), 5), c = te::floormod(x, 7);
+  CHECK(simp(b * 7 + c) == "floormod(x, 35)");
+  CHECK(simp(a * 35 + b * 7 + c) == "x");
+  CHECK(simp((a * 5 + b) * 7 + c) == "x");
+  // Not the same x, or not the same divisor: nothing to fold.
+  te::Var y("y");
+  CHECK(simp(te::floormod(te::floordiv(y, 7), 5) * 7 + c) ==
+        "floormod(floordiv(y, 7), 5)*7 + floormod(x, 7)");
+  CHECK(simp(te::floormod(te::floordiv(x, 6), 5) * 7 + c) ==
+        "floormod(floordiv(x, 6), 5)*7 + floormod(x, 7)");
+}
+
 TEST_CASE("statement simplification drops decided guards and trivial loops", "[te][simplify]") {
   te::Buffer B("B", DType::f32, {8});
   te::Var i("i"), j("j");

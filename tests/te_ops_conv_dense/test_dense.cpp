@@ -1,13 +1,15 @@
-// TE MatMul (2-D, 1-D operands, batched with broadcasting, [..., R, 1, K] rows), Gemm (alpha, beta,
-// transA/B, broadcast C) against the reference kernels, with fused epilogues, under the default
-// schedule and random knob configurations.
+// TE MatMul (2-D, 1-D operands, batched with broadcasting, rows flattened across a batch that
+// shares B), Gemm (alpha, beta, transA/B, broadcast C) against the reference kernels, with fused
+// epilogues, under the default schedule and random knob configurations.
 #include <catch2/catch.hpp>
 #include <random>
 
 #include "collage/ops/nn.h"
 #include "common/test_util.h"
+#include "core/str_cat.h"
 #include "group_util.h"
 #include "te_ops/conv_dense_templates.h"
+#include "te_ops/dense.h"
 
 namespace collage::testing {
 namespace {
@@ -95,6 +97,37 @@ TEST_CASE("matmul of [..., R, 1, K] by a B the batch shares: R rows of one produ
     absl::StatusOr<tune::ScheduleTemplate> t = te_ops::anchor_schedule_template(b.group);
     REQUIRE(t.ok());
     CHECK(t->defaults.at("mr") > 1);
+  }
+}
+
+TEST_CASE(
+    "matmul of A [batch..., m, K] by a B the batch shares: tiles over the batch's rows as one",
+    "[te_ops][dense]") {
+  // A ConvNeXt block's MatMul at 14 x 14 ([1, 14, 14, 384] x [384, 1536]) in small: the register
+  // tile's mr rows run on across the rows of several batch entries. Tiles per entry would
+  // compute 7 rows as 12 with AVX2's 6-row tile.
+  for (const GroupCase& c : {matmul({1, 7, 7, 24}, {24, 40}, true, Chain::add_relu, 18),
+                             matmul({2, 5, 7, 24}, {24, 33}, false, Chain::relu, 19),
+                             matmul({3, 7, 16}, {16, 20}, true, Chain::none, 20)}) {
+    check(c, 4, 18);
+    for (const codegen::TargetSpec& target : runnable_targets()) {
+      BuiltGroup b = build_group(c, 2, target);
+      absl::StatusOr<tune::ScheduleTemplate> t = te_ops::anchor_schedule_template(b.group);
+      REQUIRE(t.ok());
+      absl::StatusOr<te_ops::ScheduledGroup> def = t->apply(t->defaults);
+      REQUIRE(def.ok());
+      std::vector<te::Tensor> args = b.group.inputs;
+      args.insert(args.end(), b.group.outputs.begin(), b.group.outputs.end());
+      args.insert(args.end(), def->prepacked.begin(), def->prepacked.end());
+      absl::StatusOr<te::PrimFunc> f = te::lower(def->schedule, args, "k");
+      INFO(f.status().ToString());
+      REQUIRE(f.ok());
+      // The accumulator is one register tile, mr rows of one panel.
+      const int64_t nr = te_ops::dense::panel_columns(target, c.inputs[1].shape().back());
+      const std::string tile = str_cat("f32[", t->defaults.at("mr"), "x", nr, "]");
+      INFO(te::to_string(*f));
+      CHECK(te::to_string(*f).find(str_cat(".panels: ", tile)) != std::string::npos);
+    }
   }
 }
 

@@ -21,6 +21,9 @@
 namespace collage {
 namespace {
 
+// native-te/9: erf is a rational approximation (codegen/llvm/emit_math.cpp), half the
+// instructions of the exp-based one: GELU epilogues cost less; a MatMul whose B the batch shares
+// tiles A's batch and rows as one axis of rows (te_ops/dense_compute.cpp).
 // native-te/8: buffers above the stack limit come from the per-thread workspace
 // (runtime/core/kernel_workspace.h), not malloc, so costs measured before were page faults too;
 // grouped convolutions' register tiles stay within a group; and since native-te/7, 1x1
@@ -35,7 +38,7 @@ namespace {
 // native-te/3: Winograd F(4x4, 3x3) convolutions where they measure faster.
 // native-te/2: register tiles and B panels derived from the target's vector width and register
 // count; kernels compiled for BuildOptions::target.
-constexpr std::string_view kVersion = "native-te/8";
+constexpr std::string_view kVersion = "native-te/9";
 
 // The kind of the measured choice between the direct and the Winograd kernels (MeasuredChoices).
 constexpr std::string_view kWinogradChoice = "native-winograd";
