@@ -118,6 +118,9 @@ std::optional<CompiledModel> prepare(const Context& ctx, const BackendRegistry& 
   if (backends.find("native")) o.fallback = "native";
   o.time_budget_s = budget_s;
   o.cost_db_path = args.cost_db.empty() ? cli::default_cost_db_path() : args.cost_db;
+  // As `collage compile` does by default: two-level compares its choice with the single-backend
+  // placements and keeps a faster one.
+  o.compare_baselines = o.strategy == "two-level";
   const double start = now_ms();
   auto optimized = optimize_detailed(ctx, backends, g, o);
   if (!optimized.ok()) {

@@ -69,6 +69,21 @@ class FakeEvaluator : public PlacementEvaluator {
   double per_group_, per_crossing_;
 };
 
+// A FakeEvaluator under which the chosen placement ("two-level") runs `penalty_ms` slower once
+// `comparing` is set (at the comparison's phase): a search's lucky measurement measured again.
+struct UnluckyEvaluator : FakeEvaluator {
+  UnluckyEvaluator(const Graph& g, FunctionCostModel::Fn cost, double per_group,
+                   double per_crossing, double penalty_ms)
+      : FakeEvaluator(g, std::move(cost), per_group, per_crossing), penalty_ms(penalty_ms) {}
+  absl::StatusOr<double> latency_ms(const Placement& p) override {
+    absl::StatusOr<double> ms = FakeEvaluator::latency_ms(p);
+    if (ms.ok() && comparing && p.strategy == "two-level") *ms += penalty_ms;
+    return ms;
+  }
+  double penalty_ms;
+  bool comparing = false;
+};
+
 // A random DAG of `n` nodes over one input of type f32[4]: each node is Relu of one earlier value
 // or Add of two, drawn from a generator seeded with `seed`; every value nobody reads is an output.
 Graph random_graph(const Context& ctx, int n, uint64_t seed);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "collage/executor.h"
+#include "placement/baselines.h"
 #include "placement_fakes.h"
 
 using namespace collage;
@@ -175,6 +176,47 @@ TEST_CASE("optimize two-level: deterministic, never slower than a seed, compared
   bool seeds_noted = false;
   for (const std::string& n : a.placement.notes) seeds_noted |= n.starts_with("seed single:gemm:");
   CHECK(seeds_noted);
+}
+
+TEST_CASE("optimize two-level: a baseline the comparison measures faster becomes the placement",
+          "[optimize]") {
+  World w;
+  // The search's choice runs 100 ms slower once the comparison starts: what a lucky first
+  // measurement looks like when measured again.
+  FunctionCostModel model(kernel_cost);
+  UnluckyEvaluator e2e(w.g, kernel_cost, /*per_group=*/1.0, /*per_crossing=*/0.5, 100);
+  PlacementOptions options;
+  options.cost_model = &model;
+  options.evaluator = &e2e;
+  options.population = 6;
+  options.max_generations = 6;
+  options.time_budget_s = 1000;
+  options.compare_baselines = true;
+  options.progress = [&](const PlacementProgress& p) { e2e.comparing |= p.phase == "compare"; };
+  auto r = optimize_detailed(w.ctx, w.r, w.g, options);
+  REQUIRE(r.ok());
+  REQUIRE(r->compared.size() == 4);
+  // The fastest baseline, as the comparison measured it.
+  const MeasuredPlacement& fastest =
+      r->compared[2].ms <= r->compared[3].ms ? r->compared[2] : r->compared[3];
+  CHECK(fastest.note == "the chosen placement");
+  CHECK(r->chosen_by == fastest.strategy);
+  CHECK(r->placement.strategy == "two-level");
+  auto single = place_baseline(fastest.strategy, w.g, w.r, {});
+  REQUIRE(single.ok());
+  CHECK(describe(r->placement) == describe(*single));
+  CHECK(r->placement.estimated_ms == Approx(e2e.exact(*single)));
+  CHECK(r->compared[0].strategy == "two-level");
+  CHECK(r->compared[0].ms == Approx(fastest.ms));
+  CHECK(r->compared[1].strategy == "graph-level search");
+  CHECK(r->compared[1].ms == Approx(5.2 + 4 + 1.0 + 100));
+  // Without the comparison the search's choice stands.
+  e2e.comparing = false;
+  options.compare_baselines = false;
+  options.progress = nullptr;
+  auto searched = optimize_detailed(w.ctx, w.r, w.g, options);
+  REQUIRE(searched.ok());
+  CHECK(describe(searched->placement) == Strings{"gemm{0,1}", "gemm{2}", "ew{3,4}", "gemm{5,6}"});
 }
 
 TEST_CASE("optimize two-level: the single-backend seeds' candidates are costed first",

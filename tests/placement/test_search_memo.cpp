@@ -157,3 +157,44 @@ TEST_CASE("search memo: a compile that reuses the placement measures no kernel, 
   CHECK(reused);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE(
+    "search memo: a compile that reuses the comparison adopts the baseline it measured "
+    "faster again",
+    "[placement][memo]") {
+  Context ctx;
+  Graph g = chain(ctx);
+  BackendRegistry r;
+  (void)r.add(fake_backend("gemm", {{"mm_relu", "(Relu? (MatMul * const))"}}));
+  (void)r.add(fake_backend("ew", {{"unary", "(Relu|Tanh *)"}}));
+  (void)r.add(make_reference_backend());
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("collage-memo-adopt-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  UnluckyEvaluator e2e(g, cost, /*per_group=*/1.0, /*per_crossing=*/0.5, /*penalty_ms=*/100);
+  PlacementOptions options;
+  options.cost_db_path = (dir / "cost-db.jsonl").string();
+  options.device = "test-device";
+  options.num_threads = 1;
+  options.evaluator = &e2e;
+  options.population = 4;
+  options.max_generations = 2;
+  options.time_budget_s = 1000;
+  options.compare_baselines = true;
+  options.progress = [&](const PlacementProgress& p) { e2e.comparing |= p.phase == "compare"; };
+  auto first = optimize_detailed(ctx, r, g, options);
+  REQUIRE(first->chosen_by.starts_with("single:"));
+  e2e.comparing = false;
+  auto second = optimize_detailed(ctx, r, g, options);
+  REQUIRE(second.ok());
+  CHECK(second->evaluations == 0);
+  CHECK(second->chosen_by == first->chosen_by);
+  CHECK(describe(second->placement) == describe(first->placement));
+  REQUIRE(second->compared.size() == first->compared.size());
+  for (size_t i = 0; i < first->compared.size(); ++i) {
+    CHECK(second->compared[i].strategy == first->compared[i].strategy);
+    CHECK(second->compared[i].ms == first->compared[i].ms);
+    CHECK(second->compared[i].note == first->compared[i].note);
+  }
+  std::filesystem::remove_all(dir);
+}
