@@ -1,5 +1,5 @@
 // Buffer access: flat indices, classification of vector accesses (lane-invariant, contiguous,
-// gather/scatter), masked loads and stores, and the in-memory form of bool.
+// strided, gather/scatter), masked loads and stores, and the in-memory form of bool.
 #include <set>
 
 #include "codegen/llvm/emitter.h"
@@ -28,7 +28,7 @@ te::Expr Emitter::flat_index(const te::Buffer& b, const std::vector<te::Expr>& i
   return te::simplify(flat);
 }
 
-Emitter::Access Emitter::classify(const te::Expr& flat) const {
+Emitter::Access Emitter::classify(const te::Expr& flat, int64_t* stride) const {
   if (lanes_ == 0) return Access::uniform;
   VarCollector c;
   c.visit(flat);
@@ -42,7 +42,11 @@ Emitter::Access Emitter::classify(const te::Expr& flat) const {
   if (other_varying) return Access::gather;
   // The distance between neighbouring lanes' elements.
   te::Expr next = te::substitute(flat, {{vec_var_.get(), vec_var_ + 1}});
-  return te::as_const_int(te::simplify(next - flat)) == 1 ? Access::contiguous : Access::gather;
+  const std::optional<int64_t> distance = te::as_const_int(te::simplify(next - flat));
+  if (!distance) return Access::gather;
+  if (*distance == 1) return Access::contiguous;
+  if (stride) *stride = *distance;
+  return Access::strided;
 }
 
 llvm::Value* Emitter::buffer_base(const te::Buffer& b) {
@@ -68,6 +72,12 @@ llvm::Value* Emitter::vector_ptrs(const te::Buffer& b, const te::Expr& flat) {
   return b_.CreateGEP(mem_type(b.dtype()), buffer_base(b), idx);
 }
 
+llvm::Value* Emitter::lane_ptr(const te::Buffer& b, llvm::Value* lane0, int64_t stride,
+                               unsigned lane) {
+  return b_.CreateInBoundsGEP(mem_type(b.dtype()), lane0,
+                              b_.getInt64(stride * static_cast<int64_t>(lane)));
+}
+
 llvm::Value* Emitter::to_memory(llvm::Value* v, DType t) {
   if (t != DType::boolean) return v;
   llvm::Type* i8 = llvm::Type::getInt8Ty(ctx_);
@@ -91,10 +101,25 @@ Val Emitter::load_buffer(const te::Buffer& b, const std::vector<te::Expr>& indic
   const te::Expr flat = flat_index(b, indices);
   llvm::Type* mt = mem_type(b.dtype());
   const llvm::Align align(dtype_size(b.dtype()));
-  switch (classify(flat)) {
+  int64_t stride = 0;
+  Access access = classify(flat, &stride);
+  // Masked, a strided access is a gather (lanes past the mask must not be read).
+  if (access == Access::strided && mask_) access = Access::gather;
+  switch (access) {
     case Access::uniform: {
       llvm::Value* v = b_.CreateAlignedLoad(mt, element_ptr(b, emit_scalar(flat)), align);
       return {from_memory(v, b.dtype()), false};
+    }
+    case Access::strided: {
+      // One scalar load a lane at a constant offset from lane 0: a gather's vector of addresses
+      // would be computed and taken apart lane by lane (AVX2 without fast gathers), three times
+      // the instructions of a transpose's reads.
+      llvm::Value* lane0 = lane0_ptr(b, flat);
+      llvm::Value* v = llvm::PoisonValue::get(with_lanes(mt));
+      for (unsigned k = 0; k < static_cast<unsigned>(lanes_); ++k)
+        v = b_.CreateInsertElement(
+            v, b_.CreateAlignedLoad(mt, lane_ptr(b, lane0, stride, k), align), k);
+      return {from_memory(v, b.dtype()), true};
     }
     case Access::contiguous: {
       llvm::Type* vt = with_lanes(mt);
@@ -123,7 +148,18 @@ void Emitter::store_buffer(const te::Buffer& b, const std::vector<te::Expr>& ind
   }
   const te::Expr flat = flat_index(b, indices);
   const llvm::Align align(dtype_size(b.dtype()));
-  switch (classify(flat)) {
+  int64_t stride = 0;
+  Access access = classify(flat, &stride);
+  if (access == Access::strided && mask_) access = Access::gather;
+  switch (access) {
+    case Access::strided: {
+      // Lane by lane, in lane order (as a scatter writes lanes that meet at one element).
+      llvm::Value* v = to_memory(broadcast(value), b.dtype());
+      llvm::Value* lane0 = lane0_ptr(b, flat);
+      for (unsigned k = 0; k < static_cast<unsigned>(lanes_); ++k)
+        b_.CreateAlignedStore(b_.CreateExtractElement(v, k), lane_ptr(b, lane0, stride, k), align);
+      return;
+    }
     case Access::uniform: {
       if (value.vec) {
         fail(str_cat(

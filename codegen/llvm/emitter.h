@@ -51,13 +51,18 @@ class Emitter {
   llvm::Value* uint_div(llvm::Value* a, llvm::Value* b, bool remainder);
 
   // ---- memory (emit_memory.cpp)
-  enum class Access { uniform, contiguous, gather };
+  // strided: lanes a constant number of elements apart other than 1 (a transpose's reads);
+  // gather: anything else that varies across lanes.
+  enum class Access { uniform, contiguous, strided, gather };
   te::Expr flat_index(const te::Buffer& b, const std::vector<te::Expr>& indices) const;
-  Access classify(const te::Expr& flat) const;
+  // The access at `flat`; for a strided one, its distance between lanes in `stride`.
+  Access classify(const te::Expr& flat, int64_t* stride = nullptr) const;
   llvm::Value* element_ptr(const te::Buffer& b, llvm::Value* flat);
   // The contiguous vector access at `flat`: the address of lane 0.
   llvm::Value* lane0_ptr(const te::Buffer& b, const te::Expr& flat);
   llvm::Value* vector_ptrs(const te::Buffer& b, const te::Expr& flat);
+  // The address of lane `lane` of a strided access whose lane 0 is at `lane0`.
+  llvm::Value* lane_ptr(const te::Buffer& b, llvm::Value* lane0, int64_t stride, unsigned lane);
   Val load_buffer(const te::Buffer& b, const std::vector<te::Expr>& indices);
   void store_buffer(const te::Buffer& b, const std::vector<te::Expr>& indices, Val value);
   llvm::Value* to_memory(llvm::Value* v, DType t);

@@ -370,6 +370,60 @@ TEST_CASE("a gather through data-dependent indices, vectorized", "[codegen][jit]
   }
 }
 
+TEST_CASE("strided vector reads and writes: transposes, reversals, vectorized outer axes",
+          "[codegen][jit]") {
+  // Lanes a constant distance apart are read and written one scalar a lane from lane 0's
+  // address; under a tail's mask they are a masked gather (no lane past the mask is touched).
+  for (int64_t cols : {16, 13}) {
+    const int64_t rows = 11;
+    te::Tensor A = te::placeholder({rows, cols}, DType::f32, "A");
+    te::Tensor T = te::compute(
+        {cols, rows}, [&](te::Var j, te::Var i) { return A(i, j) + A(rows - 1 - i, j); }, "T");
+    te::Tensor R = te::compute(
+        {rows, cols}, [&](te::Var i, te::Var j) { return A(i, cols - 1 - j) * 3.0f; }, "R");
+    std::vector<float> a = random_floats(rows * cols, 14);
+    for (int64_t factor : {4, 8, 16}) {
+      INFO("cols " << cols << " vector of " << factor);
+      te::Schedule s = te::create_schedule({T, R});
+      auto [to, ti] = s[T].split(T.axis(1), factor);
+      s[T].vectorize(ti);
+      auto [ro, ri] = s[R].split(R.axis(1), factor);
+      s[R].vectorize(ri);
+      testing::Compiled k = compile_kernel(s, {A, T, R});
+      std::vector<float> t(cols * rows + 1, -5.f), r(rows * cols + 1, -5.f);
+      run_tasks(k, {a.data(), t.data(), r.data()});
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) {
+          REQUIRE(t[j * rows + i] == a[i * cols + j] + a[(rows - 1 - i) * cols + j]);
+          REQUIRE(r[i * cols + j] == a[i * cols + cols - 1 - j] * 3.0f);
+        }
+      CHECK(t.back() == -5.f);
+      CHECK(r.back() == -5.f);
+    }
+    // Vectorized along the outer axis: every store is strided too.
+    te::Tensor B = te::compute(
+        {rows, cols}, [&](te::Var i, te::Var j) { return A(i, j) > 0.0f; }, "B");
+    te::Tensor C = te::compute(
+        {rows, cols}, [&](te::Var i, te::Var j) { return te::select(B(i, j), A(i, j), 0.0f); },
+        "C");
+    te::Schedule s = te::create_schedule({B, C});
+    auto [bo, bi] = s[B].split(B.axis(0), 8);
+    s[B].reorder({bo, B.axis(1), bi});
+    s[B].vectorize(bi);
+    auto [co, ci] = s[C].split(C.axis(0), 8);
+    s[C].reorder({co, C.axis(1), ci});
+    s[C].vectorize(ci);
+    testing::Compiled k = compile_kernel(s, {A, B, C});
+    std::vector<uint8_t> b(rows * cols, 7);
+    std::vector<float> c(rows * cols, -5.f);
+    run_tasks(k, {a.data(), b.data(), c.data()});
+    for (int64_t i = 0; i < rows * cols; ++i) {
+      REQUIRE(b[i] == (a[i] > 0.0f ? 1 : 0));
+      REQUIRE(c[i] == (a[i] > 0.0f ? a[i] : 0.0f));
+    }
+  }
+}
+
 TEST_CASE("a region shifted into its tensor at a consumer's tail", "[codegen][jit]") {
   for (int64_t n : {10, 13, 16}) {
     te::Tensor A = te::placeholder({n, 7}, DType::f32, "A");
