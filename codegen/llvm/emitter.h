@@ -95,6 +95,7 @@ class Emitter {
   llvm::Value* math_log(llvm::Value* x);
   llvm::Value* math_tanh(llvm::Value* x);
   llvm::Value* math_erf(llvm::Value* x);
+  llvm::Value* math_sigmoid(llvm::Value* x);
   llvm::Value* fconst(llvm::Value* like, double v);
   llvm::Value* iconst(llvm::Value* like, int64_t v);
   llvm::Value* poly(llvm::Value* x, std::initializer_list<double> coeffs);

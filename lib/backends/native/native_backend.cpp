@@ -24,7 +24,8 @@ namespace {
 // native-te/9: erf is a rational approximation (codegen/llvm/emit_math.cpp), half the
 // instructions of the exp-based one: GELU epilogues cost less; a MatMul whose B the batch shares
 // tiles A's batch and rows as one axis of rows (te_ops/dense_compute.cpp); vector accesses whose
-// lanes are a constant distance apart (transposes) load and store a scalar a lane, not a gather.
+// lanes are a constant distance apart (transposes) load and store a scalar a lane, not a gather;
+// sigmoid reduces e^-x without math_exp's range checks.
 // native-te/8: buffers above the stack limit come from the per-thread workspace
 // (runtime/core/kernel_workspace.h), not malloc, so costs measured before were page faults too;
 // grouped convolutions' register tiles stay within a group; and since native-te/7, 1x1
