@@ -40,24 +40,28 @@ llvm::Value* Emitter::poly(llvm::Value* x, std::initializer_list<double> coeffs)
   return acc;
 }
 
+Emitter::ExpParts Emitter::exp_parts(llvm::Value* xc) {
+  // exp(x) = 2^n * e^r with n = round(x / ln 2), |r| <= ln2 / 2.
+  llvm::Value* n = b_.CreateUnaryIntrinsic(
+      llvm::Intrinsic::floor,
+      b_.CreateFAdd(b_.CreateFMul(xc, fconst(xc, 1.44269504088896341)), fconst(xc, 0.5)));
+  llvm::Value* r = b_.CreateFSub(xc, b_.CreateFMul(n, fconst(xc, 0.693359375)));
+  r = b_.CreateFSub(r, b_.CreateFMul(n, fconst(xc, -2.12194440e-4)));
+  llvm::Value* p = poly(r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
+                            1.6666665459E-1, 5.0000001201E-1});
+  llvm::Value* y =
+      b_.CreateFAdd(b_.CreateFAdd(b_.CreateFMul(p, b_.CreateFMul(r, r)), r), fconst(xc, 1.0));
+  return {y, b_.CreateFPToSI(n, iconst(xc, 0)->getType())};
+}
+
 llvm::Value* Emitter::math_exp(llvm::Value* x) {
   const double inf = std::numeric_limits<double>::infinity();
-  // exp(x) = 2^n * e^r with n = round(x / ln 2), |r| <= ln2 / 2.
   llvm::Value* hi = fconst(x, 88.72283935546875);
   llvm::Value* lo = fconst(x, -87.33654022216797);
   llvm::Value* xc = b_.CreateSelect(b_.CreateFCmpOGT(x, hi), hi, x);
   xc = b_.CreateSelect(b_.CreateFCmpOLT(xc, lo), lo, xc);
-  llvm::Value* n = b_.CreateUnaryIntrinsic(
-      llvm::Intrinsic::floor,
-      b_.CreateFAdd(b_.CreateFMul(xc, fconst(x, 1.44269504088896341)), fconst(x, 0.5)));
-  llvm::Value* r = b_.CreateFSub(xc, b_.CreateFMul(n, fconst(x, 0.693359375)));
-  r = b_.CreateFSub(r, b_.CreateFMul(n, fconst(x, -2.12194440e-4)));
-  llvm::Value* p = poly(r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
-                            1.6666665459E-1, 5.0000001201E-1});
-  llvm::Value* y =
-      b_.CreateFAdd(b_.CreateFAdd(b_.CreateFMul(p, b_.CreateFMul(r, r)), r), fconst(x, 1.0));
+  const auto [y, ni] = exp_parts(xc);
   // 2^n in two factors so that n = 128 (x near the overflow bound) stays representable.
-  llvm::Value* ni = b_.CreateFPToSI(n, iconst(x, 0)->getType());
   llvm::Value* positive = b_.CreateICmpSGT(ni, iconst(x, 0));
   llvm::Value* e =
       b_.CreateSub(b_.CreateAdd(ni, iconst(x, 127)), b_.CreateZExt(positive, ni->getType()));
@@ -116,23 +120,14 @@ llvm::Value* Emitter::math_tanh(llvm::Value* x) {
 llvm::Value* Emitter::math_sigmoid(llvm::Value* x) {
   // 1 / (1 + e^-x) with e^-x reduced as math_exp does, on -x clamped to [-88, 88] so that 2^n is
   // one factor and no range check is needed: past -88 the sum is 1 (e^-88 is below half an ulp
-  // of 1), past 88 the quotient is below 2^-126 and becomes 0. Half the instructions of
-  // math_exp's checked form, which made the sigmoid of a Swish epilogue (EfficientNet's thin 1x1
-  // convolutions) cost four times the convolution.
+  // of 1), past 88 the quotient is below 2^-126 and becomes 0. Fewer instructions than
+  // math_exp's checked form: a Swish epilogue's sigmoid (EfficientNet's thin 1x1 convolutions)
+  // cost more than the convolution.
   llvm::Value* t = b_.CreateBinaryIntrinsic(
       llvm::Intrinsic::minnum,
       b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, b_.CreateFNeg(x), fconst(x, -88.0)),
       fconst(x, 88.0));
-  llvm::Value* n = b_.CreateUnaryIntrinsic(
-      llvm::Intrinsic::floor,
-      b_.CreateFAdd(b_.CreateFMul(t, fconst(x, 1.44269504088896341)), fconst(x, 0.5)));
-  llvm::Value* r = b_.CreateFSub(t, b_.CreateFMul(n, fconst(x, 0.693359375)));
-  r = b_.CreateFSub(r, b_.CreateFMul(n, fconst(x, -2.12194440e-4)));
-  llvm::Value* p = poly(r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
-                            1.6666665459E-1, 5.0000001201E-1});
-  llvm::Value* y =
-      b_.CreateFAdd(b_.CreateFAdd(b_.CreateFMul(p, b_.CreateFMul(r, r)), r), fconst(x, 1.0));
-  llvm::Value* ni = b_.CreateFPToSI(n, iconst(x, 0)->getType());
+  const auto [y, ni] = exp_parts(t);
   llvm::Value* pow2 =
       b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(ni, iconst(x, 127)), iconst(x, 23)), x->getType());
   llvm::Value* s =

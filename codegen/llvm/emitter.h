@@ -91,6 +91,12 @@ class Emitter {
   llvm::Value* libm_call(const char* name, llvm::Value* x);
   // a << n or a >> n (arithmetic for signed t); 0 when n is at least the width.
   llvm::Value* shift(llvm::Value* a, llvm::Value* n, DType t, bool left);
+  // e^r (the polynomial) and n (as an integer) of e^xc = 2^n * e^r, for xc already clamped.
+  struct ExpParts {
+    llvm::Value* y;
+    llvm::Value* n;
+  };
+  ExpParts exp_parts(llvm::Value* xc);
   llvm::Value* math_exp(llvm::Value* x);
   llvm::Value* math_log(llvm::Value* x);
   llvm::Value* math_tanh(llvm::Value* x);
