@@ -20,6 +20,7 @@
 #include "placement/build_tally.h"
 #include "placement/build_tracker.h"
 #include "placement/candidates.h"
+#include "placement/comparison.h"
 #include "placement/cost_database.h"
 #include "placement/cost_model.h"
 #include "placement/end_to_end.h"
@@ -860,7 +861,7 @@ class Optimizer {
           result.placement.notes.push_back(
               "comparison: measured by the compile that chose the placement, reused from the "
               "cost database");
-          adopt_faster_baseline(result);
+          decide_by_comparison(result);
           return;
         }
     compare_measured(result);
@@ -874,40 +875,13 @@ class Optimizer {
         result.placement.notes.push_back(
             str_cat("cost database: the comparison was not kept: ", s.message()));
     }
-    adopt_faster_baseline(result);
+    decide_by_comparison(result);
   }
 
-  // Two-level: a single-backend baseline the comparison measured faster than the search's choice
-  // becomes the placement. The comparison's rounds are fresh measurements of both, alternated;
-  // the search's figure for its choice is the lowest of several noisy ones, so it favours the
-  // luckiest (ResNet-50 on the AVX2 host: the search chose its op-level mix, which then ran
-  // 68.97 ms against single:native's 65.36 in the same rounds). The rows become the new choice's
-  // ("two-level", with the baseline's figure), the search's own ("graph-level search"), then the
-  // baselines; the database keeps them as measured, and a compile that reuses them decides again.
-  void adopt_faster_baseline(OptimizeResult& result) {
-    std::vector<MeasuredPlacement>& rows = result.compared;
-    if (options_.strategy != "two-level" || rows.empty() || rows[0].ms < 0) return;
-    size_t best = 0;
-    for (size_t i = 1; i < rows.size(); ++i)
-      if (rows[i].strategy.starts_with("single:") && rows[i].ms >= 0 && rows[i].note.empty() &&
-          rows[i].ms < rows[best].ms)
-        best = i;
-    if (best == 0) return;
-    auto single = place_single(g_, registry_, rows[best].strategy.substr(7), baseline_options());
-    if (!single.ok()) return;
-    const std::string searched = result.chosen_by;
-    single->strategy = rows[0].strategy;
-    single->estimated_ms = rows[best].ms;
-    single->notes = std::move(result.placement.notes);
-    single->notes.push_back(absl::StrFormat(
-        "chosen: %s, compared at %.3f ms end to end against the search's choice (%s) at %.3f ms",
-        rows[best].strategy, rows[best].ms, searched, rows[0].ms));
-    result.placement = *std::move(single);
-    result.chosen_by = rows[best].strategy;
-    MeasuredPlacement search{"graph-level search", rows[0].ms, ""};
-    rows[0].ms = rows[best].ms;
-    rows[best].note = "the chosen placement";
-    rows.insert(rows.begin() + 1, std::move(search));
+  // Two-level only: the other strategies are what the user asked for.
+  void decide_by_comparison(OptimizeResult& result) {
+    if (options_.strategy == "two-level")
+      adopt_faster_baseline(result, g_, registry_, baseline_options());
   }
 
   // The chosen placement and every single-backend baseline, measured alternately; a baseline
