@@ -15,6 +15,41 @@ namespace {
 constexpr int64_t kMaxStackBytes = 128 * 1024;
 constexpr int64_t kMaxLanes = 1024;
 constexpr int64_t kMaxUnroll = 4096;
+
+// True when `s` holds a loop the schedule unrolled.
+bool holds_unrolled_loop(const te::Stmt& s) {
+  struct Finder : te::IRVisitor {
+    bool found = false;
+    void visit_For(const te::ForNode& n, const te::Stmt& st) override {
+      if (n.for_kind == te::ForKind::unrolled) found = true;
+      if (!found) te::IRVisitor::visit_For(n, st);
+    }
+  } finder;
+  finder.visit(s);
+  return finder.found;
+}
+
+// True when `s` holds a serial loop around a loop the schedule unrolled.
+bool holds_loop_around_unrolled(const te::Stmt& s) {
+  struct Finder : te::IRVisitor {
+    bool found = false;
+    void visit_For(const te::ForNode& n, const te::Stmt& st) override {
+      if (n.for_kind == te::ForKind::serial && holds_unrolled_loop(n.body)) found = true;
+      if (!found) te::IRVisitor::visit_For(n, st);
+    }
+  } finder;
+  finder.visit(s);
+  return finder.found;
+}
+
+// Loop metadata that keeps LLVM from unrolling a loop.
+llvm::MDNode* unroll_disabled(llvm::LLVMContext& ctx) {
+  llvm::MDNode* disable =
+      llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")});
+  llvm::MDNode* loop = llvm::MDNode::getDistinct(ctx, {nullptr, disable});
+  loop->replaceOperandWith(0, loop);
+  return loop;
+}
 }  // namespace
 
 void Emitter::when_any_lane(const std::function<void()>& emit_body) {
@@ -144,7 +179,14 @@ void Emitter::emit_serial_loop(const te::Var& var, llvm::Value* begin, llvm::Val
   emit(body);
   llvm::Value* next = b_.CreateNSWAdd(phi, llvm::ConstantInt::get(phi->getType(), 1));
   phi->addIncoming(next, b_.GetInsertBlock());
-  b_.CreateBr(header);
+  llvm::BranchInst* latch = b_.CreateBr(header);
+  // Of the loops around a loop the schedule unrolled (a register tile), LLVM may unroll the
+  // innermost (a tile's steps over a vector of input channels): the outer ones stay loops. LLVM
+  // unrolled a reduction over up to 32 channels whole around 8-12 accumulators, hoisted every
+  // step's weight vectors out of the loop over positions and spilled them and the accumulators
+  // (EfficientNet-B0's 16 > 96 expansion: twice the time).
+  if (holds_loop_around_unrolled(body))
+    latch->setMetadata(llvm::LLVMContext::MD_loop, unroll_disabled(ctx_));
   b_.SetInsertPoint(exit);
   vars_.erase(var.get());
 }

@@ -89,9 +89,10 @@ void flat_space(const Geometry& g, int threads, const codegen::TargetSpec& targe
                 tune::ScheduleTemplate& t) {
   const int64_t positions = g.oh * g.ow, mb = (g.m + g.block - 1) / g.block;
   const int64_t block_vectors = std::max<int64_t>(g.block / detail::f32_lanes(target), 1);
-  // A reduction over 32 inputs or fewer is unrolled whole by LLVM, which then spilled the
-  // broadcasts of 12-accumulator tiles on AVX2 (MobileNetV2's 32 > 192 at 28x28: 6 x 2 took 2.2x
-  // the time of 2 x 4): such tiles hold 8.
+  // A reduction over 32 inputs or fewer: LLVM, unrolling it whole, spilled the broadcasts of
+  // 12-accumulator tiles on AVX2 (MobileNetV2's 32 > 192 at 28x28: 6 x 2 took 2.2x the time of
+  // 2 x 4), so such tiles hold 8. Measured before the code generator kept the reduction's outer
+  // loops rolled (native-te/10); not measured again since.
   const int64_t budget = g.c <= 32 ? std::min<int64_t>(detail::accumulator_budget(target), 8)
                                    : detail::accumulator_budget(target);
   const RegisterTile tile = flat_register_tile(positions, g.shared_blocks(), block_vectors, budget,
@@ -399,6 +400,8 @@ absl::StatusOr<ScheduledGroup> apply_depthwise(const AnchorGroup& grp, const Par
     sa.compute_at(so, owo);
     sa.reorder({sa.axis(0), sa.axis(1), sa.axis(2), sa.reduce_axis(0), sa.reduce_axis(1),
                 sa.axis(3), sa.axis(4)});
+    // The taps are unrolled too: each tap's padding test then folds to the column's own.
+    sa.unroll(sa.reduce_axis(0)).unroll(sa.reduce_axis(1));
     sa.unroll(sa.axis(3)).vectorize(sa.axis(4));
     // Strided, reading a blocked input: the taps read it in place, zeros selected at the padding
     // (cnn_layer_bench, MobileNetV2's 96x112 stride 2: half the time of copying the chunk's

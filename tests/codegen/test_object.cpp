@@ -137,6 +137,33 @@ TEST_CASE("vectorized loops use the host's widest vector registers", "[codegen][
   CHECK(ir->find("<16 x float>") != std::string::npos);
 }
 
+TEST_CASE("loops around a register tile's innermost loop stay loops", "[codegen][object]") {
+  // C[4, 8] = A[4, 32] x B[32, 8] as one register tile: the 4 rows unrolled, the 8 columns one
+  // vector, the reduction around them in 4 steps of 8. LLVM may unroll the inner 8 (32 vector
+  // multiplies); unrolling the reduction whole (128) hoisted every B row out of enclosing loops.
+  te::Tensor A = te::placeholder({4, 32}, DType::f32, "A");
+  te::Tensor B = te::placeholder({32, 8}, DType::f32, "B");
+  te::IterVar k = te::reduce_axis({0, 32}, "k");
+  te::Tensor C = te::compute(
+      {4, 8}, [&](te::Var i, te::Var j) { return te::sum(A(i, k) * B(k, j), {k}); }, "C");
+  te::Schedule s = te::create_schedule({C});
+  auto [ko, ki] = s[C].split(k, 8);
+  s[C].reorder({ko, ki, C.axis(0), C.axis(1)});
+  s[C].unroll(C.axis(0)).vectorize(C.axis(1));
+  absl::StatusOr<te::PrimFunc> f = te::lower(s, {A, B, C}, "tile");
+  REQUIRE(f.ok());
+  absl::StatusOr<std::string> ir = codegen::emit_llvm_ir({*f}, codegen::TargetSpec::host());
+  REQUIRE(ir.ok());
+  INFO(*ir);
+  CHECK(ir->find("llvm.loop.unroll.disable") != std::string::npos);
+  size_t vector_multiplies = 0;
+  for (size_t at = ir->find("fmul contract <8 x float>"); at != std::string::npos;
+       at = ir->find("fmul contract <8 x float>", at + 1))
+    ++vector_multiplies;
+  CHECK(vector_multiplies >= 4);
+  CHECK(vector_multiplies <= 32);
+}
+
 TEST_CASE("a failing link reports the linker's diagnostics", "[codegen][object]") {
   absl::Status s = codegen::link_shared_library({"/nonexistent/collage.o"}, "/nonexistent/libx.so",
                                                 codegen::TargetSpec::host());

@@ -21,6 +21,9 @@
 namespace collage {
 namespace {
 
+// native-te/10: of the loops around a register tile, LLVM unrolls at most the innermost
+// (codegen/llvm/emit_stmt.cpp): reductions over 32 channels or fewer no longer unroll whole and
+// spill; the depthwise taps are unrolled by the schedule.
 // native-te/9: erf is a rational approximation (codegen/llvm/emit_math.cpp), half the
 // instructions of the exp-based one: GELU epilogues cost less; a MatMul whose B the batch shares
 // tiles A's batch and rows as one axis of rows (te_ops/dense_compute.cpp); vector accesses whose
@@ -40,7 +43,7 @@ namespace {
 // native-te/3: Winograd F(4x4, 3x3) convolutions where they measure faster.
 // native-te/2: register tiles and B panels derived from the target's vector width and register
 // count; kernels compiled for BuildOptions::target.
-constexpr std::string_view kVersion = "native-te/9";
+constexpr std::string_view kVersion = "native-te/10";
 
 // The kind of the measured choice between the direct and the Winograd kernels (MeasuredChoices).
 constexpr std::string_view kWinogradChoice = "native-winograd";
