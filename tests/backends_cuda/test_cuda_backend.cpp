@@ -1,9 +1,12 @@
 // The cuda backend: what it runs, how a group becomes one GPU program (steps, arena, constants),
 // its candidates, and its registration without a device; on a GPU ([gpu]) whole groups against
 // the reference executor, in process and through the runtime module.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 
 #include "backends/cuda/cuda_chains.h"
 #include "backends/cuda/cuda_lowering.h"
@@ -79,11 +82,18 @@ TEST_CASE("cuda: a convolution chain is one cuDNN step with its relu and a gener
   CHECK(rt_cuda::check_program(l->program, arg_bytes(g), constant_bytes(*l)).empty());
 }
 
+// Compiled kernels go to a cache of this test process's own (XDG_CACHE_HOME): ctest runs test
+// cases side by side, and one removing a shared folder failed the other's build.
+std::filesystem::path own_kernel_cache() {
+  const std::filesystem::path cache =
+      std::filesystem::temp_directory_path() / ("collage-cuda-test-" + std::to_string(getpid()));
+  setenv("XDG_CACHE_HOME", cache.c_str(), 1);
+  return cache;
+}
+
 TEST_CASE("cuda: an MLP is cuBLAS GEMMs and generated kernels over one arena, compiled by NVRTC",
           "[cuda_backend]") {
-  // Compiled kernels go to a cache of this test's own.
-  const std::filesystem::path cache = std::filesystem::temp_directory_path() / "collage-cuda-test";
-  setenv("XDG_CACHE_HOME", cache.c_str(), 1);
+  const std::filesystem::path cache = own_kernel_cache();
   TestGraph t;
   const Graph g = mlp(t);
   absl::StatusOr<cuda_backend::LoweredProgram> l = cuda_backend::lower_group(g, true, 90);
@@ -121,8 +131,7 @@ Graph depthwise_relu(TestGraph& t) {
 
 TEST_CASE("cuda: a depthwise convolution is cuDNN's or, chosen, the generated kernel and epilogue",
           "[cuda_backend]") {
-  const std::filesystem::path cache = std::filesystem::temp_directory_path() / "collage-cuda-test";
-  setenv("XDG_CACHE_HOME", cache.c_str(), 1);
+  const std::filesystem::path cache = own_kernel_cache();
   TestGraph t;
   const Graph g = depthwise_relu(t);
   absl::StatusOr<cuda_backend::LoweredProgram> library = cuda_backend::lower_group(g, true, 90);
