@@ -91,8 +91,8 @@ void flat_space(const Geometry& g, int threads, const codegen::TargetSpec& targe
   const int64_t block_vectors = std::max<int64_t>(g.block / detail::f32_lanes(target), 1);
   // A reduction over 32 inputs or fewer: LLVM, unrolling it whole, spilled the broadcasts of
   // 12-accumulator tiles on AVX2 (MobileNetV2's 32 > 192 at 28x28: 6 x 2 took 2.2x the time of
-  // 2 x 4), so such tiles hold 8. Measured before the code generator kept the reduction's outer
-  // loops rolled (native-te/10); not measured again since.
+  // 2 x 4), so such tiles hold 8. With the reduction's outer loops kept rolled (native-te/10),
+  // 12 still lost: EfficientNet-B0's 24 > 144 expansions 0.34 ms with 8, 0.37-0.44 with 12.
   const int64_t budget = g.c <= 32 ? std::min<int64_t>(detail::accumulator_budget(target), 8)
                                    : detail::accumulator_budget(target);
   const RegisterTile tile = flat_register_tile(positions, g.shared_blocks(), block_vectors, budget,
