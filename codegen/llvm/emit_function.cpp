@@ -117,6 +117,7 @@ absl::Status Emitter::emit_function(const te::PrimFunc& f) {
     b_.CreateRetVoid();
     b_.SetInsertPoint(work);
   }
+  find_rolled_loops(f.body);
   emit(f.body);
   b_.CreateRetVoid();
   b_.SetInsertPoint(entry_);

@@ -16,32 +16,6 @@ constexpr int64_t kMaxStackBytes = 128 * 1024;
 constexpr int64_t kMaxLanes = 1024;
 constexpr int64_t kMaxUnroll = 4096;
 
-// True when `s` holds a loop the schedule unrolled.
-bool holds_unrolled_loop(const te::Stmt& s) {
-  struct Finder : te::IRVisitor {
-    bool found = false;
-    void visit_For(const te::ForNode& n, const te::Stmt& st) override {
-      if (n.for_kind == te::ForKind::unrolled) found = true;
-      if (!found) te::IRVisitor::visit_For(n, st);
-    }
-  } finder;
-  finder.visit(s);
-  return finder.found;
-}
-
-// True when `s` holds a serial loop around a loop the schedule unrolled.
-bool holds_loop_around_unrolled(const te::Stmt& s) {
-  struct Finder : te::IRVisitor {
-    bool found = false;
-    void visit_For(const te::ForNode& n, const te::Stmt& st) override {
-      if (n.for_kind == te::ForKind::serial && holds_unrolled_loop(n.body)) found = true;
-      if (!found) te::IRVisitor::visit_For(n, st);
-    }
-  } finder;
-  finder.visit(s);
-  return finder.found;
-}
-
 // Loop metadata that keeps LLVM from unrolling a loop.
 llvm::MDNode* unroll_disabled(llvm::LLVMContext& ctx) {
   llvm::MDNode* disable =
@@ -51,6 +25,32 @@ llvm::MDNode* unroll_disabled(llvm::LLVMContext& ctx) {
   return loop;
 }
 }  // namespace
+
+void Emitter::find_rolled_loops(const te::Stmt& body) {
+  // Of the loops around a loop the schedule unrolled (a register tile), LLVM may unroll the
+  // innermost (a tile's steps over a vector of input channels): the outer ones stay loops. LLVM
+  // unrolled a reduction over up to 32 channels whole around 8-12 accumulators, hoisted every
+  // step's weight vectors out of the loop over positions and spilled them and the accumulators
+  // (EfficientNet-B0's 16 > 96 expansion: twice the time). One pass, bottom up: a loop is kept
+  // rolled when its body holds a serial loop around an unrolled one.
+  struct Finder : te::IRVisitor {
+    std::set<const te::StmtNode*>* rolled = nullptr;
+    bool unrolled = false;  // what was visited holds an unrolled loop
+    bool around = false;    // ... a serial loop around an unrolled one
+    void visit_For(const te::ForNode& n, const te::Stmt& s) override {
+      const bool outer_unrolled = unrolled, outer_around = around;
+      unrolled = around = false;
+      te::IRVisitor::visit_For(n, s);
+      const bool loop = n.for_kind == te::ForKind::serial || n.for_kind == te::ForKind::parallel;
+      if (loop && around) rolled->insert(n.body.get());
+      around = around || (n.for_kind == te::ForKind::serial && unrolled) || outer_around;
+      unrolled = unrolled || n.for_kind == te::ForKind::unrolled || outer_unrolled;
+    }
+  } finder;
+  rolled_bodies_.clear();
+  finder.rolled = &rolled_bodies_;
+  finder.visit(body);
+}
 
 void Emitter::when_any_lane(const std::function<void()>& emit_body) {
   if (!mask_) {
@@ -180,12 +180,7 @@ void Emitter::emit_serial_loop(const te::Var& var, llvm::Value* begin, llvm::Val
   llvm::Value* next = b_.CreateNSWAdd(phi, llvm::ConstantInt::get(phi->getType(), 1));
   phi->addIncoming(next, b_.GetInsertBlock());
   llvm::BranchInst* latch = b_.CreateBr(header);
-  // Of the loops around a loop the schedule unrolled (a register tile), LLVM may unroll the
-  // innermost (a tile's steps over a vector of input channels): the outer ones stay loops. LLVM
-  // unrolled a reduction over up to 32 channels whole around 8-12 accumulators, hoisted every
-  // step's weight vectors out of the loop over positions and spilled them and the accumulators
-  // (EfficientNet-B0's 16 > 96 expansion: twice the time).
-  if (holds_loop_around_unrolled(body))
+  if (rolled_bodies_.count(body.get()))
     latch->setMetadata(llvm::LLVMContext::MD_loop, unroll_disabled(ctx_));
   b_.SetInsertPoint(exit);
   vars_.erase(var.get());

@@ -72,6 +72,8 @@ class Emitter {
   // ---- statements (emit_stmt.cpp)
   void emit(const te::Stmt& s);
   void emit_for(const te::ForNode& n);
+  // Fills rolled_bodies_ for a kernel's body (the loops LLVM must not unroll).
+  void find_rolled_loops(const te::Stmt& body);
   void emit_serial_loop(const te::Var& var, llvm::Value* begin, llvm::Value* end,
                         const te::Stmt& body);
   void emit_vector_loop(const te::ForNode& n);
@@ -124,6 +126,7 @@ class Emitter {
   llvm::Value* task_id_ = nullptr;
   llvm::Value* task_count_ = nullptr;
   const te::ForNode* task_loop_ = nullptr;
+  std::set<const te::StmtNode*> rolled_bodies_;  // bodies of loops kept rolled (find_rolled_loops)
 
   std::map<const te::VarNode*, Val> vars_;
   std::map<const te::BufferNode*, llvm::Value*> buffers_;
