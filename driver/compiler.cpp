@@ -149,7 +149,8 @@ ArtifactOptions artifact_options(const PlacementOptions& placement, double budge
   artifact.build.measure_choices = left_s > 0;
   artifact.waves.measure = left_s > 0 && run_ms * schedule_runs(artifact.waves) <= 1000 * left_s;
   artifact.build.num_threads = placement.num_threads;
-  // A build that times nothing builds its native kernels on every core (compile_artifact_image).
+  // Native kernels are built on every core, but for one that times a choice, which runs alone
+  // (build_artifact_kernels).
   artifact.build_threads = placement.num_threads > 0
                                ? placement.num_threads
                                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -104,12 +104,26 @@ void cost_candidates(const Context& ctx, const Graph& g, const CandidateSet& can
                      const std::function<void(size_t, size_t)>& progress) {
   if (costs.size() < candidates.size()) costs.resize(candidates.size());
   const size_t total = which.size();
-  // Batches: the candidates starting at the same node compete in the op-level search.
-  std::map<NodeId, std::vector<size_t>> batches;
-  for (size_t c : which) batches[candidates[c].nodes.first()].push_back(c);
+  // Batches: the candidates starting at the same node compete in the op-level search. Those of
+  // kNodesPerPrefetch consecutive first nodes are measured together, so that the measurer has
+  // several kernels of the fallback to compile side by side (ResNet-50: one native candidate
+  // per first node, mostly).
+  constexpr size_t kNodesPerPrefetch = 4;
+  std::map<NodeId, std::vector<size_t>> by_node;
+  for (size_t c : which) by_node[candidates[c].nodes.first()].push_back(c);
+  std::vector<std::vector<size_t>> batches;
+  size_t nodes_in_last = kNodesPerPrefetch;
+  for (auto& [node, members] : by_node) {
+    if (nodes_in_last == kNodesPerPrefetch) {
+      batches.emplace_back();
+      nodes_in_last = 0;
+    }
+    batches.back().insert(batches.back().end(), members.begin(), members.end());
+    ++nodes_in_last;
+  }
   size_t done = 0;
   std::map<NodeId, absl::StatusOr<ExtractedSubgraph>> chains;
-  for (const auto& [node, members] : batches) {
+  for (const std::vector<size_t>& members : batches) {
     std::vector<absl::StatusOr<ExtractedSubgraph>> groups;
     std::vector<std::pair<const Candidate*, const ExtractedSubgraph*>> batch;
     groups.reserve(members.size());

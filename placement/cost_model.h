@@ -45,7 +45,8 @@ std::vector<Layout> measured_layouts(const Context& ctx, const Graph& g, const C
                                      std::map<NodeId, absl::StatusOr<ExtractedSubgraph>>& chains);
 
 // Costs candidates `which` (indices into `candidates`) into `costs` (resized to fit the set),
-// one prefetch batch per first node so that competing candidates are measured together.
+// one prefetch batch per few consecutive first nodes so that competing candidates are measured
+// together.
 // `progress(done, which.size())` after each candidate.
 void cost_candidates(const Context& ctx, const Graph& g, const CandidateSet& candidates,
                      const std::vector<size_t>& which, CostModel& model,

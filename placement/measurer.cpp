@@ -2,6 +2,7 @@
 #include "placement/measurer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -176,46 +177,17 @@ void Measurer::prefetch(
     jobs.push_back(std::move(job));
   }
 
-  // Build every kernel of the batch and warm it up.
+  // Build every kernel of the batch, then warm each up.
   BuildOptions build;
   build.num_threads = pool_->num_threads();
   build.target = options_.target;
   build.code_cache = options_.code_cache;
   build.choices = options_.choices;
   build.shelf = options_.shelf;
+  build_jobs(jobs, build);
   for (Job& job : jobs) {
+    if (job.finished) continue;
     const Backend& backend = *job.candidate->backend;
-    const double start = now_ms();
-    if (!in_time(estimator_.job_ms(backend.name(), job.work))) {
-      memo_[job.key] = cut(*job.candidate, job.group->graph);
-      job.finished = true;
-      continue;
-    }
-    const size_t choices_before = options_.choices ? options_.choices->measured() : 0;
-    auto kernel = backend.build(job.group->graph, build);
-    job.spent_ms = now_ms() - start;
-    // A build that timed a choice (a Winograd one: three kernels built and run) tells nothing
-    // of what the builds still to come take (Inception-v3: its second native build, 27.8 s
-    // under load with its choice, predicted the unbuilt nodes past the budget's end, and nothing
-    // was measured after it).
-    if (!options_.choices || options_.choices->measured() == choices_before)
-      estimator_.observe_build(backend.name(), job.work.nodes, job.spent_ms, job.work.anchored);
-    else
-      timed_choice_.insert(job.key);
-    if (options_.tally) options_.tally->add(backend.name(), job.spent_ms, "measure");
-    build_ms_[{&backend, job.candidate->nodes}] = job.spent_ms;
-    job.build_ms = job.spent_ms;
-    if (kernel.ok()) mark_built(*job.candidate);
-    if (!kernel.ok()) {
-      estimator_.observe(backend.name(), job.work, 0, job.spent_ms);
-      record(backend, job.hash, job.signature,
-             absl::Status(kernel.status().code(),
-                          str_cat("build failed: ", kernel.status().message())),
-             job.measurements, job.build_ms);
-      job.finished = true;
-      continue;
-    }
-    job.kernel = std::move(*kernel);
     const Graph& sub = job.group->graph;
     for (size_t i = 0; i < sub.inputs().size(); ++i)
       job.buffers.push_back(random_tensor(sub.value(sub.inputs()[i]).type, job.hash + i));
@@ -252,6 +224,73 @@ void Measurer::prefetch(
         std::find(order.begin(), order.end(), job.candidate->backend) == order.end())
       order.push_back(job.candidate->backend);
   for (const Backend* backend : order) sample(jobs, backend);
+}
+
+void Measurer::build_jobs(std::vector<Job>& jobs, const BuildOptions& build) {
+  // As the artifact build does: the fallback's kernels are compiled side by side on
+  // fallback_build_threads threads, the calling one among them once it has built the other
+  // backends' kernels (which keep to it). But a build that times a choice runs alone, first.
+  // Each job is started if it is still in time when a thread takes it.
+  std::vector<Job*> timing, fallback, others;
+  for (Job& job : jobs) {
+    const Backend& backend = *job.candidate->backend;
+    if (backend.build_times_choices(job.group->graph, build))
+      timing.push_back(&job);
+    else if (backend.name() == options_.always_backend)
+      fallback.push_back(&job);
+    else
+      others.push_back(&job);
+  }
+  std::mutex mu;  // guards the measurer's state while builds run side by side
+  auto build_one = [&](Job& job) {
+    const Backend& backend = *job.candidate->backend;
+    std::unique_lock<std::mutex> lock(mu);
+    if (!in_time(estimator_.job_ms(backend.name(), job.work))) {
+      memo_[job.key] = cut(*job.candidate, job.group->graph);
+      job.finished = true;
+      return;
+    }
+    lock.unlock();
+    const size_t choices_before = options_.choices ? options_.choices->measured() : 0;
+    const double start = now_ms();
+    auto kernel = backend.build(job.group->graph, build);
+    job.spent_ms = now_ms() - start;
+    lock.lock();
+    // A build that timed a choice (a Winograd one: three kernels built and run) tells nothing
+    // of what the builds still to come take (Inception-v3: its second native build, 27.8 s
+    // under load with its choice, predicted the unbuilt nodes past the budget's end, and nothing
+    // was measured after it). Such builds run alone, so the count of choices tells.
+    if (!options_.choices || options_.choices->measured() == choices_before)
+      estimator_.observe_build(backend.name(), job.work.nodes, job.spent_ms, job.work.anchored);
+    else
+      timed_choice_.insert(job.key);
+    if (options_.tally) options_.tally->add(backend.name(), job.spent_ms, "measure");
+    build_ms_[{&backend, job.candidate->nodes}] = job.spent_ms;
+    job.build_ms = job.spent_ms;
+    if (!kernel.ok()) {
+      estimator_.observe(backend.name(), job.work, 0, job.spent_ms);
+      record(backend, job.hash, job.signature,
+             absl::Status(kernel.status().code(),
+                          str_cat("build failed: ", kernel.status().message())),
+             job.measurements, job.build_ms);
+      job.finished = true;
+      return;
+    }
+    mark_built(*job.candidate);
+    job.kernel = std::move(*kernel);
+  };
+  for (Job* job : timing) build_one(*job);
+  std::atomic<size_t> next{0};
+  auto take = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < fallback.size();) build_one(*fallback[i]);
+  };
+  std::vector<std::thread> workers;
+  for (int t = 1; t < options_.fallback_build_threads && static_cast<size_t>(t) < fallback.size();
+       ++t)
+    workers.emplace_back(take);
+  for (Job* job : others) build_one(*job);
+  take();
+  for (std::thread& w : workers) w.join();
 }
 
 void Measurer::sample(std::vector<Job>& jobs, const Backend* sampled) {

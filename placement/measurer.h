@@ -59,9 +59,10 @@ struct MeasureOptions {
   // Infinite: never.
   double end_ms = HUGE_VAL;
   size_t graph_nodes = 0;
-  // How many of the fallback's kernels the artifact build compiles side by side once the budget
-  // cut the measurement (ArtifactOptions::build_threads: native kernels on every core; other
-  // backends' one at a time): the reserve above is their build time divided by it.
+  // How many of the fallback's kernels are compiled side by side: by the measurement (but for
+  // a build that times a choice, Backend::build_times_choices), and by the artifact build once
+  // the budget cut the measurement (ArtifactOptions::build_threads: native kernels on every core;
+  // other backends' one at a time): the reserve above is their build time divided by it.
   int fallback_build_threads = 1;
 };
 
@@ -160,6 +161,9 @@ class Measurer : public CostModel {
   bool in_time(double job_ms) const;
   // Notes that the fallback has a kernel built (or in the code cache) for `c`'s nodes.
   void mark_built(const Candidate& c);
+  // Builds the jobs' kernels (those still in time), the fallback's side by side on
+  // fallback_build_threads threads; a job that is not built is finished, with its cost recorded.
+  void build_jobs(std::vector<Job>& jobs, const BuildOptions& build);
   // Samples the unfinished jobs of backend `sampled` until each has settled, recording their costs.
   void sample(std::vector<Job>& jobs, const Backend* sampled);
 

@@ -485,8 +485,8 @@ class Optimizer {
     measure.always_backend = options_.fallback;
     measure.end_ms = deadline_ms();
     measure.graph_nodes = g_.nodes().size();
-    // After a cut, the artifact build compiles native kernels on every core (the pool's
-    // threads, as ArtifactOptions::build_threads), other backends' one at a time.
+    // The measurement, and the artifact build after a cut, compile native kernels on every core
+    // (the pool's threads, as ArtifactOptions::build_threads), other backends' one at a time.
     if (options_.fallback == kNativeBackend) measure.fallback_build_threads = pool_->num_threads();
     measure.target = options_.target;
     measure.code_cache = options_.code_cache;

@@ -101,6 +101,16 @@ class Backend {
   virtual absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
                                                         const BuildOptions& options) const = 0;
 
+  // Whether build(group, options) may time alternatives on this machine before it returns (the
+  // native backend's Winograd choice for a convolution, not yet made nor remembered). A builder
+  // that runs builds side by side runs such a build alone, so that no compile takes the cores it
+  // times on. Default: never.
+  virtual bool build_times_choices(const Graph& group, const BuildOptions& options) const {
+    (void)group;
+    (void)options;
+    return false;
+  }
+
   // Whether build() takes `v`, an input or an output of the standalone group graph `group` (as
   // extract_subgraph cuts it, every layout plain), in `layout` instead, and runs at least as fast
   // with it. assign_layouts asks the groups on both sides of a value. Default: plain only.

@@ -51,8 +51,8 @@ struct ArtifactOptions {
   // overlapping waves apart, so that independent kernels can run side by side.
   waves::WaveOptions waves;
   // Threads building the native kernels side by side (build_artifact_kernels); 1: one build
-  // after another. Only for builds that time nothing (build.measure_choices false): a Winograd
-  // choice timed beside another build would be timed on a busy core.
+  // after another. A build that times a choice (Backend::build_times_choices: a Winograd one
+  // timed beside another build would be timed on a busy core) runs alone, before the others.
   int build_threads = 1;
 };
 

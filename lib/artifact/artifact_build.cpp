@@ -165,10 +165,15 @@ absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(
     for (Pending& p : pending) build(p);
   } else {
     // Native kernels taken in turn by `threads` threads (the calling one among them, once it has
-    // built the other backends' kernels, which keep to the calling thread).
-    std::vector<Pending*> native;
-    for (Pending& p : pending)
-      if (p.backend->name() == kNativeBackend) native.push_back(&p);
+    // built the other backends' kernels, which keep to the calling thread). A build that times a
+    // choice (Backend::build_times_choices) runs first, alone.
+    std::vector<Pending*> native, others;
+    for (Pending& p : pending) {
+      if (p.backend->build_times_choices(p.graph, options))
+        build(p);
+      else
+        (p.backend->name() == kNativeBackend ? native : others).push_back(&p);
+    }
     std::atomic<size_t> next{0};
     const auto take_native = [&] {
       for (size_t i; (i = next.fetch_add(1)) < native.size();) build(*native[i]);
@@ -176,8 +181,7 @@ absl::StatusOr<std::vector<ArtifactKernel>> build_artifact_kernels(
     std::vector<std::thread> workers;
     for (int t = 1; t < threads && static_cast<size_t>(t) < native.size(); ++t)
       workers.emplace_back(take_native);
-    for (Pending& p : pending)
-      if (p.backend->name() != kNativeBackend) build(p);
+    for (Pending* p : others) build(*p);
     take_native();
     for (std::thread& w : workers) w.join();
   }
@@ -218,8 +222,8 @@ absl::StatusOr<ArtifactImage> compile_artifact_image(const Context& ctx,
                                                      const Placement& placement,
                                                      const ArtifactOptions& options,
                                                      ArtifactSummary* summary) {
-  auto kernels = build_artifact_kernels(ctx, backends, graph, placement, options.build,
-                                        options.build.measure_choices ? 1 : options.build_threads);
+  auto kernels =
+      build_artifact_kernels(ctx, backends, graph, placement, options.build, options.build_threads);
   if (!kernels.ok()) return kernels.status();
   if (!options.native_library.empty())
     return serialize_artifact_image(graph, *kernels, options, summary);

@@ -1,5 +1,6 @@
 // The native backend's measured Winograd choice, remembered in BuildOptions::choices: measured
-// once, then found by a backend that never measured it, and obeyed whatever it says.
+// once, then found by a backend that never measured it, and obeyed whatever it says; which
+// builds time one (Backend::build_times_choices).
 #include <catch2/catch.hpp>
 #include <set>
 
@@ -111,4 +112,37 @@ TEST_CASE("native choices: one measurement per convolution, whatever its epilogu
   (void)build(relu, &store);
   CHECK(store.measured() == 1);
   CHECK(store.reused() == 1);
+}
+
+TEST_CASE("native choices: a build times a choice only for a Winograd convolution not yet chosen",
+          "[native][winograd]") {
+  TestGraph t;
+  const Graph conv = winograd_conv(t);
+  TestGraph t2;
+  const Graph relu = t2.finish(t2.op("Relu", {t2.input({1, 16, 12, 12})}));
+  const std::unique_ptr<Backend> native = make_native_backend();
+  FakeChoices store;
+  BuildOptions b;
+  b.num_threads = 2;
+  b.choices = &store;
+  CHECK(native->build_times_choices(conv, b));
+  CHECK_FALSE(native->build_times_choices(relu, b));
+  BuildOptions without = b;
+  without.measure_choices = false;  // the default is taken: nothing timed
+  CHECK_FALSE(native->build_times_choices(conv, without));
+  CHECK(store.measured() == 0);
+  REQUIRE(native->build(conv, b).ok());
+  CHECK(store.measured() == 1);
+  CHECK_FALSE(native->build_times_choices(conv, b));  // chosen in this process
+  // Another backend finds it in the store, once.
+  const std::unique_ptr<Backend> fresh = make_native_backend();
+  CHECK_FALSE(fresh->build_times_choices(conv, b));
+  CHECK(store.reused() == 1);
+  REQUIRE(fresh->build(conv, b).ok());
+  CHECK(store.reused() == 1);
+  CHECK(store.measured() == 1);
+  // A native backend that never measures (Winograd off) times nothing.
+  NativeBackendOptions off;
+  off.winograd = NativeWinograd::off;
+  CHECK_FALSE(make_native_backend(off)->build_times_choices(conv, b));
 }

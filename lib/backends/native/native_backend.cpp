@@ -87,11 +87,17 @@ class NativeBackend : public Backend {
     return native::takes_layout(group, v, layout);
   }
 
+  bool build_times_choices(const Graph& group, const BuildOptions& options) const override {
+    if (!options.measure_choices || winograd_ != NativeWinograd::measure || user_ops_ ||
+        !native::winograd_group(group))
+      return false;
+    auto target = target_for(options.target);
+    return target.ok() && known_choice(group, *target, threads_of(options), options) < 0;
+  }
+
   absl::StatusOr<std::unique_ptr<Kernel>> build(const Graph& group,
                                                 const BuildOptions& options) const override {
-    const int threads = options.num_threads > 0
-                            ? options.num_threads
-                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int threads = threads_of(options);
     auto target = target_for(options.target);
     if (!target.ok()) return target.status();
     const bool winograd = winograd_ != NativeWinograd::off && !user_ops_ &&
@@ -102,43 +108,34 @@ class NativeBackend : public Backend {
       return build_with(group, *target->ops, target->spec, threads, options.code_cache, "");
     };
     if (!winograd) return build_direct();
-    // The fastest of the direct kernel, F(4x4, 3x3) and F(2x2, 3x3) (0 direct, else the tile),
-    // measured once per convolution (winograd_choice_key), target, thread count and backend
-    // version, and remembered in options.choices (which keys by the device).
-    const std::string key =
-        str_cat(native::winograd_choice_key(group), "|", target->spec.to_string(), "|",
-                target->spec.features, "|threads=", threads, "|", version());
-    int chosen = -1;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (auto it = winograd_chosen_.find(key); it != winograd_chosen_.end()) chosen = it->second;
-    }
-    if (chosen < 0 && options.choices)
-      if (auto v = options.choices->lookup(kWinogradChoice, key);
-          v && v->size() == 1 && ((*v)[0] == 0 || (*v)[0] == 2 || (*v)[0] == 4)) {
-        chosen = static_cast<int>((*v)[0]);
-        std::lock_guard<std::mutex> lock(mu_);
-        winograd_chosen_.emplace(key, chosen);
-      }
+    const int chosen = known_choice(group, *target, threads, options);
     if (chosen == 0 || (chosen < 0 && !options.measure_choices)) return build_direct();
     if (chosen > 0) {
       auto kept = build_winograd(group, *target, threads, options.code_cache, chosen);
       return kept.ok() ? std::move(kept) : build_direct();
     }
+    // The three contenders compile side by side (this build runs alone: build_times_choices),
+    // then are timed one after another.
+    absl::StatusOr<std::unique_ptr<Kernel>> f4 = absl::UnknownError("not built"),
+                                            f2 = absl::UnknownError("not built");
+    std::thread f4_builder(
+        [&] { f4 = build_winograd(group, *target, threads, options.code_cache, 4); });
     auto direct = build_direct();
+    if (direct.ok()) f2 = build_winograd(group, *target, threads, options.code_cache, 2);
+    f4_builder.join();
     if (!direct.ok()) return direct;
     std::vector<std::unique_ptr<Kernel>> kernels;
     std::vector<int> tiles = {0};
     kernels.push_back(std::move(*direct));
-    for (int tile : {4, 2}) {
-      auto k = build_winograd(group, *target, threads, options.code_cache, tile);
-      if (!k.ok()) continue;
-      kernels.push_back(std::move(*k));
+    for (auto [tile, k] : {std::pair{4, &f4}, std::pair{2, &f2}}) {
+      if (!k->ok()) continue;
+      kernels.push_back(std::move(**k));
       tiles.push_back(tile);
     }
     std::vector<Kernel*> contenders;
     for (const auto& k : kernels) contenders.push_back(k.get());
     const size_t best = native::fastest(group, contenders);
+    const std::string key = choice_key(group, *target, threads);
     {
       std::lock_guard<std::mutex> lock(mu_);
       winograd_chosen_.emplace(key, tiles[best]);
@@ -155,6 +152,39 @@ class NativeBackend : public Backend {
     codegen::TargetSpec spec;
     std::shared_ptr<const te_ops::TeOpRegistry> ops, winograd_f4, winograd_f2;
   };
+
+  static int threads_of(const BuildOptions& options) {
+    return options.num_threads > 0
+               ? options.num_threads
+               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+
+  // The key of `group`'s Winograd choice: the convolution (winograd_choice_key), target, thread
+  // count and backend version (options.choices keys by the device).
+  std::string choice_key(const Graph& group, const Target& target, int threads) const {
+    return str_cat(native::winograd_choice_key(group), "|", target.spec.to_string(), "|",
+                   target.spec.features, "|threads=", threads, "|", version());
+  }
+
+  // The fastest of the direct kernel, F(4x4, 3x3) and F(2x2, 3x3) for `group` (0 direct, else
+  // the tile), as measured before in this process or remembered in options.choices; -1 when
+  // neither knows it. A choice found in options.choices is kept here, so it is looked up (and
+  // counted as reused) once.
+  int known_choice(const Graph& group, const Target& target, int threads,
+                   const BuildOptions& options) const {
+    const std::string key = choice_key(group, target, threads);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = winograd_chosen_.find(key); it != winograd_chosen_.end()) return it->second;
+    }
+    if (!options.choices) return -1;
+    auto v = options.choices->lookup(kWinogradChoice, key);
+    if (!v || v->size() != 1 || ((*v)[0] != 0 && (*v)[0] != 2 && (*v)[0] != 4)) return -1;
+    const int chosen = static_cast<int>((*v)[0]);
+    std::lock_guard<std::mutex> lock(mu_);
+    winograd_chosen_.emplace(key, chosen);
+    return chosen;
+  }
 
   // The Winograd kernel of `group` with `tile` x `tile` output tiles.
   absl::StatusOr<std::unique_ptr<Kernel>> build_winograd(const Graph& group, const Target& target,
