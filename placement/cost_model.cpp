@@ -176,4 +176,48 @@ std::vector<double> edge_costs(const std::vector<CandidateCost>& costs) {
   return out;
 }
 
+std::vector<double> kernel_costs(const std::vector<CandidateCost>& costs) {
+  std::vector<double> out;
+  out.reserve(costs.size());
+  for (const CandidateCost& c : costs) out.push_back(c.kernel_ms);
+  return out;
+}
+
+std::vector<double> boundary_value_ms(const Graph& g, CostModel& model) {
+  std::vector<double> ms(g.values().size(), 0);
+  for (size_t v = 0; v < ms.size(); ++v)
+    if (g.value(static_cast<ValueId>(v)).kind == ValueKind::node_output && !g.users()[v].empty())
+      ms[v] = model.boundary_ms(g.value(static_cast<ValueId>(v)).type);
+  return ms;
+}
+
+BoundaryCharges boundary_charges(const CandidateSet& candidates, std::vector<double> value_ms) {
+  BoundaryCharges charges;
+  std::map<const Backend*, int> numbers;
+  for (size_t c = 0; c < candidates.size(); ++c)
+    charges.backend.push_back(
+        numbers.emplace(candidates[c].backend, static_cast<int>(numbers.size())).first->second);
+  charges.value_ms = std::move(value_ms);
+  return charges;
+}
+
+double charged_boundaries(const Graph& g, const CandidateSet& candidates,
+                          const BoundaryCharges& charges, const std::vector<size_t>& genes) {
+  std::vector<int> owner(g.nodes().size(), -1);
+  for (size_t c : genes)
+    for (NodeId m : candidates[c].nodes.to_vector()) owner[m] = charges.backend[c];
+  double ms = 0;
+  for (size_t v = 0; v < g.values().size(); ++v) {
+    const Value& value = g.value(static_cast<ValueId>(v));
+    if (value.kind != ValueKind::node_output) continue;
+    std::vector<int> others;  // the backends reading it from another
+    for (NodeId u : g.users()[v])
+      if (owner[u] != owner[value.producer] &&
+          std::find(others.begin(), others.end(), owner[u]) == others.end())
+        others.push_back(owner[u]);
+    ms += charges.value_ms[v] * static_cast<double>(others.size());
+  }
+  return ms;
+}
+
 }  // namespace collage

@@ -9,6 +9,7 @@
 
 #include "collage/placement.h"
 #include "placement/candidates.h"
+#include "placement/op_level_search.h"
 
 namespace collage {
 
@@ -61,5 +62,21 @@ void cost_candidates(const Context& ctx, const Graph& g, const CandidateSet& can
 
 // The op-level edge costs of `costs` (CandidateCost::total()).
 std::vector<double> edge_costs(const std::vector<CandidateCost>& costs);
+
+// The kernel costs of `costs` (CandidateCost::kernel_ms; -1 unusable): the op-level search's
+// costs when it charges boundaries by backend (BoundaryCharges).
+std::vector<double> kernel_costs(const std::vector<CandidateCost>& costs);
+
+// What passing each value of `g` from one group to another costs (CostModel::boundary_ms of its
+// type; graph inputs, constants and values no node reads nothing): BoundaryCharges::value_ms.
+std::vector<double> boundary_value_ms(const Graph& g, CostModel& model);
+
+// The boundary charges of `candidates`: each one's backend numbered, and `value_ms`.
+BoundaryCharges boundary_charges(const CandidateSet& candidates, std::vector<double> value_ms);
+
+// What the groups of `genes` (a cover of `g`) pay at their boundaries under `charges`: each
+// value once per backend reading it from another (BoundaryCharges).
+double charged_boundaries(const Graph& g, const CandidateSet& candidates,
+                          const BoundaryCharges& charges, const std::vector<size_t>& genes);
 
 }  // namespace collage

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <string>
 #include <unordered_map>
 
 #include "core/str_cat.h"
@@ -12,10 +14,6 @@ namespace collage {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-struct NodeSetHash {
-  size_t operator()(const NodeSet& s) const { return static_cast<size_t>(s.hash()); }
-};
 
 // Producers of each node's inputs.
 std::vector<NodeSet> node_predecessors(const Graph& g) {
@@ -30,48 +28,78 @@ std::vector<NodeSet> node_predecessors(const Graph& g) {
   return preds;
 }
 
+// Who runs a covered node, for the boundary charges: a candidate's backend number, or these.
+constexpr int kUncovered = -1;
+constexpr int kFixed = -2;  // a node of a fixed group: on a backend of its own
+
+// A state of the search: the covered nodes and, with boundary charges, the backends of the
+// covered nodes next to an uncovered one (one byte each, in node order).
+struct State {
+  NodeSet covered;
+  std::string frontier;
+  bool operator==(const State& o) const = default;
+};
+
+struct StateHash {
+  size_t operator()(const State& s) const {
+    return static_cast<size_t>(s.covered.hash()) ^ (std::hash<std::string>()(s.frontier) << 1);
+  }
+};
+
 class Search {
  public:
   Search(const Graph& g, const CandidateSet& cands, const std::vector<double>& costs,
-         const OpLevelOptions& options, bool ready_order)
-      : g_(g), cands_(cands), costs_(costs), options_(options), ready_order_(ready_order) {
+         const OpLevelOptions& options, bool ready_order, const BoundaryCharges* charges)
+      : g_(g),
+        cands_(cands),
+        costs_(costs),
+        options_(options),
+        ready_order_(ready_order),
+        charges_(charges) {
+    const size_t n = g.nodes().size();
     if (ready_order_) {
       preds_ = node_predecessors(g);
-      const size_t n = g.nodes().size();
       ext_preds_.assign(cands.size(), NodeSet(n));
       for (size_t c = 0; c < cands.size(); ++c) {
         for (NodeId m : cands[c].nodes.to_vector()) ext_preds_[c] |= preds_[m];
         ext_preds_[c] = ext_preds_[c].minus(cands[c].nodes);
       }
     }
+    if (charges_) index_edges();
   }
 
-  // Cheapest completion of `start`; the chosen candidates in order.
+  // Cheapest completion of `start` (every node of it on a fixed group); the chosen candidates in
+  // order.
   absl::StatusOr<std::pair<double, std::vector<size_t>>> run(const NodeSet& start) {
     if (start.first_missing() < 0) return std::pair<double, std::vector<size_t>>{0, {}};
+    std::vector<int> owner(g_.nodes().size(), kUncovered);
+    for (NodeId m : start.to_vector()) owner[m] = kFixed;
+    const State root = state_of(start, owner);
     std::vector<Frame> stack;
-    stack.push_back(make_frame(start));
+    stack.push_back(make_frame(root, std::move(owner)));
     while (!stack.empty()) {
       Frame& f = stack.back();
       if (f.pos < f.moves.size()) {
         const size_t c = f.moves[f.pos];
-        NodeSet child = f.state | cands_[c].nodes;
+        NodeSet child = f.state.covered | cands_[c].nodes;
         double rest;
         if (child.first_missing() < 0) {
           rest = 0;
         } else {
-          auto it = memo_.find(child);
+          std::vector<int> child_owner = owned(f.owner, c);
+          State key = state_of(std::move(child), child_owner);
+          auto it = memo_.find(key);
           if (it == memo_.end()) {
             if (memo_.size() + stack.size() >= options_.max_states)
               return absl::ResourceExhaustedError(
                   str_cat("op-level search: more than ", options_.max_states,
                           " states (lower the candidate depth or raise the state limit)"));
-            stack.push_back(make_frame(std::move(child)));
+            stack.push_back(make_frame(std::move(key), std::move(child_owner)));
             continue;  // come back to this move once the child is solved
           }
           rest = it->second.cost;
         }
-        const double total = costs_[c] + rest;
+        const double total = edge(c, f.owner) + rest;
         if (total < f.best) {
           f.best = total;
           f.choice = static_cast<int64_t>(c);
@@ -82,16 +110,19 @@ class Search {
         stack.pop_back();
       }
     }
-    const Memo& root = memo_.at(start);
-    if (!std::isfinite(root.cost)) return absl::NotFoundError("no cover");
+    const Memo& best = memo_.at(root);
+    if (!std::isfinite(best.cost)) return absl::NotFoundError("no cover");
     std::vector<size_t> chosen;
-    NodeSet state = start;
-    while (state.first_missing() >= 0) {
-      const Memo& m = memo_.at(state);
-      chosen.push_back(static_cast<size_t>(m.choice));
-      state |= cands_[static_cast<size_t>(m.choice)].nodes;
+    State state = root;
+    owner.assign(g_.nodes().size(), kUncovered);
+    for (NodeId m : start.to_vector()) owner[m] = kFixed;
+    while (state.covered.first_missing() >= 0) {
+      const size_t c = static_cast<size_t>(memo_.at(state).choice);
+      chosen.push_back(c);
+      owner = owned(owner, c);
+      state = state_of(state.covered | cands_[c].nodes, owner);
     }
-    return std::pair<double, std::vector<size_t>>{root.cost, std::move(chosen)};
+    return std::pair<double, std::vector<size_t>>{best.cost, std::move(chosen)};
   }
 
   size_t states() const { return memo_.size(); }
@@ -102,7 +133,8 @@ class Search {
     int64_t choice;
   };
   struct Frame {
-    NodeSet state;
+    State state;
+    std::vector<int> owner;  // per node: kUncovered, kFixed or its candidate's backend
     std::vector<size_t> moves;
     size_t pos = 0;
     double best = kInf;
@@ -111,26 +143,113 @@ class Search {
 
   bool usable(size_t c) const { return costs_[c] >= 0 && std::isfinite(costs_[c]); }
 
-  Frame make_frame(NodeSet state) const {
+  // The values candidate c reads from other nodes (with their producer) and those it writes
+  // that other nodes read (with those readers), and each node's neighbours: the nodes it reads
+  // from, those reading from it, and those reading a value it reads.
+  void index_edges() {
+    const size_t n = g_.nodes().size();
+    neighbours_.assign(n, NodeSet(n));
+    for (size_t m = 0; m < n; ++m)
+      for (ValueId out : g_.node(static_cast<NodeId>(m)).outputs) {
+        const std::vector<NodeId>& readers = g_.users()[out];
+        for (NodeId u : readers) {
+          neighbours_[m].insert(u);
+          neighbours_[u].insert(static_cast<NodeId>(m));
+          for (NodeId w : readers) neighbours_[u].insert(w);
+        }
+      }
+    reads_.resize(cands_.size());
+    writes_.resize(cands_.size());
+    for (size_t c = 0; c < cands_.size(); ++c) {
+      if (!usable(c)) continue;
+      const NodeSet& nodes = cands_[c].nodes;
+      for (NodeId m : nodes.to_vector()) {
+        for (ValueId v : g_.node(m).inputs) {
+          if (v == kNoValue || g_.value(v).kind != ValueKind::node_output) continue;
+          const NodeId p = g_.value(v).producer;
+          if (nodes.contains(p) || std::any_of(reads_[c].begin(), reads_[c].end(),
+                                               [&](const auto& r) { return r.first == v; }))
+            continue;
+          reads_[c].push_back({v, p});
+        }
+        for (ValueId v : g_.node(m).outputs) {
+          std::vector<NodeId> readers;
+          for (NodeId u : g_.users()[v])
+            if (!nodes.contains(u)) readers.push_back(u);
+          if (!readers.empty()) writes_[c].push_back({v, std::move(readers)});
+        }
+      }
+    }
+  }
+
+  // Candidate c's cost added to a state whose nodes `owner` says who runs: its kernel, and with
+  // charges each (value, backend reading it from another) pair it completes: a value it reads
+  // from a covered producer on another backend that no covered reader on its backend reads yet,
+  // and a value it writes once per other backend among its covered readers.
+  double edge(size_t c, const std::vector<int>& owner) const {
+    double ms = costs_[c];
+    if (!charges_) return ms;
+    const int b = charges_->backend[c];
+    const NodeSet& nodes = cands_[c].nodes;
+    for (const auto& [v, p] : reads_[c]) {
+      if (owner[p] == kUncovered || owner[p] == b) continue;
+      const std::vector<NodeId>& readers = g_.users()[v];
+      if (std::none_of(readers.begin(), readers.end(),
+                       [&](NodeId u) { return !nodes.contains(u) && owner[u] == b; }))
+        ms += charges_->value_ms[v];
+    }
+    for (const auto& [v, readers] : writes_[c]) {
+      std::vector<int> others;
+      for (NodeId u : readers)
+        if (owner[u] != kUncovered && owner[u] != b &&
+            std::find(others.begin(), others.end(), owner[u]) == others.end())
+          others.push_back(owner[u]);
+      ms += charges_->value_ms[v] * static_cast<double>(others.size());
+    }
+    return ms;
+  }
+
+  std::vector<int> owned(const std::vector<int>& owner, size_t c) const {
+    std::vector<int> out = owner;
+    const int b = charges_ ? charges_->backend[c] : 0;
+    for (NodeId m : cands_[c].nodes.to_vector()) out[m] = b;
+    return out;
+  }
+
+  State state_of(NodeSet covered, const std::vector<int>& owner) const {
+    State s{std::move(covered), {}};
+    if (!charges_) return s;
+    NodeSet uncovered(g_.nodes().size());
+    for (size_t m = 0; m < g_.nodes().size(); ++m)
+      if (!s.covered.contains(static_cast<NodeId>(m))) uncovered.insert(static_cast<NodeId>(m));
+    for (NodeId m : s.covered.to_vector())
+      if (neighbours_[m].intersects(uncovered)) s.frontier.push_back(static_cast<char>(owner[m]));
+    return s;
+  }
+
+  Frame make_frame(State state, std::vector<int> owner) const {
     Frame f;
-    const NodeId first = state.first_missing();
+    const NodeSet& covered = state.covered;
+    const NodeId first = covered.first_missing();
     if (!ready_order_) {
       // Every candidate containing the first uncovered node starts there (smaller nodes are all
       // covered, so a candidate starting earlier overlaps the state).
       for (size_t c : cands_.starting_at(first))
-        if (usable(c) && !cands_[c].nodes.intersects(state)) f.moves.push_back(c);
+        if (usable(c) && !cands_[c].nodes.intersects(covered)) f.moves.push_back(c);
     } else {
       // Candidates whose inputs are all covered already: their smallest node is uncovered with
       // every predecessor covered.
       const NodeId n = static_cast<NodeId>(g_.nodes().size());
       for (NodeId v = first; v < n; ++v) {
-        if (state.contains(v) || !preds_[v].is_subset_of(state)) continue;
+        if (covered.contains(v) || !preds_[v].is_subset_of(covered)) continue;
         for (size_t c : cands_.starting_at(v))
-          if (usable(c) && !cands_[c].nodes.intersects(state) && ext_preds_[c].is_subset_of(state))
+          if (usable(c) && !cands_[c].nodes.intersects(covered) &&
+              ext_preds_[c].is_subset_of(covered))
             f.moves.push_back(c);
       }
     }
     f.state = std::move(state);
+    f.owner = std::move(owner);
     return f;
   }
 
@@ -139,8 +258,12 @@ class Search {
   const std::vector<double>& costs_;
   const OpLevelOptions& options_;
   const bool ready_order_;
+  const BoundaryCharges* charges_;
   std::vector<NodeSet> preds_, ext_preds_;
-  std::unordered_map<NodeSet, Memo, NodeSetHash> memo_;
+  std::vector<NodeSet> neighbours_;
+  std::vector<std::vector<std::pair<ValueId, NodeId>>> reads_;
+  std::vector<std::vector<std::pair<ValueId, std::vector<NodeId>>>> writes_;
+  std::unordered_map<State, Memo, StateHash> memo_;
 };
 
 // The first node of `g` outside `covered` that no usable candidate disjoint from `covered`
@@ -191,7 +314,8 @@ bool groups_acyclic(const Graph& g, const std::vector<NodeSet>& groups) {
 absl::StatusOr<OpLevelResult> op_level_search(const Graph& g, const CandidateSet& candidates,
                                               const std::vector<double>& costs,
                                               const std::vector<NodeSet>& fixed,
-                                              const OpLevelOptions& options) {
+                                              const OpLevelOptions& options,
+                                              const BoundaryCharges* charges) {
   const size_t n = g.nodes().size();
   NodeSet start(n);
   for (const NodeSet& s : fixed) start |= s;
@@ -206,7 +330,7 @@ absl::StatusOr<OpLevelResult> op_level_search(const Graph& g, const CandidateSet
     return groups;
   };
 
-  Search first(g, candidates, costs, options, /*ready_order=*/false);
+  Search first(g, candidates, costs, options, /*ready_order=*/false, charges);
   auto found = first.run(start);
   result.states = first.states();
   if (!found.ok() && found.status().code() != absl::StatusCode::kNotFound) return found.status();
@@ -219,7 +343,7 @@ absl::StatusOr<OpLevelResult> op_level_search(const Graph& g, const CandidateSet
     result.notes.push_back(
         "the cheapest cover had groups depending on each other in a cycle; searched again over "
         "orders in which each group reads only values already computed");
-  Search second(g, candidates, costs, options, /*ready_order=*/true);
+  Search second(g, candidates, costs, options, /*ready_order=*/true, charges);
   auto again = second.run(start);
   result.states += second.states();
   if (!again.ok()) {

@@ -16,9 +16,20 @@ struct OpLevelOptions {
   size_t max_states = 2000000;  // memoised states before the search gives up (ResourceExhausted)
 };
 
+// Boundary charges that depend on the backends on both sides: a value costs value_ms[v] once per
+// backend other than its producer's that reads it, nothing where producer and readers share a
+// backend (groups of one backend pass each other their buffers as they are). The search charges
+// each (value, backend) pair when the later of its producer and its first reader on that backend
+// is added, so its state also holds the backends of the covered nodes next to uncovered ones
+// (reading from them, read by them, or reading the same value).
+struct BoundaryCharges {
+  std::vector<int> backend;      // per candidate: its backend (equal numbers: the same backend)
+  std::vector<double> value_ms;  // per value of the graph
+};
+
 struct OpLevelResult {
   std::vector<size_t> chosen;  // candidate indices, by first node
-  double cost = 0;             // sum of their costs
+  double cost = 0;             // sum of their costs (and boundary charges)
   size_t states = 0;           // states memoised (both passes)
   bool ready_order = false;    // the cycle-free second pass was needed
   std::vector<std::string> notes;
@@ -34,11 +45,14 @@ struct OpLevelResult {
 // partition has groups that depend on each other in a cycle (possible when a group is not
 // path-connected), a second pass searches only orders in which every added candidate reads
 // nothing uncovered — exactly the partitions that can run, at the price of more states.
+// With `charges`, costs[i] is candidate i's kernel alone and the boundaries are charged as
+// BoundaryCharges says (a node of a `fixed` group counts as on a backend of its own).
 // Errors: NotFound naming a node no usable candidate covers; ResourceExhausted past max_states.
 absl::StatusOr<OpLevelResult> op_level_search(const Graph& g, const CandidateSet& candidates,
                                               const std::vector<double>& costs,
                                               const std::vector<NodeSet>& fixed,
-                                              const OpLevelOptions& options = {});
+                                              const OpLevelOptions& options = {},
+                                              const BoundaryCharges* charges = nullptr);
 
 // True when the groups (disjoint node sets of `g`) can be ordered so that every group runs after
 // the groups it reads from.

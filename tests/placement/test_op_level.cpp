@@ -1,7 +1,9 @@
 // The op-level search: exact against brute-force enumeration on random graphs, expected
-// placements on hand-built graphs, the cycle-free second pass, caps and errors.
+// placements on hand-built graphs, the cycle-free second pass, caps and errors; boundaries
+// charged by backend.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "collage/executor.h"
@@ -57,9 +59,11 @@ std::vector<std::string> describe_chosen(const CandidateSet& cands, const std::v
   return describe(p);
 }
 
-// The cheapest runnable partition by enumerating every subset of candidates.
+// The cheapest runnable partition by enumerating every subset of candidates; `extra` adds what a
+// cover pays beyond its candidates' costs.
 double brute_force(const Graph& g, const BackendRegistry& r, const CandidateSet& cands,
-                   const std::vector<double>& costs) {
+                   const std::vector<double>& costs,
+                   const std::function<double(const std::vector<size_t>&)>& extra = nullptr) {
   const size_t k = cands.size(), n = g.nodes().size();
   double best = INFINITY;
   for (uint64_t mask = 1; mask < (uint64_t{1} << k); ++mask) {
@@ -76,9 +80,14 @@ double brute_force(const Graph& g, const BackendRegistry& r, const CandidateSet&
     }
     if (!ok || count != n || total >= best) continue;
     Placement p;
+    std::vector<size_t> genes;
     for (size_t c = 0; c < k; ++c)
-      if (mask >> c & 1) p.groups.push_back({cands[c].nodes, cands[c].backend->name(), "", -1, {}});
-    if (validate_placement(g, r, p).ok()) best = total;
+      if (mask >> c & 1) {
+        p.groups.push_back({cands[c].nodes, cands[c].backend->name(), "", -1, {}});
+        genes.push_back(c);
+      }
+    if (extra) total += extra(genes);
+    if (total < best && validate_placement(g, r, p).ok()) best = total;
   }
   return best;
 }
@@ -187,6 +196,20 @@ TEST_CASE("op-level search is exact: brute force on random graphs", "[op-level]"
       p.groups.push_back({s.cands[c].nodes, s.cands[c].backend->name(), "", -1, {}});
     CHECK(validate_placement(g, r, p).ok());
     cyclic_cases += found->ready_order;
+    // Boundaries charged by backend: exact too, and what its cover pays.
+    std::vector<double> value_ms(g.values().size());
+    for (double& ms : value_ms) ms = static_cast<double>(rng() % 30) / 10;
+    const BoundaryCharges charges = boundary_charges(s.cands, value_ms);
+    const std::vector<double> kernels = kernel_costs(s.costs);
+    auto charged = op_level_search(g, s.cands, kernels, {}, {}, &charges);
+    REQUIRE(charged.ok());
+    CHECK(charged->cost ==
+          Approx(brute_force(g, r, s.cands, kernels, [&](const std::vector<size_t>& genes) {
+            return charged_boundaries(g, s.cands, charges, genes);
+          })));
+    double paid = charged_boundaries(g, s.cands, charges, charged->chosen);
+    for (size_t c : charged->chosen) paid += kernels[c];
+    CHECK(charged->cost == Approx(paid));
   }
   // The random candidate sets include groups that are not path-connected, so the second pass
   // runs in some trials.
@@ -258,4 +281,45 @@ TEST_CASE("op-level search errors: uncoverable node, state limit", "[op-level]")
   auto capped = op_level_search(g, all.cands, edge_costs(all.costs), {}, tiny);
   CHECK(capped.status().code() == absl::StatusCode::kResourceExhausted);
   CHECK_THAT(std::string(capped.status().message()), Catch::Contains("more than 2 states"));
+}
+
+TEST_CASE("boundaries charged by backend: groups of one backend pass values for nothing",
+          "[op-level]") {
+  // n0 r=Relu(x)  n1 t=Tanh(r)  n2 s=Sigmoid(t); A and B take each node alone. A,B,A has the
+  // cheapest kernels (3), all-A pays no boundary (3.5).
+  Context ctx;
+  GraphBuilder b(ctx, "chain");
+  ValueId x = b.add_input("x", {DType::f32, {8}});
+  b.add_output(*b.add("Sigmoid",
+                      {*b.add("Tanh", {*b.add("Relu", {x}, nullptr, "r")}, nullptr, "t")}, nullptr,
+                      "s"));
+  Graph g = *b.finish();
+  const std::vector<std::pair<std::string, std::string>> ops = {
+      {"relu", "(Relu *)"}, {"tanh", "(Tanh *)"}, {"sigmoid", "(Sigmoid *)"}};
+  BackendRegistry r;
+  REQUIRE(r.add(fake_backend("A", ops)).ok());
+  REQUIRE(r.add(fake_backend("B", ops)).ok());
+  FunctionCostModel model(
+      [](const std::string& backend, const std::vector<NodeId>& nodes) {
+        if (backend == "A") return nodes[0] == 1 ? 1.5 : 1.0;
+        return nodes[0] == 1 ? 1.0 : 2.0;
+      },
+      /*boundary=*/1.0);
+  GraphReachability reach(g);
+  CandidateSet cands = collect_candidates(g, reach, r.all(), {});
+  std::vector<CandidateCost> costs;
+  cost_candidates(ctx, g, cands, 0, model, {/*charge_boundaries=*/true}, costs);
+  // Every value read from another group charged: all-A pays 2 like A,B,A, which wins.
+  auto every = op_level_search(g, cands, edge_costs(costs), {});
+  REQUIRE(every.ok());
+  CHECK(describe_chosen(cands, every->chosen) == Strings{"A{0}", "B{1}", "A{2}"});
+  CHECK(every->cost == Approx(5));
+  // By backend: all-A pays none.
+  const BoundaryCharges charges = boundary_charges(cands, boundary_value_ms(g, model));
+  auto by_backend = op_level_search(g, cands, kernel_costs(costs), {}, {}, &charges);
+  REQUIRE(by_backend.ok());
+  CHECK(describe_chosen(cands, by_backend->chosen) == Strings{"A{0}", "A{1}", "A{2}"});
+  CHECK(by_backend->cost == Approx(3.5));
+  CHECK(charged_boundaries(g, cands, charges, by_backend->chosen) == 0);
+  CHECK(charged_boundaries(g, cands, charges, every->chosen) == Approx(2));
 }
