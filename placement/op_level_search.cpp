@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/str_cat.h"
+#include "placement/timing.h"
 
 namespace collage {
 namespace {
@@ -94,6 +95,9 @@ class Search {
               return absl::ResourceExhaustedError(
                   str_cat("op-level search: more than ", options_.max_states,
                           " states (lower the candidate depth or raise the state limit)"));
+            if (memo_.size() % 4096 == 0 && now_ms() > options_.deadline_ms)
+              return absl::ResourceExhaustedError(
+                  str_cat("op-level search: out of time after ", memo_.size(), " states"));
             stack.push_back(make_frame(std::move(key), std::move(child_owner)));
             continue;  // come back to this move once the child is solved
           }

@@ -2,6 +2,7 @@
 // found by a memoised shortest-path search over "nodes already covered".
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ namespace collage {
 
 struct OpLevelOptions {
   size_t max_states = 2000000;  // memoised states before the search gives up (ResourceExhausted)
+  // When (now_ms()) the search gives up the same way; infinite: never. (BERT-base with
+  // boundaries charged by backend: 2 million states took 75 s.)
+  double deadline_ms = HUGE_VAL;
 };
 
 // Boundary charges that depend on the backends on both sides: a value costs value_ms[v] once per
