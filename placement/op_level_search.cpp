@@ -213,10 +213,11 @@ class Search {
     return ms;
   }
 
+  // `owner` with candidate c's nodes on its backend; without charges nothing is tracked (empty).
   std::vector<int> owned(const std::vector<int>& owner, size_t c) const {
+    if (!charges_) return {};
     std::vector<int> out = owner;
-    const int b = charges_ ? charges_->backend[c] : 0;
-    for (NodeId m : cands_[c].nodes.to_vector()) out[m] = b;
+    for (NodeId m : cands_[c].nodes.to_vector()) out[m] = charges_->backend[c];
     return out;
   }
 

@@ -16,6 +16,8 @@
 #include "collage/placement.h"
 #include "collage/thread_pool.h"
 #include "core/str_cat.h"
+#include "placement/alternatives.h"
+#include "placement/backend_selection.h"
 #include "placement/baselines.h"
 #include "placement/build_tally.h"
 #include "placement/build_tracker.h"
@@ -32,7 +34,6 @@
 namespace collage {
 namespace {
 
-constexpr size_t kMaxAlternatives = 6;
 // Shares of the placement's time budget: candidates are sampled briefly once this much of it is
 // spent, and this much of it is kept for the comparison with the single-backend placements.
 constexpr double kMeasureShare = 0.5;
@@ -54,83 +55,6 @@ constexpr double kCheapSeedShare = 0.03;
 // every boundary stands in (Inception-v3: 176,000 states in 1.1 s; BERT-base: 2 million, not
 // enough, in 75 s).
 constexpr double kChargedSearchShare = 0.05;
-
-// The backends taking part: the named ones (all when none are named) plus the fallback, in
-// registry order.
-absl::StatusOr<std::vector<const Backend*>> select_backends(const BackendRegistry& registry,
-                                                            const PlacementOptions& options) {
-  if (!registry.find(options.fallback))
-    return absl::InvalidArgumentError(
-        str_cat("fallback backend '", options.fallback, "' is not registered"));
-  for (const std::string& name : options.backends) {
-    if (registry.find(name)) continue;
-    std::string known;
-    for (const Backend* b : registry.all()) known += str_cat(known.empty() ? "" : ", ", b->name());
-    return absl::InvalidArgumentError(
-        str_cat(registry.not_registered(name), " (registered: ", known, ")"));
-  }
-  std::vector<const Backend*> out;
-  for (const Backend* b : registry.all()) {
-    const bool named = options.backends.empty() ||
-                       std::find(options.backends.begin(), options.backends.end(), b->name()) !=
-                           options.backends.end();
-    if (named || b->name() == options.fallback) out.push_back(b);
-  }
-  return out;
-}
-
-absl::Status check_strategy(const std::string& s, const BackendRegistry& registry) {
-  if (s == "op-level" || s == "two-level" || s == "greedy") return absl::OkStatus();
-  if (s.starts_with("single:") && s.size() > 7) {
-    if (registry.find(s.substr(7))) return absl::OkStatus();
-    return absl::InvalidArgumentError(
-        str_cat("strategy '", s, "': ", registry.not_registered(s.substr(7))));
-  }
-  return absl::InvalidArgumentError(
-      str_cat("unknown placement strategy '", s,
-              "' (expected op-level, two-level, greedy or single:NAME)"));
-}
-
-std::string node_list(const Graph& g, const NodeSet& nodes) {
-  std::string s;
-  std::vector<NodeId> v = nodes.to_vector();
-  for (size_t i = 0; i < v.size() && i < 3; ++i) s += str_cat(i ? ", " : "", g.node(v[i]).name);
-  if (v.size() > 3) s += str_cat(" and ", v.size() - 3, " more");
-  return s;
-}
-
-// The competitors of a chosen group in the op-level search: the candidates starting at its first
-// node, those with exactly its nodes first, cheapest first; failures with their reasons.
-std::vector<Alternative> alternatives_of(const Graph& g, const CandidateSet& cands,
-                                         const std::vector<CandidateCost>& costs, size_t chosen) {
-  const NodeSet& nodes = cands[chosen].nodes;
-  std::vector<size_t> rivals;
-  for (size_t c : cands.starting_at(nodes.first()))
-    if (c != chosen) rivals.push_back(c);
-  std::stable_sort(rivals.begin(), rivals.end(), [&](size_t a, size_t b) {
-    const bool sa = cands[a].nodes == nodes, sb = cands[b].nodes == nodes;
-    if (sa != sb) return sa;
-    const double ca = costs[a].total() < 0 ? INFINITY : costs[a].total();
-    const double cb = costs[b].total() < 0 ? INFINITY : costs[b].total();
-    return ca < cb;
-  });
-  std::vector<Alternative> out;
-  for (size_t i = 0; i < rivals.size() && out.size() < kMaxAlternatives; ++i) {
-    const size_t c = rivals[i];
-    Alternative a;
-    a.backend = cands[c].backend->name();
-    a.origin = cands[c].origin;
-    a.cost_ms = costs[c].kernel_ms;
-    if (!costs[c].error.empty())
-      a.note = costs[c].error;
-    else if (cands[c].nodes == nodes)
-      a.note = "same nodes";
-    else
-      a.note = str_cat("covers ", node_list(g, cands[c].nodes));
-    out.push_back(std::move(a));
-  }
-  return out;
-}
 
 bool same_groups(const Placement& a, const Placement& b) {
   if (a.groups.size() != b.groups.size()) return false;
